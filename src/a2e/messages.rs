@@ -1,0 +1,343 @@
+//! The A2E messages: the 21 `mcp/*` messages of the seed, `tool/list` and `tool/call`, and the
+//! messages mcp-bridge adds beyond the seed (`mcp/server/get|update|reconnect`).
+
+use serde_json::{Map, Value};
+
+use super::{McpPrompt, McpPromptMessage, McpResource, McpResourceContent, McpRoot};
+use super::{McpServerConfig, McpServerInfo, ToolInfo};
+use crate::a2e::{a2e_message, a2e_response};
+
+// ---- Server management (7) ----
+
+a2e_message! {
+    /// mcp/server/list/req: list registered servers and their status.
+    ServerListRequest = "mcp/server/list/req" {
+        /// Only servers with this status (`connecting`, `ready`, `error`, `disconnected`); empty = all.
+        status_filter: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/server/list/resp.
+    ServerListResponse = "mcp/server/list/resp" {
+        servers: Vec<McpServerInfo>,
+    }
+}
+
+a2e_message! {
+    /// mcp/server/register/req: register and connect a new server.
+    ServerRegisterRequest = "mcp/server/register/req" {
+        config: McpServerConfig,
+    }
+}
+
+a2e_response! {
+    /// mcp/server/register/resp.
+    ServerRegisterResponse = "mcp/server/register/resp" {
+        ok: bool,
+        /// The registered server (on success).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        server: Option<McpServerInfo>,
+        /// Why registration failed (on failure).
+        error: String,
+    }
+}
+
+a2e_message! {
+    /// mcp/server/unregister/req: disconnect and remove a server.
+    ServerUnregisterRequest = "mcp/server/unregister/req" {
+        server_id: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/server/unregister/resp.
+    ServerUnregisterResponse = "mcp/server/unregister/resp" {
+        ok: bool,
+        server_id: String,
+    }
+}
+
+a2e_message! {
+    /// mcp/server/push: a forwarded MCP notification or a server status change.
+    ServerPush = "mcp/server/push" {
+        server_id: String,
+        /// The MCP notification method, or `bridge/server_status` / `bridge/events_lost`.
+        method: String,
+        #[schema(value_type = Object)]
+        params: Value = Value::Object(Map::new()),
+    }
+}
+
+// ---- Server management beyond the seed ----
+
+a2e_message! {
+    /// mcp/server/get/req: one server with its (redacted) config.
+    ServerGetRequest = "mcp/server/get/req" {
+        server_id: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/server/get/resp.
+    ServerGetResponse = "mcp/server/get/resp" {
+        server: McpServerInfo,
+        /// The config, secret values shown as `***`.
+        config: McpServerConfig,
+    }
+}
+
+a2e_message! {
+    /// mcp/server/update/req: change some fields of a server's config. Absent fields stay as they
+    /// are; a secret value given as `***` keeps the stored value.
+    ServerUpdateRequest = "mcp/server/update/req" {
+        server_id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cmd: Option<Vec<String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        env: Option<std::collections::BTreeMap<String, String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        headers: Option<std::collections::BTreeMap<String, String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        timeout: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        connect_timeout: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        auto_reconnect: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_allow_list: Option<Vec<String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        resource_allow_list: Option<Vec<String>>,
+    }
+}
+
+a2e_response! {
+    /// mcp/server/update/resp: the server after the change.
+    ServerUpdateResponse = "mcp/server/update/resp" {
+        ok: bool,
+        server: McpServerInfo,
+        config: McpServerConfig,
+    }
+}
+
+a2e_message! {
+    /// mcp/server/reconnect/req: drop the connection and connect again now.
+    ServerReconnectRequest = "mcp/server/reconnect/req" {
+        server_id: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/server/reconnect/resp: the server after the attempt.
+    ServerReconnectResponse = "mcp/server/reconnect/resp" {
+        ok: bool,
+        server: McpServerInfo,
+    }
+}
+
+// ---- Resources (6) ----
+
+a2e_message! {
+    /// mcp/resource/list/req.
+    ResourceListRequest = "mcp/resource/list/req" {
+        /// Only this server; empty = all.
+        server_id: String,
+        /// Pagination cursor from a previous `next_cursor`.
+        cursor: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/resource/list/resp.
+    ResourceListResponse = "mcp/resource/list/resp" {
+        resources: Vec<McpResource>,
+        next_cursor: String,
+    }
+}
+
+a2e_message! {
+    /// mcp/resource/read/req.
+    ResourceReadRequest = "mcp/resource/read/req" {
+        uri: String,
+        /// Server hint; routed by URI when empty.
+        server_id: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/resource/read/resp.
+    ResourceReadResponse = "mcp/resource/read/resp" {
+        contents: Vec<McpResourceContent>,
+        server_id: String,
+        error: String,
+    }
+}
+
+a2e_message! {
+    /// mcp/resource/subscribe/req.
+    ResourceSubscribeRequest = "mcp/resource/subscribe/req" {
+        uri: String,
+        server_id: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/resource/subscribe/resp.
+    ResourceSubscribeResponse = "mcp/resource/subscribe/resp" {
+        ok: bool,
+        error: String,
+    }
+}
+
+// ---- Prompts (4) ----
+
+a2e_message! {
+    /// mcp/prompt/list/req.
+    PromptListRequest = "mcp/prompt/list/req" {
+        server_id: String,
+        cursor: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/prompt/list/resp.
+    PromptListResponse = "mcp/prompt/list/resp" {
+        prompts: Vec<McpPrompt>,
+        next_cursor: String,
+    }
+}
+
+a2e_message! {
+    /// mcp/prompt/get/req: render a prompt template.
+    PromptGetRequest = "mcp/prompt/get/req" {
+        name: String,
+        #[schema(value_type = Object)]
+        arguments: Map<String, Value>,
+        server_id: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/prompt/get/resp: LLM-ready messages.
+    PromptGetResponse = "mcp/prompt/get/resp" {
+        description: String,
+        messages: Vec<McpPromptMessage>,
+        server_id: String,
+        error: String,
+    }
+}
+
+// ---- Sampling (2) ----
+
+a2e_message! {
+    /// mcp/sample/req: a server asks the agent for an LLM completion.
+    SamplingRequest = "mcp/sample/req" {
+        server_id: String,
+        /// The MCP JSON-RPC request id.
+        mcp_request_id: String,
+        /// Sampling messages, exactly as MCP defines them.
+        #[schema(value_type = Vec<Object>)]
+        messages: Vec<Value>,
+        #[schema(value_type = Object)]
+        model_preferences: Value = Value::Object(Map::new()),
+        system_prompt: String,
+        /// `none`, `thisServer` or `allServers`.
+        include_context: String = "none",
+        temperature: f64 = 1.0,
+        max_tokens: u64 = 1024_u64,
+        stop_sequences: Vec<String>,
+        #[schema(value_type = Object)]
+        metadata: Value = Value::Object(Map::new()),
+    }
+}
+
+a2e_response! {
+    /// mcp/sample/resp: the agent's completion (or refusal, in `error`).
+    SamplingResponse = "mcp/sample/resp" {
+        server_id: String,
+        mcp_request_id: String,
+        role: String = "assistant",
+        /// One MCP content block, e.g. `{"type": "text", "text": "..."}`.
+        #[schema(value_type = Object)]
+        content: Value = Value::Object(Map::new()),
+        model: String,
+        /// `endTurn`, `stopSequence` or `maxTokens`.
+        stop_reason: String,
+        /// Set when the agent refuses.
+        error: String,
+    }
+}
+
+// ---- Roots (2) ----
+
+a2e_message! {
+    /// mcp/root/list/req: a server asks which roots the agent exposes.
+    RootsListRequest = "mcp/root/list/req" {
+        server_id: String,
+        mcp_request_id: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/root/list/resp: the roots the agent exposes.
+    RootsListResponse = "mcp/root/list/resp" {
+        server_id: String,
+        mcp_request_id: String,
+        roots: Vec<McpRoot>,
+    }
+}
+
+// ---- Tools ----
+
+a2e_message! {
+    /// tool/list/req: the catalogue.
+    ToolListRequest = "tool/list/req" {
+        /// Only this server's tools; empty = all.
+        server_id: String,
+        /// `mcp` or `a2a`; empty = all.
+        source: String,
+        cursor: String,
+    }
+}
+
+a2e_response! {
+    /// tool/list/resp.
+    ToolListResponse = "tool/list/resp" {
+        tools: Vec<ToolInfo>,
+        next_cursor: String,
+    }
+}
+
+a2e_message! {
+    /// tool/call/req: call a catalogue tool by its namespaced name.
+    ToolCallRequest = "tool/call/req" {
+        /// `{server_id}__{tool}`.
+        name: String,
+        #[schema(value_type = Object)]
+        arguments: Map<String, Value>,
+        /// Seconds; bounded by the server's own `timeout`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        timeout: Option<f64>,
+    }
+}
+
+a2e_response! {
+    /// tool/call/resp: the MCP result. An upstream `isError: true` is a 200 with `is_error: true`.
+    ToolCallResponse = "tool/call/resp" {
+        name: String,
+        server_id: String,
+        /// MCP content blocks, exactly as MCP defines them.
+        #[schema(value_type = Vec<Object>)]
+        content: Vec<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<Object>)]
+        structured_content: Option<Value>,
+        is_error: bool,
+    }
+}

@@ -1,0 +1,280 @@
+//! The seven A2E data models (MCPServerConfig, MCPServerInfo, MCPResource, MCPResourceContent,
+//! MCPPrompt, MCPPromptMessage, MCPRoot) and the enums they use.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// What API responses show in place of a secret value (`env` and `headers` values).
+pub const REDACTED: &str = "***";
+
+/// How mcp-bridge reaches an MCP server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum McpTransport {
+    /// A child process speaking newline-delimited JSON-RPC on stdin/stdout.
+    #[default]
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+    /// Legacy HTTP+SSE.
+    Sse,
+    /// JSON-RPC text frames over WebSocket.
+    Ws,
+}
+
+impl McpTransport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stdio => "stdio",
+            Self::Http => "http",
+            Self::Sse => "sse",
+            Self::Ws => "ws",
+        }
+    }
+}
+
+/// Connection state of a registered server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum McpServerStatus {
+    #[default]
+    Connecting,
+    Ready,
+    Error,
+    Disconnected,
+}
+
+impl McpServerStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Connecting => "connecting",
+            Self::Ready => "ready",
+            Self::Error => "error",
+            Self::Disconnected => "disconnected",
+        }
+    }
+}
+
+fn default_timeout() -> u64 {
+    300
+}
+fn default_connect_timeout() -> u64 {
+    30
+}
+fn default_true() -> bool {
+    true
+}
+
+/// MCPServerConfig: how to reach one MCP server and what of it to expose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct McpServerConfig {
+    /// Unique server identifier; 8 hex characters are generated when empty.
+    #[serde(default)]
+    pub server_id: String,
+    /// Display name.
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub transport: McpTransport,
+    /// Stdio command and its arguments.
+    #[serde(default)]
+    pub cmd: Vec<String>,
+    /// Working directory of the stdio command.
+    #[serde(default)]
+    pub cwd: String,
+    /// Environment variables of the stdio command (values are secret: shown as `***`).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// URL of an `http`, `sse` or `ws` server.
+    #[serde(default)]
+    pub url: String,
+    /// HTTP headers sent to an `http`, `sse` or `ws` server (values are secret: shown as `***`).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Request timeout in seconds.
+    #[serde(default = "default_timeout")]
+    pub timeout: u64,
+    /// Bound on connecting and initialising, in seconds (the smaller of this and `timeout` applies).
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout: u64,
+    /// Reconnect on its own when the connection drops.
+    #[serde(default = "default_true")]
+    pub auto_reconnect: bool,
+    /// Upstream tool names exposed (exact match); empty exposes all.
+    #[serde(default)]
+    pub tool_allow_list: Vec<String>,
+    /// Resource URIs exposed: exact, or a prefix when an entry ends with `*`; empty exposes all.
+    #[serde(default)]
+    pub resource_allow_list: Vec<String>,
+}
+
+impl Default for McpServerConfig {
+    fn default() -> Self {
+        Self {
+            server_id: String::new(),
+            name: String::new(),
+            transport: McpTransport::default(),
+            cmd: Vec::new(),
+            cwd: String::new(),
+            env: BTreeMap::new(),
+            url: String::new(),
+            headers: BTreeMap::new(),
+            timeout: default_timeout(),
+            connect_timeout: default_connect_timeout(),
+            auto_reconnect: true,
+            tool_allow_list: Vec::new(),
+            resource_allow_list: Vec::new(),
+        }
+    }
+}
+
+impl McpServerConfig {
+    /// The same config with every secret value replaced by `***`.
+    pub fn redacted(&self) -> Self {
+        let hide = |map: &BTreeMap<String, String>| {
+            map.keys()
+                .map(|k| (k.clone(), REDACTED.to_owned()))
+                .collect()
+        };
+        Self {
+            env: hide(&self.env),
+            headers: hide(&self.headers),
+            ..self.clone()
+        }
+    }
+
+    /// The bound on connecting and initialising: the smaller of `connect_timeout` and `timeout`.
+    pub fn connect_bound(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.connect_timeout.min(self.timeout))
+    }
+}
+
+/// MCPServerInfo: a registered server as it is now.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct McpServerInfo {
+    pub server_id: String,
+    pub name: String,
+    pub transport: McpTransport,
+    pub status: McpServerStatus,
+    /// MCP protocol version negotiated with the server.
+    pub mcp_version: String,
+    /// The server software's own name.
+    pub server_name: String,
+    pub server_version: String,
+    /// Tools exposed in the catalogue (after the allow list).
+    pub tools_count: u64,
+    pub resources_count: u64,
+    pub prompts_count: u64,
+    /// Latency of the last ping, milliseconds.
+    pub last_ping_ms: f64,
+    /// Last error, empty when none.
+    pub error: String,
+    /// When the current connection was established (seconds since the epoch), 0 when none.
+    pub connected_at: f64,
+}
+
+/// MCPResource: a resource a server lists.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct McpResource {
+    pub uri: String,
+    pub name: String,
+    pub description: String,
+    pub mime_type: String,
+    pub server_id: String,
+    /// MCP annotations, as MCP defines them.
+    pub annotations: BTreeMap<String, Value>,
+}
+
+/// MCPResourceContent: one block of a resource's contents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct McpResourceContent {
+    pub uri: String,
+    pub mime_type: String,
+    pub text: String,
+    /// Base64-encoded binary content.
+    pub blob: String,
+    /// `text` or `blob`.
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+impl Default for McpResourceContent {
+    fn default() -> Self {
+        Self {
+            uri: String::new(),
+            mime_type: "text/plain".into(),
+            text: String::new(),
+            blob: String::new(),
+            kind: "text".into(),
+        }
+    }
+}
+
+/// One argument of a prompt template.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct McpPromptArgument {
+    pub name: String,
+    pub description: String,
+    pub required: bool,
+}
+
+/// MCPPrompt: a prompt template a server offers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct McpPrompt {
+    pub name: String,
+    pub description: String,
+    pub server_id: String,
+    pub arguments: Vec<McpPromptArgument>,
+}
+
+/// MCPPromptMessage: one rendered message of a prompt.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct McpPromptMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// One MCP content block, exactly as MCP defines it.
+    #[schema(value_type = Object)]
+    pub content: Value,
+}
+
+/// MCPRoot: a filesystem root an agent exposes to servers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct McpRoot {
+    pub uri: String,
+    pub name: String,
+}
+
+/// One entry of the tool catalogue.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct ToolInfo {
+    /// Namespaced name, `{server_id}__{tool}`.
+    pub name: String,
+    pub server_id: String,
+    /// `mcp` for a tool of an MCP server, `a2a` for an agent-bridge tool.
+    pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub description: String,
+    /// JSON Schema of the arguments, as MCP defines it.
+    #[schema(value_type = Object)]
+    pub input_schema: Value,
+    /// JSON Schema of the structured result, when the tool declares one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub output_schema: Option<Value>,
+    /// MCP tool annotations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub annotations: Option<Value>,
+}

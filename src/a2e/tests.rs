@@ -1,0 +1,188 @@
+//! Parses the seed's wire examples and round-trips every message.
+
+use serde_json::{Value, json};
+
+use super::*;
+
+const REGISTER_REQ: &str = r#"{"type":"mcp/server/register/req","id":"r1s2t3","version":"1.0","ts":1716123456.789,"config":{"server_id":"fs","name":"filesystem","transport":"stdio","cmd":["npx","-y","@modelcontextprotocol/server-filesystem","/tmp"],"cwd":"","env":{},"url":"","headers":{},"timeout":300,"auto_reconnect":true,"tool_allow_list":[],"resource_allow_list":[]}}"#;
+const REGISTER_RESP: &str = r#"{"type":"mcp/server/register/resp","id":"u4v5w6","version":"1.0","ts":1716123457.200,"req_id":"r1s2t3","ok":true,"server":{"server_id":"fs","name":"filesystem","transport":"stdio","status":"ready","tools_count":5,"resources_count":0,"prompts_count":0},"error":""}"#;
+const RESOURCE_LIST_REQ: &str = r#"{"type":"mcp/resource/list/req","id":"x7y8z9","version":"1.0","ts":1716123458.100,"server_id":"","cursor":""}"#;
+const PROMPT_GET_REQ: &str = r#"{"type":"mcp/prompt/get/req","id":"a0b1c2","version":"1.0","ts":1716123459.100,"name":"code_review","arguments":{"language":"python"},"server_id":"reviewer"}"#;
+
+/// Every field of `sent` appears in `back` with the same value.
+fn assert_contains(sent: &Value, back: &Value) {
+    for (key, value) in sent.as_object().expect("an object") {
+        match value {
+            Value::Object(_) => assert_contains(value, &back[key]),
+            _ => assert_eq!(&back[key], value, "field `{key}`"),
+        }
+    }
+}
+
+fn round_trip<M>(wire: &str) -> M
+where
+    M: Message + serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let msg: M = serde_json::from_str(wire).expect("parses");
+    msg.check_type().expect("right type");
+    let back = serde_json::to_value(&msg).unwrap();
+    assert_contains(&serde_json::from_str(wire).unwrap(), &back);
+    let again: M = serde_json::from_value(back).unwrap();
+    assert_eq!(again, msg);
+    msg
+}
+
+#[test]
+fn seed_register_request() {
+    let msg: ServerRegisterRequest = round_trip(REGISTER_REQ);
+    assert_eq!(msg.id, "r1s2t3");
+    assert_eq!(msg.ts, 1716123456.789);
+    assert_eq!(msg.config.server_id, "fs");
+    assert_eq!(msg.config.transport, McpTransport::Stdio);
+    assert_eq!(msg.config.cmd.len(), 4);
+    assert!(msg.config.auto_reconnect);
+}
+
+#[test]
+fn seed_register_response() {
+    let msg: ServerRegisterResponse = round_trip(REGISTER_RESP);
+    assert_eq!(msg.req_id, "r1s2t3");
+    let server = msg.server.expect("server");
+    assert_eq!(server.status, McpServerStatus::Ready);
+    assert_eq!(server.tools_count, 5);
+    // Fields the example leaves out take their defaults.
+    assert_eq!(server.mcp_version, "");
+}
+
+#[test]
+fn seed_resource_list_and_prompt_get() {
+    let list: ResourceListRequest = round_trip(RESOURCE_LIST_REQ);
+    assert_eq!(list.id, "x7y8z9");
+    let get: PromptGetRequest = round_trip(PROMPT_GET_REQ);
+    assert_eq!(get.name, "code_review");
+    assert_eq!(get.arguments["language"], "python");
+    assert_eq!(get.server_id, "reviewer");
+}
+
+#[test]
+fn absent_envelope_fields_are_filled_in() {
+    let msg: ServerListRequest = serde_json::from_str("{}").unwrap();
+    assert_eq!(msg.kind, "mcp/server/list/req");
+    assert_eq!(msg.version, "1.0");
+    assert!(uuid::Uuid::parse_str(&msg.id).is_ok());
+    assert!(msg.ts > 1.7e9);
+    assert_eq!(msg.status_filter, "");
+}
+
+#[test]
+fn a_foreign_type_is_refused() {
+    let msg: ServerListRequest =
+        serde_json::from_value(json!({"type": "mcp/prompt/list/req"})).unwrap();
+    assert!(
+        msg.check_type()
+            .unwrap_err()
+            .contains("mcp/server/list/req")
+    );
+}
+
+#[test]
+fn seed_defaults_of_sampling_messages() {
+    let req: SamplingRequest = serde_json::from_str("{}").unwrap();
+    assert_eq!(req.include_context, "none");
+    assert_eq!(req.temperature, 1.0);
+    assert_eq!(req.max_tokens, 1024);
+    let resp: SamplingResponse = serde_json::from_str("{}").unwrap();
+    assert_eq!(resp.role, "assistant");
+    assert_eq!(resp.content, json!({}));
+}
+
+#[test]
+fn config_defaults_and_unknown_transport() {
+    let config: McpServerConfig = serde_json::from_str("{}").unwrap();
+    assert_eq!(config.timeout, 300);
+    assert_eq!(config.connect_timeout, 30);
+    assert!(config.auto_reconnect);
+    assert_eq!(config.transport, McpTransport::Stdio);
+    assert!(
+        serde_json::from_value::<McpServerConfig>(json!({"transport": "carrier-pigeon"})).is_err()
+    );
+}
+
+#[test]
+fn redaction_hides_every_secret_value() {
+    let config: McpServerConfig = serde_json::from_value(json!({
+        "env": {"API_KEY": "s3cret"}, "headers": {"Authorization": "Bearer t0ken"}
+    }))
+    .unwrap();
+    let shown = serde_json::to_string(&config.redacted()).unwrap();
+    assert!(!shown.contains("s3cret") && !shown.contains("t0ken"));
+    assert!(shown.contains(r#""API_KEY":"***""#));
+}
+
+/// Every message type, each built from `{}` and round-tripped: 21 of the seed plus the others.
+#[test]
+fn every_message_round_trips() {
+    fn check<M>() -> &'static str
+    where
+        M: Message + serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let msg: M = serde_json::from_str("{}").unwrap();
+        assert_eq!(msg.kind(), M::TYPE);
+        let again: M = serde_json::from_value(serde_json::to_value(&msg).unwrap()).unwrap();
+        assert_eq!(again, msg);
+        M::TYPE
+    }
+    let seed = [
+        check::<ServerListRequest>(),
+        check::<ServerListResponse>(),
+        check::<ServerRegisterRequest>(),
+        check::<ServerRegisterResponse>(),
+        check::<ServerUnregisterRequest>(),
+        check::<ServerUnregisterResponse>(),
+        check::<ServerPush>(),
+        check::<ResourceListRequest>(),
+        check::<ResourceListResponse>(),
+        check::<ResourceReadRequest>(),
+        check::<ResourceReadResponse>(),
+        check::<ResourceSubscribeRequest>(),
+        check::<ResourceSubscribeResponse>(),
+        check::<PromptListRequest>(),
+        check::<PromptListResponse>(),
+        check::<PromptGetRequest>(),
+        check::<PromptGetResponse>(),
+        check::<SamplingRequest>(),
+        check::<SamplingResponse>(),
+        check::<RootsListRequest>(),
+        check::<RootsListResponse>(),
+    ];
+    assert_eq!(seed.len(), 21);
+    assert!(seed.iter().all(|t| t.starts_with("mcp/")));
+    let unique: std::collections::HashSet<_> = seed.iter().collect();
+    assert_eq!(unique.len(), 21);
+    for extra in [
+        check::<ServerGetRequest>(),
+        check::<ServerGetResponse>(),
+        check::<ServerUpdateRequest>(),
+        check::<ServerUpdateResponse>(),
+        check::<ServerReconnectRequest>(),
+        check::<ServerReconnectResponse>(),
+        check::<ToolListRequest>(),
+        check::<ToolListResponse>(),
+        check::<ToolCallRequest>(),
+        check::<ToolCallResponse>(),
+    ] {
+        assert!(!seed.contains(&extra));
+    }
+}
+
+#[test]
+fn error_codes_say_whether_to_retry() {
+    assert!(ErrorCode::McpServerUnavailable.retryable());
+    assert!(ErrorCode::McpTransportError.retryable());
+    assert!(!ErrorCode::McpProtocolError.retryable());
+    assert!(!ErrorCode::McpSamplingRefused.retryable());
+    assert_eq!(
+        serde_json::to_value(ErrorCode::McpCapabilityMissing).unwrap(),
+        json!("mcp_capability_missing")
+    );
+}

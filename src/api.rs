@@ -1,0 +1,120 @@
+//! The REST API: one router per resource (each in `api/`), merged here with the auth layer, the
+//! OpenAPI document generated from those same routers, and Swagger UI.
+
+mod a2e;
+mod health;
+mod servers;
+mod tools;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::middleware;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::a2e::ErrorCode;
+use crate::auth::require_agent;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// A successful answer: its status and its A2E response message.
+pub type Reply<T> = (StatusCode, axum::Json<T>);
+
+fn ok<T>(body: T) -> Reply<T> {
+    (StatusCode::OK, axum::Json(body))
+}
+
+/// A request message built from a GET or DELETE, with the `?id=` it was given.
+fn request<M: crate::a2e::Message + Default>(id: Option<String>) -> M {
+    let mut msg = M::default();
+    if let Some(id) = id {
+        msg.set_id(id);
+    }
+    msg
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "mcp-bridge",
+        description = "The MCP capability of an A2E host: register MCP servers, use their tools \
+                       through one catalogue. Every /v1 route needs a JWT bearer token."
+    ),
+    modifiers(&BearerAuth),
+    components(schemas(crate::a2e::ErrorBody, crate::a2e::ErrorCode)),
+    tags(
+        (name = "servers", description = "MCP server lifecycle (mcp/server/*)"),
+        (name = "tools", description = "The synced tool catalogue (tool/list, tool/call)"),
+        (name = "a2e", description = "Any A2E request message as it is on the wire"),
+        (name = "health", description = "Liveness and readiness")
+    )
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// The `/v1` routes and the public ones, with the OpenAPI document they make.
+fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
+    let (v1, v1_doc) = OpenApiRouter::new()
+        .merge(servers::router())
+        .merge(tools::router())
+        .merge(a2e::router())
+        .split_for_parts();
+    let (public, public_doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(health::router())
+        .split_for_parts();
+    let mut doc = public_doc;
+    doc.merge(v1_doc);
+    (v1, public, doc)
+}
+
+/// The OpenAPI document of the API.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    routes().2
+}
+
+/// The whole HTTP application.
+pub fn router(state: AppState) -> Router {
+    let (v1, public, doc) = routes();
+    let v1 = v1.route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        require_agent_layer,
+    ));
+    Router::new()
+        .merge(v1)
+        .merge(public)
+        .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .with_state(state)
+}
+
+async fn require_agent_layer(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    require_agent(axum::extract::State(state.auth), req, next).await
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(ErrorCode::NotFound, "no such route")
+}

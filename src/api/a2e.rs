@@ -1,0 +1,109 @@
+//! `POST /v1/a2e`: any implemented A2E request message as it is on the wire, answered with its
+//! response message, exactly as its own REST route would answer it.
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{Reply, servers, tools};
+use crate::a2e::{self, ErrorBody, Message};
+use crate::auth::Agent;
+use crate::error::{A2eJson, ApiError, Failure};
+use crate::state::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(a2e_message))
+}
+
+/// The wire message: its `type` picks the operation.
+#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
+pub struct Envelope {
+    /// An A2E request type, e.g. `mcp/server/list/req` or `tool/call/req`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub fields: serde_json::Map<String, Value>,
+}
+
+impl Message for Envelope {
+    const TYPE: &'static str = "";
+    fn kind(&self) -> &str {
+        &self.kind
+    }
+    fn id(&self) -> &str {
+        self.fields
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+    fn set_id(&mut self, id: String) {
+        self.fields.insert("id".into(), Value::String(id));
+    }
+    fn check_type(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Send any A2E request message (`mcp/server/*`, `tool/list/req`, `tool/call/req`); the answer is
+/// its response message with the status its REST route would give.
+#[utoipa::path(post, path = "/v1/a2e", tag = "a2e", request_body = Envelope, security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The response message", body = Object),
+        (status = 201, description = "The response message of a registration", body = Object),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 415, body = ErrorBody), (status = 422, body = ErrorBody), (status = 501, body = ErrorBody),
+        (status = 502, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)))]
+async fn a2e_message(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eJson(envelope): A2eJson<Envelope>,
+) -> Response {
+    let kind = envelope.kind.clone();
+    let mut fields = envelope.fields;
+    fields.insert("type".into(), Value::String(kind.clone()));
+    let body = Value::Object(fields);
+    let (s, a) = (&state, &agent);
+    match kind.as_str() {
+        a2e::ServerListRequest::TYPE => run(body, |r| servers::list(s, a, r)).await,
+        a2e::ServerRegisterRequest::TYPE => run(body, |r| servers::register(s, a, r)).await,
+        a2e::ServerUnregisterRequest::TYPE => run(body, |r| servers::unregister(s, a, r)).await,
+        a2e::ServerGetRequest::TYPE => run(body, |r| servers::get(s, a, r)).await,
+        a2e::ServerUpdateRequest::TYPE => run(body, |r| servers::update(s, a, r)).await,
+        a2e::ServerReconnectRequest::TYPE => run(body, |r| servers::reconnect(s, a, r)).await,
+        a2e::ToolListRequest::TYPE => run(body, |r| tools::list(s, a, r)).await,
+        a2e::ToolCallRequest::TYPE => run(body, |r| tools::call(s, a, r)).await,
+        "" => ApiError::invalid("the message has no `type`").into_response(),
+        other => ApiError::invalid(format!(
+            "\"{other}\" is not an A2E request message this service implements"
+        ))
+        .into_response(),
+    }
+}
+
+/// Parses `body` as `Req` and answers with what `op` makes of it.
+async fn run<Req, Resp, F, Fut>(body: Value, op: F) -> Response
+where
+    Req: DeserializeOwned + Message,
+    Resp: Serialize,
+    F: FnOnce(Req) -> Fut,
+    Fut: Future<Output = Result<Reply<Resp>, Failure>>,
+{
+    let req: Req = match serde_json::from_value(body) {
+        Ok(req) => req,
+        Err(error) => {
+            return ApiError::invalid(format!("the message is not a valid {}: {error}", Req::TYPE))
+                .into_response();
+        }
+    };
+    match op(req).await {
+        Ok((status, Json(resp))) => (status, Json(resp)).into_response(),
+        Err(failure) => failure.into_response(),
+    }
+}

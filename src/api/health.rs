@@ -1,0 +1,63 @@
+//! `/healthz` (the process answers) and `/readyz` (the store answers and stored servers have been
+//! restored). Both public.
+
+use std::sync::atomic::Ordering;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::state::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+}
+
+#[derive(Serialize, ToSchema)]
+struct Health {
+    /// `ok`, or what is not ready yet.
+    status: String,
+}
+
+/// Liveness: the process is up.
+#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, body = Health)))]
+async fn healthz() -> Json<Health> {
+    Json(Health {
+        status: "ok".into(),
+    })
+}
+
+/// Readiness: the store answers and every stored server has been handed to its supervisor.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "health",
+    responses((status = 200, body = Health), (status = 503, body = Health))
+)]
+async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
+    let unready = |why: &str| {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(Health { status: why.into() }),
+        )
+    };
+    if !state.restored.load(Ordering::Acquire) {
+        return unready("restoring stored servers");
+    }
+    if let Err(error) = state.store.ping().await {
+        tracing::warn!(%error, "store does not answer");
+        return unready("store unavailable");
+    }
+    (
+        StatusCode::OK,
+        Json(Health {
+            status: "ok".into(),
+        }),
+    )
+}

@@ -1,0 +1,258 @@
+//! `/v1/servers`: register, list, get, change, reconnect and unregister MCP servers
+//! (`mcp/server/*`).
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{Reply, ok, request};
+use crate::a2e::{
+    ErrorBody, McpServerStatus, Response, ServerGetRequest, ServerGetResponse, ServerListRequest,
+    ServerListResponse, ServerReconnectRequest, ServerReconnectResponse, ServerRegisterRequest,
+    ServerRegisterResponse, ServerUnregisterRequest, ServerUnregisterResponse, ServerUpdateRequest,
+    ServerUpdateResponse,
+};
+use crate::auth::Agent;
+use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::state::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_servers, register_server))
+        .routes(routes!(get_server, update_server, unregister_server))
+        .routes(routes!(reconnect_server))
+}
+
+/// The request id a GET, DELETE or bodiless POST takes as `?id=`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct IdQuery {
+    /// The A2E request id, echoed as `req_id` (a UUID when absent).
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only servers with this status: `connecting`, `ready`, `error` or `disconnected`.
+    #[serde(default)]
+    pub status_filter: String,
+    /// The A2E request id, echoed as `req_id`.
+    pub id: Option<String>,
+}
+
+/// List registered servers (mcp/server/list).
+#[utoipa::path(get, path = "/v1/servers", tag = "servers", params(ListQuery),
+    security(("bearer" = [])),
+    responses((status = 200, body = ServerListResponse), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn list_servers(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eQuery(query): A2eQuery<ListQuery>,
+) -> Result<Reply<ServerListResponse>, Failure> {
+    let mut req: ServerListRequest = request(query.id);
+    req.status_filter = query.status_filter;
+    list(&state, &agent, req).await
+}
+
+pub async fn list(
+    state: &AppState,
+    _agent: &Agent,
+    req: ServerListRequest,
+) -> Result<Reply<ServerListResponse>, Failure> {
+    let filter = match req.status_filter.as_str() {
+        "" => None,
+        text => Some(
+            serde_json::from_value::<McpServerStatus>(serde_json::Value::String(text.to_owned())).map_err(|_| {
+                ApiError::invalid(format!(
+                    "`status_filter` \"{text}\" is not one of connecting, ready, error, disconnected"
+                ))
+                .answering::<ServerListResponse>(&req.id)
+            })?,
+        ),
+    };
+    let mut resp = ServerListResponse::answering(&req.id);
+    resp.servers = state
+        .registry
+        .entries()
+        .iter()
+        .map(|entry| entry.info())
+        .filter(|info| filter.is_none_or(|status| info.status == status))
+        .collect();
+    Ok(ok(resp))
+}
+
+/// Register and connect a server (mcp/server/register). A stdio server needs the admin role.
+/// Nothing is stored unless the server connects and lists its tools.
+#[utoipa::path(post, path = "/v1/servers", tag = "servers", request_body = ServerRegisterRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 201, body = ServerRegisterResponse),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 501, body = ErrorBody), (status = 502, body = ErrorBody),
+        (status = 504, body = ErrorBody)))]
+async fn register_server(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eJson(req): A2eJson<ServerRegisterRequest>,
+) -> Result<Reply<ServerRegisterResponse>, Failure> {
+    register(&state, &agent, req).await
+}
+
+pub async fn register(
+    state: &AppState,
+    agent: &Agent,
+    req: ServerRegisterRequest,
+) -> Result<Reply<ServerRegisterResponse>, Failure> {
+    let info = state
+        .registry
+        .register(agent, req.config)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ServerRegisterResponse>(&req.id))?;
+    let mut resp = ServerRegisterResponse::answering(&req.id);
+    resp.ok = true;
+    resp.server = Some(info);
+    Ok((StatusCode::CREATED, Json(resp)))
+}
+
+/// One server with its config, secret values shown as `***` (mcp/server/get).
+#[utoipa::path(get, path = "/v1/servers/{server_id}", tag = "servers",
+    params(("server_id" = String, Path), IdQuery), security(("bearer" = [])),
+    responses((status = 200, body = ServerGetResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+async fn get_server(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    Path(server_id): Path<String>,
+    A2eQuery(query): A2eQuery<IdQuery>,
+) -> Result<Reply<ServerGetResponse>, Failure> {
+    let mut req: ServerGetRequest = request(query.id);
+    req.server_id = server_id;
+    get(&state, &agent, req).await
+}
+
+pub async fn get(
+    state: &AppState,
+    _agent: &Agent,
+    req: ServerGetRequest,
+) -> Result<Reply<ServerGetResponse>, Failure> {
+    let entry = state
+        .registry
+        .get(&req.server_id)
+        .map_err(|e| ApiError::from(e).answering::<ServerGetResponse>(&req.id))?;
+    let mut resp = ServerGetResponse::answering(&req.id);
+    resp.server = entry.info();
+    resp.config = entry.config().redacted();
+    Ok(ok(resp))
+}
+
+/// Change a server's config (mcp/server/update): allow lists, timeouts, headers, … A secret value
+/// sent as `***` keeps the stored one. Reconnects when the change concerns the connection.
+#[utoipa::path(patch, path = "/v1/servers/{server_id}", tag = "servers",
+    params(("server_id" = String, Path)), request_body = ServerUpdateRequest, security(("bearer" = [])),
+    responses(
+        (status = 200, body = ServerUpdateResponse), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn update_server(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    Path(server_id): Path<String>,
+    A2eJson(mut req): A2eJson<ServerUpdateRequest>,
+) -> Result<Reply<ServerUpdateResponse>, Failure> {
+    if !req.server_id.is_empty() && req.server_id != server_id {
+        return Err(
+            ApiError::invalid("`server_id` in the body differs from the one in the path")
+                .answering::<ServerUpdateResponse>(&req.id),
+        );
+    }
+    req.server_id = server_id;
+    update(&state, &agent, req).await
+}
+
+pub async fn update(
+    state: &AppState,
+    agent: &Agent,
+    req: ServerUpdateRequest,
+) -> Result<Reply<ServerUpdateResponse>, Failure> {
+    let id = req.id.clone();
+    let entry = state
+        .registry
+        .update(agent, req)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ServerUpdateResponse>(&id))?;
+    let mut resp = ServerUpdateResponse::answering(&id);
+    resp.ok = true;
+    resp.server = entry.info();
+    resp.config = entry.config().redacted();
+    Ok(ok(resp))
+}
+
+/// Disconnect and remove a server (mcp/server/unregister): its owner or an admin only.
+#[utoipa::path(delete, path = "/v1/servers/{server_id}", tag = "servers",
+    params(("server_id" = String, Path), IdQuery), security(("bearer" = [])),
+    responses((status = 200, body = ServerUnregisterResponse), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+async fn unregister_server(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    Path(server_id): Path<String>,
+    A2eQuery(query): A2eQuery<IdQuery>,
+) -> Result<Reply<ServerUnregisterResponse>, Failure> {
+    let mut req: ServerUnregisterRequest = request(query.id);
+    req.server_id = server_id;
+    unregister(&state, &agent, req).await
+}
+
+pub async fn unregister(
+    state: &AppState,
+    agent: &Agent,
+    req: ServerUnregisterRequest,
+) -> Result<Reply<ServerUnregisterResponse>, Failure> {
+    state
+        .registry
+        .unregister(agent, &req.server_id)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ServerUnregisterResponse>(&req.id))?;
+    let mut resp = ServerUnregisterResponse::answering(&req.id);
+    resp.ok = true;
+    resp.server_id = req.server_id;
+    Ok(ok(resp))
+}
+
+/// Drop the connection and connect again now (mcp/server/reconnect); answers once the attempt
+/// has finished (bounded by the server's connect timeout).
+#[utoipa::path(post, path = "/v1/servers/{server_id}/reconnect", tag = "servers",
+    params(("server_id" = String, Path), IdQuery), security(("bearer" = [])),
+    responses((status = 200, body = ServerReconnectResponse), (status = 401, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+async fn reconnect_server(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    Path(server_id): Path<String>,
+    A2eQuery(query): A2eQuery<IdQuery>,
+) -> Result<Reply<ServerReconnectResponse>, Failure> {
+    let mut req: ServerReconnectRequest = request(query.id);
+    req.server_id = server_id;
+    reconnect(&state, &agent, req).await
+}
+
+pub async fn reconnect(
+    state: &AppState,
+    agent: &Agent,
+    req: ServerReconnectRequest,
+) -> Result<Reply<ServerReconnectResponse>, Failure> {
+    let entry = state
+        .registry
+        .reconnect(agent, &req.server_id)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ServerReconnectResponse>(&req.id))?;
+    let mut resp = ServerReconnectResponse::answering(&req.id);
+    resp.server = entry.info();
+    resp.ok = resp.server.status == McpServerStatus::Ready;
+    Ok(ok(resp))
+}

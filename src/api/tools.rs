@@ -1,0 +1,122 @@
+//! `/v1/tools`: the synced catalogue (`tool/list`) and calls by namespaced name (`tool/call`).
+
+use axum::Extension;
+use axum::extract::State;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{Reply, ok, request};
+use crate::a2e::{
+    ErrorBody, Response, ToolCallRequest, ToolCallResponse, ToolListRequest, ToolListResponse,
+};
+use crate::auth::Agent;
+use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::state::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_tools))
+        .routes(routes!(call_tool))
+}
+
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ToolsQuery {
+    /// Only this server's tools.
+    #[serde(default)]
+    pub server_id: String,
+    /// `mcp` or `a2a`.
+    #[serde(default)]
+    pub source: String,
+    /// `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: String,
+    /// The A2E request id, echoed as `req_id`.
+    pub id: Option<String>,
+}
+
+/// The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
+/// (tool/list), in pages.
+#[utoipa::path(get, path = "/v1/tools", tag = "tools", params(ToolsQuery), security(("bearer" = [])),
+    responses((status = 200, body = ToolListResponse), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn list_tools(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eQuery(query): A2eQuery<ToolsQuery>,
+) -> Result<Reply<ToolListResponse>, Failure> {
+    let mut req: ToolListRequest = request(query.id);
+    req.server_id = query.server_id;
+    req.source = query.source;
+    req.cursor = query.cursor;
+    list(&state, &agent, req).await
+}
+
+pub async fn list(
+    state: &AppState,
+    _agent: &Agent,
+    req: ToolListRequest,
+) -> Result<Reply<ToolListResponse>, Failure> {
+    let fail = |e: ApiError| e.answering::<ToolListResponse>(&req.id);
+    let mut resp = ToolListResponse::answering(&req.id);
+    match req.source.as_str() {
+        "" | "mcp" => {
+            let page = state
+                .registry
+                .list_tools(&req.server_id, &req.cursor)
+                .map_err(|e| fail(e.into()))?;
+            resp.tools = page.tools;
+            resp.next_cursor = page.next_cursor;
+        }
+        // No agent-bridge tools are registered in this build.
+        "a2a" => {}
+        other => {
+            return Err(fail(ApiError::invalid(format!(
+                "`source` \"{other}\" is not mcp or a2a"
+            ))));
+        }
+    }
+    Ok(ok(resp))
+}
+
+/// Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
+/// `is_error: true`; the server's `timeout` bounds the call.
+#[utoipa::path(post, path = "/v1/tools/call", tag = "tools", request_body = ToolCallRequest, security(("bearer" = [])),
+    responses(
+        (status = 200, body = ToolCallResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 501, body = ErrorBody), (status = 502, body = ErrorBody),
+        (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)))]
+async fn call_tool(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eJson(req): A2eJson<ToolCallRequest>,
+) -> Result<Reply<ToolCallResponse>, Failure> {
+    call(&state, &agent, req).await
+}
+
+pub async fn call(
+    state: &AppState,
+    agent: &Agent,
+    req: ToolCallRequest,
+) -> Result<Reply<ToolCallResponse>, Failure> {
+    tracing::debug!(agent = %agent.id, tool = %req.name, "tool call");
+    let (server_id, result) = state
+        .registry
+        .call_tool(&req.name, req.arguments, req.timeout)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
+    let mut resp = ToolCallResponse::answering(&req.id);
+    resp.name = req.name;
+    resp.server_id = server_id;
+    resp.content = result
+        .content
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<_, _>>()
+        .map_err(|e| ApiError::internal(e).answering::<ToolCallResponse>(&req.id))?;
+    resp.structured_content = result.structured_content;
+    resp.is_error = result.is_error.unwrap_or(false);
+    Ok(ok(resp))
+}

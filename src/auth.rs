@@ -1,0 +1,319 @@
+//! JWT bearer authentication: HS256 with a shared secret (configured, or generated into the data
+//! dir on first start), or RS256/ES256/EdDSA with a public key. `sub` is the agent id; a `roles`
+//! claim containing `admin` grants admin rights. Tokens never reach the log.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use secrecy::ExposeSecret;
+use serde::{Deserialize, Serialize};
+
+use crate::a2e::ErrorCode;
+use crate::config::Config;
+use crate::error::ApiError;
+
+/// The file in the data dir that holds the generated HS256 secret.
+pub const SECRET_FILE: &str = "jwt_secret";
+
+/// The verified caller of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agent {
+    pub id: String,
+    pub admin: bool,
+}
+
+impl Agent {
+    /// Whether this agent may change, reconnect or remove what `owner` registered.
+    pub fn may_manage(&self, owner: &str) -> bool {
+        self.admin || self.id == owner
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    sub: String,
+    exp: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    iat: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    iss: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    aud: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    roles: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("cannot read the JWT public key {path}: {source}")]
+    ReadKey {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("the JWT public key {0} is not an RSA, EC (P-256) or Ed25519 public key in PEM form")]
+    BadKey(String),
+    #[error("cannot keep the generated JWT secret in {path}: {source}")]
+    Secret {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("tokens can only be minted with a shared secret, not with a public key")]
+    CannotMint,
+    #[error("JWT key error: {0}")]
+    Jwt(#[from] jsonwebtoken::errors::Error),
+}
+
+/// Verifies bearer tokens, and mints them when the key is a shared secret.
+pub struct Auth {
+    decoding: DecodingKey,
+    encoding: Option<EncodingKey>,
+    validation: Validation,
+    issuer: Option<String>,
+    audience: Option<String>,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth")
+            .field("algorithms", &self.validation.algorithms)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Auth {
+    pub fn from_config(config: &Config) -> Result<Self, AuthError> {
+        let (decoding, encoding, algorithm) = match &config.jwt_public_key {
+            Some(path) => {
+                let (key, alg) = read_public_key(path)?;
+                (key, None, alg)
+            }
+            None => {
+                let secret = match &config.jwt_secret {
+                    Some(secret) => secret.expose_secret().as_bytes().to_vec(),
+                    None => load_or_generate_secret(&config.data_dir)?,
+                };
+                (
+                    DecodingKey::from_secret(&secret)?,
+                    Some(EncodingKey::from_secret(&secret)?),
+                    Algorithm::HS256,
+                )
+            }
+        };
+        let mut validation = Validation::new(algorithm);
+        validation.leeway = config.jwt_leeway_secs;
+        validation.validate_nbf = true;
+        let mut required = vec!["exp", "sub"];
+        validation.validate_aud = config.jwt_audience.is_some();
+        if let Some(aud) = &config.jwt_audience {
+            validation.set_audience(&[aud]);
+            required.push("aud");
+        }
+        if let Some(iss) = &config.jwt_issuer {
+            validation.set_issuer(&[iss]);
+            required.push("iss");
+        }
+        validation.set_required_spec_claims(&required);
+        Ok(Self {
+            decoding,
+            encoding,
+            validation,
+            issuer: config.jwt_issuer.clone(),
+            audience: config.jwt_audience.clone(),
+        })
+    }
+
+    /// The agent a token stands for, or why not (the reason is for the log, never the caller).
+    pub fn verify(&self, token: &str) -> Result<Agent, jsonwebtoken::errors::Error> {
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)?;
+        let claims = data.claims;
+        if claims.sub.is_empty() {
+            return Err(jsonwebtoken::errors::ErrorKind::MissingRequiredClaim("sub".into()).into());
+        }
+        Ok(Agent {
+            admin: claims.roles.iter().any(|r| r == "admin"),
+            id: claims.sub,
+        })
+    }
+
+    /// A token for `sub`, valid for `ttl`.
+    pub fn mint(
+        &self,
+        sub: &str,
+        admin: bool,
+        ttl: std::time::Duration,
+    ) -> Result<String, AuthError> {
+        let key = self.encoding.as_ref().ok_or(AuthError::CannotMint)?;
+        let now = jsonwebtoken::get_current_timestamp();
+        let claims = Claims {
+            sub: sub.to_owned(),
+            exp: now + ttl.as_secs(),
+            iat: Some(now),
+            iss: self.issuer.clone(),
+            aud: self.audience.clone(),
+            roles: if admin {
+                vec!["admin".into()]
+            } else {
+                Vec::new()
+            },
+        };
+        Ok(jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            key,
+        )?)
+    }
+}
+
+fn read_public_key(path: &Path) -> Result<(DecodingKey, Algorithm), AuthError> {
+    let pem = std::fs::read(path).map_err(|source| AuthError::ReadKey {
+        path: path.display().to_string(),
+        source,
+    })?;
+    if let Ok(key) = DecodingKey::from_rsa_pem(&pem) {
+        return Ok((key, Algorithm::RS256));
+    }
+    if let Ok(key) = DecodingKey::from_ec_pem(&pem) {
+        return Ok((key, Algorithm::ES256));
+    }
+    if let Ok(key) = DecodingKey::from_ed_pem(&pem) {
+        return Ok((key, Algorithm::EdDSA));
+    }
+    Err(AuthError::BadKey(path.display().to_string()))
+}
+
+/// Reads the secret kept in the data dir, generating it (mode 0600) on first use.
+fn load_or_generate_secret(data_dir: &Path) -> Result<Vec<u8>, AuthError> {
+    let path = data_dir.join(SECRET_FILE);
+    let fail = |source| AuthError::Secret {
+        path: path.display().to_string(),
+        source,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => return Ok(text.trim().as_bytes().to_vec()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(fail(e)),
+    }
+    std::fs::create_dir_all(data_dir).map_err(fail)?;
+    let secret = hex::encode(rand::random::<[u8; 32]>());
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(&path) {
+        Ok(mut file) => {
+            file.write_all(secret.as_bytes()).map_err(fail)?;
+            Ok(secret.into_bytes())
+        }
+        // Another process generated it first: use theirs.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Ok(std::fs::read_to_string(&path)
+                .map_err(fail)?
+                .trim()
+                .as_bytes()
+                .to_vec())
+        }
+        Err(e) => Err(fail(e)),
+    }
+}
+
+/// Middleware: a valid bearer token or 401. Puts the [`Agent`] into the request's extensions.
+pub async fn require_agent(
+    State(auth): State<Arc<Auth>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let token = req
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim);
+    let agent = match token.map(|t| auth.verify(t)) {
+        Some(Ok(agent)) => agent,
+        Some(Err(reason)) => {
+            tracing::info!(%reason, "token refused");
+            return unauthorized();
+        }
+        None => return unauthorized(),
+    };
+    req.extensions_mut().insert(agent);
+    next.run(req).await
+}
+
+fn unauthorized() -> Response {
+    let mut resp =
+        ApiError::new(ErrorCode::Unauthorized, "a valid bearer token is required").into_response();
+    resp.headers_mut().insert(
+        axum::http::header::WWW_AUTHENTICATE,
+        axum::http::HeaderValue::from_static("Bearer"),
+    );
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auth(secret: &str) -> Auth {
+        let config = Config {
+            jwt_secret: Some(secret.to_owned().into()),
+            ..Config::default()
+        };
+        Auth::from_config(&config).unwrap()
+    }
+
+    #[test]
+    fn minted_tokens_verify() {
+        let auth = auth("s3cret");
+        let token = auth
+            .mint("alice", true, std::time::Duration::from_secs(60))
+            .unwrap();
+        assert_eq!(
+            auth.verify(&token).unwrap(),
+            Agent {
+                id: "alice".into(),
+                admin: true
+            }
+        );
+        let token = auth
+            .mint("bob", false, std::time::Duration::from_secs(60))
+            .unwrap();
+        assert!(!auth.verify(&token).unwrap().admin);
+    }
+
+    #[test]
+    fn a_foreign_signature_is_refused() {
+        let token = auth("other")
+            .mint("alice", true, std::time::Duration::from_secs(60))
+            .unwrap();
+        assert!(auth("s3cret").verify(&token).is_err());
+    }
+
+    #[test]
+    fn the_generated_secret_is_private_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = load_or_generate_secret(dir.path()).unwrap();
+        let second = load_or_generate_secret(dir.path()).unwrap();
+        assert_eq!(first, second);
+        assert_eq!(first.len(), 64);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(SECRET_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+}

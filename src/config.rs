@@ -1,0 +1,306 @@
+//! Configuration in layers: defaults, then an optional TOML file (`MCP_BRIDGE_CONFIG`), then
+//! `MCP_BRIDGE_*` environment variables, then validation with a clear message on a bad value.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use secrecy::SecretString;
+use serde::Deserialize;
+
+/// Why the configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the config file {path} is not valid: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{name} is not valid: {message}")]
+    Invalid { name: &'static str, message: String },
+}
+
+fn invalid(name: &'static str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        name,
+        message: message.into(),
+    }
+}
+
+/// The service's settings. File keys are the variable names without `MCP_BRIDGE_`, in lower case.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub bind: String,
+    pub data_dir: PathBuf,
+    pub database_url: Option<String>,
+    pub jwt_secret: Option<SecretString>,
+    pub jwt_public_key: Option<PathBuf>,
+    pub jwt_issuer: Option<String>,
+    pub jwt_audience: Option<String>,
+    pub jwt_leeway_secs: u64,
+    pub mcp_allowed_hosts: Vec<String>,
+    pub stdio_allowed_commands: Vec<String>,
+    pub allow_private_upstreams: bool,
+    pub log: String,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Longest wait before a shutdown stops waiting for open requests, in seconds.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1:8080".into(),
+            data_dir: PathBuf::from("./data"),
+            database_url: None,
+            jwt_secret: None,
+            jwt_public_key: None,
+            jwt_issuer: None,
+            jwt_audience: None,
+            jwt_leeway_secs: 30,
+            mcp_allowed_hosts: Vec::new(),
+            stdio_allowed_commands: Vec::new(),
+            allow_private_upstreams: false,
+            log: "info".into(),
+            max_body_bytes: 1024 * 1024,
+            shutdown_grace_secs: 10,
+        }
+    }
+}
+
+impl Config {
+    /// Loads the layers from the process environment.
+    pub fn load() -> Result<Self, ConfigError> {
+        Self::from_env(&std::env::vars().collect())
+    }
+
+    /// Loads the layers from the given environment (tests pass their own).
+    pub fn from_env(env: &HashMap<String, String>) -> Result<Self, ConfigError> {
+        let mut config = match env.get("MCP_BRIDGE_CONFIG").filter(|p| !p.is_empty()) {
+            Some(path) => Self::from_file(Path::new(path))?,
+            None => Self::default(),
+        };
+        config.apply_env(env)?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_owned(),
+            message: e.message().to_owned(),
+        })
+    }
+
+    fn apply_env(&mut self, env: &HashMap<String, String>) -> Result<(), ConfigError> {
+        let get = |name: &str| env.get(name).map(|v| v.trim().to_owned());
+        if let Some(v) = get("MCP_BRIDGE_BIND") {
+            self.bind = v;
+        }
+        if let Some(v) = get("MCP_BRIDGE_DATA_DIR") {
+            self.data_dir = v.into();
+        }
+        if let Some(v) = get("MCP_BRIDGE_DATABASE_URL") {
+            self.database_url = non_empty(v);
+        }
+        if let Some(v) = env.get("MCP_BRIDGE_JWT_SECRET") {
+            self.jwt_secret = non_empty(v.clone()).map(SecretString::from);
+        }
+        if let Some(v) = get("MCP_BRIDGE_JWT_PUBLIC_KEY") {
+            self.jwt_public_key = non_empty(v).map(PathBuf::from);
+        }
+        if let Some(v) = get("MCP_BRIDGE_JWT_ISSUER") {
+            self.jwt_issuer = non_empty(v);
+        }
+        if let Some(v) = get("MCP_BRIDGE_JWT_AUDIENCE") {
+            self.jwt_audience = non_empty(v);
+        }
+        if let Some(v) = get("MCP_BRIDGE_JWT_LEEWAY_SECS") {
+            self.jwt_leeway_secs = parse_number("MCP_BRIDGE_JWT_LEEWAY_SECS", &v)?;
+        }
+        if let Some(v) = get("MCP_BRIDGE_MCP_ALLOWED_HOSTS") {
+            self.mcp_allowed_hosts = list(&v);
+        }
+        if let Some(v) = get("MCP_BRIDGE_STDIO_ALLOWED_COMMANDS") {
+            self.stdio_allowed_commands = list(&v);
+        }
+        if let Some(v) = get("MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS") {
+            self.allow_private_upstreams = parse_bool("MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS", &v)?;
+        }
+        if let Some(v) = get("MCP_BRIDGE_LOG") {
+            self.log = v;
+        }
+        if let Some(v) = get("MCP_BRIDGE_MAX_BODY_BYTES") {
+            self.max_body_bytes = parse_number("MCP_BRIDGE_MAX_BODY_BYTES", &v)?;
+        }
+        if let Some(v) = get("MCP_BRIDGE_SHUTDOWN_GRACE_SECS") {
+            self.shutdown_grace_secs = parse_number("MCP_BRIDGE_SHUTDOWN_GRACE_SECS", &v)?;
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        self.bind_addr()?;
+        if self.jwt_secret.is_some() && self.jwt_public_key.is_some() {
+            return Err(invalid(
+                "MCP_BRIDGE_JWT_SECRET",
+                "set either a shared secret or a public key (MCP_BRIDGE_JWT_PUBLIC_KEY), not both",
+            ));
+        }
+        if let Some(url) = &self.database_url
+            && !url.starts_with("sqlite:")
+        {
+            return Err(invalid(
+                "MCP_BRIDGE_DATABASE_URL",
+                format!("\"{url}\" is not a sqlite: URL"),
+            ));
+        }
+        if self.data_dir.as_os_str().is_empty() {
+            return Err(invalid("MCP_BRIDGE_DATA_DIR", "must not be empty"));
+        }
+        tracing_subscriber::EnvFilter::try_new(&self.log)
+            .map_err(|e| invalid("MCP_BRIDGE_LOG", format!("\"{}\": {e}", self.log)))?;
+        if self.max_body_bytes < 1024 {
+            return Err(invalid(
+                "MCP_BRIDGE_MAX_BODY_BYTES",
+                "must be at least 1024",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The address to listen on.
+    pub fn bind_addr(&self) -> Result<SocketAddr, ConfigError> {
+        self.bind.parse().map_err(|_| {
+            invalid(
+                "MCP_BRIDGE_BIND",
+                format!(
+                    "\"{}\" is not an address:port such as 127.0.0.1:8080",
+                    self.bind
+                ),
+            )
+        })
+    }
+
+    /// The SQLite URL: the configured one, or `mcp-bridge.db` in the data dir.
+    pub fn database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => format!(
+                "sqlite://{}?mode=rwc",
+                self.data_dir.join("mcp-bridge.db").display()
+            ),
+        }
+    }
+}
+
+fn non_empty(value: String) -> Option<String> {
+    (!value.is_empty()).then_some(value)
+}
+
+fn list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn parse_number<T: std::str::FromStr>(name: &'static str, value: &str) -> Result<T, ConfigError> {
+    value.parse().map_err(|_| {
+        invalid(
+            name,
+            format!("\"{value}\" is not a non-negative whole number"),
+        )
+    })
+}
+
+fn parse_bool(name: &'static str, value: &str) -> Result<bool, ConfigError> {
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" | "" => Ok(false),
+        _ => Err(invalid(name, format!("\"{value}\" is not true or false"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults() {
+        let config = Config::from_env(&env(&[])).unwrap();
+        assert_eq!(config.bind, "127.0.0.1:8080");
+        assert_eq!(config.data_dir, PathBuf::from("./data"));
+        assert!(
+            config
+                .database_url()
+                .ends_with("data/mcp-bridge.db?mode=rwc")
+        );
+    }
+
+    #[test]
+    fn file_then_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bridge.toml");
+        std::fs::write(
+            &path,
+            "bind = \"127.0.0.1:9000\"\nlog = \"debug\"\nmcp_allowed_hosts = [\"bridge\"]\n",
+        )
+        .unwrap();
+        let config = Config::from_env(&env(&[
+            ("MCP_BRIDGE_CONFIG", path.to_str().unwrap()),
+            ("MCP_BRIDGE_LOG", "warn"),
+        ]))
+        .unwrap();
+        assert_eq!(config.bind, "127.0.0.1:9000");
+        assert_eq!(config.log, "warn");
+        assert_eq!(config.mcp_allowed_hosts, ["bridge"]);
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let err = Config::from_env(&env(&[("MCP_BRIDGE_BIND", "nowhere")])).unwrap_err();
+        assert!(err.to_string().contains("MCP_BRIDGE_BIND"), "{err}");
+        let err = Config::from_env(&env(&[("MCP_BRIDGE_JWT_LEEWAY_SECS", "-3")])).unwrap_err();
+        assert!(
+            err.to_string().contains("MCP_BRIDGE_JWT_LEEWAY_SECS"),
+            "{err}"
+        );
+        let err = Config::from_env(&env(&[
+            ("MCP_BRIDGE_JWT_SECRET", "s"),
+            ("MCP_BRIDGE_JWT_PUBLIC_KEY", "/k.pem"),
+        ]))
+        .unwrap_err();
+        assert!(err.to_string().contains("not both"), "{err}");
+        let err =
+            Config::from_env(&env(&[("MCP_BRIDGE_DATABASE_URL", "postgres://x")])).unwrap_err();
+        assert!(err.to_string().contains("sqlite:"), "{err}");
+    }
+
+    #[test]
+    fn unknown_file_keys_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bridge.toml");
+        std::fs::write(&path, "bnid = \"x\"\n").unwrap();
+        let err =
+            Config::from_env(&env(&[("MCP_BRIDGE_CONFIG", path.to_str().unwrap())])).unwrap_err();
+        assert!(err.to_string().contains("bnid"), "{err}");
+    }
+}

@@ -1,0 +1,228 @@
+//! The error every endpoint answers with: a stable `code`, a human sentence and an HTTP status
+//! (the table in ARCHITECTURE.md "Errors"), rendered as the endpoint's A2E response message.
+
+use axum::Json;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+
+use crate::a2e::{self, ErrorBody, ErrorCode, Message};
+
+/// A failed request: what went wrong, for the caller.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub status: StatusCode,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            status: status_of(code),
+        }
+    }
+
+    /// A field that is present but not acceptable (422).
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidRequest, message)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Forbidden, message)
+    }
+
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Conflict, message)
+    }
+
+    pub fn server_not_found(server_id: &str) -> Self {
+        Self::new(
+            ErrorCode::McpServerNotFound,
+            format!("no server \"{server_id}\" is registered"),
+        )
+    }
+
+    /// An error whose details are for the log only: the caller gets an opaque 500.
+    pub fn internal(error: impl std::fmt::Display) -> Self {
+        let reference = a2e::new_id();
+        tracing::error!(%reference, %error, "internal error");
+        Self::new(
+            ErrorCode::Internal,
+            format!("internal error (reference {reference})"),
+        )
+    }
+
+    pub fn with_status(mut self, status: StatusCode) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// This error as the answer of the endpoint whose response message is `R`.
+    pub fn answering<R: a2e::Response + serde::Serialize>(self, req_id: &str) -> Failure {
+        let has_ok = serde_json::to_value(R::default())
+            .map(|v| v.get("ok").is_some())
+            .unwrap_or(false);
+        Failure {
+            error: self,
+            kind: R::TYPE,
+            has_ok,
+            req_id: req_id.to_owned(),
+        }
+    }
+
+    fn body(&self, kind: &str, req_id: &str, has_ok: bool) -> ErrorBody {
+        ErrorBody {
+            kind: kind.to_owned(),
+            id: a2e::new_id(),
+            version: a2e::VERSION.to_owned(),
+            ts: a2e::now(),
+            req_id: req_id.to_owned(),
+            ok: has_ok.then_some(false),
+            error: self.message.clone(),
+            code: self.code,
+            retryable: self.code.retryable(),
+        }
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+/// The HTTP status of each code, unless the error says otherwise.
+pub fn status_of(code: ErrorCode) -> StatusCode {
+    use ErrorCode::*;
+    match code {
+        McpServerNotFound | McpToolNotFound | McpResourceNotFound | McpPromptNotFound
+        | NotFound => StatusCode::NOT_FOUND,
+        McpServerUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        McpTransportError | McpProtocolError => StatusCode::BAD_GATEWAY,
+        Timeout => StatusCode::GATEWAY_TIMEOUT,
+        McpCapabilityMissing => StatusCode::NOT_IMPLEMENTED,
+        McpSamplingRefused | Forbidden => StatusCode::FORBIDDEN,
+        InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
+        Unauthorized => StatusCode::UNAUTHORIZED,
+        Conflict => StatusCode::CONFLICT,
+        PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        RateLimited => StatusCode::TOO_MANY_REQUESTS,
+        Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// An error before the request was read: `type` `"error"`, empty `req_id`.
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = self.body("error", "", false);
+        (self.status, Json(body)).into_response()
+    }
+}
+
+/// An error answered as a given endpoint's response message.
+#[derive(Debug)]
+pub struct Failure {
+    pub error: ApiError,
+    kind: &'static str,
+    has_ok: bool,
+    req_id: String,
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        let body = self.error.body(self.kind, &self.req_id, self.has_ok);
+        (self.error.status, Json(body)).into_response()
+    }
+}
+
+/// A JSON body that is an A2E request message: bad JSON, a wrong content type, an invalid field
+/// or a foreign `type` get the A2E error shape.
+pub struct A2eJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for A2eJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Message,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let Json(value) = Json::<T>::from_request(req, state)
+            .await
+            .map_err(json_rejection)?;
+        value.check_type().map_err(ApiError::invalid)?;
+        Ok(Self(value))
+    }
+}
+
+pub fn json_rejection(rejection: JsonRejection) -> ApiError {
+    let status = rejection.status();
+    let code = match status {
+        StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+        _ => ErrorCode::InvalidRequest,
+    };
+    ApiError::new(code, rejection.body_text()).with_status(status)
+}
+
+/// Query parameters with the A2E error shape on a bad value (400).
+pub struct A2eQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for A2eQuery<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|q| Self(q.0))
+            .map_err(|e| {
+                ApiError::new(ErrorCode::InvalidRequest, e.body_text()).with_status(e.status())
+            })
+    }
+}
+
+impl From<crate::registry::Error> for ApiError {
+    fn from(error: crate::registry::Error) -> Self {
+        use crate::registry::Error as E;
+        use crate::upstream::{CallError, ConnectError};
+        let message = error.to_string();
+        let code = match &error {
+            E::Invalid(_) => ErrorCode::InvalidRequest,
+            E::Forbidden(_) => ErrorCode::Forbidden,
+            E::Conflict(_) => ErrorCode::Conflict,
+            E::ServerNotFound(_) => ErrorCode::McpServerNotFound,
+            E::ToolNotFound(_) => ErrorCode::McpToolNotFound,
+            E::Unavailable(_) => ErrorCode::McpServerUnavailable,
+            E::Unsupported(_) => ErrorCode::McpCapabilityMissing,
+            E::Connect { error, .. } => match error {
+                ConnectError::Timeout(..) => ErrorCode::Timeout,
+                ConnectError::Spawn { .. } | ConnectError::Initialize(..) => {
+                    ErrorCode::McpTransportError
+                }
+                ConnectError::List(_) => ErrorCode::McpProtocolError,
+                ConnectError::Config(_) => ErrorCode::InvalidRequest,
+                ConnectError::Unsupported(_) => ErrorCode::McpCapabilityMissing,
+            },
+            E::Call { error, .. } => match error {
+                CallError::Lost => ErrorCode::McpServerUnavailable,
+                CallError::Timeout(_) => ErrorCode::Timeout,
+                // -32602: invalid params; -32601: method not found.
+                CallError::Rejected { code: -32602, .. } => ErrorCode::InvalidRequest,
+                CallError::Rejected { code: -32601, .. } => ErrorCode::McpCapabilityMissing,
+                CallError::Rejected { .. } | CallError::Protocol(_) => ErrorCode::McpProtocolError,
+                CallError::Transport(_) => ErrorCode::McpTransportError,
+            },
+            E::Store(store) => return Self::internal(store),
+        };
+        Self::new(code, message)
+    }
+}

@@ -1,0 +1,14 @@
+//! mcp-bridge: the MCP capability of an A2E host. Agents reach many MCP servers through one REST
+//! API and one SSE stream each; see `ARCHITECTURE.md` for the design.
+
+pub mod a2e;
+pub mod api;
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod registry;
+pub mod startup;
+pub mod state;
+pub mod store;
+pub mod telemetry;
+pub mod upstream;

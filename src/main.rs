@@ -1,0 +1,119 @@
+//! The `mcp-bridge` binary: `serve` (the default), `token` (mint a JWT), `openapi` (print the spec).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use mcp_bridge::auth::Auth;
+use mcp_bridge::config::Config;
+use mcp_bridge::startup::Application;
+
+#[derive(Parser)]
+#[command(
+    name = "mcp-bridge",
+    version,
+    about = "A gateway from agents (REST + SSE) to many MCP servers"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the service (the default).
+    Serve,
+    /// Mint a JWT for an agent with the configured (or generated) HS256 secret.
+    Token {
+        /// The agent id (`sub`).
+        #[arg(long)]
+        sub: String,
+        /// Grant the admin role (needed to register stdio servers).
+        #[arg(long)]
+        admin: bool,
+        /// How long the token is valid: e.g. 30m, 1h, 7d, or seconds.
+        #[arg(long, default_value = "1h", value_parser = parse_ttl)]
+        ttl: Duration,
+    },
+    /// Print the OpenAPI document.
+    Openapi,
+}
+
+fn parse_ttl(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("\"{text}\" is not a duration such as 90s, 30m, 1h or 7d"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => return Err(format!("\"{unit}\" is not a unit: use s, m, h or d")),
+    };
+    if secs == 0 {
+        return Err("the duration must be longer than zero".into());
+    }
+    Ok(Duration::from_secs(secs))
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match Config::load() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("mcp-bridge: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(config).await,
+        Command::Token { sub, admin, ttl } => {
+            let minted = Auth::from_config(&config).and_then(|auth| auth.mint(&sub, admin, ttl));
+            match minted {
+                Ok(token) => {
+                    println!("{token}");
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("mcp-bridge: {error}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Openapi => {
+            match mcp_bridge::api::openapi().to_pretty_json() {
+                Ok(json) => println!("{json}"),
+                Err(error) => {
+                    eprintln!("mcp-bridge: {error}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+async fn serve(config: Config) -> ExitCode {
+    mcp_bridge::telemetry::init(&config.log);
+    let app = match Application::build(config).await {
+        Ok(app) => app,
+        Err(error) => {
+            tracing::error!(%error, "cannot start");
+            eprintln!("mcp-bridge: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match app.run_until_stopped().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("mcp-bridge: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

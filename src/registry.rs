@@ -1,0 +1,583 @@
+//! The registry: every registered server (config, owner, live connection, status) and the synced
+//! catalogue built from them. Allow lists are applied here, on listing and on every call.
+
+mod catalogue;
+pub mod naming;
+mod validate;
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Prompt, Resource, Tool};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::a2e::{
+    McpServerConfig, McpServerInfo, McpServerStatus, McpTransport, REDACTED, ServerUpdateRequest,
+};
+use crate::auth::Agent;
+use crate::store::{Store, StoreError, StoredServer};
+use crate::upstream::{self, CallError, ConnectError, Connection, Established, UpstreamEvent};
+pub use catalogue::Page;
+pub use validate::is_link_local_or_metadata;
+
+/// Why a registry operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("no server \"{0}\" is registered")]
+    ServerNotFound(String),
+    #[error("no tool \"{0}\" is in the catalogue")]
+    ToolNotFound(String),
+    #[error("server \"{0}\" is not connected; try again when its status is ready")]
+    Unavailable(String),
+    #[error("the `{0}` transport is not supported yet")]
+    Unsupported(&'static str),
+    #[error("cannot connect to server \"{server_id}\": {error}")]
+    Connect {
+        server_id: String,
+        error: ConnectError,
+    },
+    #[error("calling \"{name}\" failed: {error}")]
+    Call { name: String, error: CallError },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a supervisor is asked to do.
+#[derive(Debug)]
+pub enum Control {
+    Reconnect,
+}
+
+/// Status of a server between connections, as its supervisor last set it.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    pub status: McpServerStatus,
+    pub error: String,
+    pub last_ping_ms: f64,
+    /// How many connection attempts have finished, successful or not.
+    pub attempts: u64,
+}
+
+/// What a live connection offers, after the allow lists.
+#[derive(Default)]
+pub struct Live {
+    pub conn: Option<Arc<Connection>>,
+    pub tools: Arc<Vec<Tool>>,
+    pub resources: Arc<Vec<Resource>>,
+    pub prompts: Arc<Vec<Prompt>>,
+    /// The exposed tools, sorted by upstream name.
+    pub catalogue: Arc<Vec<catalogue::Entry>>,
+    /// Why some upstream tools were left out of the catalogue.
+    pub skipped: Vec<String>,
+}
+
+/// One registered server.
+pub struct ServerEntry {
+    pub id: String,
+    pub owner: String,
+    config: RwLock<Arc<McpServerConfig>>,
+    live: RwLock<Live>,
+    state: watch::Sender<State>,
+    control: mpsc::UnboundedSender<Control>,
+    events: mpsc::UnboundedSender<UpstreamEvent>,
+    /// Fired to stop the supervisor (unregister, shutdown).
+    pub stop: CancellationToken,
+    /// Fired when the supervisor has stopped and the connection is closed.
+    pub stopped: CancellationToken,
+}
+
+/// The receiving ends a new entry's supervisor takes.
+pub struct Inbox {
+    pub control: mpsc::UnboundedReceiver<Control>,
+    pub events: mpsc::UnboundedReceiver<UpstreamEvent>,
+}
+
+impl ServerEntry {
+    fn new(owner: String, config: McpServerConfig) -> (Arc<Self>, Inbox) {
+        let (control_tx, control) = mpsc::unbounded_channel();
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let entry = Arc::new(Self {
+            id: config.server_id.clone(),
+            owner,
+            config: RwLock::new(Arc::new(config)),
+            live: RwLock::new(Live::default()),
+            state: watch::Sender::new(State::default()),
+            control: control_tx,
+            events: events_tx,
+            stop: CancellationToken::new(),
+            stopped: CancellationToken::new(),
+        });
+        (entry, Inbox { control, events })
+    }
+
+    pub fn config(&self) -> Arc<McpServerConfig> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn events_sender(&self) -> mpsc::UnboundedSender<UpstreamEvent> {
+        self.events.clone()
+    }
+
+    pub fn connection(&self) -> Option<Arc<Connection>> {
+        self.live
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .conn
+            .clone()
+    }
+
+    pub fn state(&self) -> State {
+        self.state.borrow().clone()
+    }
+
+    pub fn update_state(&self, change: impl FnOnce(&mut State)) {
+        self.state.send_modify(change);
+    }
+
+    /// Takes a new connection and its lists into use and marks the server ready.
+    pub fn install(&self, established: Established) {
+        let config = self.config();
+        {
+            let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+            live.conn = Some(established.conn);
+            live.tools = Arc::new(established.tools);
+            live.resources = Arc::new(established.resources);
+            live.prompts = Arc::new(established.prompts);
+            catalogue::rebuild(&mut live, &config);
+        }
+        let skipped = self.skipped_note();
+        self.update_state(|s| {
+            s.status = McpServerStatus::Ready;
+            s.error = skipped;
+            s.attempts += 1;
+        });
+    }
+
+    /// Replaces one list after the server said it changed.
+    pub fn replace_lists(
+        &self,
+        tools: Option<Vec<Tool>>,
+        resources: Option<Vec<Resource>>,
+        prompts: Option<Vec<Prompt>>,
+    ) {
+        let config = self.config();
+        {
+            let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+            if let Some(tools) = tools {
+                live.tools = Arc::new(tools);
+            }
+            if let Some(resources) = resources {
+                live.resources = Arc::new(resources);
+            }
+            if let Some(prompts) = prompts {
+                live.prompts = Arc::new(prompts);
+            }
+            catalogue::rebuild(&mut live, &config);
+        }
+        let skipped = self.skipped_note();
+        self.update_state(|s| s.error = skipped);
+    }
+
+    /// Drops the connection from use (calls see the server as unavailable from now on).
+    pub fn detach(&self) -> Option<Arc<Connection>> {
+        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+        live.catalogue = Arc::default();
+        live.conn.take()
+    }
+
+    fn skipped_note(&self) -> String {
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        if live.skipped.is_empty() {
+            String::new()
+        } else {
+            format!("left out of the catalogue: {}", live.skipped.join("; "))
+        }
+    }
+
+    /// The server as it is now.
+    pub fn info(&self) -> McpServerInfo {
+        let config = self.config();
+        let state = self.state();
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        let conn = live.conn.as_ref();
+        let text = |f: fn(&Connection) -> &String| conn.map(|c| f(c).clone()).unwrap_or_default();
+        McpServerInfo {
+            server_id: self.id.clone(),
+            name: config.name.clone(),
+            transport: config.transport,
+            status: state.status,
+            mcp_version: text(|c| &c.mcp_version),
+            server_name: text(|c| &c.server_name),
+            server_version: text(|c| &c.server_version),
+            tools_count: live.catalogue.len() as u64,
+            resources_count: live
+                .resources
+                .iter()
+                .filter(|r| naming::allowed(&config.resource_allow_list, &r.uri))
+                .count() as u64,
+            prompts_count: live.prompts.len() as u64,
+            last_ping_ms: state.last_ping_ms,
+            error: state.error,
+            connected_at: conn.map(|c| c.connected_at).unwrap_or_default(),
+        }
+    }
+
+    /// Waits (at most `bound`) until a connection attempt started after `since` attempts finished.
+    async fn settled_after(&self, since: u64, bound: Duration) {
+        let mut rx = self.state.subscribe();
+        let _ = tokio::time::timeout(bound, rx.wait_for(|s| s.attempts > since)).await;
+    }
+}
+
+/// All registered servers.
+pub struct Registry {
+    servers: RwLock<BTreeMap<String, Arc<ServerEntry>>>,
+    /// Server ids being registered right now (not yet in `servers`).
+    reserved: Mutex<HashSet<String>>,
+    store: Store,
+    stdio_allowed_commands: Vec<String>,
+}
+
+/// Removes a reserved id however registration ends.
+struct Reservation<'a> {
+    registry: &'a Registry,
+    id: String,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.registry
+            .reserved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
+    }
+}
+
+impl Registry {
+    pub fn new(store: Store, stdio_allowed_commands: Vec<String>) -> Arc<Self> {
+        Arc::new(Self {
+            servers: RwLock::default(),
+            reserved: Mutex::default(),
+            store,
+            stdio_allowed_commands,
+        })
+    }
+
+    pub fn get(&self, server_id: &str) -> Result<Arc<ServerEntry>, Error> {
+        self.servers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(server_id)
+            .cloned()
+            .ok_or_else(|| Error::ServerNotFound(server_id.to_owned()))
+    }
+
+    /// Every server, ordered by id.
+    pub fn entries(&self) -> Vec<Arc<ServerEntry>> {
+        self.servers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Makes `entry` visible and starts its supervisor.
+    fn insert(&self, entry: Arc<ServerEntry>, inbox: Inbox) {
+        self.servers
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(entry.id.clone(), entry.clone());
+        upstream::supervisor::spawn(entry, inbox);
+    }
+
+    /// Brings back every stored server; each connects on its own, in parallel.
+    pub async fn restore(self: &Arc<Self>) -> Result<usize, Error> {
+        let stored = self.store.list_servers().await?;
+        let count = stored.len();
+        for server in stored {
+            let (entry, inbox) = ServerEntry::new(server.owner, server.config);
+            self.insert(entry, inbox);
+        }
+        Ok(count)
+    }
+
+    /// Validates, connects, lists and only then stores a new server.
+    pub async fn register(
+        self: &Arc<Self>,
+        agent: &Agent,
+        mut config: McpServerConfig,
+    ) -> Result<McpServerInfo, Error> {
+        self.check_command_rights(agent, &config)?;
+        if config.server_id.is_empty() {
+            config.server_id = naming::generate_server_id();
+        }
+        validate::check_config(&config).map_err(Error::Invalid)?;
+        if matches!(config.transport, McpTransport::Sse | McpTransport::Ws) {
+            return Err(Error::Unsupported(config.transport.as_str()));
+        }
+        let _reservation = self.reserve(&config.server_id)?;
+        let (entry, inbox) = ServerEntry::new(agent.id.clone(), config.clone());
+        let established = upstream::connect(&config, entry.events_sender())
+            .await
+            .map_err(|error| Error::Connect {
+                server_id: config.server_id.clone(),
+                error,
+            })?;
+        let stored = StoredServer {
+            owner: agent.id.clone(),
+            config: config.clone(),
+        };
+        if let Err(error) = self.store.insert_server(&stored).await {
+            established.conn.shutdown().await;
+            return Err(match error {
+                StoreError::Conflict => Error::Conflict(format!(
+                    "server \"{}\" is already registered",
+                    config.server_id
+                )),
+                other => other.into(),
+            });
+        }
+        entry.install(established);
+        self.insert(entry.clone(), inbox);
+        tracing::info!(server_id = %entry.id, owner = %entry.owner, "server registered");
+        Ok(entry.info())
+    }
+
+    fn reserve(&self, server_id: &str) -> Result<Reservation<'_>, Error> {
+        let taken = self
+            .servers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(server_id);
+        let mut reserved = self.reserved.lock().unwrap_or_else(|e| e.into_inner());
+        if taken || !reserved.insert(server_id.to_owned()) {
+            return Err(Error::Conflict(format!(
+                "server \"{server_id}\" is already registered"
+            )));
+        }
+        Ok(Reservation {
+            registry: self,
+            id: server_id.to_owned(),
+        })
+    }
+
+    /// A stdio server runs a command on this host: admins only, and only allowed commands.
+    fn check_command_rights(&self, agent: &Agent, config: &McpServerConfig) -> Result<(), Error> {
+        if config.transport != McpTransport::Stdio {
+            return Ok(());
+        }
+        if !agent.admin {
+            return Err(Error::Forbidden(
+                "registering a stdio server runs a command on the host: it needs the admin role"
+                    .into(),
+            ));
+        }
+        if let Some(program) = config.cmd.first()
+            && !self.stdio_allowed_commands.is_empty()
+            && !self.stdio_allowed_commands.contains(program)
+        {
+            return Err(Error::Forbidden(format!(
+                "the command \"{program}\" is not in MCP_BRIDGE_STDIO_ALLOWED_COMMANDS"
+            )));
+        }
+        Ok(())
+    }
+
+    fn managed(&self, agent: &Agent, server_id: &str) -> Result<Arc<ServerEntry>, Error> {
+        let entry = self.get(server_id)?;
+        if !agent.may_manage(&entry.owner) {
+            return Err(Error::Forbidden(format!(
+                "server \"{server_id}\" belongs to another agent; only its owner or an admin may change it"
+            )));
+        }
+        Ok(entry)
+    }
+
+    /// Stops a server, removes it from the store, and waits for its connection to close.
+    pub async fn unregister(&self, agent: &Agent, server_id: &str) -> Result<(), Error> {
+        let entry = self.managed(agent, server_id)?;
+        self.store
+            .delete_server(server_id)
+            .await
+            .or_else(|e| match e {
+                StoreError::NotFound => Ok(()),
+                other => Err(other),
+            })?;
+        self.servers
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(server_id);
+        entry.stop.cancel();
+        entry.stopped.cancelled().await;
+        tracing::info!(%server_id, by = %agent.id, "server unregistered");
+        Ok(())
+    }
+
+    /// Applies a change of config; reconnects when the change concerns the connection.
+    pub async fn update(
+        &self,
+        agent: &Agent,
+        change: ServerUpdateRequest,
+    ) -> Result<Arc<ServerEntry>, Error> {
+        let entry = self.managed(agent, &change.server_id)?;
+        let old = entry.config();
+        let new = apply_change(&old, change);
+        if new.cmd != old.cmd || new.env != old.env || new.cwd != old.cwd {
+            self.check_command_rights(agent, &new)?;
+        }
+        validate::check_config(&new).map_err(Error::Invalid)?;
+        self.store.update_server_config(&new).await?;
+        let reconnect = new.cmd != old.cmd
+            || new.env != old.env
+            || new.cwd != old.cwd
+            || new.url != old.url
+            || new.headers != old.headers
+            || new.connect_timeout != old.connect_timeout;
+        let bound = new.connect_bound();
+        *entry.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+        if reconnect {
+            let since = entry.state().attempts;
+            let _ = entry.control.send(Control::Reconnect);
+            entry
+                .settled_after(since, bound + Duration::from_secs(1))
+                .await;
+        } else {
+            entry.replace_lists(None, None, None);
+        }
+        Ok(entry)
+    }
+
+    /// Drops the connection and connects again now, waiting for the outcome (bounded).
+    pub async fn reconnect(
+        &self,
+        agent: &Agent,
+        server_id: &str,
+    ) -> Result<Arc<ServerEntry>, Error> {
+        let entry = self.managed(agent, server_id)?;
+        let since = entry.state().attempts;
+        let bound = entry.config().connect_bound();
+        let _ = entry.control.send(Control::Reconnect);
+        entry
+            .settled_after(since, bound + Duration::from_secs(1))
+            .await;
+        Ok(entry)
+    }
+
+    /// A page of the catalogue.
+    pub fn list_tools(&self, server_id: &str, cursor: &str) -> Result<Page, Error> {
+        catalogue::page(&self.entries(), server_id, cursor).map_err(Error::Invalid)
+    }
+
+    /// Calls a catalogue tool by its namespaced name.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        timeout: Option<f64>,
+    ) -> Result<(String, CallToolResult), Error> {
+        let not_found = || Error::ToolNotFound(name.to_owned());
+        let (server_id, tool) = naming::split(name).ok_or_else(not_found)?;
+        let entry = self.get(server_id).map_err(|_| not_found())?;
+        let config = entry.config();
+        if !naming::tool_allowed(&config.tool_allow_list, tool) {
+            return Err(not_found());
+        }
+        let conn = entry
+            .connection()
+            .ok_or_else(|| Error::Unavailable(server_id.to_owned()))?;
+        if !catalogue::contains(&entry, tool) {
+            return Err(not_found());
+        }
+        let mut bound = Duration::from_secs(config.timeout);
+        if let Some(asked) = timeout.filter(|t| t.is_finite() && *t > 0.0) {
+            bound = bound.min(Duration::from_secs_f64(asked));
+        }
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let span = tracing::info_span!("tool_call", %server_id, %tool);
+        let result = tracing::Instrument::instrument(conn.call_tool(params, bound), span).await;
+        result
+            .map(|r| (server_id.to_owned(), r))
+            .map_err(|error| Error::Call {
+                name: name.to_owned(),
+                error,
+            })
+    }
+
+    /// Stops every supervisor and waits (bounded) for their connections to close.
+    pub async fn shutdown(&self, grace: Duration) {
+        let entries = self.entries();
+        for entry in &entries {
+            entry.stop.cancel();
+        }
+        let all = futures::future::join_all(entries.iter().map(|e| e.stopped.cancelled()));
+        if tokio::time::timeout(grace, all).await.is_err() {
+            tracing::warn!("some servers did not stop within {grace:?}");
+        }
+    }
+}
+
+/// The config after a change: absent fields unchanged, secret values given as `***` kept.
+fn apply_change(old: &McpServerConfig, change: ServerUpdateRequest) -> McpServerConfig {
+    let mut new = old.clone();
+    let keep_secrets =
+        |given: std::collections::BTreeMap<String, String>,
+         stored: &std::collections::BTreeMap<String, String>| {
+            given
+                .into_iter()
+                .map(|(k, v)| {
+                    let v = match (v == REDACTED, stored.get(&k)) {
+                        (true, Some(old)) => old.clone(),
+                        _ => v,
+                    };
+                    (k, v)
+                })
+                .collect()
+        };
+    if let Some(v) = change.name {
+        new.name = v;
+    }
+    if let Some(v) = change.cmd {
+        new.cmd = v;
+    }
+    if let Some(v) = change.cwd {
+        new.cwd = v;
+    }
+    if let Some(v) = change.env {
+        new.env = keep_secrets(v, &old.env);
+    }
+    if let Some(v) = change.url {
+        new.url = v;
+    }
+    if let Some(v) = change.headers {
+        new.headers = keep_secrets(v, &old.headers);
+    }
+    if let Some(v) = change.timeout {
+        new.timeout = v;
+    }
+    if let Some(v) = change.connect_timeout {
+        new.connect_timeout = v;
+    }
+    if let Some(v) = change.auto_reconnect {
+        new.auto_reconnect = v;
+    }
+    if let Some(v) = change.tool_allow_list {
+        new.tool_allow_list = v;
+    }
+    if let Some(v) = change.resource_allow_list {
+        new.resource_allow_list = v;
+    }
+    new
+}

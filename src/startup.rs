@@ -1,0 +1,136 @@
+//! Builds the application from its config (store, auth, registry, routes), binds the listener
+//! (port 0 in tests) and runs until a shutdown signal, then stops every server cleanly.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::Auth;
+use crate::config::Config;
+use crate::registry::Registry;
+use crate::state::AppState;
+use crate::store::Store;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot create the data dir {0}: {1}")]
+    DataDir(String, std::io::Error),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("cannot open the store: {0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Auth(#[from] crate::auth::AuthError),
+    #[error("cannot listen on {0}: {1}")]
+    Bind(SocketAddr, std::io::Error),
+}
+
+pub struct Application {
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: AppState,
+    shutdown: CancellationToken,
+}
+
+impl Application {
+    pub async fn build(config: Config) -> Result<Self, StartError> {
+        // rustls needs one process-wide crypto provider for the upstream HTTP clients.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        std::fs::create_dir_all(&config.data_dir)
+            .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
+        let store = Store::open(&config.database_url()).await?;
+        let auth = Arc::new(Auth::from_config(&config)?);
+        let registry = Registry::new(store.clone(), config.stdio_allowed_commands.clone());
+        let bind = config.bind_addr()?;
+        let listener = TcpListener::bind(bind)
+            .await
+            .map_err(|e| StartError::Bind(bind, e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| StartError::Bind(bind, e))?;
+        let state = AppState {
+            config: Arc::new(config),
+            auth,
+            store,
+            registry,
+            restored: Arc::new(AtomicBool::new(false)),
+        };
+        Ok(Self {
+            listener,
+            addr,
+            state,
+            shutdown: CancellationToken::new(),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Cancelling this token stops the application as a signal would.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Serves until SIGINT/SIGTERM or the shutdown token, then stops every server.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let Self {
+            listener,
+            addr,
+            state,
+            shutdown,
+        } = self;
+        tracing::info!(%addr, "mcp-bridge listening");
+        restore_in_background(&state);
+        let app = crate::api::router(state.clone());
+        let stop = shutdown.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            stop.cancel();
+        });
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown.clone().cancelled_owned())
+            .await;
+        tracing::info!("stopping every server");
+        state
+            .registry
+            .shutdown(Duration::from_secs(state.config.shutdown_grace_secs))
+            .await;
+        served
+    }
+}
+
+/// Hands every stored server to its supervisor without holding up the listener.
+fn restore_in_background(state: &AppState) {
+    let registry = state.registry.clone();
+    let restored = state.restored.clone();
+    tokio::spawn(async move {
+        match registry.restore().await {
+            Ok(count) => tracing::info!(count, "stored servers restored"),
+            Err(error) => tracing::error!(%error, "cannot restore the stored servers"),
+        }
+        restored.store(true, Ordering::Release);
+    });
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => return std::future::pending().await,
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}

@@ -1,0 +1,113 @@
+//! The store: sqlx over SQLite by default (WAL, busy timeout, foreign keys), with the migrations
+//! of `migrations/` embedded in the binary. Queries live in `store/*.rs`, one file per table group.
+
+mod servers;
+
+use std::borrow::Cow;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::SqlitePool;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+
+pub use servers::StoredServer;
+
+/// The migrations, in order. `every_migration_file_is_embedded` keeps this list and the folder
+/// in step; a migration is never edited once it has shipped.
+const MIGRATIONS: &[(i64, &str, &str)] = &[(
+    20261130000001,
+    "servers",
+    include_str!("../migrations/20261130000001_servers.sql"),
+)];
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not found")]
+    NotFound,
+    #[error("already exists")]
+    Conflict,
+    #[error("stored data is not valid: {0}")]
+    Corrupt(String),
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+    #[error(transparent)]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl StoreError {
+    /// Maps a unique-constraint failure to `Conflict`, everything else to `Database`.
+    fn from_write(error: sqlx::Error) -> Self {
+        match &error {
+            sqlx::Error::Database(db) if db.is_unique_violation() => Self::Conflict,
+            _ => Self::Database(error),
+        }
+    }
+}
+
+/// The connection pool, cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating when needed) the database at `url` and applies the migrations.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(Duration::from_secs(5))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await?;
+        migrator().run(&pool).await?;
+        Ok(Self { pool })
+    }
+}
+
+impl Store {
+    /// Whether the database answers.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+}
+
+fn migrator() -> Migrator {
+    let migrations = MIGRATIONS
+        .iter()
+        .map(|&(version, description, sql)| {
+            Migration::new(
+                version,
+                Cow::Borrowed(description),
+                MigrationType::Simple,
+                sqlx::SqlStr::from_static(sql),
+                false,
+            )
+        })
+        .collect();
+    Migrator::with_migrations(migrations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_migration_file_is_embedded() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/migrations");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        files.sort();
+        let embedded: Vec<String> = MIGRATIONS
+            .iter()
+            .map(|(v, d, _)| format!("{v}_{d}.sql"))
+            .collect();
+        assert_eq!(files, embedded);
+    }
+}

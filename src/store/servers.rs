@@ -1,0 +1,119 @@
+//! The `servers` table: each registered server's config (as JSON) and owner.
+
+use sqlx::Row;
+use tracing::instrument;
+
+use super::{Store, StoreError};
+use crate::a2e::{self, McpServerConfig};
+
+/// A registered server as stored.
+#[derive(Debug, Clone)]
+pub struct StoredServer {
+    pub owner: String,
+    pub config: McpServerConfig,
+}
+
+impl Store {
+    #[instrument(skip_all, fields(server_id = %server.config.server_id))]
+    pub async fn insert_server(&self, server: &StoredServer) -> Result<(), StoreError> {
+        let config = serde_json::to_string(&server.config)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let now = a2e::now();
+        sqlx::query(
+            "INSERT INTO servers (server_id, owner, config, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)",
+        )
+        .bind(&server.config.server_id)
+        .bind(&server.owner)
+        .bind(config)
+        .bind(now)
+        .execute(&self.pool)
+        .await
+        .map_err(StoreError::from_write)?;
+        Ok(())
+    }
+
+    #[instrument(skip_all, fields(server_id = %config.server_id))]
+    pub async fn update_server_config(&self, config: &McpServerConfig) -> Result<(), StoreError> {
+        let json = serde_json::to_string(config).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let done =
+            sqlx::query("UPDATE servers SET config = $1, updated_at = $2 WHERE server_id = $3")
+                .bind(json)
+                .bind(a2e::now())
+                .bind(&config.server_id)
+                .execute(&self.pool)
+                .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    #[instrument(skip_all, fields(server_id))]
+    pub async fn delete_server(&self, server_id: &str) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM servers WHERE server_id = $1")
+            .bind(server_id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    /// Every stored server, oldest first.
+    #[instrument(skip_all)]
+    pub async fn list_servers(&self) -> Result<Vec<StoredServer>, StoreError> {
+        let rows = sqlx::query("SELECT owner, config FROM servers ORDER BY created_at, server_id")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let config: String = row.try_get("config")?;
+                Ok(StoredServer {
+                    owner: row.try_get("owner")?,
+                    config: serde_json::from_str(&config)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn servers_round_trip_and_conflict() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let mut config = McpServerConfig {
+            server_id: "fs".into(),
+            tool_allow_list: vec!["read".into()],
+            ..Default::default()
+        };
+        config.env.insert("TOKEN".into(), "s3cret".into());
+        let server = StoredServer {
+            owner: "alice".into(),
+            config: config.clone(),
+        };
+        store.insert_server(&server).await.unwrap();
+        assert!(matches!(
+            store.insert_server(&server).await,
+            Err(StoreError::Conflict)
+        ));
+
+        config.timeout = 7;
+        store.update_server_config(&config).await.unwrap();
+        let all = store.list_servers().await.unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].owner, "alice");
+        assert_eq!(all[0].config, config);
+
+        store.delete_server("fs").await.unwrap();
+        assert!(matches!(
+            store.delete_server("fs").await,
+            Err(StoreError::NotFound)
+        ));
+        assert!(store.list_servers().await.unwrap().is_empty());
+    }
+}

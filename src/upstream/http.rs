@@ -1,0 +1,27 @@
+//! The Streamable HTTP transport: rmcp's client with the configured `headers` on every request.
+
+use std::collections::HashMap;
+
+use axum::http::{HeaderName, HeaderValue};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use super::ConnectError;
+use crate::a2e::McpServerConfig;
+
+pub fn transport(
+    config: &McpServerConfig,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, ConnectError> {
+    let mut headers = HashMap::new();
+    for (name, value) in &config.headers {
+        let name = HeaderName::try_from(name.as_str())
+            .map_err(|_| ConnectError::Config(format!("`{name}` is not a valid header name")))?;
+        let value = HeaderValue::try_from(value.as_str()).map_err(|_| {
+            ConnectError::Config(format!("the value of header `{name}` is not valid"))
+        })?;
+        headers.insert(name, value);
+    }
+    let transport_config =
+        StreamableHttpClientTransportConfig::with_uri(config.url.as_str()).custom_headers(headers);
+    Ok(StreamableHttpClientTransport::from_config(transport_config))
+}

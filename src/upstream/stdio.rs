@@ -1,0 +1,142 @@
+//! The stdio transport: the server runs as a child process in a process group of its own, with
+//! the configured `cwd` and `env` (never the bridge's own `MCP_BRIDGE_*` settings); its stderr is
+//! drained into the log and its last lines kept for error messages.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::transport::TokioChildProcess;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::ChildStderr;
+use tokio_util::sync::CancellationToken;
+
+use super::ConnectError;
+use crate::a2e::McpServerConfig;
+
+/// How many stderr lines are kept for error messages.
+const TAIL_LINES: usize = 20;
+/// Longest stderr line kept, in bytes.
+const MAX_LINE: usize = 1000;
+
+/// The last lines a child wrote to stderr.
+#[derive(Debug, Default)]
+pub struct StderrTail {
+    lines: Mutex<VecDeque<String>>,
+    /// Fired when stderr reaches end of file.
+    done: CancellationToken,
+}
+
+impl StderrTail {
+    fn push(&self, mut line: String) {
+        if line.len() > MAX_LINE {
+            let mut end = MAX_LINE;
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            line.truncate(end);
+        }
+        let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        if lines.len() == TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The kept lines as a suffix for an error message (empty when there are none).
+    pub fn render(&self) -> String {
+        let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        if lines.is_empty() {
+            return String::new();
+        }
+        let joined: Vec<&str> = lines.iter().map(String::as_str).collect();
+        format!("; last stderr lines: {}", joined.join(" | "))
+    }
+
+    /// Like [`render`](Self::render), after giving a dying child a moment to finish writing.
+    pub async fn settled_tail(&self) -> String {
+        let _ = tokio::time::timeout(Duration::from_millis(500), self.done.cancelled()).await;
+        self.render()
+    }
+}
+
+/// Starts the child and its stderr drain.
+pub fn spawn(
+    config: &McpServerConfig,
+) -> Result<(TokioChildProcess, Arc<StderrTail>), ConnectError> {
+    let (program, args) = config
+        .cmd
+        .split_first()
+        .ok_or_else(|| ConnectError::Config("a stdio server needs a command in `cmd`".into()))?;
+    let mut command = tokio::process::Command::new(program);
+    command.args(args);
+    if !config.cwd.is_empty() {
+        command.current_dir(&config.cwd);
+    }
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("MCP_BRIDGE_") {
+            command.env_remove(name);
+        }
+    }
+    command.envs(&config.env);
+    let mut wrapped = CommandWrap::from(command);
+    wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+    let (transport, stderr) = TokioChildProcess::builder(wrapped)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| ConnectError::Spawn {
+            command: program.clone(),
+            source,
+            stderr: String::new(),
+        })?;
+    let tail = Arc::new(StderrTail::default());
+    match stderr {
+        Some(stderr) => {
+            tokio::spawn(drain(stderr, config.server_id.clone(), tail.clone()));
+        }
+        None => tail.done.cancel(),
+    }
+    Ok((transport, tail))
+}
+
+async fn drain(stderr: ChildStderr, server_id: String, tail: Arc<StderrTail>) {
+    let mut lines = BufReader::new(stderr).lines();
+    loop {
+        match lines.next_line().await {
+            Ok(Some(line)) => {
+                tracing::info!(target: "mcp_bridge::upstream::stderr", %server_id, "{line}");
+                tail.push(line);
+            }
+            Ok(None) => break,
+            Err(error) => {
+                tracing::debug!(%server_id, %error, "stderr of the server is not readable");
+                break;
+            }
+        }
+    }
+    tail.done.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_keeps_the_last_lines() {
+        let tail = StderrTail::default();
+        assert_eq!(tail.render(), "");
+        for i in 0..30 {
+            tail.push(format!("line {i}"));
+        }
+        let shown = tail.render();
+        assert!(
+            shown.starts_with("; last stderr lines: line 10 |"),
+            "{shown}"
+        );
+        assert!(shown.ends_with("line 29"));
+        tail.push("é".repeat(MAX_LINE));
+        assert!(tail.render().len() < 30 * MAX_LINE);
+    }
+}

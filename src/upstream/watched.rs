@@ -1,0 +1,64 @@
+//! A transport wrapper that reports when the connection ends, so the supervisor learns of a dead
+//! server the moment its stream closes rather than on the next call.
+
+use std::future::Future;
+
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio_util::sync::CancellationToken;
+
+pub struct Watched<T> {
+    inner: T,
+    /// Fired when the stream ends or the transport starts closing.
+    lost: CancellationToken,
+    /// Fired once the inner transport has closed.
+    closed: CancellationToken,
+}
+
+impl<T> Watched<T> {
+    pub fn new(inner: T, lost: CancellationToken, closed: CancellationToken) -> Self {
+        Self {
+            inner,
+            lost,
+            closed,
+        }
+    }
+}
+
+impl<T> Drop for Watched<T> {
+    fn drop(&mut self) {
+        self.lost.cancel();
+        self.closed.cancel();
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        let lost = self.lost.clone();
+        let next = self.inner.receive();
+        async move {
+            let message = next.await;
+            if message.is_none() {
+                lost.cancel();
+            }
+            message
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.lost.cancel();
+        let result = self.inner.close().await;
+        self.closed.cancel();
+        result
+    }
+}
