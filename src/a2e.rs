@@ -88,14 +88,16 @@ macro_rules! a2e_message {
         pub struct $name {
             /// The A2E message type.
             #[serde(rename = "type")]
-            #[schema(example = $ty)]
+            #[schema(default = $ty)]
             pub kind: String,
             /// Message id; a UUID when absent.
+            #[schema(default)]
             pub id: String,
             /// A2E protocol version.
             #[schema(example = "1.0")]
             pub version: String,
-            /// Timestamp, seconds since the Unix epoch.
+            /// Timestamp, seconds since the Unix epoch; now when absent.
+            #[schema(default)]
             pub ts: f64,
             $( $(#[$fmeta])* pub $field: $fty, )*
         }

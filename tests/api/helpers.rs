@@ -1,0 +1,347 @@
+//! The test harness: the real service on port 0 with a temporary data dir, typed HTTP helpers,
+//! tokens, and the real MCP peers installed by `scripts/test.sh`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_bridge::auth::Auth;
+use mcp_bridge::config::Config;
+use mcp_bridge::startup::Application;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio_util::sync::CancellationToken;
+
+pub const SECRET: &str = "integration-test-secret";
+
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub data_dir: Arc<tempfile::TempDir>,
+    pub admin: String,
+    pub alice: String,
+    pub bob: String,
+    shutdown: CancellationToken,
+    handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+pub fn config(data_dir: &Path) -> Config {
+    Config {
+        bind: "127.0.0.1:0".into(),
+        data_dir: data_dir.to_owned(),
+        jwt_secret: Some(SECRET.to_owned().into()),
+        max_body_bytes: 64 * 1024,
+        ..Config::default()
+    }
+}
+
+/// The service on port 0 with a fresh data dir.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_in(Arc::new(tempfile::tempdir().unwrap())).await
+}
+
+/// The service on port 0 over an existing data dir (a restart).
+pub async fn spawn_app_in(data_dir: Arc<tempfile::TempDir>) -> TestApp {
+    spawn_app_with(data_dir.clone(), config(data_dir.path())).await
+}
+
+pub async fn spawn_app_with(data_dir: Arc<tempfile::TempDir>, config: Config) -> TestApp {
+    if std::env::var_os("TEST_LOG").is_some() {
+        mcp_bridge::telemetry::init("info,mcp_bridge=debug");
+    }
+    let auth = Auth::from_config(&config).unwrap();
+    let app = Application::build(config)
+        .await
+        .expect("the service starts");
+    let base = format!("http://{}", app.addr());
+    let shutdown = app.shutdown_token();
+    let handle = tokio::spawn(app.run_until_stopped());
+    let hour = Duration::from_secs(3600);
+    let test_app = TestApp {
+        base,
+        client: reqwest::Client::new(),
+        admin: auth.mint("root", true, hour).unwrap(),
+        alice: auth.mint("alice", false, hour).unwrap(),
+        bob: auth.mint("bob", false, hour).unwrap(),
+        data_dir,
+        shutdown,
+        handle: Some(handle),
+    };
+    test_app.wait_ready().await;
+    test_app
+}
+
+impl TestApp {
+    async fn wait_ready(&self) {
+        for _ in 0..200 {
+            if let Ok(resp) = self
+                .client
+                .get(format!("{}/readyz", self.base))
+                .send()
+                .await
+                && resp.status() == StatusCode::OK
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the service did not become ready within 5 s");
+    }
+
+    /// Stops the service as SIGTERM would, waiting for every server to stop.
+    pub async fn stop(mut self) {
+        self.shutdown.cancel();
+        if let Some(handle) = self.handle.take() {
+            handle.await.unwrap().unwrap();
+        }
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let resp = req.send().await.expect("the service answers");
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, value)
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> (StatusCode, Value) {
+        self.send(Method::GET, path, Some(token), None).await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
+        self.send(Method::POST, path, Some(token), Some(body)).await
+    }
+
+    pub async fn patch(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
+        self.send(Method::PATCH, path, Some(token), Some(body))
+            .await
+    }
+
+    pub async fn delete(&self, path: &str, token: &str) -> (StatusCode, Value) {
+        self.send(Method::DELETE, path, Some(token), None).await
+    }
+
+    /// Registers `config` as the admin and expects success.
+    pub async fn register(&self, config: Value) -> Value {
+        let (status, body) = self
+            .post("/v1/servers", &self.admin, json!({ "config": config }))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "registration failed: {body}");
+        body["server"].clone()
+    }
+
+    pub async fn call(&self, name: &str, arguments: Value) -> (StatusCode, Value) {
+        self.post(
+            "/v1/tools/call",
+            &self.alice,
+            json!({ "name": name, "arguments": arguments }),
+        )
+        .await
+    }
+
+    pub async fn tool_names(&self, query: &str) -> Vec<String> {
+        let (status, body) = self.get(&format!("/v1/tools{query}"), &self.alice).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Waits until the server's status is `status`.
+    pub async fn wait_status(&self, server_id: &str, status: &str, within: Duration) -> Value {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let (_, body) = self
+                .get(&format!("/v1/servers/{server_id}"), &self.admin)
+                .await;
+            if body["server"]["status"] == status {
+                return body["server"].clone();
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!("server {server_id} did not become {status} within {within:?}: {body}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+// ---- real peers ----
+
+pub fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
+}
+
+fn installed(path: PathBuf) -> String {
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/test.sh, which installs the test peers",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+pub fn everything_bin() -> String {
+    installed(peers_dir().join("node_modules/.bin/mcp-server-everything"))
+}
+
+pub fn python() -> String {
+    installed(peers_dir().join(".venv/bin/python"))
+}
+
+pub fn py_server() -> String {
+    installed(peers_dir().join("py_server.py"))
+}
+
+/// The stdio config of server-everything.
+pub fn everything_stdio(server_id: &str) -> Value {
+    json!({ "server_id": server_id, "transport": "stdio", "cmd": [everything_bin(), "stdio"] })
+}
+
+/// The stdio config of the Python fixture, with a marker in its environment to find its process.
+pub fn py_stdio(server_id: &str, marker: &str) -> Value {
+    json!({
+        "server_id": server_id,
+        "transport": "stdio",
+        "cmd": [python(), py_server(), "stdio"],
+        "env": { "FIXTURE_MARKER": marker },
+    })
+}
+
+/// Pids of processes whose environment holds `FIXTURE_MARKER=<marker>`.
+pub fn pids_with_marker(marker: &str) -> Vec<u32> {
+    let needle = format!("FIXTURE_MARKER={marker}");
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ
+            .split(|b| *b == 0)
+            .any(|var| var == needle.as_bytes())
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Waits until no process carries `marker`.
+pub async fn wait_no_process(marker: &str, within: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    while !pids_with_marker(marker).is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "processes {:?} with marker {marker} still run after {within:?}",
+            pids_with_marker(marker)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}-{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    )
+}
+
+/// A child process killed (with its group) when dropped.
+pub struct Peer {
+    child: tokio::process::Child,
+    pub url: String,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// server-everything over Streamable HTTP on a free port (it cannot take port 0).
+pub async fn everything_http() -> Peer {
+    let port = free_port();
+    let child = tokio::process::Command::new(everything_bin())
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "server-everything did not listen on {port}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Peer {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    }
+}
+
+/// The Python fixture over Streamable HTTP; it reports its port.
+pub async fn py_http() -> Peer {
+    let mut child = tokio::process::Command::new(python())
+        .args([py_server().as_str(), "http", "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the Python fixture reports its port within 20 s")
+        .unwrap()
+        .expect("a PORT= line");
+    let port = line
+        .strip_prefix("PORT=")
+        .expect("PORT=<n>")
+        .trim()
+        .to_owned();
+    Peer {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    }
+}

@@ -1,0 +1,9 @@
+//! Integration tests: the real service on port 0 against real MCP peers.
+
+mod a2e;
+mod auth;
+mod helpers;
+mod inputs;
+mod openapi;
+mod servers;
+mod tools;

@@ -1,0 +1,378 @@
+//! Server lifecycle against real peers: register over stdio and Streamable HTTP, list, get,
+//! change, reconnect, unregister, restart.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn server_everything_over_stdio_registers_with_its_catalogue() {
+    let app = spawn_app().await;
+    let server = app.register(everything_stdio("ev")).await;
+    assert_eq!(server["status"], "ready");
+    assert_eq!(server["transport"], "stdio");
+    assert_eq!(server["mcp_version"], "2025-11-25");
+    assert_eq!(server["server_name"], "mcp-servers/everything");
+    assert_eq!(server["tools_count"], 13);
+    assert_eq!(server["resources_count"], 7);
+    assert_eq!(server["prompts_count"], 4);
+    assert!(server["connected_at"].as_f64().unwrap() > 1.7e9);
+
+    let (status, list) = app.get("/v1/servers", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list["type"], "mcp/server/list/resp");
+    assert_eq!(list["servers"][0]["server_id"], "ev");
+    let (_, ready) = app.get("/v1/servers?status_filter=ready", &app.alice).await;
+    assert_eq!(ready["servers"].as_array().unwrap().len(), 1);
+    let (_, errored) = app.get("/v1/servers?status_filter=error", &app.alice).await;
+    assert_eq!(errored["servers"].as_array().unwrap().len(), 0);
+    let (status, bad) = app
+        .get("/v1/servers?status_filter=sleepy", &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http() {
+    let peer = everything_http().await;
+    let app = spawn_app().await;
+    let server = app
+        .register(json!({ "server_id": "evh", "transport": "http", "url": peer.url, "headers": {"X-Api-Key": "k-123"} }))
+        .await;
+    assert_eq!(server["status"], "ready");
+    assert_eq!(server["tools_count"], 13);
+    let (status, body) = app.call("evh__echo", json!({"message": "over http"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["text"], "Echo: over http");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn python_server_over_stdio_and_http() {
+    let peer = py_http().await;
+    let app = spawn_app().await;
+    let stdio = app.register(py_stdio("pys", &unique("pys"))).await;
+    assert_eq!(stdio["server_name"], "py-fixture");
+    assert_eq!(stdio["server_version"], "1.2.3");
+    assert_eq!(stdio["tools_count"], 10);
+    let http = app
+        .register(json!({ "server_id": "pyh", "transport": "http", "url": peer.url }))
+        .await;
+    assert_eq!(http["status"], "ready");
+    assert_eq!(http["tools_count"], 10);
+    for name in ["pys__add", "pyh__add"] {
+        let (status, body) = app.call(name, json!({"a": 2, "b": 3})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["structured_content"], json!({"result": 5}));
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn stdio_env_and_cwd_are_honoured() {
+    let app = spawn_app().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = py_stdio("envs", &unique("envs"));
+    config["cwd"] = json!(dir.path());
+    config["env"]["FIXTURE_GREETING"] = json!("hello from env");
+    app.register(config).await;
+    let (_, body) = app
+        .call("envs__getenv", json!({"name": "FIXTURE_GREETING"}))
+        .await;
+    assert_eq!(body["content"][0]["text"], "hello from env");
+    let (_, body) = app.call("envs__cwd", json!({})).await;
+    assert_eq!(
+        body["content"][0]["text"],
+        dir.path().canonicalize().unwrap().to_str().unwrap()
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_failing_server_is_refused_with_its_stderr_and_nothing_is_stored() {
+    let app = spawn_app().await;
+    let (status, body) = app
+        .post(
+            "/v1/servers",
+            &app.admin,
+            json!({"config": {
+                "server_id": "crashy", "cmd": [python(), py_server(), "crash"]
+            }}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert_eq!(body["type"], "mcp/server/register/resp");
+    assert_eq!(body["ok"], false);
+    assert_eq!(body["code"], "mcp_transport_error");
+    assert_eq!(body["retryable"], true);
+    let error = body["error"].as_str().unwrap();
+    assert!(error.contains("fixture: fatal: config missing"), "{error}");
+
+    let (status, body) = app
+        .post(
+            "/v1/servers",
+            &app.admin,
+            json!({"config": {
+                "server_id": "silent", "cmd": [python(), py_server(), "hang"], "connect_timeout": 2
+            }}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
+    assert_eq!(body["code"], "timeout");
+
+    let (status, body) = app
+        .post(
+            "/v1/servers",
+            &app.admin,
+            json!({"config": {"server_id": "nocmd", "cmd": ["/nonexistent/mcp-server"]}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/mcp-server"),
+        "{body}"
+    );
+
+    let (_, list) = app.get("/v1/servers", &app.admin).await;
+    assert_eq!(list["servers"], json!([]));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn unregister_stops_the_child_and_forgets_the_server() {
+    let app = spawn_app().await;
+    let marker = unique("unreg");
+    app.register(py_stdio("gone", &marker)).await;
+    assert_eq!(pids_with_marker(&marker).len(), 1, "the child runs");
+
+    let (status, body) = app.delete("/v1/servers/gone?id=req-9", &app.admin).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({
+            "type": "mcp/server/unregister/resp", "id": body["id"], "version": "1.0", "ts": body["ts"],
+            "req_id": "req-9", "ok": true, "server_id": "gone"
+        })
+    );
+    assert!(
+        pids_with_marker(&marker).is_empty(),
+        "no child is left once unregister answers"
+    );
+    let (status, body) = app.get("/v1/servers/gone", &app.admin).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["code"], "mcp_server_not_found");
+    let (status, _) = app.delete("/v1/servers/gone", &app.admin).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_restart_brings_every_server_back_with_its_allow_list() {
+    let app = spawn_app().await;
+    let data_dir = app.data_dir.clone();
+    let marker = unique("restart");
+    let mut config = py_stdio("keep", &marker);
+    config["tool_allow_list"] = json!(["add", "echo"]);
+    app.register(config).await;
+    app.register(everything_stdio("ev")).await;
+    app.stop().await;
+    wait_no_process(&marker, Duration::from_secs(10)).await;
+
+    let app = spawn_app_in(data_dir).await;
+    app.wait_status("keep", "ready", Duration::from_secs(30))
+        .await;
+    app.wait_status("ev", "ready", Duration::from_secs(30))
+        .await;
+    assert_eq!(
+        app.tool_names("?server_id=keep").await,
+        ["keep__add", "keep__echo"]
+    );
+    let (status, body) = app.call("keep__add", json!({"a": 1, "b": 1})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = app.call("keep__cwd", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(pids_with_marker(&marker).len(), 1);
+    app.stop().await;
+    wait_no_process(&marker, Duration::from_secs(10)).await;
+}
+
+#[tokio::test]
+async fn a_server_that_is_down_at_boot_does_not_hold_up_the_others() {
+    let peer = py_http().await;
+    let app = spawn_app().await;
+    let data_dir = app.data_dir.clone();
+    app.register(
+        json!({"server_id": "flaky", "transport": "http", "url": peer.url, "connect_timeout": 2}),
+    )
+    .await;
+    app.register(everything_stdio("ev")).await;
+    app.stop().await;
+    drop(peer);
+
+    let started = std::time::Instant::now();
+    let app = spawn_app_in(data_dir).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the listener is not held up"
+    );
+    app.wait_status("ev", "ready", Duration::from_secs(30))
+        .await;
+    let flaky = app
+        .wait_status("flaky", "error", Duration::from_secs(30))
+        .await;
+    assert!(!flaky["error"].as_str().unwrap().is_empty(), "{flaky}");
+    let (status, body) = app.call("flaky__add", json!({"a": 1, "b": 2})).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["code"], "mcp_server_unavailable");
+    assert_eq!(body["retryable"], true);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn patch_changes_allow_lists_and_keeps_secrets() {
+    let peer = py_http().await;
+    let app = spawn_app().await;
+    app.register(json!({
+        "server_id": "p", "transport": "http", "url": peer.url,
+        "headers": {"Authorization": "Bearer upstream-s3cret"}
+    }))
+    .await;
+    assert_eq!(app.tool_names("?server_id=p").await.len(), 10);
+
+    let (status, body) = app
+        .patch(
+            "/v1/servers/p",
+            &app.admin,
+            json!({"tool_allow_list": ["echo"], "timeout": 60}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["type"], "mcp/server/update/resp");
+    assert_eq!(body["server"]["tools_count"], 1);
+    assert_eq!(body["config"]["timeout"], 60);
+    assert_eq!(body["config"]["headers"]["Authorization"], "***");
+    assert_eq!(app.tool_names("?server_id=p").await, ["p__echo"]);
+
+    // The redacted config sent back as it was shown keeps the stored secret (and reconnects).
+    let shown = body["config"]["headers"].clone();
+    let (status, body) = app
+        .patch(
+            "/v1/servers/p",
+            &app.admin,
+            json!({"headers": shown, "tool_allow_list": []}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["server"]["status"], "ready");
+    assert_eq!(body["server"]["tools_count"], 10);
+
+    let (status, body) = app
+        .patch("/v1/servers/p", &app.admin, json!({"timeout": 0}))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let (status, _) = app
+        .patch("/v1/servers/p", &app.admin, json!({"server_id": "other"}))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let (status, _) = app
+        .patch("/v1/servers/nope", &app.admin, json!({"timeout": 5}))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn reconnect_on_demand_and_a_lost_child_is_noticed() {
+    let app = spawn_app().await;
+    let marker = unique("lost");
+    let mut config = py_stdio("phoenix", &marker);
+    config["auto_reconnect"] = json!(false);
+    let first = app.register(config).await;
+
+    let (status, body) = app
+        .post("/v1/servers/phoenix/reconnect", &app.admin, json!(null))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["ok"], true);
+    assert_eq!(body["server"]["status"], "ready");
+    assert!(body["server"]["connected_at"].as_f64() > first["connected_at"].as_f64());
+    assert_eq!(
+        pids_with_marker(&marker).len(),
+        1,
+        "the old child was stopped"
+    );
+
+    for pid in pids_with_marker(&marker) {
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+    }
+    let down = app
+        .wait_status("phoenix", "disconnected", Duration::from_secs(10))
+        .await;
+    assert!(down["error"].as_str().unwrap().contains("lost"), "{down}");
+    let (status, body) = app.call("phoenix__echo", json!({"text": "x"})).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    // auto_reconnect is off: it stays down until asked.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (_, body) = app.get("/v1/servers/phoenix", &app.admin).await;
+    assert_eq!(body["server"]["status"], "disconnected");
+    let (_, body) = app
+        .post("/v1/servers/phoenix/reconnect", &app.admin, json!(null))
+        .await;
+    assert_eq!(body["server"]["status"], "ready", "{body}");
+    let (status, _) = app.call("phoenix__echo", json!({"text": "x"})).await;
+    assert_eq!(status, StatusCode::OK);
+    app.stop().await;
+    wait_no_process(&marker, Duration::from_secs(10)).await;
+}
+
+#[tokio::test]
+async fn an_auto_reconnecting_server_comes_back_after_its_child_dies() {
+    let app = spawn_app().await;
+    let marker = unique("auto");
+    app.register(py_stdio("auto", &marker)).await;
+    for pid in pids_with_marker(&marker) {
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+    }
+    // It goes down, then comes back by itself.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.wait_status("auto", "ready", Duration::from_secs(20))
+        .await;
+    let (status, body) = app.call("auto__echo", json!({"text": "back"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn sse_and_ws_are_not_supported_yet() {
+    let app = spawn_app().await;
+    for transport in ["sse", "ws"] {
+        let url = if transport == "ws" {
+            "ws://127.0.0.1:9/mcp"
+        } else {
+            "http://127.0.0.1:9/sse"
+        };
+        let (status, body) = app
+            .post(
+                "/v1/servers",
+                &app.alice,
+                json!({"config": {"transport": transport, "url": url}}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+        assert_eq!(body["code"], "mcp_capability_missing");
+    }
+    app.stop().await;
+}

@@ -1,0 +1,172 @@
+//! The tool catalogue and tool calls against real peers: content kinds, structured content,
+//! `is_error`, allow lists, timeouts, unknown tools.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
+    let app = spawn_app().await;
+    app.register(everything_stdio("ev")).await;
+    app.register(py_stdio("py", &unique("cat"))).await;
+    let (status, body) = app.get("/v1/tools?id=list-1", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["type"], "tool/list/resp");
+    assert_eq!(body["req_id"], "list-1");
+    assert_eq!(body["next_cursor"], "");
+    let tools = body["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 23);
+    let echo = tools
+        .iter()
+        .find(|t| t["name"] == "ev__echo")
+        .expect("ev__echo");
+    assert_eq!(echo["server_id"], "ev");
+    assert_eq!(echo["source"], "mcp");
+    assert_eq!(echo["description"], "Echoes back the input string");
+    assert_eq!(
+        echo["input_schema"]["properties"]["message"]["type"],
+        "string"
+    );
+    assert_eq!(echo["annotations"]["readOnlyHint"], true);
+    let add = tools
+        .iter()
+        .find(|t| t["name"] == "py__add")
+        .expect("py__add");
+    assert_eq!(
+        add["output_schema"]["properties"]["result"]["type"],
+        "integer"
+    );
+    // Sorted by server, then tool.
+    let keys: Vec<(&str, &str)> = tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().split_once("__").unwrap())
+        .collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+    assert_eq!(app.tool_names("?server_id=py").await.len(), 10);
+    assert!(app.tool_names("?source=a2a").await.is_empty());
+    let (status, _) = app.get("/v1/tools?source=carrier", &app.alice).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let (status, body) = app.get("/v1/tools?cursor=not-a-cursor", &app.alice).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn calls_return_every_kind_of_content_faithfully() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("content"))).await;
+
+    let (status, body) = app.call("py__add", json!({"a": 20, "b": 22})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["type"], "tool/call/resp");
+    assert_eq!(body["name"], "py__add");
+    assert_eq!(body["server_id"], "py");
+    assert_eq!(body["content"][0], json!({"type": "text", "text": "42"}));
+    assert_eq!(body["structured_content"], json!({"result": 42}));
+    assert_eq!(body["is_error"], false);
+
+    let (_, body) = app.call("py__image", json!({})).await;
+    assert_eq!(body["content"][0]["type"], "image");
+    assert_eq!(body["content"][0]["mimeType"], "image/png");
+    assert!(
+        body["content"][0]["data"]
+            .as_str()
+            .unwrap()
+            .starts_with("iVBOR")
+    );
+    let (_, body) = app.call("py__audio", json!({})).await;
+    assert_eq!(body["content"][0]["type"], "audio");
+    assert_eq!(body["content"][0]["mimeType"], "audio/wav");
+    let (_, body) = app.call("py__link", json!({})).await;
+    assert_eq!(body["content"][0]["type"], "resource_link");
+    assert_eq!(body["content"][0]["uri"], "fixture://doc/1");
+    let (_, body) = app.call("py__embedded", json!({})).await;
+    assert_eq!(body["content"][0]["type"], "resource");
+    assert_eq!(body["content"][0]["resource"]["text"], "hello embedded");
+
+    let (status, body) = app.call("py__fail", json!({})).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "an upstream isError is a 200: {body}"
+    );
+    assert_eq!(body["is_error"], true);
+    assert!(
+        body["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("always fails")
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn server_everything_tools_answer_through_the_bridge() {
+    let app = spawn_app().await;
+    app.register(everything_stdio("ev")).await;
+    let (status, body) = app.call("ev__echo", json!({"message": "hi"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["content"],
+        json!([{"type": "text", "text": "Echo: hi"}])
+    );
+    let (status, body) = app.call("ev__get-sum", json!({"a": 2, "b": 40})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body["content"][0]["text"].as_str().unwrap().contains("42"),
+        "{body}"
+    );
+    let (status, body) = app.call("ev__get-tiny-image", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "image"),
+        "{body}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_allow_list_applies_to_listing_and_calling() {
+    let app = spawn_app().await;
+    let mut config = everything_stdio("ev");
+    config["tool_allow_list"] = json!(["echo", "get-sum"]);
+    let server = app.register(config).await;
+    assert_eq!(server["tools_count"], 2);
+    assert_eq!(app.tool_names("").await, ["ev__echo", "ev__get-sum"]);
+    let (status, _) = app.call("ev__echo", json!({"message": "ok"})).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = app.call("ev__get-tiny-image", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(body["code"], "mcp_tool_not_found");
+    assert_eq!(body["retryable"], false);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_tools_timeouts_and_bad_arguments() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("errors"))).await;
+    for name in ["py__nosuch", "nosuch__echo", "plainname", ""] {
+        let (status, body) = app.call(name, json!({})).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{name}: {body}");
+        assert_eq!(body["code"], "mcp_tool_not_found");
+        assert_eq!(body["type"], "tool/call/resp");
+    }
+    let (status, body) = app
+        .post("/v1/tools/call", &app.alice, json!({"id": "slow-1", "name": "py__slow", "arguments": {"seconds": 5}, "timeout": 0.5}))
+        .await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
+    assert_eq!(body["code"], "timeout");
+    assert_eq!(body["retryable"], true);
+    assert_eq!(body["req_id"], "slow-1");
+    // The connection survives a timed-out call.
+    let (status, _) = app.call("py__echo", json!({"text": "still here"})).await;
+    assert_eq!(status, StatusCode::OK);
+    app.stop().await;
+}
