@@ -88,6 +88,8 @@ pub struct ServerEntry {
     state: watch::Sender<State>,
     control: mpsc::UnboundedSender<Control>,
     events: mpsc::UnboundedSender<UpstreamEvent>,
+    /// Held while a change of config is applied, so concurrent changes do not interleave.
+    changing: tokio::sync::Mutex<()>,
     /// Fired to stop the supervisor (unregister, shutdown).
     pub stop: CancellationToken,
     /// Fired when the supervisor has stopped and the connection is closed.
@@ -112,6 +114,7 @@ impl ServerEntry {
             state: watch::Sender::new(State::default()),
             control: control_tx,
             events: events_tx,
+            changing: tokio::sync::Mutex::new(()),
             stop: CancellationToken::new(),
             stopped: CancellationToken::new(),
         });
@@ -189,11 +192,14 @@ impl ServerEntry {
         self.update_state(|s| s.error = skipped);
     }
 
-    /// Drops the connection from use (calls see the server as unavailable from now on).
+    /// Drops the connection from use: calls see the server as unavailable from now on. The last
+    /// synced catalogue stays listed, so a server that restarts does not make its tools flicker.
     pub fn detach(&self) -> Option<Arc<Connection>> {
-        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
-        live.catalogue = Arc::default();
-        live.conn.take()
+        self.live
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .conn
+            .take()
     }
 
     fn skipped_note(&self) -> String {
@@ -433,6 +439,7 @@ impl Registry {
         change: ServerUpdateRequest,
     ) -> Result<Arc<ServerEntry>, Error> {
         let entry = self.managed(agent, &change.server_id)?;
+        let changing = entry.changing.lock().await;
         let old = entry.config();
         let new = apply_change(&old, change);
         if new.cmd != old.cmd || new.env != old.env || new.cwd != old.cwd {
@@ -457,6 +464,7 @@ impl Registry {
         } else {
             entry.replace_lists(None, None, None);
         }
+        drop(changing);
         Ok(entry)
     }
 

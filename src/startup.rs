@@ -92,14 +92,19 @@ impl Application {
             wait_for_signal().await;
             stop.cancel();
         });
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown.clone().cancelled_owned())
-            .await;
+        let grace = Duration::from_secs(state.config.shutdown_grace_secs);
+        let server =
+            axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        // Open requests (a long tool call, say) get the grace period to finish, then are dropped.
+        let served = tokio::select! {
+            served = server => served,
+            _ = async { shutdown.cancelled().await; tokio::time::sleep(grace).await } => {
+                tracing::warn!("open requests did not finish within {grace:?}; dropping them");
+                Ok(())
+            }
+        };
         tracing::info!("stopping every server");
-        state
-            .registry
-            .shutdown(Duration::from_secs(state.config.shutdown_grace_secs))
-            .await;
+        state.registry.shutdown(grace).await;
         served
     }
 }

@@ -60,22 +60,30 @@ impl Store {
         Ok(())
     }
 
-    /// Every stored server, oldest first.
+    /// Every stored server, oldest first. A row that no longer parses is logged and left in
+    /// place rather than failing the rest.
     #[instrument(skip_all)]
     pub async fn list_servers(&self) -> Result<Vec<StoredServer>, StoreError> {
-        let rows = sqlx::query("SELECT owner, config FROM servers ORDER BY created_at, server_id")
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|row| {
-                let config: String = row.try_get("config")?;
-                Ok(StoredServer {
+        let rows = sqlx::query(
+            "SELECT server_id, owner, config FROM servers ORDER BY created_at, server_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut servers = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let server_id: String = row.try_get("server_id")?;
+            let config: String = row.try_get("config")?;
+            match serde_json::from_str(&config) {
+                Ok(config) => servers.push(StoredServer {
                     owner: row.try_get("owner")?,
-                    config: serde_json::from_str(&config)
-                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-                })
-            })
-            .collect()
+                    config,
+                }),
+                Err(error) => {
+                    tracing::error!(%server_id, %error, "stored config does not parse; skipped")
+                }
+            }
+        }
+        Ok(servers)
     }
 }
 

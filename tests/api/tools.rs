@@ -17,7 +17,7 @@ async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
     assert_eq!(body["req_id"], "list-1");
     assert_eq!(body["next_cursor"], "");
     let tools = body["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 23);
+    assert_eq!(tools.len(), 24);
     let echo = tools
         .iter()
         .find(|t| t["name"] == "ev__echo")
@@ -44,7 +44,7 @@ async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
         .map(|t| t["name"].as_str().unwrap().split_once("__").unwrap())
         .collect();
     assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
-    assert_eq!(app.tool_names("?server_id=py").await.len(), 10);
+    assert_eq!(app.tool_names("?server_id=py").await.len(), 11);
     assert!(app.tool_names("?source=a2a").await.is_empty());
     let (status, _) = app.get("/v1/tools?source=carrier", &app.alice).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -168,5 +168,36 @@ async fn unknown_tools_timeouts_and_bad_arguments() {
     // The connection survives a timed-out call.
     let (status, _) = app.call("py__echo", json!({"text": "still here"})).await;
     assert_eq!(status, StatusCode::OK);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_tools_list_changed_notification_re_syncs_the_catalogue() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("grow"))).await;
+    assert!(
+        !app.tool_names("?server_id=py")
+            .await
+            .contains(&"py__sprout".to_owned())
+    );
+    let (status, body) = app.call("py__grow", json!({"name": "sprout"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !app
+        .tool_names("?server_id=py")
+        .await
+        .contains(&"py__sprout".to_owned())
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "py__sprout did not appear after tools/list_changed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (status, body) = app.call("py__sprout", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["text"], "grown");
+    let (_, server) = app.get("/v1/servers/py", &app.alice).await;
+    assert_eq!(server["server"]["tools_count"], 12);
     app.stop().await;
 }

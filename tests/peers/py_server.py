@@ -8,7 +8,7 @@ Usage (first argument selects the mode):
     py_server.py hang                read stdin until EOF, never answering anything
 
 Server "py-fixture" 1.2.3 exposes the tools add, echo, image, audio, link, embedded, fail,
-slow, getenv and cwd, the resource fixture://doc/1 and the prompt greet.
+slow, getenv, cwd and grow (which adds a tool at run time and sends tools/list_changed), the resource fixture://doc/1 and the prompt greet.
 """
 
 import argparse
@@ -25,7 +25,7 @@ DOC_URI = "fixture://doc/1"
 
 def build_server():
     """Build the MCP server (imports the SDK lazily so crash/hang start instantly)."""
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp_types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextResourceContents
 
@@ -82,6 +82,17 @@ def build_server():
     def cwd() -> str:
         """Return the server process's working directory."""
         return os.getcwd()
+
+    @mcp.tool(structured_output=False)
+    async def grow(name: str, ctx: Context) -> str:
+        """Add a tool called `name` that returns "grown", and tell the client the tool list changed."""
+
+        def grown() -> str:
+            return "grown"
+
+        mcp.add_tool(grown, name=name, description="Added at run time by grow", structured_output=False)
+        await ctx.session.send_tool_list_changed()
+        return f"added {name}"
 
     @mcp.resource(DOC_URI, name="doc1", mime_type="text/plain")
     def doc1() -> str:
