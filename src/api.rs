@@ -3,6 +3,8 @@
 
 mod a2e;
 mod health;
+mod prompts;
+mod resources;
 mod servers;
 mod tools;
 
@@ -50,6 +52,8 @@ fn request<M: crate::a2e::Message + Default>(id: Option<String>) -> M {
     tags(
         (name = "servers", description = "MCP server lifecycle (mcp/server/*)"),
         (name = "tools", description = "The synced tool catalogue (tool/list, tool/call)"),
+        (name = "resources", description = "Resources and templates across servers (mcp/resource/*)"),
+        (name = "prompts", description = "Prompts across servers and argument completions (mcp/prompt/*)"),
         (name = "a2e", description = "Any A2E request message as it is on the wire"),
         (name = "health", description = "Liveness and readiness")
     )
@@ -78,6 +82,8 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
     let (v1, v1_doc) = OpenApiRouter::new()
         .merge(servers::router())
         .merge(tools::router())
+        .merge(resources::router())
+        .merge(prompts::router())
         .merge(a2e::router())
         .split_for_parts();
     let (public, public_doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())

@@ -49,6 +49,8 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Longest wait before a shutdown stops waiting for open requests, in seconds.
     pub shutdown_grace_secs: u64,
+    /// Most entries in one page of resources, templates or prompts.
+    pub page_size: usize,
 }
 
 impl Default for Config {
@@ -68,6 +70,7 @@ impl Default for Config {
             log: "info".into(),
             max_body_bytes: 1024 * 1024,
             shutdown_grace_secs: 10,
+            page_size: 100,
         }
     }
 }
@@ -141,6 +144,9 @@ impl Config {
         if let Some(v) = get("MCP_BRIDGE_MAX_BODY_BYTES") {
             self.max_body_bytes = parse_number("MCP_BRIDGE_MAX_BODY_BYTES", &v)?;
         }
+        if let Some(v) = get("MCP_BRIDGE_PAGE_SIZE") {
+            self.page_size = parse_number("MCP_BRIDGE_PAGE_SIZE", &v)?;
+        }
         if let Some(v) = get("MCP_BRIDGE_SHUTDOWN_GRACE_SECS") {
             self.shutdown_grace_secs = parse_number("MCP_BRIDGE_SHUTDOWN_GRACE_SECS", &v)?;
         }
@@ -168,6 +174,12 @@ impl Config {
         }
         tracing_subscriber::EnvFilter::try_new(&self.log)
             .map_err(|e| invalid("MCP_BRIDGE_LOG", format!("\"{}\": {e}", self.log)))?;
+        if !(1..=1000).contains(&self.page_size) {
+            return Err(invalid(
+                "MCP_BRIDGE_PAGE_SIZE",
+                "must be between 1 and 1000",
+            ));
+        }
         if self.max_body_bytes < 1024 {
             return Err(invalid(
                 "MCP_BRIDGE_MAX_BODY_BYTES",

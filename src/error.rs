@@ -212,12 +212,17 @@ impl From<crate::registry::Error> for ApiError {
                 ConnectError::Config(_) => ErrorCode::InvalidRequest,
                 ConnectError::Unsupported(_) => ErrorCode::McpCapabilityMissing,
             },
-            E::Call { error, .. } => match error {
+            E::ResourceNotFound(_) => ErrorCode::McpResourceNotFound,
+            E::PromptNotFound(_) => ErrorCode::McpPromptNotFound,
+            E::NotFound(_) => ErrorCode::NotFound,
+            E::CapabilityMissing { .. } => ErrorCode::McpCapabilityMissing,
+            E::Upstream { error, .. } => match error {
                 CallError::Lost => ErrorCode::McpServerUnavailable,
                 CallError::Timeout(_) => ErrorCode::Timeout,
-                // -32602: invalid params; -32601: method not found.
+                // -32602: invalid params; -32601: method not found; -32002: resource not found.
                 CallError::Rejected { code: -32602, .. } => ErrorCode::InvalidRequest,
                 CallError::Rejected { code: -32601, .. } => ErrorCode::McpCapabilityMissing,
+                CallError::Rejected { code: -32002, .. } => ErrorCode::McpResourceNotFound,
                 CallError::Rejected { .. } | CallError::Protocol(_) => ErrorCode::McpProtocolError,
                 CallError::Transport(_) => ErrorCode::McpTransportError,
             },

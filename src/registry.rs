@@ -2,14 +2,19 @@
 //! catalogue built from them. Allow lists are applied here, on listing and on every call.
 
 mod catalogue;
+mod merge;
 pub mod naming;
+mod prompts;
+mod resources;
+pub use prompts::prompt_messages;
+mod template;
 mod validate;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Prompt, Resource, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ServerCapabilities};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -18,7 +23,9 @@ use crate::a2e::{
 };
 use crate::auth::Agent;
 use crate::store::{Store, StoreError, StoredServer};
-use crate::upstream::{self, CallError, ConnectError, Connection, Established, UpstreamEvent};
+use crate::upstream::{
+    self, CallError, ConnectError, Connection, Established, Lists, UpstreamEvent,
+};
 pub use catalogue::Page;
 pub use validate::is_link_local_or_metadata;
 
@@ -44,8 +51,19 @@ pub enum Error {
         server_id: String,
         error: ConnectError,
     },
-    #[error("calling \"{name}\" failed: {error}")]
-    Call { name: String, error: CallError },
+    #[error("no resource \"{0}\" is available")]
+    ResourceNotFound(String),
+    #[error("no prompt \"{0}\" is available")]
+    PromptNotFound(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("server \"{server_id}\" does not offer {what}")]
+    CapabilityMissing {
+        server_id: String,
+        what: &'static str,
+    },
+    #[error("{what} failed: {error}")]
+    Upstream { what: String, error: CallError },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -70,9 +88,8 @@ pub struct State {
 #[derive(Default)]
 pub struct Live {
     pub conn: Option<Arc<Connection>>,
-    pub tools: Arc<Vec<Tool>>,
-    pub resources: Arc<Vec<Resource>>,
-    pub prompts: Arc<Vec<Prompt>>,
+    /// What the server listed, before allow lists.
+    pub lists: Arc<Lists>,
     /// The exposed tools, sorted by upstream name.
     pub catalogue: Arc<Vec<catalogue::Entry>>,
     /// Why some upstream tools were left out of the catalogue.
@@ -150,46 +167,43 @@ impl ServerEntry {
 
     /// Takes a new connection and its lists into use and marks the server ready.
     pub fn install(&self, established: Established) {
-        let config = self.config();
         {
             let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
             live.conn = Some(established.conn);
-            live.tools = Arc::new(established.tools);
-            live.resources = Arc::new(established.resources);
-            live.prompts = Arc::new(established.prompts);
-            catalogue::rebuild(&mut live, &config);
         }
-        let skipped = self.skipped_note();
+        self.replace_lists(Some(established.lists));
         self.update_state(|s| {
             s.status = McpServerStatus::Ready;
-            s.error = skipped;
             s.attempts += 1;
         });
     }
 
-    /// Replaces one list after the server said it changed.
-    pub fn replace_lists(
-        &self,
-        tools: Option<Vec<Tool>>,
-        resources: Option<Vec<Resource>>,
-        prompts: Option<Vec<Prompt>>,
-    ) {
+    /// Takes new lists into use (or re-applies the config to the current ones).
+    pub fn replace_lists(&self, lists: Option<Lists>) {
         let config = self.config();
-        {
+        let skipped = {
             let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
-            if let Some(tools) = tools {
-                live.tools = Arc::new(tools);
-            }
-            if let Some(resources) = resources {
-                live.resources = Arc::new(resources);
-            }
-            if let Some(prompts) = prompts {
-                live.prompts = Arc::new(prompts);
+            if let Some(lists) = lists {
+                live.lists = Arc::new(lists);
             }
             catalogue::rebuild(&mut live, &config);
-        }
-        let skipped = self.skipped_note();
-        self.update_state(|s| s.error = skipped);
+            live.skipped.clone()
+        };
+        let note = if skipped.is_empty() {
+            String::new()
+        } else {
+            format!("left out of the catalogue: {}", skipped.join("; "))
+        };
+        self.update_state(|s| s.error = note);
+    }
+
+    /// What the server listed, as last synced.
+    pub fn lists(&self) -> Arc<Lists> {
+        self.live
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .lists
+            .clone()
     }
 
     /// Drops the connection from use: calls see the server as unavailable from now on. The last
@@ -200,15 +214,6 @@ impl ServerEntry {
             .unwrap_or_else(|e| e.into_inner())
             .conn
             .take()
-    }
-
-    fn skipped_note(&self) -> String {
-        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
-        if live.skipped.is_empty() {
-            String::new()
-        } else {
-            format!("left out of the catalogue: {}", live.skipped.join("; "))
-        }
     }
 
     /// The server as it is now.
@@ -228,11 +233,12 @@ impl ServerEntry {
             server_version: text(|c| &c.server_version),
             tools_count: live.catalogue.len() as u64,
             resources_count: live
+                .lists
                 .resources
                 .iter()
                 .filter(|r| naming::allowed(&config.resource_allow_list, &r.uri))
                 .count() as u64,
-            prompts_count: live.prompts.len() as u64,
+            prompts_count: live.lists.prompts.len() as u64,
             last_ping_ms: state.last_ping_ms,
             error: state.error,
             connected_at: conn.map(|c| c.connected_at).unwrap_or_default(),
@@ -253,6 +259,8 @@ pub struct Registry {
     reserved: Mutex<HashSet<String>>,
     store: Store,
     stdio_allowed_commands: Vec<String>,
+    /// Most entries a merged page of resources, templates or prompts holds.
+    page_size: usize,
 }
 
 /// Removes a reserved id however registration ends.
@@ -272,13 +280,71 @@ impl Drop for Reservation<'_> {
 }
 
 impl Registry {
-    pub fn new(store: Store, stdio_allowed_commands: Vec<String>) -> Arc<Self> {
+    pub fn new(store: Store, stdio_allowed_commands: Vec<String>, page_size: usize) -> Arc<Self> {
         Arc::new(Self {
             servers: RwLock::default(),
             reserved: Mutex::default(),
             store,
             stdio_allowed_commands,
+            page_size,
         })
+    }
+
+    /// The ready servers with a capability, or the one named (404, 503 or 501 when it cannot).
+    fn sources(
+        &self,
+        server_id: &str,
+        has: fn(&ServerCapabilities) -> bool,
+        what: &'static str,
+    ) -> Result<Vec<merge::Source>, Error> {
+        if !server_id.is_empty() {
+            let entry = self.get(server_id)?;
+            let conn = ready(&entry, has, what)?;
+            return Ok(vec![(entry, conn)]);
+        }
+        Ok(self
+            .entries()
+            .into_iter()
+            .filter_map(|entry| {
+                let conn = entry.connection()?;
+                has(&conn.capabilities).then_some((entry, conn))
+            })
+            .collect())
+    }
+
+    /// The server a request by name or URI goes to: the named one, else the only ready server
+    /// that `offers` it. Several → conflict naming them; only servers that are down → 503.
+    fn route(
+        &self,
+        server_id: &str,
+        offers: impl Fn(&ServerEntry, &Lists) -> bool,
+        missing: Error,
+    ) -> Result<Arc<ServerEntry>, Error> {
+        if !server_id.is_empty() {
+            return self.get(server_id);
+        }
+        let (mut up, mut down) = (Vec::new(), Vec::new());
+        for entry in self.entries() {
+            if offers(&entry, &entry.lists()) {
+                match entry.connection() {
+                    Some(_) => up.push(entry),
+                    None => down.push(entry),
+                }
+            }
+        }
+        match (up.len(), down.first()) {
+            (1, _) => Ok(up.remove(0)),
+            (0, Some(entry)) => Err(Error::Unavailable(entry.id.clone())),
+            (0, None) => Err(missing),
+            _ => {
+                let ids: Vec<&str> = up.iter().map(|e| e.id.as_str()).collect();
+                Err(Error::Conflict(format!(
+                    "{} is offered by several servers ({}); say which with `server_id`",
+                    missing.subject(),
+                    ids.join(", ")
+                )))
+            }
+        }
     }
 
     pub fn get(&self, server_id: &str) -> Result<Arc<ServerEntry>, Error> {
@@ -306,7 +372,7 @@ impl Registry {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(entry.id.clone(), entry.clone());
-        upstream::supervisor::spawn(entry, inbox);
+        upstream::supervisor::spawn(entry, inbox, self.store.clone());
     }
 
     /// Brings back every stored server; each connects on its own, in parallel.
@@ -462,7 +528,7 @@ impl Registry {
                 .settled_after(since, bound + Duration::from_secs(1))
                 .await;
         } else {
-            entry.replace_lists(None, None, None);
+            entry.replace_lists(None);
         }
         drop(changing);
         Ok(entry)
@@ -518,8 +584,8 @@ impl Registry {
         let result = tracing::Instrument::instrument(conn.call_tool(params, bound), span).await;
         result
             .map(|r| (server_id.to_owned(), r))
-            .map_err(|error| Error::Call {
-                name: name.to_owned(),
+            .map_err(|error| Error::Upstream {
+                what: format!("calling \"{name}\""),
                 error,
             })
     }
@@ -533,6 +599,35 @@ impl Registry {
         let all = futures::future::join_all(entries.iter().map(|e| e.stopped.cancelled()));
         if tokio::time::timeout(grace, all).await.is_err() {
             tracing::warn!("some servers did not stop within {grace:?}");
+        }
+    }
+}
+
+/// The live connection of a server that has the capability.
+fn ready(
+    entry: &ServerEntry,
+    has: impl Fn(&ServerCapabilities) -> bool,
+    what: &'static str,
+) -> Result<Arc<Connection>, Error> {
+    let conn = entry
+        .connection()
+        .ok_or_else(|| Error::Unavailable(entry.id.clone()))?;
+    if !has(&conn.capabilities) {
+        return Err(Error::CapabilityMissing {
+            server_id: entry.id.clone(),
+            what,
+        });
+    }
+    Ok(conn)
+}
+
+impl Error {
+    /// What a not-found error is about, for a sentence naming it.
+    fn subject(&self) -> String {
+        match self {
+            Error::ResourceNotFound(uri) => format!("resource \"{uri}\""),
+            Error::PromptNotFound(name) => format!("prompt \"{name}\""),
+            other => other.to_string(),
         }
     }
 }

@@ -44,7 +44,11 @@ impl Application {
             .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
         let store = Store::open(&config.database_url()).await?;
         let auth = Arc::new(Auth::from_config(&config)?);
-        let registry = Registry::new(store.clone(), config.stdio_allowed_commands.clone());
+        let registry = Registry::new(
+            store.clone(),
+            config.stdio_allowed_commands.clone(),
+            config.page_size,
+        );
         let bind = config.bind_addr()?;
         let listener = TcpListener::bind(bind)
             .await

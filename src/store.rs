@@ -2,6 +2,7 @@
 //! of `migrations/` embedded in the binary. Queries live in `store/*.rs`, one file per table group.
 
 mod servers;
+mod subscriptions;
 
 use std::borrow::Cow;
 use std::str::FromStr;
@@ -15,11 +16,18 @@ pub use servers::StoredServer;
 
 /// The migrations, in order. `every_migration_file_is_embedded` keeps this list and the folder
 /// in step; a migration is never edited once it has shipped.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(
-    20261130000001,
-    "servers",
-    include_str!("../migrations/20261130000001_servers.sql"),
-)];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        20261130000001,
+        "servers",
+        include_str!("../migrations/20261130000001_servers.sql"),
+    ),
+    (
+        20261130000002,
+        "subscriptions",
+        include_str!("../migrations/20261130000002_subscriptions.sql"),
+    ),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -11,7 +11,13 @@ mod watched;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Prompt, Resource, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities, SubscribeRequestParams,
+    Tool, UnsubscribeRequestParams,
+};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
@@ -45,6 +51,15 @@ pub enum ConnectError {
     Unsupported(&'static str),
 }
 
+/// Everything a server lists, as last synced.
+#[derive(Debug, Default, Clone)]
+pub struct Lists {
+    pub tools: Vec<Tool>,
+    pub resources: Vec<Resource>,
+    pub templates: Vec<ResourceTemplate>,
+    pub prompts: Vec<Prompt>,
+}
+
 /// A live connection to one MCP server.
 pub struct Connection {
     client: RunningService<RoleClient, BridgeClient>,
@@ -56,15 +71,16 @@ pub struct Connection {
     pub mcp_version: String,
     pub server_name: String,
     pub server_version: String,
+    pub capabilities: ServerCapabilities,
     pub connected_at: f64,
+    /// Resource URIs subscribed to upstream on this connection.
+    subscribed: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// A new connection with the server's catalogue as first listed.
 pub struct Established {
     pub conn: Arc<Connection>,
-    pub tools: Vec<Tool>,
-    pub resources: Vec<Resource>,
-    pub prompts: Vec<Prompt>,
+    pub lists: Lists,
 }
 
 impl Connection {
@@ -88,16 +104,16 @@ impl Connection {
         }
     }
 
-    /// Calls a tool, failing at once if the connection drops meanwhile.
-    pub async fn call_tool(
+    /// Runs one request, failing at once if the connection drops meanwhile.
+    async fn run<T>(
         &self,
-        params: CallToolRequestParams,
         timeout: Duration,
-    ) -> Result<CallToolResult, CallError> {
+        request: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, CallError> {
         tokio::select! {
             biased;
             _ = self.lost.cancelled() => Err(CallError::Lost),
-            result = tokio::time::timeout(timeout, self.client.call_tool(params)) => match result {
+            result = tokio::time::timeout(timeout, request) => match result {
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(error)) => Err(CallError::from_service(error, &self.lost)),
                 Err(_) => Err(CallError::Timeout(timeout)),
@@ -105,29 +121,139 @@ impl Connection {
         }
     }
 
-    /// Lists everything the server offers that its capabilities announce.
-    pub async fn list_all(&self) -> Result<(Vec<Tool>, Vec<Resource>, Vec<Prompt>), ServiceError> {
-        let caps = self
-            .client
-            .peer_info()
-            .map(|info| info.capabilities.clone());
-        let has = |f: fn(&rmcp::model::ServerCapabilities) -> bool| caps.as_ref().is_some_and(f);
-        let tools = if has(|c| c.tools.is_some()) {
-            self.client.list_all_tools().await?
-        } else {
-            Vec::new()
-        };
-        let resources = if has(|c| c.resources.is_some()) {
-            self.client.list_all_resources().await?
-        } else {
-            Vec::new()
-        };
-        let prompts = if has(|c| c.prompts.is_some()) {
-            self.client.list_all_prompts().await?
-        } else {
-            Vec::new()
-        };
-        Ok((tools, resources, prompts))
+    pub async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        timeout: Duration,
+    ) -> Result<CallToolResult, CallError> {
+        self.run(timeout, self.client.call_tool(params)).await
+    }
+
+    pub async fn list_resources(
+        &self,
+        cursor: Option<String>,
+        timeout: Duration,
+    ) -> Result<ListResourcesResult, CallError> {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        self.run(timeout, self.client.list_resources(Some(params)))
+            .await
+    }
+
+    pub async fn list_templates(
+        &self,
+        cursor: Option<String>,
+        timeout: Duration,
+    ) -> Result<ListResourceTemplatesResult, CallError> {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        self.run(timeout, self.client.list_resource_templates(Some(params)))
+            .await
+    }
+
+    pub async fn list_prompts(
+        &self,
+        cursor: Option<String>,
+        timeout: Duration,
+    ) -> Result<ListPromptsResult, CallError> {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        self.run(timeout, self.client.list_prompts(Some(params)))
+            .await
+    }
+
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        timeout: Duration,
+    ) -> Result<ReadResourceResult, CallError> {
+        let params = ReadResourceRequestParams::new(uri);
+        self.run(timeout, self.client.read_resource(params)).await
+    }
+
+    pub async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        timeout: Duration,
+    ) -> Result<GetPromptResult, CallError> {
+        self.run(timeout, self.client.get_prompt(params)).await
+    }
+
+    pub async fn complete(
+        &self,
+        params: CompleteRequestParams,
+        timeout: Duration,
+    ) -> Result<CompleteResult, CallError> {
+        self.run(timeout, self.client.complete(params)).await
+    }
+
+    /// Subscribes upstream to `uri` unless this connection already is.
+    #[allow(deprecated)] // resources/subscribe is how 2025-11-25 servers are subscribed to.
+    pub async fn subscribe(&self, uri: &str, timeout: Duration) -> Result<(), CallError> {
+        if self
+            .subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(uri)
+        {
+            return Ok(());
+        }
+        self.run(
+            timeout,
+            self.client.subscribe(SubscribeRequestParams::new(uri)),
+        )
+        .await?;
+        self.subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(uri.to_owned());
+        Ok(())
+    }
+
+    /// Unsubscribes upstream from `uri` if this connection is subscribed.
+    #[allow(deprecated)]
+    pub async fn unsubscribe(&self, uri: &str, timeout: Duration) -> Result<(), CallError> {
+        if !self
+            .subscribed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(uri)
+        {
+            return Ok(());
+        }
+        self.run(
+            timeout,
+            self.client.unsubscribe(UnsubscribeRequestParams::new(uri)),
+        )
+        .await
+    }
+
+    /// Lists everything the server offers that its capabilities announce. A list the server does
+    /// not implement after all (-32601) counts as empty.
+    pub async fn list_all(&self) -> Result<Lists, ServiceError> {
+        let caps = &self.capabilities;
+        let client = &self.client;
+        Ok(Lists {
+            tools: optional(caps.tools.is_some(), client.list_all_tools()).await?,
+            resources: optional(caps.resources.is_some(), client.list_all_resources()).await?,
+            templates: optional(
+                caps.resources.is_some(),
+                client.list_all_resource_templates(),
+            )
+            .await?,
+            prompts: optional(caps.prompts.is_some(), client.list_all_prompts()).await?,
+        })
+    }
+}
+
+/// A list when the server announces it, empty when it does not or answers "method not found".
+async fn optional<T>(
+    announced: bool,
+    list: impl Future<Output = Result<Vec<T>, ServiceError>>,
+) -> Result<Vec<T>, ServiceError> {
+    if !announced {
+        return Ok(Vec::new());
+    }
+    match list.await {
+        Err(ServiceError::McpError(e)) if e.code == ErrorCode::METHOD_NOT_FOUND => Ok(Vec::new()),
+        other => other,
     }
 }
 
@@ -202,6 +328,10 @@ pub async fn connect(
         .await;
     let info = client.peer_info();
     let implementation = info.as_ref().and_then(|i| i.server_info.clone());
+    let capabilities = info
+        .as_ref()
+        .map(|i| i.capabilities.clone())
+        .unwrap_or_default();
     let conn = Arc::new(Connection {
         mcp_version: info
             .as_ref()
@@ -212,19 +342,16 @@ pub async fn connect(
             .map(|i| i.name.clone())
             .unwrap_or_default(),
         server_version: implementation.map(|i| i.version).unwrap_or_default(),
+        capabilities,
         connected_at: crate::a2e::now(),
+        subscribed: Default::default(),
         client,
         lost,
         closed,
         stderr,
     });
     match tokio::time::timeout(bound, conn.list_all()).await {
-        Ok(Ok((tools, resources, prompts))) => Ok(Established {
-            conn,
-            tools,
-            resources,
-            prompts,
-        }),
+        Ok(Ok(lists)) => Ok(Established { conn, lists }),
         Ok(Err(e)) => {
             conn.shutdown().await;
             Err(ConnectError::List(e.to_string()))

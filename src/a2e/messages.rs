@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use super::{CompletionArgument, CompletionContext, McpResourceTemplate};
 use super::{McpPrompt, McpPromptMessage, McpResource, McpResourceContent, McpRoot};
 use super::{McpServerConfig, McpServerInfo, ToolInfo};
 use crate::a2e::{a2e_message, a2e_response};
@@ -191,7 +192,72 @@ a2e_response! {
     /// mcp/resource/subscribe/resp.
     ResourceSubscribeResponse = "mcp/resource/subscribe/resp" {
         ok: bool,
+        /// The server the subscription was routed to (beyond the seed).
+        server_id: String,
         error: String,
+    }
+}
+
+// ---- Resources beyond the seed ----
+
+a2e_message! {
+    /// mcp/resource/templates/req: resource templates across servers.
+    ResourceTemplatesRequest = "mcp/resource/templates/req" {
+        server_id: String,
+        cursor: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/resource/templates/resp.
+    ResourceTemplatesResponse = "mcp/resource/templates/resp" {
+        resource_templates: Vec<McpResourceTemplate>,
+        next_cursor: String,
+    }
+}
+
+a2e_message! {
+    /// mcp/resource/unsubscribe/req: end this agent's subscription to a URI.
+    ResourceUnsubscribeRequest = "mcp/resource/unsubscribe/req" {
+        uri: String,
+        server_id: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/resource/unsubscribe/resp.
+    ResourceUnsubscribeResponse = "mcp/resource/unsubscribe/resp" {
+        ok: bool,
+        server_id: String,
+        error: String,
+    }
+}
+
+a2e_message! {
+    /// mcp/completion/req: suggestions for a prompt or resource-template argument.
+    CompletionRequest = "mcp/completion/req" {
+        /// Routed by the reference when empty.
+        server_id: String,
+        /// An MCP reference, exactly as MCP defines it: `{"type": "ref/prompt", "name": …}` or
+        /// `{"type": "ref/resource", "uri": <the template>}`.
+        #[serde(rename = "ref")]
+        #[schema(value_type = Object)]
+        reference: Value,
+        argument: CompletionArgument,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context: Option<CompletionContext>,
+    }
+}
+
+a2e_response! {
+    /// mcp/completion/resp.
+    CompletionResponse = "mcp/completion/resp" {
+        server_id: String,
+        values: Vec<String>,
+        /// How many values there are in all, when the server says.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<u64>,
+        has_more: bool,
     }
 }
 

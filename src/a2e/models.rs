@@ -190,6 +190,19 @@ pub struct McpResource {
     pub annotations: BTreeMap<String, Value>,
 }
 
+/// A resource template a server offers (beyond the seed, shaped like MCPResource).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct McpResourceTemplate {
+    /// An RFC 6570 URI template, e.g. `file:///{path}`.
+    pub uri_template: String,
+    pub name: String,
+    pub description: String,
+    pub mime_type: String,
+    pub server_id: String,
+    pub annotations: BTreeMap<String, Value>,
+}
+
 /// MCPResourceContent: one block of a resource's contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(default)]
@@ -252,6 +265,22 @@ pub struct McpPromptMessage {
 pub struct McpRoot {
     pub uri: String,
     pub name: String,
+}
+
+/// The argument being completed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct CompletionArgument {
+    pub name: String,
+    /// What has been typed so far.
+    pub value: String,
+}
+
+/// Arguments already filled in, which a server may use to narrow its suggestions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct CompletionContext {
+    pub arguments: BTreeMap<String, String>,
 }
 
 /// One entry of the tool catalogue.

@@ -10,7 +10,7 @@ use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{Reply, servers, tools};
+use super::{Reply, prompts, resources, servers, tools};
 use crate::a2e::{self, ErrorBody, Message};
 use crate::auth::Agent;
 use crate::error::{A2eJson, ApiError, Failure};
@@ -50,8 +50,9 @@ impl Message for Envelope {
     }
 }
 
-/// Send any A2E request message (`mcp/server/*`, `tool/list/req`, `tool/call/req`); the answer is
-/// its response message with the status its REST route would give.
+/// Send any A2E request message (`mcp/server/*`, `mcp/resource/*`, `mcp/prompt/*`,
+/// `mcp/completion/req`, `tool/list/req`, `tool/call/req`); the answer is its response message
+/// with the status its REST route would give.
 #[utoipa::path(post, path = "/v1/a2e", tag = "a2e", request_body = Envelope, security(("bearer" = [])),
     responses(
         (status = 200, description = "The response message", body = Object),
@@ -79,6 +80,16 @@ async fn a2e_message(
         a2e::ServerReconnectRequest::TYPE => run(body, |r| servers::reconnect(s, a, r)).await,
         a2e::ToolListRequest::TYPE => run(body, |r| tools::list(s, a, r)).await,
         a2e::ToolCallRequest::TYPE => run(body, |r| tools::call(s, a, r)).await,
+        a2e::ResourceListRequest::TYPE => run(body, |r| resources::list(s, a, r)).await,
+        a2e::ResourceTemplatesRequest::TYPE => run(body, |r| resources::templates(s, a, r)).await,
+        a2e::ResourceReadRequest::TYPE => run(body, |r| resources::read(s, a, r)).await,
+        a2e::ResourceSubscribeRequest::TYPE => run(body, |r| resources::subscribe(s, a, r)).await,
+        a2e::ResourceUnsubscribeRequest::TYPE => {
+            run(body, |r| resources::unsubscribe(s, a, r)).await
+        }
+        a2e::PromptListRequest::TYPE => run(body, |r| prompts::list(s, a, r)).await,
+        a2e::PromptGetRequest::TYPE => run(body, |r| prompts::get(s, a, r)).await,
+        a2e::CompletionRequest::TYPE => run(body, |r| prompts::complete(s, a, r)).await,
         "" => ApiError::invalid("the message has no `type`").into_response(),
         other => ApiError::invalid(format!(
             "\"{other}\" is not an A2E request message this service implements"

@@ -27,8 +27,8 @@ pub struct Page {
 /// Rebuilds the exposed tools of `live` from its upstream list and the allow list.
 pub fn rebuild(live: &mut Live, config: &McpServerConfig) {
     let mut skipped = Vec::new();
-    let mut entries: Vec<Entry> = Vec::with_capacity(live.tools.len());
-    for tool in live.tools.iter() {
+    let mut entries: Vec<Entry> = Vec::with_capacity(live.lists.tools.len());
+    for tool in &live.lists.tools {
         if !naming::tool_allowed(&config.tool_allow_list, &tool.name) {
             continue;
         }

@@ -10,6 +10,7 @@ use rand::Rng;
 use super::{Connection, UpstreamEvent};
 use crate::a2e::McpServerStatus;
 use crate::registry::{Control, Inbox, ServerEntry};
+use crate::store::Store;
 
 /// First delay before reconnecting; it doubles with each failure up to [`MAX_BACKOFF`].
 const BASE_BACKOFF: Duration = Duration::from_millis(500);
@@ -24,16 +25,16 @@ enum Ended {
     Lost,
 }
 
-pub fn spawn(entry: Arc<ServerEntry>, inbox: Inbox) {
-    tokio::spawn(run(entry, inbox));
+pub fn spawn(entry: Arc<ServerEntry>, inbox: Inbox, store: Store) {
+    tokio::spawn(run(entry, inbox, store));
 }
 
-async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox) {
+async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store) {
     let mut failures: u32 = 0;
     'supervise: loop {
         let conn = match entry.connection() {
             Some(conn) => conn,
-            None => match connect(&entry).await {
+            None => match connect(&entry, &store).await {
                 Some(Ok(conn)) => conn,
                 Some(Err(())) => {
                     failures += 1;
@@ -76,8 +77,9 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox) {
     entry.stopped.cancel();
 }
 
-/// One connection attempt; `None` when asked to stop meanwhile.
-async fn connect(entry: &ServerEntry) -> Option<Result<Arc<Connection>, ()>> {
+/// One connection attempt; `None` when asked to stop meanwhile. The server is ready once its
+/// subscriptions are restored.
+async fn connect(entry: &ServerEntry, store: &Store) -> Option<Result<Arc<Connection>, ()>> {
     entry.update_state(|s| s.status = McpServerStatus::Connecting);
     let config = entry.config();
     let attempt = tokio::select! {
@@ -87,6 +89,7 @@ async fn connect(entry: &ServerEntry) -> Option<Result<Arc<Connection>, ()>> {
     Some(match attempt {
         Ok(established) => {
             let conn = established.conn.clone();
+            resubscribe(entry, &conn, store).await;
             entry.install(established);
             tracing::info!(server_id = %entry.id, "connected");
             Ok(conn)
@@ -103,6 +106,26 @@ async fn connect(entry: &ServerEntry) -> Option<Result<Arc<Connection>, ()>> {
     })
 }
 
+/// Subscribes the new connection to every URI an agent follows on this server.
+async fn resubscribe(entry: &ServerEntry, conn: &Connection, store: &Store) {
+    let uris = match store.subscribed_uris(&entry.id).await {
+        Ok(uris) => uris,
+        Err(error) => {
+            tracing::error!(server_id = %entry.id, %error, "cannot read the subscriptions to restore");
+            return;
+        }
+    };
+    let timeout = Duration::from_secs(entry.config().timeout);
+    for uri in uris {
+        match conn.subscribe(&uri, timeout).await {
+            Ok(()) => tracing::debug!(server_id = %entry.id, %uri, "subscription restored"),
+            Err(error) => {
+                tracing::warn!(server_id = %entry.id, %uri, %error, "cannot restore a subscription")
+            }
+        }
+    }
+}
+
 async fn serve(entry: &ServerEntry, conn: &Connection, inbox: &mut Inbox) -> Ended {
     loop {
         tokio::select! {
@@ -117,9 +140,9 @@ async fn serve(entry: &ServerEntry, conn: &Connection, inbox: &mut Inbox) -> End
 async fn relist(entry: &ServerEntry, conn: &Connection, event: UpstreamEvent) {
     let listed = tokio::time::timeout(RELIST_TIMEOUT, conn.list_all()).await;
     match listed {
-        Ok(Ok((tools, resources, prompts))) => {
+        Ok(Ok(lists)) => {
             tracing::info!(server_id = %entry.id, ?event, "catalogue re-synced");
-            entry.replace_lists(Some(tools), Some(resources), Some(prompts));
+            entry.replace_lists(Some(lists));
         }
         Ok(Err(error)) => tracing::warn!(server_id = %entry.id, %error, "re-listing failed"),
         Err(_) => tracing::warn!(server_id = %entry.id, "re-listing timed out"),

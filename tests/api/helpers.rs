@@ -37,6 +37,14 @@ pub fn config(data_dir: &Path) -> Config {
     }
 }
 
+/// The service on port 0 with a fresh data dir and merged pages of `page_size` entries.
+pub async fn spawn_app_paged(page_size: usize) -> TestApp {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.page_size = page_size;
+    spawn_app_with(data_dir, config).await
+}
+
 /// The service on port 0 with a fresh data dir.
 pub async fn spawn_app() -> TestApp {
     spawn_app_in(Arc::new(tempfile::tempdir().unwrap())).await
@@ -229,6 +237,22 @@ pub fn py_stdio(server_id: &str, marker: &str) -> Value {
         "cmd": [python(), py_server(), "stdio"],
         "env": { "FIXTURE_MARKER": marker },
     })
+}
+
+/// The stdio config of the Python fixture listing `items` extra resources, `page` per upstream
+/// page (0: unpaged).
+pub fn py_paged(server_id: &str, items: usize, page: usize) -> Value {
+    let mut config = py_stdio(server_id, &unique(server_id));
+    config["env"]["FIXTURE_ITEMS"] = json!(items.to_string());
+    config["env"]["FIXTURE_PAGE"] = json!(page.to_string());
+    config
+}
+
+/// A stdio config of an installed npm server binary.
+pub fn npm_stdio(server_id: &str, bin: &str, args: &[&str]) -> Value {
+    let mut cmd = vec![installed(peers_dir().join("node_modules/.bin").join(bin))];
+    cmd.extend(args.iter().map(|a| a.to_string()));
+    json!({ "server_id": server_id, "transport": "stdio", "cmd": cmd })
 }
 
 /// Pids of processes whose environment holds `FIXTURE_MARKER=<marker>`.

@@ -5,5 +5,7 @@ mod auth;
 mod helpers;
 mod inputs;
 mod openapi;
+mod prompts;
+mod resources;
 mod servers;
 mod tools;

@@ -8,7 +8,24 @@ Usage (first argument selects the mode):
     py_server.py hang                read stdin until EOF, never answering anything
 
 Server "py-fixture" 1.2.3 exposes the tools add, echo, image, audio, link, embedded, fail,
-slow, getenv, cwd and grow (which adds a tool at run time and sends tools/list_changed), the resource fixture://doc/1 and the prompt greet.
+slow, getenv, cwd, grow (which adds a tool at run time and sends tools/list_changed), subscriptions and touch
+(see below), the resource fixture://doc/1, the resource template fixture://note/{name} (reads as "note {name}"),
+the prompts greet and code_review, and completions for greet's `name` (alice, alfred, bob) and
+fixture://note/{name}'s `name` (one, two, three).
+
+Resource subscriptions are always on: the server declares `resources.subscribe: true` and answers
+resources/subscribe and resources/unsubscribe (params {uri}), keeping the subscribed URIs in memory for the
+process. Subscribing to a URI that is neither a static resource nor one a template produces answers JSON-RPC
+error -32002 ("Resource not found"); subscribing twice and unsubscribing a URI not subscribed both succeed.
+The tool subscriptions() returns the subscribed URIs sorted and joined with "\n" ("" when none); the tool
+touch(uri) sends notifications/resources/updated for that uri to the calling client and returns "touched".
+
+Environment variables read at start-up size the instance:
+    FIXTURE_ITEMS=N       add N static resources fixture://item/0000 ... (name item-0000, text "item 0000"); default 0
+    FIXTURE_TEMPLATES=K   add K templates fixture://extra{k}/{name} (name extra{k}, reads "extra{k} {name}"); default 0
+    FIXTURE_PAGE=M        when > 0, resources/list, resources/templates/list and prompts/list return at most M
+                          entries per response, with nextCursor = the next offset as a decimal string; default 0
+                          (no paging: those lists answer exactly as the SDK does by default)
 """
 
 import argparse
@@ -21,15 +38,35 @@ import sys
 PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 WAV_TINY = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQgAAAAAAAAAAAAAAA=="
 DOC_URI = "fixture://doc/1"
+NOTE_TEMPLATE = "fixture://note/{name}"
+GREET_NAMES = ["alice", "alfred", "bob"]
+NOTE_NAMES = ["one", "two", "three"]
+
+
+def env_count(name: str) -> int:
+    """A non-negative integer from the environment (unset or empty: 0)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return 0
+    if not (raw.isascii() and raw.isdigit()):
+        raise SystemExit(f"fixture: {name} must be a non-negative integer, got {raw!r}")
+    return int(raw)
 
 
 def build_server():
     """Build the MCP server (imports the SDK lazily so crash/hang start instantly)."""
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp_types import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextResourceContents
+    from mcp.server.mcpserver.resources import TextResource
+    from mcp_types import AudioContent, Completion, EmbeddedResource, ImageContent, PromptReference, ResourceLink
+    from mcp_types import ResourceTemplateReference, TextResourceContents
+
+    items = env_count("FIXTURE_ITEMS")
+    extra_templates = env_count("FIXTURE_TEMPLATES")
+    page = env_count("FIXTURE_PAGE")
 
     mcp = MCPServer("py-fixture", version="1.2.3", log_level="WARNING")
+    subscribed: set[str] = set()  # URIs subscribed through resources/subscribe, for this process
 
     @mcp.tool()
     def add(a: int, b: int) -> int:
@@ -94,17 +131,155 @@ def build_server():
         await ctx.session.send_tool_list_changed()
         return f"added {name}"
 
+    @mcp.tool(structured_output=False)
+    def subscriptions() -> str:
+        """Return the subscribed resource URIs, sorted, one per line ("" when none)."""
+        return "\n".join(sorted(subscribed))
+
+    @mcp.tool(structured_output=False)
+    async def touch(uri: str, ctx: Context) -> str:
+        """Send notifications/resources/updated for `uri` to the client, then return "touched"."""
+        await ctx.session.send_resource_updated(uri)
+        return "touched"
+
     @mcp.resource(DOC_URI, name="doc1", mime_type="text/plain")
     def doc1() -> str:
         """A static text document."""
         return "hello resource"
+
+    for i in range(items):
+        index = f"{i:04d}"
+        uri = f"fixture://item/{index}"
+        mcp.add_resource(TextResource(uri=uri, name=f"item-{index}", mime_type="text/plain", text=f"item {index}"))
+
+    @mcp.resource(NOTE_TEMPLATE, name="note", mime_type="text/plain")
+    def note(name: str) -> str:
+        """A note per name (completions offered for `name`)."""
+        return f"note {name}"
+
+    def add_extra_template(k: int) -> None:
+        def extra(name: str) -> str:
+            return f"extra{k} {name}"
+
+        mcp.resource(f"fixture://extra{k}/{{name}}", name=f"extra{k}", mime_type="text/plain")(extra)
+
+    for k in range(extra_templates):
+        add_extra_template(k)
 
     @mcp.prompt()
     def greet(name: str) -> str:
         """Greet someone by name."""
         return f"Hello, {name}!"
 
+    @mcp.prompt()
+    def code_review(language: str, code: str) -> str:
+        """Ask for a review of a piece of code."""
+        return f"Review this {language} code:\n{code}"
+
+    @mcp.completion()
+    async def complete(ref, argument, context):
+        """Prefix-match completions for greet's `name` and fixture://note/{name}'s `name`."""
+        if isinstance(ref, PromptReference) and ref.name == "greet" and argument.name == "name":
+            candidates = GREET_NAMES
+        elif isinstance(ref, ResourceTemplateReference) and ref.uri == NOTE_TEMPLATE and argument.name == "name":
+            candidates = NOTE_NAMES
+        else:
+            return None  # the SDK answers an empty completion
+        values = [v for v in candidates if v.startswith(argument.value)]
+        return Completion(values=values, total=len(values), has_more=False)
+
+    install_subscriptions(mcp, subscribed)
+
+    if page > 0:
+        install_paging(mcp, page)
+
     return mcp
+
+
+RESOURCE_NOT_FOUND = -32002  # MCP's "Resource not found" error code
+
+
+def install_subscriptions(mcp, subscribed: set[str]) -> None:
+    """Serve resources/subscribe and resources/unsubscribe, recording URIs in `subscribed`.
+
+    MCPServer registers no handler for these methods; `add_request_handler` adds them to its low-level Server.
+    The low-level Server derives `resources.subscribe` in its capabilities from whether a
+    "resources/subscribe" handler is registered (`Server.get_capabilities`), so registering it here is what
+    makes the initialize result declare `subscribe: true`. A URI counts as one of this server's resources
+    when MCPServer's public read_resource finds it (a static resource, or one a template produces).
+    """
+    from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+
+    async def subscribe(ctx, params):
+        try:
+            await mcp.read_resource(params.uri)
+        except ResourceNotFoundError as err:
+            raise MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found", data={"uri": params.uri}) from err
+        subscribed.add(params.uri)
+        return EmptyResult()
+
+    async def unsubscribe(ctx, params):
+        subscribed.discard(params.uri)
+        return EmptyResult()
+
+    lowlevel = mcp._lowlevel_server  # no public accessor in SDK 2.3.0 (see install_paging)
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+
+def install_paging(mcp, page: int) -> None:
+    """Replace the SDK's resources/list, resources/templates/list and prompts/list handlers with paginated ones.
+
+    MCPServer registers its own handlers for these methods on its low-level Server; `add_request_handler`
+    replaces a method's handler (the same call `MCPServer.completion()` makes). Each new handler takes the full
+    list from MCPServer's public list_* method and returns the slice starting at the cursor, which is the
+    decimal offset this server handed out as nextCursor. The full lists are built once, on first use, so a
+    large FIXTURE_ITEMS paged finely stays linear: nothing here adds resources, templates or prompts at run time.
+    """
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import (
+        INVALID_PARAMS,
+        ListPromptsResult,
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        PaginatedRequestParams,
+    )
+
+    def window(entries: list, params) -> tuple[list, str | None]:
+        cursor = params.cursor if params is not None else None
+        start = 0
+        if cursor is not None:
+            if not (cursor.isascii() and cursor.isdigit()) or int(cursor) > len(entries):
+                raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor: {cursor!r}")
+            start = int(cursor)
+        end = start + page
+        return entries[start:end], (str(end) if end < len(entries) else None)
+
+    full: dict[str, list] = {}
+
+    async def snapshot(key: str, build) -> list:
+        if key not in full:
+            full[key] = await build()
+        return full[key]
+
+    async def list_resources(ctx, params):
+        entries, next_cursor = window(await snapshot("resources", mcp.list_resources), params)
+        return ListResourcesResult(resources=entries, next_cursor=next_cursor)
+
+    async def list_resource_templates(ctx, params):
+        entries, next_cursor = window(await snapshot("templates", mcp.list_resource_templates), params)
+        return ListResourceTemplatesResult(resource_templates=entries, next_cursor=next_cursor)
+
+    async def list_prompts(ctx, params):
+        entries, next_cursor = window(await snapshot("prompts", mcp.list_prompts), params)
+        return ListPromptsResult(prompts=entries, next_cursor=next_cursor)
+
+    lowlevel = mcp._lowlevel_server  # no public accessor in SDK 2.3.0; MCPServer.completion() uses the same object
+    lowlevel.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
+    lowlevel.add_request_handler("resources/templates/list", PaginatedRequestParams, list_resource_templates)
+    lowlevel.add_request_handler("prompts/list", PaginatedRequestParams, list_prompts)
 
 
 async def serve_http(mcp, port: int) -> None:

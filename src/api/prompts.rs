@@ -1,0 +1,121 @@
+//! `/v1/prompts` (`mcp/prompt/list`, `mcp/prompt/get`) and `/v1/completions` (`mcp/completion`).
+
+use axum::Extension;
+use axum::extract::State;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::resources::PageQuery;
+use super::{Reply, ok, request};
+use crate::a2e::{
+    CompletionRequest, CompletionResponse, ErrorBody, PromptGetRequest, PromptGetResponse,
+    PromptListRequest, PromptListResponse, Response,
+};
+use crate::auth::Agent;
+use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::registry::prompt_messages;
+use crate::state::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_prompts))
+        .routes(routes!(get_prompt))
+        .routes(routes!(complete_argument))
+}
+
+/// Prompts of every ready server, merged and paged (mcp/prompt/list).
+#[utoipa::path(get, path = "/v1/prompts", tag = "prompts", params(PageQuery), security(("bearer" = [])),
+    responses((status = 200, body = PromptListResponse), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 501, body = ErrorBody),
+        (status = 502, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)))]
+async fn list_prompts(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eQuery(query): A2eQuery<PageQuery>,
+) -> Result<Reply<PromptListResponse>, Failure> {
+    let mut req: PromptListRequest = request(query.id);
+    req.server_id = query.server_id;
+    req.cursor = query.cursor;
+    list(&state, &agent, req).await
+}
+
+pub async fn list(
+    state: &AppState,
+    _agent: &Agent,
+    req: PromptListRequest,
+) -> Result<Reply<PromptListResponse>, Failure> {
+    let (prompts, next_cursor) = state
+        .registry
+        .list_prompts(&req.server_id, &req.cursor)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<PromptListResponse>(&req.id))?;
+    let mut resp = PromptListResponse::answering(&req.id);
+    resp.prompts = prompts;
+    resp.next_cursor = next_cursor;
+    Ok(ok(resp))
+}
+
+/// Render a prompt (mcp/prompt/get). A name several servers offer needs `server_id`.
+#[utoipa::path(post, path = "/v1/prompts/get", tag = "prompts", request_body = PromptGetRequest, security(("bearer" = [])),
+    responses((status = 200, body = PromptGetResponse), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 501, body = ErrorBody), (status = 502, body = ErrorBody), (status = 503, body = ErrorBody),
+        (status = 504, body = ErrorBody)))]
+async fn get_prompt(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eJson(req): A2eJson<PromptGetRequest>,
+) -> Result<Reply<PromptGetResponse>, Failure> {
+    get(&state, &agent, req).await
+}
+
+pub async fn get(
+    state: &AppState,
+    _agent: &Agent,
+    req: PromptGetRequest,
+) -> Result<Reply<PromptGetResponse>, Failure> {
+    let (server_id, result) = state
+        .registry
+        .get_prompt(&req.server_id, &req.name, req.arguments)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<PromptGetResponse>(&req.id))?;
+    let mut resp = PromptGetResponse::answering(&req.id);
+    resp.server_id = server_id;
+    resp.messages = prompt_messages(&result);
+    resp.description = result.description.unwrap_or_default();
+    Ok(ok(resp))
+}
+
+/// Suggest values for a prompt or resource-template argument (completion/complete).
+#[utoipa::path(post, path = "/v1/completions", tag = "prompts", request_body = CompletionRequest, security(("bearer" = [])),
+    responses((status = 200, body = CompletionResponse), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 501, body = ErrorBody), (status = 502, body = ErrorBody), (status = 503, body = ErrorBody),
+        (status = 504, body = ErrorBody)))]
+async fn complete_argument(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eJson(req): A2eJson<CompletionRequest>,
+) -> Result<Reply<CompletionResponse>, Failure> {
+    complete(&state, &agent, req).await
+}
+
+pub async fn complete(
+    state: &AppState,
+    _agent: &Agent,
+    req: CompletionRequest,
+) -> Result<Reply<CompletionResponse>, Failure> {
+    let (server_id, result) = state
+        .registry
+        .complete(&req.server_id, req.reference, req.argument, req.context)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<CompletionResponse>(&req.id))?;
+    let mut resp = CompletionResponse::answering(&req.id);
+    resp.server_id = server_id;
+    resp.values = result.completion.values;
+    resp.total = result.completion.total.map(u64::from);
+    resp.has_more = result.completion.has_more.unwrap_or(false);
+    Ok(ok(resp))
+}

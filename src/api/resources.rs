@@ -1,0 +1,203 @@
+//! `/v1/resources`: resources and templates across servers, reads routed by URI, and
+//! subscriptions (`mcp/resource/*`).
+
+use axum::Extension;
+use axum::extract::State;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{Reply, ok, request};
+use crate::a2e::{
+    ErrorBody, ResourceListRequest, ResourceListResponse, ResourceReadRequest,
+    ResourceReadResponse, ResourceSubscribeRequest, ResourceSubscribeResponse,
+    ResourceTemplatesRequest, ResourceTemplatesResponse, ResourceUnsubscribeRequest,
+    ResourceUnsubscribeResponse, Response,
+};
+use crate::auth::Agent;
+use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::state::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_resources))
+        .routes(routes!(list_templates))
+        .routes(routes!(read_resource))
+        .routes(routes!(subscribe_resource))
+        .routes(routes!(unsubscribe_resource))
+}
+
+/// A page of a merged listing.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// Only this server's entries.
+    #[serde(default)]
+    pub server_id: String,
+    /// `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: String,
+    /// The A2E request id, echoed as `req_id`.
+    pub id: Option<String>,
+}
+
+/// Resources of every ready server, merged and paged (mcp/resource/list).
+#[utoipa::path(get, path = "/v1/resources", tag = "resources", params(PageQuery), security(("bearer" = [])),
+    responses((status = 200, body = ResourceListResponse), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 501, body = ErrorBody),
+        (status = 502, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)))]
+async fn list_resources(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eQuery(query): A2eQuery<PageQuery>,
+) -> Result<Reply<ResourceListResponse>, Failure> {
+    let mut req: ResourceListRequest = request(query.id);
+    req.server_id = query.server_id;
+    req.cursor = query.cursor;
+    list(&state, &agent, req).await
+}
+
+pub async fn list(
+    state: &AppState,
+    _agent: &Agent,
+    req: ResourceListRequest,
+) -> Result<Reply<ResourceListResponse>, Failure> {
+    let (resources, next_cursor) = state
+        .registry
+        .list_resources(&req.server_id, &req.cursor)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ResourceListResponse>(&req.id))?;
+    let mut resp = ResourceListResponse::answering(&req.id);
+    resp.resources = resources;
+    resp.next_cursor = next_cursor;
+    Ok(ok(resp))
+}
+
+/// Resource templates of every ready server, merged and paged (mcp/resource/templates).
+#[utoipa::path(get, path = "/v1/resources/templates", tag = "resources", params(PageQuery), security(("bearer" = [])),
+    responses((status = 200, body = ResourceTemplatesResponse), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 501, body = ErrorBody),
+        (status = 502, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)))]
+async fn list_templates(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eQuery(query): A2eQuery<PageQuery>,
+) -> Result<Reply<ResourceTemplatesResponse>, Failure> {
+    let mut req: ResourceTemplatesRequest = request(query.id);
+    req.server_id = query.server_id;
+    req.cursor = query.cursor;
+    templates(&state, &agent, req).await
+}
+
+pub async fn templates(
+    state: &AppState,
+    _agent: &Agent,
+    req: ResourceTemplatesRequest,
+) -> Result<Reply<ResourceTemplatesResponse>, Failure> {
+    let (templates, next_cursor) = state
+        .registry
+        .list_templates(&req.server_id, &req.cursor)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ResourceTemplatesResponse>(&req.id))?;
+    let mut resp = ResourceTemplatesResponse::answering(&req.id);
+    resp.resource_templates = templates;
+    resp.next_cursor = next_cursor;
+    Ok(ok(resp))
+}
+
+/// Read a resource (mcp/resource/read): from `server_id`, or from the server that lists the URI
+/// or has a template producing it.
+#[utoipa::path(post, path = "/v1/resources/read", tag = "resources", request_body = ResourceReadRequest,
+    security(("bearer" = [])),
+    responses((status = 200, body = ResourceReadResponse), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 501, body = ErrorBody), (status = 502, body = ErrorBody), (status = 503, body = ErrorBody),
+        (status = 504, body = ErrorBody)))]
+async fn read_resource(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eJson(req): A2eJson<ResourceReadRequest>,
+) -> Result<Reply<ResourceReadResponse>, Failure> {
+    read(&state, &agent, req).await
+}
+
+pub async fn read(
+    state: &AppState,
+    _agent: &Agent,
+    req: ResourceReadRequest,
+) -> Result<Reply<ResourceReadResponse>, Failure> {
+    let (server_id, contents) = state
+        .registry
+        .read_resource(&req.server_id, &req.uri)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ResourceReadResponse>(&req.id))?;
+    let mut resp = ResourceReadResponse::answering(&req.id);
+    resp.server_id = server_id;
+    resp.contents = contents;
+    Ok(ok(resp))
+}
+
+/// Follow a resource's changes (mcp/resource/subscribe). Kept per agent and restored after a
+/// reconnect or a restart.
+#[utoipa::path(post, path = "/v1/resources/subscribe", tag = "resources", request_body = ResourceSubscribeRequest,
+    security(("bearer" = [])),
+    responses((status = 200, body = ResourceSubscribeResponse), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 501, body = ErrorBody), (status = 502, body = ErrorBody), (status = 503, body = ErrorBody),
+        (status = 504, body = ErrorBody)))]
+async fn subscribe_resource(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eJson(req): A2eJson<ResourceSubscribeRequest>,
+) -> Result<Reply<ResourceSubscribeResponse>, Failure> {
+    subscribe(&state, &agent, req).await
+}
+
+pub async fn subscribe(
+    state: &AppState,
+    agent: &Agent,
+    req: ResourceSubscribeRequest,
+) -> Result<Reply<ResourceSubscribeResponse>, Failure> {
+    let server_id = state
+        .registry
+        .subscribe(&agent.id, &req.server_id, &req.uri)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ResourceSubscribeResponse>(&req.id))?;
+    let mut resp = ResourceSubscribeResponse::answering(&req.id);
+    resp.ok = true;
+    resp.server_id = server_id;
+    Ok(ok(resp))
+}
+
+/// Stop following a resource (mcp/resource/unsubscribe).
+#[utoipa::path(post, path = "/v1/resources/unsubscribe", tag = "resources", request_body = ResourceUnsubscribeRequest,
+    security(("bearer" = [])),
+    responses((status = 200, body = ResourceUnsubscribeResponse), (status = 400, body = ErrorBody),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn unsubscribe_resource(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eJson(req): A2eJson<ResourceUnsubscribeRequest>,
+) -> Result<Reply<ResourceUnsubscribeResponse>, Failure> {
+    unsubscribe(&state, &agent, req).await
+}
+
+pub async fn unsubscribe(
+    state: &AppState,
+    agent: &Agent,
+    req: ResourceUnsubscribeRequest,
+) -> Result<Reply<ResourceUnsubscribeResponse>, Failure> {
+    let server_id = state
+        .registry
+        .unsubscribe(&agent.id, &req.server_id, &req.uri)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ResourceUnsubscribeResponse>(&req.id))?;
+    let mut resp = ResourceUnsubscribeResponse::answering(&req.id);
+    resp.ok = true;
+    resp.server_id = server_id;
+    Ok(ok(resp))
+}

@@ -1,0 +1,130 @@
+//! One list across many servers, in pages: servers are walked in id order, each through its own
+//! upstream cursors. A cursor names the server, its upstream cursor and how many entries of that
+//! upstream page were already given out, so no entry is repeated or skipped; a server that joins
+//! or leaves between pages only changes whether its own entries appear.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Error, ServerEntry};
+use crate::upstream::{CallError, Connection};
+
+/// Where the next page starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cursor {
+    #[serde(rename = "s")]
+    pub server_id: String,
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+    #[serde(rename = "k", default)]
+    pub skip: usize,
+}
+
+impl Cursor {
+    pub fn encode(&self) -> String {
+        hex::encode(serde_json::to_vec(self).unwrap_or_default())
+    }
+
+    pub fn decode(text: &str) -> Result<Option<Self>, Error> {
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let invalid = || {
+            Error::Invalid(format!(
+                "`cursor` \"{text}\" is not a cursor this service gave out"
+            ))
+        };
+        let bytes = hex::decode(text).map_err(|_| invalid())?;
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|_| invalid())
+    }
+}
+
+/// A server to list from, with its live connection.
+pub type Source = (Arc<ServerEntry>, Arc<Connection>);
+
+/// One page of entries, each with the id of its server, and the cursor of the next page (empty on
+/// the last). `strict`: an upstream error fails the page (one server was asked for) rather than
+/// leaving that server out.
+pub async fn page<T, F, Fut, K>(
+    sources: &[Source],
+    cursor: Option<Cursor>,
+    page_size: usize,
+    strict: bool,
+    fetch: F,
+    keep: K,
+) -> Result<(Vec<(String, T)>, String), Error>
+where
+    F: Fn(Arc<Connection>, Option<String>, Duration) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), CallError>>,
+    K: Fn(&ServerEntry, &T) -> bool,
+{
+    let mut out = Vec::new();
+    for (entry, conn) in sources {
+        let (mut upstream, mut skip) = match &cursor {
+            Some(c) if c.server_id.as_str() > entry.id.as_str() => continue,
+            Some(c) if c.server_id == entry.id => (c.upstream.clone(), c.skip),
+            _ => (None, 0),
+        };
+        let timeout = Duration::from_secs(entry.config().timeout);
+        loop {
+            let (items, next) = match fetch(conn.clone(), upstream.clone(), timeout).await {
+                Ok(listed) => listed,
+                Err(error) if strict => {
+                    return Err(Error::Upstream {
+                        what: format!("listing on server \"{}\"", entry.id),
+                        error,
+                    });
+                }
+                Err(error) => {
+                    tracing::warn!(server_id = %entry.id, %error, "left out of a merged listing");
+                    break;
+                }
+            };
+            for (index, item) in items.into_iter().enumerate().skip(skip) {
+                if out.len() == page_size {
+                    let next = Cursor {
+                        server_id: entry.id.clone(),
+                        upstream,
+                        skip: index,
+                    };
+                    return Ok((out, next.encode()));
+                }
+                if keep(entry, &item) {
+                    out.push((entry.id.clone(), item));
+                }
+            }
+            match next {
+                // A server that hands back the cursor it was given would loop forever.
+                Some(next) if Some(&next) != upstream.as_ref() => {
+                    upstream = Some(next);
+                    skip = 0;
+                }
+                _ => break,
+            }
+        }
+    }
+    Ok((out, String::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_refuse_garbage() {
+        let cursor = Cursor {
+            server_id: "fs".into(),
+            upstream: Some("abc".into()),
+            skip: 3,
+        };
+        assert_eq!(Cursor::decode(&cursor.encode()).unwrap(), Some(cursor));
+        assert_eq!(Cursor::decode("").unwrap(), None);
+        assert!(Cursor::decode("zz").is_err());
+        assert!(Cursor::decode(&hex::encode("{}")).is_err());
+    }
+}

@@ -1,0 +1,195 @@
+//! Prompts across servers (merged pages, rendering by name) and completions of prompt and
+//! resource-template arguments. A name offered by several servers needs a `server_id`.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    ArgumentInfo, CompleteRequestParams, CompleteResult, CompletionContext, GetPromptRequestParams,
+    GetPromptResult, Prompt, Reference,
+};
+use serde_json::{Map, Value};
+
+use super::merge::{self, Cursor};
+use super::resources::template_allowed;
+use super::{Error, Registry, ready};
+use crate::a2e::{CompletionArgument, McpPrompt, McpPromptArgument, McpPromptMessage};
+use crate::upstream::CallError;
+
+impl Registry {
+    /// A page of the prompts of every ready server (or of `server_id`).
+    pub async fn list_prompts(
+        &self,
+        server_id: &str,
+        cursor: &str,
+    ) -> Result<(Vec<McpPrompt>, String), Error> {
+        let sources = self.sources(server_id, |c| c.prompts.is_some(), "prompts")?;
+        let (items, next) = merge::page(
+            &sources,
+            Cursor::decode(cursor)?,
+            self.page_size,
+            !server_id.is_empty(),
+            |conn, cursor, timeout| async move {
+                conn.list_prompts(cursor, timeout)
+                    .await
+                    .map(|r| (r.prompts, r.next_cursor))
+            },
+            |_, _: &Prompt| true,
+        )
+        .await?;
+        Ok((
+            items
+                .into_iter()
+                .map(|(id, p)| prompt_model(id, p))
+                .collect(),
+            next,
+        ))
+    }
+
+    /// Renders a prompt; answers its server and the result.
+    pub async fn get_prompt(
+        &self,
+        server_id: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<(String, GetPromptResult), Error> {
+        if name.is_empty() {
+            return Err(Error::Invalid("`name` is required".into()));
+        }
+        let offers = |_: &super::ServerEntry, lists: &crate::upstream::Lists| {
+            lists.prompts.iter().any(|p| p.name == name)
+        };
+        let entry = self.route(server_id, offers, Error::PromptNotFound(name.to_owned()))?;
+        let conn = ready(&entry, |c| c.prompts.is_some(), "prompts")?;
+        let lists = entry.lists();
+        let prompt = lists
+            .prompts
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| Error::PromptNotFound(name.to_owned()))?;
+        let missing: Vec<&str> = prompt
+            .arguments
+            .iter()
+            .flatten()
+            .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
+            .map(|a| a.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::Invalid(format!(
+                "prompt \"{name}\" needs the argument(s) {}",
+                missing.join(", ")
+            )));
+        }
+        // MCP prompt arguments are strings: anything else is passed as its JSON text.
+        let arguments: Map<String, Value> = arguments
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(_) => (k, v),
+                other => (k, Value::String(other.to_string())),
+            })
+            .collect();
+        let params = GetPromptRequestParams::new(name).with_arguments(arguments);
+        let timeout = Duration::from_secs(entry.config().timeout);
+        let result = conn
+            .get_prompt(params, timeout)
+            .await
+            .map_err(|error| Error::Upstream {
+                what: format!("rendering prompt \"{name}\""),
+                error,
+            })?;
+        Ok((entry.id.clone(), result))
+    }
+
+    /// Completes an argument of a prompt or a resource template.
+    pub async fn complete(
+        &self,
+        server_id: &str,
+        reference: Value,
+        argument: CompletionArgument,
+        context: Option<crate::a2e::CompletionContext>,
+    ) -> Result<(String, CompleteResult), Error> {
+        let reference: Reference = serde_json::from_value(reference).map_err(|e| {
+            Error::Invalid(format!(
+                "`ref` must be {{\"type\": \"ref/prompt\", \"name\": …}} or {{\"type\": \"ref/resource\", \"uri\": …}}: {e}"
+            ))
+        })?;
+        if argument.name.is_empty() {
+            return Err(Error::Invalid("`argument.name` is required".into()));
+        }
+        let entry = match &reference {
+            Reference::Prompt(p) => self.route(
+                server_id,
+                |_, lists| lists.prompts.iter().any(|x| x.name == p.name),
+                Error::PromptNotFound(p.name.clone()),
+            )?,
+            Reference::Resource(r) => self.route(
+                server_id,
+                |entry, lists| {
+                    lists.templates.iter().any(|t| t.uri_template == r.uri)
+                        && template_allowed(&entry.config().resource_allow_list, &r.uri)
+                },
+                Error::ResourceNotFound(r.uri.clone()),
+            )?,
+            _ => {
+                return Err(Error::Invalid(
+                    "`ref` must be a ref/prompt or a ref/resource".into(),
+                ));
+            }
+        };
+        let conn = ready(&entry, |c| c.completions.is_some(), "completions")?;
+        let mut params =
+            CompleteRequestParams::new(reference, ArgumentInfo::new(argument.name, argument.value));
+        if let Some(context) = context {
+            params.context = Some(CompletionContext::with_arguments(
+                context.arguments.into_iter().collect(),
+            ));
+        }
+        let timeout = Duration::from_secs(entry.config().timeout);
+        let result = conn
+            .complete(params, timeout)
+            .await
+            .map_err(|error| match error {
+                CallError::Rejected { code: -32601, .. } => Error::CapabilityMissing {
+                    server_id: entry.id.clone(),
+                    what: "completions",
+                },
+                error => Error::Upstream {
+                    what: "completing".into(),
+                    error,
+                },
+            })?;
+        Ok((entry.id.clone(), result))
+    }
+}
+
+fn prompt_model(server_id: String, p: Prompt) -> McpPrompt {
+    McpPrompt {
+        name: p.name,
+        description: p.description.unwrap_or_default(),
+        server_id,
+        arguments: p
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| McpPromptArgument {
+                name: a.name,
+                description: a.description.unwrap_or_default(),
+                required: a.required.unwrap_or(false),
+            })
+            .collect(),
+    }
+}
+
+/// Each rendered message as an A2E MCPPromptMessage: its role and its MCP content block.
+pub fn prompt_messages(result: &GetPromptResult) -> Vec<McpPromptMessage> {
+    result
+        .messages
+        .iter()
+        .map(|m| McpPromptMessage {
+            role: serde_json::to_value(&m.role)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            content: serde_json::to_value(&m.content).unwrap_or_default(),
+        })
+        .collect()
+}

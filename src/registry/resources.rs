@@ -1,0 +1,299 @@
+//! Resources across servers: merged pages of resources and templates, reads routed by URI, and
+//! per-agent subscriptions kept in the store. `resource_allow_list` applies to each, and a URI it
+//! leaves out looks exactly like one no server offers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
+use serde_json::Value;
+
+use super::merge::{self, Cursor};
+use super::{Error, Registry, ServerEntry, naming, ready, template};
+use crate::a2e::{McpResource, McpResourceContent, McpResourceTemplate};
+use crate::store::StoreError;
+use crate::upstream::{CallError, Lists};
+
+impl Registry {
+    /// A page of the resources of every ready server (or of `server_id`).
+    pub async fn list_resources(
+        &self,
+        server_id: &str,
+        cursor: &str,
+    ) -> Result<(Vec<McpResource>, String), Error> {
+        let sources = self.sources(server_id, |c| c.resources.is_some(), "resources")?;
+        let (items, next) = merge::page(
+            &sources,
+            Cursor::decode(cursor)?,
+            self.page_size,
+            !server_id.is_empty(),
+            |conn, cursor, timeout| async move {
+                conn.list_resources(cursor, timeout)
+                    .await
+                    .map(|r| (r.resources, r.next_cursor))
+            },
+            |entry, resource: &Resource| {
+                naming::allowed(&entry.config().resource_allow_list, &resource.uri)
+            },
+        )
+        .await?;
+        Ok((
+            items
+                .into_iter()
+                .map(|(id, r)| resource_model(id, r))
+                .collect(),
+            next,
+        ))
+    }
+
+    /// A page of the resource templates of every ready server (or of `server_id`).
+    pub async fn list_templates(
+        &self,
+        server_id: &str,
+        cursor: &str,
+    ) -> Result<(Vec<McpResourceTemplate>, String), Error> {
+        let sources = self.sources(server_id, |c| c.resources.is_some(), "resources")?;
+        let (items, next) = merge::page(
+            &sources,
+            Cursor::decode(cursor)?,
+            self.page_size,
+            !server_id.is_empty(),
+            |conn, cursor, timeout| async move {
+                conn.list_templates(cursor, timeout)
+                    .await
+                    .map(|r| (r.resource_templates, r.next_cursor))
+            },
+            |entry, t: &ResourceTemplate| {
+                template_allowed(&entry.config().resource_allow_list, &t.uri_template)
+            },
+        )
+        .await?;
+        Ok((
+            items
+                .into_iter()
+                .map(|(id, t)| template_model(id, t))
+                .collect(),
+            next,
+        ))
+    }
+
+    /// The server a resource request goes to: the named one, else the one that listed the URI,
+    /// else the one with a template that produces it.
+    fn route_uri(&self, server_id: &str, uri: &str) -> Result<Arc<ServerEntry>, Error> {
+        if uri.is_empty() {
+            return Err(Error::Invalid("`uri` is required".into()));
+        }
+        let listed = |entry: &ServerEntry, lists: &Lists| {
+            lists.resources.iter().any(|r| r.uri == uri) && allowed(entry, uri)
+        };
+        let templated = |entry: &ServerEntry, lists: &Lists| {
+            lists
+                .templates
+                .iter()
+                .any(|t| template::matches(&t.uri_template, uri))
+                && allowed(entry, uri)
+        };
+        let not_found = || Error::ResourceNotFound(uri.to_owned());
+        let entry = match self.route(server_id, listed, not_found()) {
+            Err(Error::ResourceNotFound(_)) => self.route(server_id, templated, not_found())?,
+            other => other?,
+        };
+        if !allowed(&entry, uri) {
+            return Err(not_found());
+        }
+        Ok(entry)
+    }
+
+    /// Reads a resource; answers the server it came from and its contents.
+    pub async fn read_resource(
+        &self,
+        server_id: &str,
+        uri: &str,
+    ) -> Result<(String, Vec<McpResourceContent>), Error> {
+        let entry = self.route_uri(server_id, uri)?;
+        let conn = ready(&entry, |c| c.resources.is_some(), "resources")?;
+        let timeout = Duration::from_secs(entry.config().timeout);
+        let result = conn
+            .read_resource(uri, timeout)
+            .await
+            .map_err(|error| match error {
+                CallError::Rejected {
+                    code: -32002 | -32602,
+                    ..
+                } => Error::ResourceNotFound(uri.to_owned()),
+                error => Error::Upstream {
+                    what: format!("reading \"{uri}\""),
+                    error,
+                },
+            })?;
+        Ok((
+            entry.id.clone(),
+            result.contents.into_iter().map(content_model).collect(),
+        ))
+    }
+
+    /// Subscribes `agent_id` to a resource; answers the server it was routed to.
+    pub async fn subscribe(
+        &self,
+        agent_id: &str,
+        server_id: &str,
+        uri: &str,
+    ) -> Result<String, Error> {
+        let entry = self.route_uri(server_id, uri)?;
+        let conn = ready(
+            &entry,
+            |c| c.resources.as_ref().and_then(|r| r.subscribe) == Some(true),
+            "resource subscriptions",
+        )?;
+        let added = self
+            .store
+            .insert_subscription(agent_id, &entry.id, uri)
+            .await?;
+        let timeout = Duration::from_secs(entry.config().timeout);
+        if let Err(error) = conn.subscribe(uri, timeout).await {
+            if added {
+                self.store
+                    .delete_subscription(agent_id, &entry.id, uri)
+                    .await?;
+            }
+            return Err(Error::Upstream {
+                what: format!("subscribing to \"{uri}\""),
+                error,
+            });
+        }
+        Ok(entry.id.clone())
+    }
+
+    /// Ends `agent_id`'s subscription; the server stops being asked once no agent follows the URI.
+    pub async fn unsubscribe(
+        &self,
+        agent_id: &str,
+        server_id: &str,
+        uri: &str,
+    ) -> Result<String, Error> {
+        let server_id = match server_id {
+            "" => {
+                let mut servers = self.store.subscription_servers(agent_id, uri).await?;
+                match servers.len() {
+                    0 => {
+                        return Err(Error::NotFound(format!(
+                            "you have no subscription to \"{uri}\""
+                        )));
+                    }
+                    1 => servers.remove(0),
+                    _ => {
+                        return Err(Error::Conflict(format!(
+                            "you follow \"{uri}\" on several servers ({}); say which with `server_id`",
+                            servers.join(", ")
+                        )));
+                    }
+                }
+            }
+            named => named.to_owned(),
+        };
+        self.store
+            .delete_subscription(agent_id, &server_id, uri)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => Error::NotFound(format!(
+                    "you have no subscription to \"{uri}\" on server \"{server_id}\""
+                )),
+                other => other.into(),
+            })?;
+        if self.store.subscriber_count(&server_id, uri).await? == 0
+            && let Ok(entry) = self.get(&server_id)
+            && let Some(conn) = entry.connection()
+        {
+            let timeout = Duration::from_secs(entry.config().timeout);
+            if let Err(error) = conn.unsubscribe(uri, timeout).await {
+                tracing::warn!(%server_id, %uri, %error, "upstream unsubscribe failed");
+            }
+        }
+        Ok(server_id)
+    }
+}
+
+fn allowed(entry: &ServerEntry, uri: &str) -> bool {
+    naming::allowed(&entry.config().resource_allow_list, uri)
+}
+
+/// Whether a template can produce a URI the allow list lets through.
+pub fn template_allowed(list: &[String], uri_template: &str) -> bool {
+    let literal = template::literal_prefix(uri_template);
+    list.is_empty()
+        || list.iter().any(|entry| match entry.strip_suffix('*') {
+            Some(prefix) => literal.starts_with(prefix) || prefix.starts_with(literal),
+            None => entry == uri_template || template::matches(uri_template, entry),
+        })
+}
+
+fn annotations(value: Option<impl serde::Serialize>) -> std::collections::BTreeMap<String, Value> {
+    value
+        .and_then(|a| serde_json::to_value(a).ok())
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
+}
+
+fn resource_model(server_id: String, r: Resource) -> McpResource {
+    McpResource {
+        uri: r.uri,
+        name: r.name,
+        description: r.description.unwrap_or_default(),
+        mime_type: r.mime_type.unwrap_or_default(),
+        server_id,
+        annotations: annotations(r.annotations),
+    }
+}
+
+fn template_model(server_id: String, t: ResourceTemplate) -> McpResourceTemplate {
+    McpResourceTemplate {
+        uri_template: t.uri_template,
+        name: t.name,
+        description: t.description.unwrap_or_default(),
+        mime_type: t.mime_type.unwrap_or_default(),
+        server_id,
+        annotations: annotations(t.annotations),
+    }
+}
+
+/// One block of contents as MCPResourceContent: text, or base64 `blob`.
+fn content_model(contents: ResourceContents) -> McpResourceContent {
+    // Read through the wire form, which every variant (present and future) has.
+    let value = serde_json::to_value(&contents).unwrap_or_default();
+    let field = |name: &str| value.get(name).and_then(Value::as_str).map(str::to_owned);
+    let blob = field("blob");
+    let kind = if blob.is_some() { "blob" } else { "text" };
+    McpResourceContent {
+        uri: field("uri").unwrap_or_default(),
+        mime_type: field("mimeType").unwrap_or_else(|| {
+            if blob.is_some() {
+                "application/octet-stream"
+            } else {
+                "text/plain"
+            }
+            .into()
+        }),
+        text: field("text").unwrap_or_default(),
+        blob: blob.unwrap_or_default(),
+        kind: kind.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_pass_the_allow_list_when_they_can_produce_an_allowed_uri() {
+        let list = vec![
+            "demo://resource/dynamic/*".to_owned(),
+            "note://fixed/1".to_owned(),
+        ];
+        assert!(template_allowed(&[], "anything://{x}"));
+        assert!(template_allowed(&list, "demo://resource/dynamic/text/{id}"));
+        assert!(template_allowed(&list, "demo://{kind}"));
+        assert!(!template_allowed(&list, "other://{x}"));
+        assert!(template_allowed(&list, "note://fixed/{id}"));
+        assert!(!template_allowed(&list, "note://loose/{id}"));
+    }
+}

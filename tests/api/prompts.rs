@@ -1,0 +1,183 @@
+//! Prompts and completions against real peers.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn server_everything_prompts_render_with_their_arguments() {
+    let app = spawn_app().await;
+    app.register(everything_stdio("ev")).await;
+    let (status, body) = app.get("/v1/prompts", &app.alice).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["type"], "mcp/prompt/list/resp");
+    let prompts = body["prompts"].as_array().unwrap();
+    assert_eq!(prompts.len(), 4, "{body}");
+    let args = prompts
+        .iter()
+        .find(|p| p["name"] == "args-prompt")
+        .expect("args-prompt");
+    assert_eq!(args["server_id"], "ev");
+    let city = args["arguments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "city")
+        .unwrap();
+    assert_eq!(city["required"], true);
+
+    let (status, body) = app
+        .post("/v1/prompts/get", &app.alice, json!({"id": "p-1", "name": "args-prompt", "arguments": {"city": "Oslo", "state": "Viken"}}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["type"], "mcp/prompt/get/resp");
+    assert_eq!(body["req_id"], "p-1");
+    assert_eq!(body["server_id"], "ev");
+    assert_eq!(body["messages"][0]["role"], "user");
+    assert_eq!(
+        body["messages"][0]["content"],
+        json!({"type": "text", "text": "What's weather in Oslo, Viken?"})
+    );
+
+    let (status, body) = app
+        .post(
+            "/v1/prompts/get",
+            &app.alice,
+            json!({"name": "args-prompt", "arguments": {"state": "Viken"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("city"), "{body}");
+    let (status, body) = app
+        .post(
+            "/v1/prompts/get",
+            &app.alice,
+            json!({"name": "no-such-prompt"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(body["code"], "mcp_prompt_not_found");
+    let (status, body) = app
+        .post(
+            "/v1/prompts/get",
+            &app.alice,
+            json!({"name": "simple-prompt", "server_id": "ghost"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["code"], "mcp_server_not_found");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_prompt_several_servers_offer_needs_a_server_id() {
+    let app = spawn_app().await;
+    app.register(py_stdio("one", &unique("p1"))).await;
+    app.register(py_stdio("two", &unique("p2"))).await;
+    let (status, body) = app
+        .post(
+            "/v1/prompts/get",
+            &app.alice,
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(error.contains("one") && error.contains("two"), "{error}");
+    let (status, body) = app
+        .post(
+            "/v1/prompts/get",
+            &app.alice,
+            json!({"name": "greet", "arguments": {"name": "Ada"}, "server_id": "one"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["messages"][0]["content"]["text"], "Hello, Ada!");
+    let (status, body) = app
+        .post(
+            "/v1/prompts/get",
+            &app.alice,
+            json!({"name": "code_review", "arguments": {"language": "rust"}, "server_id": "two"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("code"), "{body}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn completions_for_prompt_and_template_arguments() {
+    let app = spawn_app().await;
+    app.register(everything_stdio("ev")).await;
+    app.register(py_stdio("py", &unique("cmpl"))).await;
+    app.register(npm_stdio("mem", "mcp-server-memory", &[]))
+        .await;
+
+    let (status, body) = app
+        .post(
+            "/v1/completions",
+            &app.alice,
+            json!({
+                "id": "c-1",
+                "ref": {"type": "ref/prompt", "name": "completable-prompt"},
+                "argument": {"name": "name", "value": "A"},
+                "context": {"arguments": {"department": "Engineering"}}
+            }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["type"], "mcp/completion/resp");
+    assert_eq!(body["req_id"], "c-1");
+    assert_eq!(body["server_id"], "ev");
+    assert_eq!(body["values"], json!(["Alice"]));
+
+    let (status, body) = app
+        .post("/v1/completions", &app.alice, json!({
+            "ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "al"}
+        }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["server_id"], "py");
+    assert_eq!(body["values"], json!(["alice", "alfred"]));
+    let (status, body) = app
+        .post("/v1/completions", &app.alice, json!({
+            "ref": {"type": "ref/resource", "uri": "fixture://note/{name}"}, "argument": {"name": "name", "value": "t"}
+        }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["values"], json!(["two", "three"]));
+
+    for (req, status, code) in [
+        (
+            json!({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "x", "value": ""}}),
+            StatusCode::NOT_FOUND,
+            "mcp_prompt_not_found",
+        ),
+        (
+            json!({"ref": {"type": "ref/resource", "uri": "x://{y}"}, "argument": {"name": "y", "value": ""}}),
+            StatusCode::NOT_FOUND,
+            "mcp_resource_not_found",
+        ),
+        (
+            json!({"ref": {"type": "ref/elsewhere"}, "argument": {"name": "x", "value": ""}}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "", "value": ""}}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_request",
+        ),
+        (
+            json!({"server_id": "mem", "ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "x", "value": ""}}),
+            StatusCode::NOT_IMPLEMENTED,
+            "mcp_capability_missing",
+        ),
+    ] {
+        let (got, body) = app.post("/v1/completions", &app.alice, req.clone()).await;
+        assert_eq!(got, status, "{req}: {body}");
+        assert_eq!(body["code"], code, "{req}: {body}");
+    }
+    app.stop().await;
+}
