@@ -2,9 +2,12 @@
 //! OpenAPI document generated from those same routers, and Swagger UI.
 
 mod a2e;
+mod answers;
+mod events;
 mod health;
 mod prompts;
 mod resources;
+mod roots;
 mod servers;
 mod tools;
 
@@ -54,6 +57,7 @@ fn request<M: crate::a2e::Message + Default>(id: Option<String>) -> M {
         (name = "tools", description = "The synced tool catalogue (tool/list, tool/call)"),
         (name = "resources", description = "Resources and templates across servers (mcp/resource/*)"),
         (name = "prompts", description = "Prompts across servers and argument completions (mcp/prompt/*)"),
+        (name = "events", description = "The agent's event stream, its answers to servers' requests, its roots"),
         (name = "a2e", description = "Any A2E request message as it is on the wire"),
         (name = "health", description = "Liveness and readiness")
     )
@@ -84,6 +88,9 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(tools::router())
         .merge(resources::router())
         .merge(prompts::router())
+        .merge(events::router())
+        .merge(answers::router())
+        .merge(roots::router())
         .merge(a2e::router())
         .split_for_parts();
     let (public, public_doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())

@@ -51,6 +51,10 @@ pub struct Config {
     pub shutdown_grace_secs: u64,
     /// Most entries in one page of resources, templates or prompts.
     pub page_size: usize,
+    /// Events kept per agent for `Last-Event-ID` replay.
+    pub replay_buffer: usize,
+    /// Seconds between keep-alive comments on event streams.
+    pub keepalive_secs: u64,
 }
 
 impl Default for Config {
@@ -71,6 +75,8 @@ impl Default for Config {
             max_body_bytes: 1024 * 1024,
             shutdown_grace_secs: 10,
             page_size: 100,
+            replay_buffer: 1000,
+            keepalive_secs: 15,
         }
     }
 }
@@ -147,6 +153,12 @@ impl Config {
         if let Some(v) = get("MCP_BRIDGE_PAGE_SIZE") {
             self.page_size = parse_number("MCP_BRIDGE_PAGE_SIZE", &v)?;
         }
+        if let Some(v) = get("MCP_BRIDGE_REPLAY_BUFFER") {
+            self.replay_buffer = parse_number("MCP_BRIDGE_REPLAY_BUFFER", &v)?;
+        }
+        if let Some(v) = get("MCP_BRIDGE_KEEPALIVE_SECS") {
+            self.keepalive_secs = parse_number("MCP_BRIDGE_KEEPALIVE_SECS", &v)?;
+        }
         if let Some(v) = get("MCP_BRIDGE_SHUTDOWN_GRACE_SECS") {
             self.shutdown_grace_secs = parse_number("MCP_BRIDGE_SHUTDOWN_GRACE_SECS", &v)?;
         }
@@ -179,6 +191,15 @@ impl Config {
                 "MCP_BRIDGE_PAGE_SIZE",
                 "must be between 1 and 1000",
             ));
+        }
+        if !(1..=100_000).contains(&self.replay_buffer) {
+            return Err(invalid(
+                "MCP_BRIDGE_REPLAY_BUFFER",
+                "must be between 1 and 100000",
+            ));
+        }
+        if self.keepalive_secs == 0 {
+            return Err(invalid("MCP_BRIDGE_KEEPALIVE_SECS", "must be at least 1"));
         }
         if self.max_body_bytes < 1024 {
             return Err(invalid(

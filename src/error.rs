@@ -134,6 +134,13 @@ pub struct Failure {
     req_id: String,
 }
 
+impl Failure {
+    /// The error answer's body.
+    pub fn body(&self) -> ErrorBody {
+        self.error.body(self.kind, &self.req_id, self.has_ok)
+    }
+}
+
 impl IntoResponse for Failure {
     fn into_response(self) -> Response {
         let body = self.error.body(self.kind, &self.req_id, self.has_ok);

@@ -6,6 +6,7 @@ pub mod api;
 pub mod auth;
 pub mod config;
 pub mod error;
+pub mod hub;
 pub mod registry;
 pub mod startup;
 pub mod state;

@@ -21,10 +21,12 @@ use tokio_util::sync::CancellationToken;
 use crate::a2e::{
     McpServerConfig, McpServerInfo, McpServerStatus, McpTransport, REDACTED, ServerUpdateRequest,
 };
+use crate::a2e::{Message, ServerPush};
 use crate::auth::Agent;
+use crate::hub::Hub;
 use crate::store::{Store, StoreError, StoredServer};
 use crate::upstream::{
-    self, CallError, ConnectError, Connection, Established, Lists, UpstreamEvent,
+    self, CallError, CallOrigin, ConnectError, Connection, Established, Lists, UpstreamEvent,
 };
 pub use catalogue::Page;
 pub use validate::is_link_local_or_metadata;
@@ -107,6 +109,8 @@ pub struct ServerEntry {
     events: mpsc::UnboundedSender<UpstreamEvent>,
     /// Held while a change of config is applied, so concurrent changes do not interleave.
     changing: tokio::sync::Mutex<()>,
+    hub: Arc<Hub>,
+    store: Store,
     /// Fired to stop the supervisor (unregister, shutdown).
     pub stop: CancellationToken,
     /// Fired when the supervisor has stopped and the connection is closed.
@@ -120,7 +124,12 @@ pub struct Inbox {
 }
 
 impl ServerEntry {
-    fn new(owner: String, config: McpServerConfig) -> (Arc<Self>, Inbox) {
+    fn new(
+        owner: String,
+        config: McpServerConfig,
+        hub: Arc<Hub>,
+        store: Store,
+    ) -> (Arc<Self>, Inbox) {
         let (control_tx, control) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
         let entry = Arc::new(Self {
@@ -132,6 +141,8 @@ impl ServerEntry {
             control: control_tx,
             events: events_tx,
             changing: tokio::sync::Mutex::new(()),
+            hub,
+            store,
             stop: CancellationToken::new(),
             stopped: CancellationToken::new(),
         });
@@ -145,8 +156,27 @@ impl ServerEntry {
             .clone()
     }
 
-    pub fn events_sender(&self) -> mpsc::UnboundedSender<UpstreamEvent> {
-        self.events.clone()
+    /// What a new connection of this server needs from the service.
+    pub fn upstream_context(&self) -> upstream::Context {
+        upstream::Context {
+            server_id: self.id.clone(),
+            owner: self.owner.clone(),
+            hub: self.hub.clone(),
+            store: self.store.clone(),
+            timeout: Duration::from_secs(self.config().timeout),
+            events: self.events.clone(),
+        }
+    }
+
+    /// Tells every agent a change this server announced, once it is synced.
+    pub fn push_to_all(&self, method: &str, params: serde_json::Value) {
+        let push = ServerPush {
+            server_id: self.id.clone(),
+            method: method.to_owned(),
+            params,
+            ..Default::default()
+        };
+        self.hub.broadcast(ServerPush::TYPE, &push);
     }
 
     pub fn connection(&self) -> Option<Arc<Connection>> {
@@ -161,8 +191,14 @@ impl ServerEntry {
         self.state.borrow().clone()
     }
 
+    /// Changes the state; a change of status is pushed to every agent.
     pub fn update_state(&self, change: impl FnOnce(&mut State)) {
+        let before = self.state.borrow().status;
         self.state.send_modify(change);
+        if self.state.borrow().status != before {
+            let info = serde_json::to_value(self.info()).unwrap_or_default();
+            self.push_to_all("bridge/server_status", info);
+        }
     }
 
     /// Takes a new connection and its lists into use and marks the server ready.
@@ -258,6 +294,7 @@ pub struct Registry {
     /// Server ids being registered right now (not yet in `servers`).
     reserved: Mutex<HashSet<String>>,
     store: Store,
+    hub: Arc<Hub>,
     stdio_allowed_commands: Vec<String>,
     /// Most entries a merged page of resources, templates or prompts holds.
     page_size: usize,
@@ -280,11 +317,17 @@ impl Drop for Reservation<'_> {
 }
 
 impl Registry {
-    pub fn new(store: Store, stdio_allowed_commands: Vec<String>, page_size: usize) -> Arc<Self> {
+    pub fn new(
+        store: Store,
+        hub: Arc<Hub>,
+        stdio_allowed_commands: Vec<String>,
+        page_size: usize,
+    ) -> Arc<Self> {
         Arc::new(Self {
             servers: RwLock::default(),
             reserved: Mutex::default(),
             store,
+            hub,
             stdio_allowed_commands,
             page_size,
         })
@@ -380,7 +423,12 @@ impl Registry {
         let stored = self.store.list_servers().await?;
         let count = stored.len();
         for server in stored {
-            let (entry, inbox) = ServerEntry::new(server.owner, server.config);
+            let (entry, inbox) = ServerEntry::new(
+                server.owner,
+                server.config,
+                self.hub.clone(),
+                self.store.clone(),
+            );
             self.insert(entry, inbox);
         }
         Ok(count)
@@ -401,8 +449,13 @@ impl Registry {
             return Err(Error::Unsupported(config.transport.as_str()));
         }
         let _reservation = self.reserve(&config.server_id)?;
-        let (entry, inbox) = ServerEntry::new(agent.id.clone(), config.clone());
-        let established = upstream::connect(&config, entry.events_sender())
+        let (entry, inbox) = ServerEntry::new(
+            agent.id.clone(),
+            config.clone(),
+            self.hub.clone(),
+            self.store.clone(),
+        );
+        let established = upstream::connect(&config, entry.upstream_context())
             .await
             .map_err(|error| Error::Connect {
                 server_id: config.server_id.clone(),
@@ -561,6 +614,7 @@ impl Registry {
         name: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
         timeout: Option<f64>,
+        origin: Arc<CallOrigin>,
     ) -> Result<(String, CallToolResult), Error> {
         let not_found = || Error::ToolNotFound(name.to_owned());
         let (server_id, tool) = naming::split(name).ok_or_else(not_found)?;
@@ -581,7 +635,8 @@ impl Registry {
         }
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let span = tracing::info_span!("tool_call", %server_id, %tool);
-        let result = tracing::Instrument::instrument(conn.call_tool(params, bound), span).await;
+        let result =
+            tracing::Instrument::instrument(conn.call_tool(params, bound, origin), span).await;
         result
             .map(|r| (server_id.to_owned(), r))
             .map_err(|error| Error::Upstream {

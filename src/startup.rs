@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Auth;
 use crate::config::Config;
+use crate::hub::Hub;
 use crate::registry::Registry;
 use crate::state::AppState;
 use crate::store::Store;
@@ -44,8 +45,11 @@ impl Application {
             .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
         let store = Store::open(&config.database_url()).await?;
         let auth = Arc::new(Auth::from_config(&config)?);
+        let shutdown = CancellationToken::new();
+        let hub = Hub::new(config.replay_buffer, shutdown.clone());
         let registry = Registry::new(
             store.clone(),
+            hub.clone(),
             config.stdio_allowed_commands.clone(),
             config.page_size,
         );
@@ -61,13 +65,14 @@ impl Application {
             auth,
             store,
             registry,
+            hub,
             restored: Arc::new(AtomicBool::new(false)),
         };
         Ok(Self {
             listener,
             addr,
             state,
-            shutdown: CancellationToken::new(),
+            shutdown,
         })
     }
 

@@ -6,6 +6,7 @@ use axum::extract::FromRef;
 
 use crate::auth::Auth;
 use crate::config::Config;
+use crate::hub::Hub;
 use crate::registry::Registry;
 use crate::store::Store;
 
@@ -15,6 +16,7 @@ pub struct AppState {
     pub auth: Arc<Auth>,
     pub store: Store,
     pub registry: Arc<Registry>,
+    pub hub: Arc<Hub>,
     /// Set once every stored server has been handed to its supervisor.
     pub restored: Arc<std::sync::atomic::AtomicBool>,
 }

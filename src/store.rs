@@ -1,6 +1,7 @@
 //! The store: sqlx over SQLite by default (WAL, busy timeout, foreign keys), with the migrations
 //! of `migrations/` embedded in the binary. Queries live in `store/*.rs`, one file per table group.
 
+mod roots;
 mod servers;
 mod subscriptions;
 
@@ -26,6 +27,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         20261130000002,
         "subscriptions",
         include_str!("../migrations/20261130000002_subscriptions.sql"),
+    ),
+    (
+        20261130000003,
+        "roots",
+        include_str!("../migrations/20261130000003_roots.sql"),
     ),
 ];
 

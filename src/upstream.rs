@@ -2,8 +2,10 @@
 //! HTTP), a watch on the transport so a dead connection is noticed at once, and the supervisor
 //! that keeps each server connected.
 
+mod calls;
 mod handler;
 mod http;
+mod notify;
 mod stdio;
 pub mod supervisor;
 mod watched;
@@ -12,18 +14,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, ErrorCode,
-    GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, Prompt, ReadResourceRequestParams,
-    ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities, SubscribeRequestParams,
-    Tool, UnsubscribeRequestParams,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, CompleteRequestParams,
+    CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, Prompt,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
+    ServerResult, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
+use rmcp::service::PeerRequestOptions;
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::a2e::{McpServerConfig, McpTransport};
-pub use handler::{BridgeClient, UpstreamEvent};
+pub use calls::CallOrigin;
+use calls::Calls;
+pub use handler::{BridgeClient, Context, UpstreamEvent, sampling_result};
 pub use stdio::StderrTail;
 use watched::Watched;
 
@@ -75,6 +80,8 @@ pub struct Connection {
     pub connected_at: f64,
     /// Resource URIs subscribed to upstream on this connection.
     subscribed: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The calls in flight, by request id and progress token.
+    calls: Arc<Calls>,
 }
 
 /// A new connection with the server's catalogue as first listed.
@@ -121,12 +128,39 @@ impl Connection {
         }
     }
 
+    /// Calls a tool for `origin`: what the server asks or reports during the call goes to it.
     pub async fn call_tool(
         &self,
         params: CallToolRequestParams,
         timeout: Duration,
+        origin: Arc<CallOrigin>,
     ) -> Result<CallToolResult, CallError> {
-        self.run(timeout, self.client.call_tool(params)).await
+        let mut options = PeerRequestOptions::no_options();
+        // rmcp's own deadline also tells the server the call is cancelled.
+        options.timeout = Some(timeout);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let call = async {
+            let handle = self
+                .client
+                .peer()
+                .send_request_with_option(request, options)
+                .await?;
+            let _tracked = self
+                .calls
+                .track(handle.id.clone(), &handle.progress_token, origin);
+            handle.await_response().await
+        };
+        match self.run(timeout + Duration::from_secs(1), call).await? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            ServerResult::InputRequiredResult(_) => Err(CallError::Protocol(
+                "the server asked for input (2026-07-28 input-required), which this connection does not take".into(),
+            )),
+            // A server may answer a tool without content with an empty result.
+            other => serde_json::to_value(&other)
+                .ok()
+                .and_then(|v| serde_json::from_value(v).ok())
+                .ok_or_else(|| CallError::Protocol("the server answered a tool call with something else".into())),
+        }
     }
 
     pub async fn list_resources(
@@ -289,19 +323,18 @@ impl CallError {
 }
 
 /// Connects to the server `config` describes, initialises within `config.connect_bound()` and
-/// lists its catalogue. `events` receives the server's notifications.
-pub async fn connect(
-    config: &McpServerConfig,
-    events: tokio::sync::mpsc::UnboundedSender<UpstreamEvent>,
-) -> Result<Established, ConnectError> {
+/// lists its catalogue. What the server asks of agents and tells them goes through `ctx`.
+pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Established, ConnectError> {
     let bound = config.connect_bound();
-    let handler = BridgeClient::new(config.server_id.clone(), events);
+    let calls = Arc::new(Calls::default());
+    let (notes_tx, notes_rx) = tokio::sync::mpsc::unbounded_channel();
+    let handler = BridgeClient::new(ctx.clone(), calls.clone());
     let lost = CancellationToken::new();
     let closed = CancellationToken::new();
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {
             let (transport, stderr) = stdio::spawn(config)?;
-            let watched = Watched::new(transport, lost.clone(), closed.clone());
+            let watched = Watched::new(transport, lost.clone(), closed.clone(), notes_tx);
             match tokio::time::timeout(bound, handler.serve(watched)).await {
                 Ok(Ok(client)) => (client, Some(stderr)),
                 Ok(Err(e)) => {
@@ -313,7 +346,7 @@ pub async fn connect(
         }
         McpTransport::Http => {
             let transport = http::transport(config)?;
-            let watched = Watched::new(transport, lost.clone(), closed.clone());
+            let watched = Watched::new(transport, lost.clone(), closed.clone(), notes_tx);
             match tokio::time::timeout(bound, handler.serve(watched)).await {
                 Ok(Ok(client)) => (client, None),
                 Ok(Err(e)) => return Err(ConnectError::Initialize(e.to_string(), String::new())),
@@ -322,6 +355,8 @@ pub async fn connect(
         }
         other => return Err(ConnectError::Unsupported(other.as_str())),
     };
+    // The pump ends when the transport (and with it the sender) is gone.
+    tokio::spawn(notify::pump(ctx, calls.clone(), notes_rx));
     // A stale list served from the cache while a server is down would hide the outage.
     client
         .set_response_cache_config(rmcp::ClientCacheConfig::disabled())
@@ -345,6 +380,7 @@ pub async fn connect(
         capabilities,
         connected_at: crate::a2e::now(),
         subscribed: Default::default(),
+        calls,
         client,
         lost,
         closed,
@@ -359,6 +395,17 @@ pub async fn connect(
         Err(_) => {
             conn.shutdown().await;
             Err(ConnectError::List(format!("no answer within {bound:?}")))
+        }
+    }
+}
+
+impl Connection {
+    /// Tells the server the client's roots changed.
+    pub async fn roots_changed(&self) {
+        #[allow(deprecated)] // Roots are how 2025-11-25 servers learn the client's filesystem.
+        let sent = self.client.notify_roots_list_changed().await;
+        if let Err(error) = sent {
+            tracing::warn!(%error, "cannot tell a server the roots changed");
         }
     }
 }

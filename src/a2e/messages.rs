@@ -67,6 +67,9 @@ a2e_message! {
         method: String,
         #[schema(value_type = Object)]
         params: Value = Value::Object(Map::new()),
+        /// For progress: the `id` of the call it belongs to.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        req_id: Option<String>,
     }
 }
 
@@ -356,6 +359,88 @@ a2e_response! {
         server_id: String,
         mcp_request_id: String,
         roots: Vec<McpRoot>,
+    }
+}
+
+a2e_response! {
+    /// mcp/sample/ack: the answer was taken (202).
+    SamplingAck = "mcp/sample/ack" {
+        ok: bool,
+    }
+}
+
+a2e_response! {
+    /// mcp/root/list/ack: the answer was taken (202).
+    RootsAck = "mcp/root/list/ack" {
+        ok: bool,
+    }
+}
+
+// ---- The agent's roots (beyond the seed) ----
+
+a2e_message! {
+    /// mcp/roots/get/req: the roots this agent exposes.
+    RootsGetRequest = "mcp/roots/get/req" {}
+}
+
+a2e_response! {
+    /// mcp/roots/get/resp.
+    RootsGetResponse = "mcp/roots/get/resp" {
+        roots: Vec<McpRoot>,
+    }
+}
+
+a2e_message! {
+    /// mcp/roots/set/req: replace the roots this agent exposes; its servers are told.
+    RootsSetRequest = "mcp/roots/set/req" {
+        roots: Vec<McpRoot>,
+    }
+}
+
+a2e_response! {
+    /// mcp/roots/set/resp.
+    RootsSetResponse = "mcp/roots/set/resp" {
+        ok: bool,
+        roots: Vec<McpRoot>,
+    }
+}
+
+// ---- Elicitation (beyond the seed) ----
+
+a2e_message! {
+    /// mcp/elicit/req: a server asks the agent (its user) for input.
+    ElicitRequest = "mcp/elicit/req" {
+        server_id: String,
+        mcp_request_id: String,
+        /// `form` (answer with `content` matching `requested_schema`) or `url` (open `url`).
+        mode: String = "form",
+        message: String,
+        /// The JSON Schema of the form, as MCP defines it (form mode).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<Object>)]
+        requested_schema: Option<Value>,
+        /// The page to open (url mode).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    }
+}
+
+a2e_response! {
+    /// mcp/elicit/resp: the agent's answer.
+    ElicitResponse = "mcp/elicit/resp" {
+        /// `accept`, `decline` or `cancel`.
+        action: String,
+        /// The form's values (accept, form mode).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = Option<Object>)]
+        content: Option<Value>,
+    }
+}
+
+a2e_response! {
+    /// mcp/elicit/ack: the answer was taken (202).
+    ElicitAck = "mcp/elicit/ack" {
+        ok: bool,
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{Reply, prompts, resources, servers, tools};
+use super::{Reply, answers, prompts, resources, roots, servers, tools};
 use crate::a2e::{self, ErrorBody, Message};
 use crate::auth::Agent;
 use crate::error::{A2eJson, ApiError, Failure};
@@ -90,6 +90,11 @@ async fn a2e_message(
         a2e::PromptListRequest::TYPE => run(body, |r| prompts::list(s, a, r)).await,
         a2e::PromptGetRequest::TYPE => run(body, |r| prompts::get(s, a, r)).await,
         a2e::CompletionRequest::TYPE => run(body, |r| prompts::complete(s, a, r)).await,
+        a2e::SamplingResponse::TYPE => run(body, |r| answers::answer_sampling(s, a, r)).await,
+        a2e::RootsListResponse::TYPE => run(body, |r| answers::answer_roots(s, a, r)).await,
+        a2e::ElicitResponse::TYPE => run(body, |r| answers::answer_elicitation(s, a, r)).await,
+        a2e::RootsGetRequest::TYPE => run(body, |r| roots::get(s, a, r)).await,
+        a2e::RootsSetRequest::TYPE => run(body, |r| roots::set(s, a, r)).await,
         "" => ApiError::invalid("the message has no `type`").into_response(),
         other => ApiError::invalid(format!(
             "\"{other}\" is not an A2E request message this service implements"

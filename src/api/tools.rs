@@ -1,19 +1,30 @@
 //! `/v1/tools`: the synced catalogue (`tool/list`) and calls by namespaced name (`tool/call`).
 
-use axum::Extension;
+use std::convert::Infallible;
+use std::sync::Arc;
+
 use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::http::header::ACCEPT;
+use axum::response::sse::{Event as SseEvent, Sse};
+use axum::response::{IntoResponse, Response as HttpResponse};
+use axum::{Extension, Json};
 use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
 use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{Reply, ok, request};
 use crate::a2e::{
-    ErrorBody, Response, ToolCallRequest, ToolCallResponse, ToolListRequest, ToolListResponse,
+    ErrorBody, Message, Response, ServerPush, ToolCallRequest, ToolCallResponse, ToolListRequest,
+    ToolListResponse,
 };
 use crate::auth::Agent;
 use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::state::AppState;
+use crate::upstream::CallOrigin;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -81,19 +92,66 @@ pub async fn list(
 }
 
 /// Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
-/// `is_error: true`; the server's `timeout` bounds the call.
+/// `is_error: true`; the server's `timeout` bounds the call. With `Accept: text/event-stream` the
+/// answer is a stream: the call's progress (`mcp/server/push`), then its `tool/call/resp` (or the
+/// error, in the same shape as the JSON answer's).
 #[utoipa::path(post, path = "/v1/tools/call", tag = "tools", request_body = ToolCallRequest, security(("bearer" = [])),
     responses(
-        (status = 200, body = ToolCallResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 200, content((ToolCallResponse = "application/json"), (ServerPush = "text/event-stream"))),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
         (status = 422, body = ErrorBody), (status = 501, body = ErrorBody), (status = 502, body = ErrorBody),
         (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)))]
 async fn call_tool(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
+    headers: HeaderMap,
     A2eJson(req): A2eJson<ToolCallRequest>,
-) -> Result<Reply<ToolCallResponse>, Failure> {
-    call(&state, &agent, req).await
+) -> HttpResponse {
+    let streaming = headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("text/event-stream"));
+    if !streaming {
+        return call(&state, &agent, req).await.into_response();
+    }
+    let (tx, rx) = mpsc::unbounded_channel::<Value>();
+    let final_tx = tx.clone();
+    let task = tokio::spawn(async move {
+        let answer = match call_for(&state, &agent, req, Some(tx)).await {
+            Ok((_, Json(resp))) => serde_json::to_value(resp),
+            Err(failure) => serde_json::to_value(failure.body()),
+        };
+        let _ = final_tx.send(answer.unwrap_or_default());
+    });
+    let stream = futures::stream::unfold(
+        (rx, AbortOnDrop(task), false),
+        |(mut rx, task, done)| async move {
+            if done {
+                return None;
+            }
+            let message = rx.recv().await?;
+            let kind = message
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("error")
+                .to_owned();
+            let done = kind != ServerPush::TYPE;
+            let event = SseEvent::default().event(kind).data(message.to_string());
+            Some((Ok::<_, Infallible>(event), (rx, task, done)))
+        },
+    );
+    Sse::new(stream).into_response()
+}
+
+/// Stops a streamed call whose client went away.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 pub async fn call(
@@ -101,10 +159,25 @@ pub async fn call(
     agent: &Agent,
     req: ToolCallRequest,
 ) -> Result<Reply<ToolCallResponse>, Failure> {
+    call_for(state, agent, req, None).await
+}
+
+/// Calls a tool; its progress goes to `progress` when given, else to the agent's channel.
+async fn call_for(
+    state: &AppState,
+    agent: &Agent,
+    req: ToolCallRequest,
+    progress: Option<mpsc::UnboundedSender<Value>>,
+) -> Result<Reply<ToolCallResponse>, Failure> {
     tracing::debug!(agent = %agent.id, tool = %req.name, "tool call");
+    let origin = Arc::new(CallOrigin {
+        agent_id: agent.id.clone(),
+        req_id: req.id.clone(),
+        progress,
+    });
     let (server_id, result) = state
         .registry
-        .call_tool(&req.name, req.arguments, req.timeout)
+        .call_tool(&req.name, req.arguments, req.timeout, origin)
         .await
         .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
     let mut resp = ToolCallResponse::answering(&req.id);

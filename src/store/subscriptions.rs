@@ -6,7 +6,8 @@ use super::{Store, StoreError};
 use crate::a2e;
 
 impl Store {
-    /// Records a subscription; `false` when the agent already had it.
+    /// Records a subscription; `false` when the agent already had it, `NotFound` when the server
+    /// is gone.
     #[instrument(skip_all, fields(agent_id, server_id))]
     pub async fn insert_subscription(
         &self,
@@ -23,7 +24,11 @@ impl Store {
         .bind(uri)
         .bind(a2e::now())
         .execute(&self.pool)
-        .await?;
+        .await
+        .map_err(|e| match &e {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => StoreError::NotFound,
+            _ => StoreError::Database(e),
+        })?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -60,6 +65,19 @@ impl Store {
         .fetch_one(&self.pool)
         .await?;
         Ok(count)
+    }
+
+    /// The agents following `uri` on `server_id`.
+    #[instrument(skip_all, fields(server_id))]
+    pub async fn subscribers(&self, server_id: &str, uri: &str) -> Result<Vec<String>, StoreError> {
+        let agents = sqlx::query_scalar(
+            "SELECT agent_id FROM subscriptions WHERE server_id = $1 AND uri = $2 ORDER BY agent_id",
+        )
+        .bind(server_id)
+        .bind(uri)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(agents)
     }
 
     /// The URIs of `server_id` that at least one agent follows.
@@ -139,6 +157,10 @@ mod tests {
                 .unwrap()
         );
         assert_eq!(store.subscriber_count("ev", "demo://1").await.unwrap(), 2);
+        assert_eq!(
+            store.subscribers("ev", "demo://1").await.unwrap(),
+            ["alice", "bob"]
+        );
         assert_eq!(
             store.subscribed_uris("ev").await.unwrap(),
             ["demo://1", "demo://2"]

@@ -1,10 +1,27 @@
 //! The rmcp `ClientHandler` of every upstream connection: what mcp-bridge tells servers about
-//! itself, and where their notifications go (to the server's supervisor).
+//! itself, and the requests servers make of agents (sampling, roots, elicitation), each sent to
+//! the right agent over the hub and answered back.
+// SEP-2577 deprecates sampling and roots for 2026-07-28; 2025-11-25 servers still use them.
+#![allow(deprecated)]
 
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, RoleClient};
-use tokio::sync::mpsc::UnboundedSender;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ErrorCode, Implementation, ListRootsResult, ProtocolVersion,
+};
+use rmcp::service::{InboundStreamOrigin, RequestContext};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+use serde_json::{Value, json};
+
+use super::calls::Calls;
+use crate::a2e::{self, ElicitRequest, McpRoot, Message, RootsListRequest, SamplingRequest};
+use crate::hub::{AskError, Hub};
+use crate::store::Store;
+
+/// How long the owner gets to answer a roots request before the stored roots are used.
+const ROOTS_WAIT: Duration = Duration::from_secs(5);
 
 /// A notification a server sent that its supervisor acts on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,43 +31,299 @@ pub enum UpstreamEvent {
     PromptsChanged,
 }
 
+/// What a connection needs from the rest of the service.
+#[derive(Clone)]
+pub struct Context {
+    pub server_id: String,
+    pub owner: String,
+    pub hub: Arc<Hub>,
+    pub store: Store,
+    /// Bound on waiting for an agent's answer (the server's `timeout`).
+    pub timeout: Duration,
+    pub events: tokio::sync::mpsc::UnboundedSender<UpstreamEvent>,
+}
+
 pub struct BridgeClient {
-    server_id: String,
-    events: UnboundedSender<UpstreamEvent>,
+    ctx: Context,
+    calls: Arc<Calls>,
 }
 
 impl BridgeClient {
-    pub fn new(server_id: String, events: UnboundedSender<UpstreamEvent>) -> Self {
-        Self { server_id, events }
+    pub fn new(ctx: Context, calls: Arc<Calls>) -> Self {
+        Self { ctx, calls }
     }
 
-    fn notify(&self, event: UpstreamEvent) {
-        tracing::debug!(server_id = %self.server_id, ?event, "catalogue changed upstream");
-        // The supervisor is gone only while the server is being removed: nothing to tell.
-        let _ = self.events.send(event);
+    /// The agent a request goes to: the caller whose call's stream it arrived on, else the owner.
+    fn recipient(&self, context: &RequestContext<RoleClient>) -> String {
+        if let Some(InboundStreamOrigin::OutboundRequest(id)) =
+            context.extensions.get::<InboundStreamOrigin>()
+            && let Some(origin) = self.calls.by_request(id)
+        {
+            return origin.agent_id.clone();
+        }
+        self.ctx.owner.clone()
+    }
+
+    /// Asks `agent` and waits for its answer, or says why the server is refused.
+    async fn ask<M: Message + serde::Serialize>(
+        &self,
+        agent: &str,
+        kind: &'static str,
+        message: &M,
+    ) -> Result<Value, ErrorData> {
+        self.ctx
+            .hub
+            .ask(agent, kind, message.id(), message, self.ctx.timeout)
+            .await
+            .map_err(|e| refused(&e.to_string()))
+    }
+}
+
+/// The JSON-RPC error a server gets when no agent answers or the agent refuses.
+fn refused(why: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode(-1),
+        format!("mcp_sampling_refused: {why}"),
+        Some(json!({ "code": "mcp_sampling_refused" })),
+    )
+}
+
+fn request_id(context: &RequestContext<RoleClient>) -> String {
+    match serde_json::to_value(&context.id) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
     }
 }
 
 impl ClientHandler for BridgeClient {
     fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities = serde_json::from_value(json!({
+            "roots": { "listChanged": true },
+            "sampling": {},
+            "elicitation": { "form": {}, "url": {} }
+        }))
+        .unwrap_or_default();
         // 2025-11-25 with the initialize handshake: rmcp's default (2026-07-28) has no
         // `initialize` and older servers would not answer it.
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.notify(UpstreamEvent::ToolsChanged);
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let agent = self.recipient(&context);
+        let request = sampling_request(&self.ctx.server_id, request_id(&context), &params);
+        let answer = self
+            .ask(&agent, a2e::SamplingRequest::TYPE, &request)
+            .await?;
+        sampling_result(answer)
     }
 
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.notify(UpstreamEvent::ResourcesChanged);
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let owner = &self.ctx.owner;
+        let request = RootsListRequest {
+            server_id: self.ctx.server_id.clone(),
+            mcp_request_id: request_id(&context),
+            ..Default::default()
+        };
+        let asked = self
+            .ctx
+            .hub
+            .ask(
+                owner,
+                RootsListRequest::TYPE,
+                &request.id,
+                &request,
+                ROOTS_WAIT,
+            )
+            .await;
+        let roots: Vec<McpRoot> = match asked {
+            Ok(answer) => serde_json::from_value(answer.get("roots").cloned().unwrap_or_default())
+                .unwrap_or_default(),
+            Err(AskError::NotConnected(_) | AskError::Timeout(..) | AskError::Shutdown) => {
+                self.ctx.store.roots(owner).await.map_err(|e| {
+                    tracing::error!(error = %e, "cannot read stored roots");
+                    ErrorData::internal_error("roots are not available", None)
+                })?
+            }
+        };
+        serde_json::from_value(json!({ "roots": roots
+            .into_iter()
+            .map(|r| if r.name.is_empty() { json!({"uri": r.uri}) } else { json!({"uri": r.uri, "name": r.name}) })
+            .collect::<Vec<_>>() }))
+        .map_err(|e| ErrorData::internal_error(format!("roots: {e}"), None))
     }
 
-    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.notify(UpstreamEvent::PromptsChanged);
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let agent = self.recipient(&context);
+        let request = elicit_request(&self.ctx.server_id, request_id(&context), &params);
+        let schema = request.requested_schema.clone();
+        let answer = self.ask(&agent, ElicitRequest::TYPE, &request).await?;
+        elicit_result(answer, schema.as_ref())
+    }
+}
+
+/// The A2E sampling request for a server's `sampling/createMessage`.
+fn sampling_request(
+    server_id: &str,
+    mcp_request_id: String,
+    params: &CreateMessageRequestParams,
+) -> SamplingRequest {
+    let wire = serde_json::to_value(params).unwrap_or_default();
+    let text = |k: &str| wire.get(k).and_then(Value::as_str).map(str::to_owned);
+    let mut request = SamplingRequest {
+        server_id: server_id.to_owned(),
+        mcp_request_id,
+        messages: wire
+            .get("messages")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        system_prompt: text("systemPrompt").unwrap_or_default(),
+        stop_sequences: wire
+            .get("stopSequences")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default(),
+        ..Default::default()
+    };
+    if let Some(v) = wire.get("modelPreferences") {
+        request.model_preferences = v.clone();
+    }
+    if let Some(v) = text("includeContext") {
+        request.include_context = v;
+    }
+    if let Some(v) = wire.get("temperature").and_then(Value::as_f64) {
+        request.temperature = v;
+    }
+    if let Some(v) = wire.get("maxTokens").and_then(Value::as_u64) {
+        request.max_tokens = v;
+    }
+    if let Some(v) = wire.get("metadata") {
+        request.metadata = v.clone();
+    }
+    request
+}
+
+/// The server's answer from the agent's MCPSamplingResponse: a refusal when it carries `error`.
+pub fn sampling_result(answer: Value) -> Result<CreateMessageResult, ErrorData> {
+    let error = answer
+        .get("error")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !error.is_empty() {
+        return Err(refused(error));
+    }
+    let wire = json!({
+        "role": answer.get("role").cloned().unwrap_or(json!("assistant")),
+        "content": answer.get("content").cloned().unwrap_or_default(),
+        "model": answer.get("model").cloned().unwrap_or(json!("")),
+        "stopReason": answer.get("stop_reason").and_then(Value::as_str).filter(|s| !s.is_empty()),
+    });
+    serde_json::from_value(wire)
+        .map_err(|e| ErrorData::internal_error(format!("the agent's answer: {e}"), None))
+}
+
+fn elicit_request(
+    server_id: &str,
+    mcp_request_id: String,
+    params: &ElicitRequestParams,
+) -> ElicitRequest {
+    let wire = serde_json::to_value(params).unwrap_or_default();
+    let text = |k: &str| wire.get(k).and_then(Value::as_str).map(str::to_owned);
+    ElicitRequest {
+        server_id: server_id.to_owned(),
+        mcp_request_id,
+        mode: text("mode").unwrap_or_else(|| "form".into()),
+        message: text("message").unwrap_or_default(),
+        requested_schema: wire.get("requestedSchema").cloned(),
+        url: text("url"),
+        ..Default::default()
+    }
+}
+
+/// The server's answer from the agent's: on accept, fields left out take the schema's defaults.
+fn elicit_result(answer: Value, schema: Option<&Value>) -> Result<ElicitResult, ErrorData> {
+    let action = answer
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or("decline")
+        .to_owned();
+    let mut content = answer.get("content").cloned().filter(|c| !c.is_null());
+    if action == "accept" {
+        let filled = content.get_or_insert_with(|| json!({}));
+        if let (Some(filled), Some(properties)) = (
+            filled.as_object_mut(),
+            schema
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object),
+        ) {
+            for (name, property) in properties {
+                if let Some(default) = property.get("default")
+                    && !filled.contains_key(name)
+                {
+                    filled.insert(name.clone(), default.clone());
+                }
+            }
+        }
+    } else {
+        content = None;
+    }
+    serde_json::from_value(json!({ "action": action, "content": content }))
+        .map_err(|e| ErrorData::internal_error(format!("the agent's answer: {e}"), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepted_forms_take_the_schema_defaults() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "age": {"type": "integer", "default": 36},
+            "email": {"type": "string"}
+        }});
+        let result = elicit_result(
+            json!({"action": "accept", "content": {"age": 40}}),
+            Some(&schema),
+        )
+        .unwrap();
+        let wire = serde_json::to_value(result).unwrap();
+        assert_eq!(wire["content"], json!({"name": "Ada", "age": 40}));
+        let result = elicit_result(
+            json!({"action": "decline", "content": {"x": 1}}),
+            Some(&schema),
+        )
+        .unwrap();
+        assert!(
+            serde_json::to_value(result)
+                .unwrap()
+                .get("content")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_sampling_answer_with_an_error_is_a_refusal() {
+        let err = sampling_result(json!({"error": "no budget"})).unwrap_err();
+        assert!(err.message.contains("mcp_sampling_refused"));
+        let ok = sampling_result(json!({"content": {"type": "text", "text": "hi"}, "model": "m", "stop_reason": "endTurn"})).unwrap();
+        let wire = serde_json::to_value(ok).unwrap();
+        assert_eq!(wire["content"]["text"], "hi");
+        assert_eq!(wire["stopReason"], "endTurn");
     }
 }

@@ -84,7 +84,7 @@ async fn connect(entry: &ServerEntry, store: &Store) -> Option<Result<Arc<Connec
     let config = entry.config();
     let attempt = tokio::select! {
         _ = entry.stop.cancelled() => return None,
-        attempt = super::connect(&config, entry.events_sender()) => attempt,
+        attempt = super::connect(&config, entry.upstream_context()) => attempt,
     };
     Some(match attempt {
         Ok(established) => {
@@ -143,6 +143,12 @@ async fn relist(entry: &ServerEntry, conn: &Connection, event: UpstreamEvent) {
         Ok(Ok(lists)) => {
             tracing::info!(server_id = %entry.id, ?event, "catalogue re-synced");
             entry.replace_lists(Some(lists));
+            let method = match event {
+                UpstreamEvent::ToolsChanged => "notifications/tools/list_changed",
+                UpstreamEvent::ResourcesChanged => "notifications/resources/list_changed",
+                UpstreamEvent::PromptsChanged => "notifications/prompts/list_changed",
+            };
+            entry.push_to_all(method, serde_json::json!({}));
         }
         Ok(Err(error)) => tracing::warn!(server_id = %entry.id, %error, "re-listing failed"),
         Err(_) => tracing::warn!(server_id = %entry.id, "re-listing timed out"),

@@ -1,11 +1,15 @@
 //! A transport wrapper that reports when the connection ends, so the supervisor learns of a dead
-//! server the moment its stream closes rather than on the next call.
+//! server the moment its stream closes rather than on the next call, and that hands every
+//! notification on in the order it arrived (rmcp handles each in a task of its own).
 
 use std::future::Future;
 
 use rmcp::RoleClient;
+use rmcp::model::JsonRpcMessage;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 pub struct Watched<T> {
@@ -14,14 +18,22 @@ pub struct Watched<T> {
     lost: CancellationToken,
     /// Fired once the inner transport has closed.
     closed: CancellationToken,
+    /// Every notification the server sends, as JSON (`method`, `params`), in order.
+    notifications: UnboundedSender<Value>,
 }
 
 impl<T> Watched<T> {
-    pub fn new(inner: T, lost: CancellationToken, closed: CancellationToken) -> Self {
+    pub fn new(
+        inner: T,
+        lost: CancellationToken,
+        closed: CancellationToken,
+        notifications: UnboundedSender<Value>,
+    ) -> Self {
         Self {
             inner,
             lost,
             closed,
+            notifications,
         }
     }
 }
@@ -45,11 +57,18 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
         let lost = self.lost.clone();
+        let notifications = self.notifications.clone();
         let next = self.inner.receive();
         async move {
             let message = next.await;
-            if message.is_none() {
-                lost.cancel();
+            match &message {
+                None => lost.cancel(),
+                Some(JsonRpcMessage::Notification(n)) => {
+                    if let Ok(value) = serde_json::to_value(&n.notification) {
+                        let _ = notifications.send(value);
+                    }
+                }
+                Some(_) => {}
             }
             message
         }

@@ -2,6 +2,7 @@
 
 mod a2e;
 mod auth;
+mod events;
 mod helpers;
 mod inputs;
 mod openapi;

@@ -16,7 +16,7 @@ async fn server_everything_over_stdio_registers_with_its_catalogue() {
     assert_eq!(server["transport"], "stdio");
     assert_eq!(server["mcp_version"], "2025-11-25");
     assert_eq!(server["server_name"], "mcp-servers/everything");
-    assert_eq!(server["tools_count"], 13);
+    assert_eq!(server["tools_count"], 17);
     assert_eq!(server["resources_count"], 7);
     assert_eq!(server["prompts_count"], 4);
     assert!(server["connected_at"].as_f64().unwrap() > 1.7e9);
@@ -44,7 +44,7 @@ async fn server_everything_over_streamable_http() {
         .register(json!({ "server_id": "evh", "transport": "http", "url": peer.url, "headers": {"X-Api-Key": "k-123"} }))
         .await;
     assert_eq!(server["status"], "ready");
-    assert_eq!(server["tools_count"], 13);
+    assert_eq!(server["tools_count"], 17);
     let (status, body) = app.call("evh__echo", json!({"message": "over http"})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["content"][0]["text"], "Echo: over http");

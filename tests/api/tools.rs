@@ -17,7 +17,7 @@ async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
     assert_eq!(body["req_id"], "list-1");
     assert_eq!(body["next_cursor"], "");
     let tools = body["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 26);
+    assert_eq!(tools.len(), 30);
     let echo = tools
         .iter()
         .find(|t| t["name"] == "ev__echo")

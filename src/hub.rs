@@ -1,0 +1,187 @@
+//! The hub: one channel per agent (its SSE streams, a bounded replay buffer) and the table of
+//! server-initiated requests waiting for an agent's answer. Everything that reaches agents or
+//! waits for them goes through `publish`, `broadcast` and `ask`, so a cross-replica hub can
+//! stand behind the same few calls later.
+
+mod channel;
+mod pending;
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use channel::{Event, Opened};
+pub use pending::AnswerError;
+
+use channel::Channel;
+use pending::Pending;
+
+/// Why an agent gave no answer.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AskError {
+    #[error("agent \"{0}\" has no event stream open")]
+    NotConnected(String),
+    #[error("agent \"{0}\" did not answer within {1:?}")]
+    Timeout(String, Duration),
+    #[error("the service is shutting down")]
+    Shutdown,
+}
+
+pub struct Hub {
+    channels: RwLock<HashMap<String, Arc<Channel>>>,
+    pending: Pending,
+    replay: usize,
+    shutdown: CancellationToken,
+}
+
+impl Hub {
+    /// A hub keeping the last `replay` events of each agent; `shutdown` ends every stream.
+    pub fn new(replay: usize, shutdown: CancellationToken) -> Arc<Self> {
+        Arc::new(Self {
+            channels: RwLock::default(),
+            pending: Pending::default(),
+            replay,
+            shutdown,
+        })
+    }
+
+    fn channel(&self, agent_id: &str) -> Arc<Channel> {
+        if let Some(channel) = self
+            .channels
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(agent_id)
+        {
+            return channel.clone();
+        }
+        let mut channels = self.channels.write().unwrap_or_else(|e| e.into_inner());
+        channels
+            .entry(agent_id.to_owned())
+            .or_insert_with(|| Arc::new(Channel::new(self.replay)))
+            .clone()
+    }
+
+    /// Sends an A2E message to one agent; it is kept for replay when the agent is away.
+    pub fn publish(&self, agent_id: &str, kind: &str, message: &impl Serialize) {
+        match serde_json::to_string(message) {
+            Ok(data) => {
+                self.channel(agent_id).publish(kind, data.into());
+            }
+            Err(error) => tracing::error!(%error, kind, "cannot serialise an event"),
+        }
+    }
+
+    /// Sends an A2E message to every agent that has opened a stream since the service started.
+    pub fn broadcast(&self, kind: &str, message: &impl Serialize) {
+        let data: Arc<str> = match serde_json::to_string(message) {
+            Ok(data) => data.into(),
+            Err(error) => return tracing::error!(%error, kind, "cannot serialise an event"),
+        };
+        let channels: Vec<Arc<Channel>> = self
+            .channels
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for channel in channels {
+            channel.publish(kind, data.clone());
+        }
+    }
+
+    /// Whether the agent has an event stream open now.
+    pub fn is_connected(&self, agent_id: &str) -> bool {
+        self.channels
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(agent_id)
+            .is_some_and(|c| c.connected())
+    }
+
+    /// Sends request `id` (an A2E message of `kind`) to the agent and waits for its answer.
+    pub async fn ask(
+        &self,
+        agent_id: &str,
+        kind: &'static str,
+        id: &str,
+        message: &impl Serialize,
+        deadline: Duration,
+    ) -> Result<Value, AskError> {
+        if !self.is_connected(agent_id) {
+            return Err(AskError::NotConnected(agent_id.to_owned()));
+        }
+        let answer = self.pending.insert(id, agent_id, kind);
+        self.publish(agent_id, kind, message);
+        let outcome = tokio::select! {
+            answer = answer => answer.map_err(|_| AskError::Shutdown),
+            _ = tokio::time::sleep(deadline) => Err(AskError::Timeout(agent_id.to_owned(), deadline)),
+            _ = self.shutdown.cancelled() => Err(AskError::Shutdown),
+        };
+        self.pending.remove(id);
+        outcome
+    }
+
+    /// Delivers an agent's answer to a request of `kind` that was sent to it.
+    pub fn answer(
+        &self,
+        agent_id: &str,
+        kind: &'static str,
+        id: &str,
+        answer: Value,
+    ) -> Result<(), AnswerError> {
+        self.pending.answer(id, agent_id, kind, answer)
+    }
+
+    /// Opens a stream for the agent, replaying what came after `last_event_id`.
+    pub fn open(&self, agent_id: &str, last_event_id: Option<u64>) -> Stream {
+        let channel = self.channel(agent_id);
+        let opened = channel.open(last_event_id);
+        channel.stream_opened();
+        Stream {
+            channel,
+            opened: Some(opened),
+        }
+    }
+
+    /// Fired when the service stops: streams end.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Agents with a stream open, and streams open, now.
+    pub fn connections(&self) -> (usize, usize) {
+        let channels = self.channels.read().unwrap_or_else(|e| e.into_inner());
+        let streams: Vec<usize> = channels.values().map(|c| c.stream_count()).collect();
+        (
+            streams.iter().filter(|&&n| n > 0).count(),
+            streams.iter().sum(),
+        )
+    }
+
+    /// Server-initiated requests waiting for an answer now.
+    pub fn pending_requests(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+/// An open stream; counts as connected until dropped.
+pub struct Stream {
+    channel: Arc<Channel>,
+    opened: Option<Opened>,
+}
+
+impl Stream {
+    pub fn take(&mut self) -> Opened {
+        self.opened.take().expect("taken once")
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        self.channel.stream_closed();
+    }
+}

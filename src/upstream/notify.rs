@@ -1,0 +1,75 @@
+//! Where a server's notifications go, one at a time in the order they came: list changes to the
+//! supervisor (which re-syncs, then tells every agent), `resources/updated` to the agents
+//! subscribed to that URI, progress to the caller, log messages and the rest to the owner.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::calls::Calls;
+use super::handler::{Context, UpstreamEvent};
+use crate::a2e::{Message, ServerPush};
+
+pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedReceiver<Value>) {
+    while let Some(notification) = notifications.recv().await {
+        let method = notification
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let params = notification
+            .get("params")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let push = |req_id: Option<String>| ServerPush {
+            server_id: ctx.server_id.clone(),
+            method: method.clone(),
+            params: params.clone(),
+            req_id,
+            ..Default::default()
+        };
+        match method.as_str() {
+            "notifications/tools/list_changed" => {
+                drop(ctx.events.send(UpstreamEvent::ToolsChanged))
+            }
+            "notifications/resources/list_changed" => {
+                drop(ctx.events.send(UpstreamEvent::ResourcesChanged))
+            }
+            "notifications/prompts/list_changed" => {
+                drop(ctx.events.send(UpstreamEvent::PromptsChanged))
+            }
+            // rmcp itself acts on a cancellation.
+            "notifications/cancelled" => {}
+            "notifications/resources/updated" => {
+                let uri = params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                match ctx.store.subscribers(&ctx.server_id, uri).await {
+                    Ok(agents) => {
+                        for agent in agents {
+                            ctx.hub.publish(&agent, ServerPush::TYPE, &push(None));
+                        }
+                    }
+                    Err(error) => tracing::error!(%error, "cannot read the subscribers of {uri}"),
+                }
+            }
+            "notifications/progress" => {
+                let Some(origin) = params.get("progressToken").and_then(|t| calls.by_token(t))
+                else {
+                    tracing::debug!(server_id = %ctx.server_id, "progress for no call in flight");
+                    continue;
+                };
+                let push = push(Some(origin.req_id.clone()));
+                match &origin.progress {
+                    Some(stream) => {
+                        drop(stream.send(serde_json::to_value(&push).unwrap_or_default()))
+                    }
+                    None => ctx.hub.publish(&origin.agent_id, ServerPush::TYPE, &push),
+                }
+            }
+            _ => ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None)),
+        }
+    }
+}
