@@ -571,7 +571,8 @@ impl Registry {
             || new.cwd != old.cwd
             || new.url != old.url
             || new.headers != old.headers
-            || new.connect_timeout != old.connect_timeout;
+            || new.connect_timeout != old.connect_timeout
+            || new.protocol_version != old.protocol_version;
         let bound = new.connect_bound();
         *entry.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
         if reconnect {
@@ -727,6 +728,9 @@ fn apply_change(old: &McpServerConfig, change: ServerUpdateRequest) -> McpServer
     }
     if let Some(v) = change.connect_timeout {
         new.connect_timeout = v;
+    }
+    if let Some(v) = change.protocol_version {
+        new.protocol_version = v;
     }
     if let Some(v) = change.auto_reconnect {
         new.auto_reconnect = v;

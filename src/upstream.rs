@@ -20,17 +20,27 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
     ServerResult, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::PeerRequestOptions;
+use rmcp::model::{InputRequest, InputRequests, InputResponses, ProtocolVersion};
+use rmcp::service::{ClientInitializeError, PeerRequestOptions};
 use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::Transport;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, ErrorData};
 use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::a2e::{McpServerConfig, McpTransport};
+use crate::a2e::{McpServerConfig, McpTransport, PROTOCOL_AUTO, PROTOCOL_STATELESS};
 pub use calls::CallOrigin;
 use calls::Calls;
 pub use handler::{BridgeClient, Context, UpstreamEvent, sampling_result};
 pub use stdio::StderrTail;
 use watched::Watched;
+
+/// Most input-required rounds one call may take.
+const MAX_INPUT_ROUNDS: usize = 8;
+
+fn to_json<T: serde::Serialize>(value: T) -> Result<serde_json::Value, ErrorData> {
+    serde_json::to_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
 
 /// How long a stopped connection may take to close its transport (and stop its child).
 const CLOSE_GRACE: Duration = Duration::from_secs(10);
@@ -135,32 +145,94 @@ impl Connection {
         timeout: Duration,
         origin: Arc<CallOrigin>,
     ) -> Result<CallToolResult, CallError> {
-        let mut options = PeerRequestOptions::no_options();
         // rmcp's own deadline also tells the server the call is cancelled.
-        options.timeout = Some(timeout);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let call = async {
-            let handle = self
-                .client
-                .peer()
-                .send_request_with_option(request, options)
-                .await?;
-            let _tracked = self
-                .calls
-                .track(handle.id.clone(), &handle.progress_token, origin);
-            handle.await_response().await
+        let options = || {
+            let mut options = PeerRequestOptions::no_options();
+            options.timeout = Some(timeout);
+            options
         };
-        match self.run(timeout + Duration::from_secs(1), call).await? {
-            ServerResult::CallToolResult(result) => Ok(result),
-            ServerResult::InputRequiredResult(_) => Err(CallError::Protocol(
-                "the server asked for input (2026-07-28 input-required), which this connection does not take".into(),
-            )),
-            // A server may answer a tool without content with an empty result.
-            other => serde_json::to_value(&other)
-                .ok()
-                .and_then(|v| serde_json::from_value(v).ok())
-                .ok_or_else(|| CallError::Protocol("the server answered a tool call with something else".into())),
+        let mut params = params;
+        for _round in 0..MAX_INPUT_ROUNDS {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let call = async {
+                let handle = self
+                    .client
+                    .peer()
+                    .send_request_with_option(request, options())
+                    .await?;
+                let _tracked =
+                    self.calls
+                        .track(handle.id.clone(), &handle.progress_token, origin.clone());
+                handle.await_response().await
+            };
+            match self.run(timeout + Duration::from_secs(1), call).await? {
+                ServerResult::CallToolResult(result) => return Ok(result),
+                // 2026-07-28: the server needs input first; the caller gives it, then the call is
+                // made again with the answers and the server's state.
+                ServerResult::InputRequiredResult(required) => {
+                    let requests = required.input_requests.unwrap_or_default();
+                    if requests.is_empty() && required.request_state.is_none() {
+                        return Err(CallError::Protocol(
+                            "an input-required result asked for nothing".into(),
+                        ));
+                    }
+                    let answers = self.answer_inputs(requests, &origin).await?;
+                    params.input_responses = (!answers.is_empty()).then_some(answers);
+                    params.request_state = required.request_state;
+                }
+                // A server may answer a tool without content with an empty result.
+                other => {
+                    return serde_json::to_value(&other)
+                        .ok()
+                        .and_then(|v| serde_json::from_value(v).ok())
+                        .ok_or_else(|| {
+                            CallError::Protocol(
+                                "the server answered a tool call with something else".into(),
+                            )
+                        });
+                }
+            }
         }
+        Err(CallError::Protocol(format!(
+            "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
+        )))
+    }
+
+    /// Answers the input requests of an input-required result through the caller (sampling,
+    /// elicitation) or the owner (roots), exactly as a server-initiated request would be.
+    async fn answer_inputs(
+        &self,
+        requests: InputRequests,
+        origin: &CallOrigin,
+    ) -> Result<InputResponses, CallError> {
+        let handler = self.client.service();
+        let mut answers = InputResponses::new();
+        for (key, request) in requests {
+            let answer = match request {
+                InputRequest::CreateMessage(r) => handler
+                    .sample_for(&origin.agent_id, key.clone(), &r.params)
+                    .await
+                    .and_then(to_json),
+                InputRequest::Elicitation(r) => handler
+                    .elicit_for(&origin.agent_id, key.clone(), &r.params)
+                    .await
+                    .and_then(to_json),
+                InputRequest::ListRoots(_) => {
+                    handler.roots_for_owner(key.clone()).await.and_then(to_json)
+                }
+                _ => {
+                    return Err(CallError::Protocol(format!(
+                        "input request \"{key}\" is of a kind this bridge does not know"
+                    )));
+                }
+            };
+            let answer = answer.map_err(|e| CallError::Rejected {
+                code: e.code.0,
+                message: e.message.into_owned(),
+            })?;
+            answers.insert(key, answer);
+        }
+        Ok(answers)
     }
 
     pub async fn list_resources(
@@ -335,7 +407,9 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
         McpTransport::Stdio => {
             let (transport, stderr) = stdio::spawn(config)?;
             let watched = Watched::new(transport, lost.clone(), closed.clone(), notes_tx);
-            match tokio::time::timeout(bound, handler.serve(watched)).await {
+            match tokio::time::timeout(bound, start(handler, watched, &config.protocol_version))
+                .await
+            {
                 Ok(Ok(client)) => (client, Some(stderr)),
                 Ok(Err(e)) => {
                     let tail = stderr.settled_tail().await;
@@ -347,7 +421,9 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
         McpTransport::Http => {
             let transport = http::transport(config)?;
             let watched = Watched::new(transport, lost.clone(), closed.clone(), notes_tx);
-            match tokio::time::timeout(bound, handler.serve(watched)).await {
+            match tokio::time::timeout(bound, start(handler, watched, &config.protocol_version))
+                .await
+            {
                 Ok(Ok(client)) => (client, None),
                 Ok(Err(e)) => return Err(ConnectError::Initialize(e.to_string(), String::new())),
                 Err(_) => return Err(ConnectError::Timeout(bound, String::new())),
@@ -396,6 +472,33 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
             conn.shutdown().await;
             Err(ConnectError::List(format!("no answer within {bound:?}")))
         }
+    }
+}
+
+/// Starts the session in the era the config asks for.
+async fn start<T: Transport<RoleClient> + 'static>(
+    handler: BridgeClient,
+    transport: T,
+    protocol: &str,
+) -> Result<RunningService<RoleClient, BridgeClient>, ClientInitializeError> {
+    match protocol {
+        PROTOCOL_STATELESS => {
+            let preferred_versions = vec![ProtocolVersion::V_2026_07_28];
+            handler
+                .serve_with_lifecycle(
+                    transport,
+                    ClientLifecycleMode::Discover { preferred_versions },
+                )
+                .await
+        }
+        PROTOCOL_AUTO => {
+            let lifecycle = ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            };
+            handler.serve_with_lifecycle(transport, lifecycle).await
+        }
+        _ => handler.serve(transport).await,
     }
 }
 

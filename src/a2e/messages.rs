@@ -115,6 +115,8 @@ a2e_message! {
         #[serde(skip_serializing_if = "Option::is_none")]
         auto_reconnect: Option<bool>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        protocol_version: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
         tool_allow_list: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         resource_allow_list: Option<Vec<String>>,

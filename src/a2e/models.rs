@@ -67,6 +67,14 @@ fn default_connect_timeout() -> u64 {
 fn default_true() -> bool {
     true
 }
+fn default_protocol() -> String {
+    PROTOCOL_LEGACY.into()
+}
+
+/// The MCP protocol eras a server can be reached with (`protocol_version`).
+pub const PROTOCOL_LEGACY: &str = "2025-11-25";
+pub const PROTOCOL_STATELESS: &str = "2026-07-28";
+pub const PROTOCOL_AUTO: &str = "auto";
 
 /// MCPServerConfig: how to reach one MCP server and what of it to expose.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -103,6 +111,11 @@ pub struct McpServerConfig {
     /// Reconnect on its own when the connection drops.
     #[serde(default = "default_true")]
     pub auto_reconnect: bool,
+    /// How to start the session: `2025-11-25` (the `initialize` handshake, the default),
+    /// `2026-07-28` (stateless, `server/discover`) or `auto` (discover, falling back to
+    /// `initialize`; a silent older server costs up to 10 s).
+    #[serde(default = "default_protocol")]
+    pub protocol_version: String,
     /// Upstream tool names exposed (exact match); empty exposes all.
     #[serde(default)]
     pub tool_allow_list: Vec<String>,
@@ -125,6 +138,7 @@ impl Default for McpServerConfig {
             timeout: default_timeout(),
             connect_timeout: default_connect_timeout(),
             auto_reconnect: true,
+            protocol_version: default_protocol(),
             tool_allow_list: Vec::new(),
             resource_allow_list: Vec::new(),
         }

@@ -6,7 +6,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use axum::http::{HeaderName, HeaderValue};
 
 use super::naming;
-use crate::a2e::{McpServerConfig, McpTransport};
+use crate::a2e::{
+    McpServerConfig, McpTransport, PROTOCOL_AUTO, PROTOCOL_LEGACY, PROTOCOL_STATELESS,
+};
 
 /// Longest `timeout` / `connect_timeout` accepted, in seconds (one day).
 const MAX_TIMEOUT: u64 = 86_400;
@@ -23,6 +25,14 @@ pub fn check_config(config: &McpServerConfig) -> Result<(), String> {
                 "`{field}` must be between 1 and {MAX_TIMEOUT} seconds"
             ));
         }
+    }
+    if ![PROTOCOL_LEGACY, PROTOCOL_STATELESS, PROTOCOL_AUTO]
+        .contains(&config.protocol_version.as_str())
+    {
+        return Err(format!(
+            "`protocol_version` \"{}\" is not one of {PROTOCOL_LEGACY}, {PROTOCOL_STATELESS}, {PROTOCOL_AUTO}",
+            config.protocol_version
+        ));
     }
     for (list, name) in [
         (&config.tool_allow_list, "tool_allow_list"),

@@ -16,7 +16,7 @@ use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
 
 use super::calls::Calls;
-use crate::a2e::{self, ElicitRequest, McpRoot, Message, RootsListRequest, SamplingRequest};
+use crate::a2e::{ElicitRequest, McpRoot, Message, RootsListRequest, SamplingRequest};
 use crate::hub::{AskError, Hub};
 use crate::store::Store;
 
@@ -96,44 +96,41 @@ fn request_id(context: &RequestContext<RoleClient>) -> String {
     }
 }
 
-impl ClientHandler for BridgeClient {
-    fn get_info(&self) -> ClientConfig {
-        let capabilities: ClientCapabilities = serde_json::from_value(json!({
-            "roots": { "listChanged": true },
-            "sampling": {},
-            "elicitation": { "form": {}, "url": {} }
-        }))
-        .unwrap_or_default();
-        // 2025-11-25 with the initialize handshake: rmcp's default (2026-07-28) has no
-        // `initialize` and older servers would not answer it.
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn create_message(
+impl BridgeClient {
+    /// Asks `agent` to sample for the server (request `mcp_request_id`).
+    pub async fn sample_for(
         &self,
-        params: CreateMessageRequestParams,
-        context: RequestContext<RoleClient>,
+        agent: &str,
+        mcp_request_id: String,
+        params: &CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let agent = self.recipient(&context);
-        let request = sampling_request(&self.ctx.server_id, request_id(&context), &params);
-        let answer = self
-            .ask(&agent, a2e::SamplingRequest::TYPE, &request)
-            .await?;
+        let request = sampling_request(&self.ctx.server_id, mcp_request_id, params);
+        let answer = self.ask(agent, SamplingRequest::TYPE, &request).await?;
         sampling_result(answer)
     }
 
-    async fn list_roots(
+    /// Asks `agent` (its user) for input for the server.
+    pub async fn elicit_for(
         &self,
-        context: RequestContext<RoleClient>,
+        agent: &str,
+        mcp_request_id: String,
+        params: &ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorData> {
+        let request = elicit_request(&self.ctx.server_id, mcp_request_id, params);
+        let schema = request.requested_schema.clone();
+        let answer = self.ask(agent, ElicitRequest::TYPE, &request).await?;
+        elicit_result(answer, schema.as_ref())
+    }
+
+    /// The owner's roots: asked (briefly) when it has a stream open, else as stored.
+    pub async fn roots_for_owner(
+        &self,
+        mcp_request_id: String,
     ) -> Result<ListRootsResult, ErrorData> {
         let owner = &self.ctx.owner;
         let request = RootsListRequest {
             server_id: self.ctx.server_id.clone(),
-            mcp_request_id: request_id(&context),
+            mcp_request_id,
             ..Default::default()
         };
         let asked = self
@@ -157,11 +154,52 @@ impl ClientHandler for BridgeClient {
                 })?
             }
         };
-        serde_json::from_value(json!({ "roots": roots
+        let roots: Vec<Value> = roots
             .into_iter()
-            .map(|r| if r.name.is_empty() { json!({"uri": r.uri}) } else { json!({"uri": r.uri, "name": r.name}) })
-            .collect::<Vec<_>>() }))
-        .map_err(|e| ErrorData::internal_error(format!("roots: {e}"), None))
+            .map(|r| {
+                if r.name.is_empty() {
+                    json!({"uri": r.uri})
+                } else {
+                    json!({"uri": r.uri, "name": r.name})
+                }
+            })
+            .collect();
+        serde_json::from_value(json!({ "roots": roots }))
+            .map_err(|e| ErrorData::internal_error(format!("roots: {e}"), None))
+    }
+}
+
+impl ClientHandler for BridgeClient {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities: ClientCapabilities = serde_json::from_value(json!({
+            "roots": { "listChanged": true },
+            "sampling": {},
+            "elicitation": { "form": {}, "url": {} }
+        }))
+        .unwrap_or_default();
+        // 2025-11-25 with the initialize handshake: rmcp's default (2026-07-28) has no
+        // `initialize` and older servers would not answer it.
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let agent = self.recipient(&context);
+        self.sample_for(&agent, request_id(&context), &params).await
+    }
+
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        self.roots_for_owner(request_id(&context)).await
     }
 
     async fn create_elicitation(
@@ -170,10 +208,7 @@ impl ClientHandler for BridgeClient {
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let agent = self.recipient(&context);
-        let request = elicit_request(&self.ctx.server_id, request_id(&context), &params);
-        let schema = request.requested_schema.clone();
-        let answer = self.ask(&agent, ElicitRequest::TYPE, &request).await?;
-        elicit_result(answer, schema.as_ref())
+        self.elicit_for(&agent, request_id(&context), &params).await
     }
 }
 

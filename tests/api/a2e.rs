@@ -83,6 +83,36 @@ async fn every_message_answers_the_same_both_ways() {
             json!({"type": "tool/call/req", "id": "r8", "name": "both__cwd", "arguments": {}}),
         ),
         (
+            Method::PUT,
+            "/v1/roots".into(),
+            Some(json!({"id": "r20", "roots": [{"uri": "file:///srv", "name": "srv"}]})),
+            json!({"type": "mcp/roots/set/req", "id": "r20", "roots": [{"uri": "file:///srv", "name": "srv"}]}),
+        ),
+        (
+            Method::GET,
+            "/v1/roots?id=r21".into(),
+            None,
+            json!({"type": "mcp/roots/get/req", "id": "r21"}),
+        ),
+        (
+            Method::POST,
+            "/v1/sampling/responses".into(),
+            Some(json!({"req_id": "nobody-asked", "content": {"type": "text", "text": "x"}})),
+            json!({"type": "mcp/sample/resp", "req_id": "nobody-asked", "content": {"type": "text", "text": "x"}}),
+        ),
+        (
+            Method::POST,
+            "/v1/roots/responses".into(),
+            Some(json!({"req_id": "nobody-asked", "roots": []})),
+            json!({"type": "mcp/root/list/resp", "req_id": "nobody-asked", "roots": []}),
+        ),
+        (
+            Method::POST,
+            "/v1/elicitation/responses".into(),
+            Some(json!({"req_id": "nobody-asked", "action": "cancel"})),
+            json!({"type": "mcp/elicit/resp", "req_id": "nobody-asked", "action": "cancel"}),
+        ),
+        (
             Method::GET,
             "/v1/servers/ghost?id=r9".into(),
             None,
@@ -120,7 +150,8 @@ async fn every_message_answers_the_same_both_ways() {
             "{method} {path} vs {}",
             message["type"]
         );
-        assert_eq!(rb["req_id"], message["id"], "{rb}");
+        let asked = message.get("id").unwrap_or(&message["req_id"]);
+        assert_eq!(&rb["req_id"], asked, "{rb}");
     }
     app.stop().await;
 }

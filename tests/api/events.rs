@@ -531,3 +531,82 @@ async fn status_changes_are_pushed_and_streams_end_on_shutdown() {
         "the stream ends with the service"
     );
 }
+
+#[tokio::test]
+async fn a_2026_input_required_result_reaches_the_caller_as_the_same_events() {
+    let peer = py_http_stateless().await;
+    let app = spawn_app().await;
+    let (status, body) = app
+        .post("/v1/servers", &app.alice, json!({"config": {
+            "server_id": "modern", "transport": "http", "url": peer.url, "protocol_version": "2026-07-28"
+        }}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["server"]["mcp_version"], "2026-07-28");
+    let mut bob = EventStream::open(&app, &app.bob, None).await;
+
+    // Sampling: the input request goes to the caller, and its answer completes the call.
+    let call = call_in_background(
+        &app,
+        &app.bob,
+        "modern__ask_llm",
+        json!({"question": "2+2?"}),
+    );
+    let request = bob
+        .wait_for("mcp/sample/req", WAIT, |m| m.event == "mcp/sample/req")
+        .await;
+    assert_eq!(request.data["server_id"], "modern");
+    assert_eq!(request.data["messages"][0]["content"]["text"], "2+2?");
+    assert_eq!(request.data["max_tokens"], 50);
+    let (status, body) = app
+        .post("/v1/sampling/responses", &app.bob, json!({
+            "req_id": request.data["id"], "content": {"type": "text", "text": "four"}, "model": "m"
+        }))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let (status, result) = call.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{result}");
+    assert_eq!(result["content"][0]["text"], "llm: four");
+
+    // Elicitation the same way.
+    let call = call_in_background(&app, &app.bob, "modern__ask_name", json!({}));
+    let request = bob
+        .wait_for("mcp/elicit/req", WAIT, |m| m.event == "mcp/elicit/req")
+        .await;
+    assert_eq!(request.data["message"], "What is your name?");
+    let (status, _) = app
+        .post(
+            "/v1/elicitation/responses",
+            &app.bob,
+            json!({"req_id": request.data["id"], "action": "accept", "content": {"name": "Grace"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (status, result) = call.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{result}");
+    assert_eq!(result["content"][0]["text"], "name: Grace");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_same_tools_over_the_legacy_handshake_ask_the_owner() {
+    let app = spawn_app().await;
+    app.register(py_stdio("legacy", &unique("legacy"))).await;
+    let mut root = EventStream::open(&app, &app.admin, None).await;
+    let call = call_in_background(&app, &app.alice, "legacy__ask_name", json!({}));
+    let request = root
+        .wait_for("mcp/elicit/req", WAIT, |m| m.event == "mcp/elicit/req")
+        .await;
+    let (status, _) = app
+        .post(
+            "/v1/elicitation/responses",
+            &app.admin,
+            json!({"req_id": request.data["id"], "action": "decline"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (status, result) = call.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{result}");
+    assert_eq!(result["content"][0]["text"], "elicitation decline");
+    app.stop().await;
+}

@@ -346,8 +346,18 @@ pub async fn everything_http() -> Peer {
 
 /// The Python fixture over Streamable HTTP; it reports its port.
 pub async fn py_http() -> Peer {
+    py_http_with(&[]).await
+}
+
+/// The Python fixture over stateless Streamable HTTP (the 2026-07-28 era).
+pub async fn py_http_stateless() -> Peer {
+    py_http_with(&["--stateless"]).await
+}
+
+async fn py_http_with(extra: &[&str]) -> Peer {
     let mut child = tokio::process::Command::new(python())
         .args([py_server().as_str(), "http", "--port", "0"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)

@@ -2,16 +2,18 @@
 
 Usage (first argument selects the mode):
     py_server.py stdio               serve MCP over stdin/stdout
-    py_server.py http [--port N]     serve Streamable HTTP at http://127.0.0.1:N/mcp (N=0: free port);
-                                     prints one line "PORT=<port>" to stdout once listening
+    py_server.py http [--port N] [--stateless]
+                                     serve Streamable HTTP at http://127.0.0.1:N/mcp (N=0: free port);
+                                     prints one line "PORT=<port>" to stdout once listening; --stateless
+                                     serves it statelessly (the SDK's stateless_http: no Mcp-Session-Id)
     py_server.py crash               print two lines to stderr and exit 3 without speaking MCP
     py_server.py hang                read stdin until EOF, never answering anything
 
 Server "py-fixture" 1.2.3 exposes the tools add, echo, image, audio, link, embedded, fail,
-slow, getenv, cwd, grow (which adds a tool at run time and sends tools/list_changed), subscriptions and touch
-(see below), the resource fixture://doc/1, the resource template fixture://note/{name} (reads as "note {name}"),
-the prompts greet and code_review, and completions for greet's `name` (alice, alfred, bob) and
-fixture://note/{name}'s `name` (one, two, three).
+slow, getenv, cwd, grow (which adds a tool at run time and sends tools/list_changed), subscriptions, touch
+(see below), ask_name and ask_llm (see further below), the resource fixture://doc/1, the resource template
+fixture://note/{name} (reads as "note {name}"), the prompts greet and code_review, and completions for
+greet's `name` (alice, alfred, bob) and fixture://note/{name}'s `name` (one, two, three).
 
 Resource subscriptions are always on: the server declares `resources.subscribe: true` and answers
 resources/subscribe and resources/unsubscribe (params {uri}), keeping the subscribed URIs in memory for the
@@ -19,6 +21,20 @@ process. Subscribing to a URI that is neither a static resource nor one a templa
 error -32002 ("Resource not found"); subscribing twice and unsubscribing a URI not subscribed both succeed.
 The tool subscriptions() returns the subscribed URIs sorted and joined with "\n" ("" when none); the tool
 touch(uri) sends notifications/resources/updated for that uri to the calling client and returns "touched".
+
+Two tools need input from the client during the call:
+    ask_name()          form elicitation "What is your name?" for {"name": string}; returns "name: <name>" on
+                        accept, else "elicitation <action>" (decline, cancel)
+    ask_llm(question)   sampling: one user message with `question`, maxTokens 50; returns "llm: <answer text>"
+With a client on the initialize handshake (2025-11-25 and earlier) the server sends elicitation/create or
+sampling/createMessage to the client while the call is in flight; over `http --stateless` there is no channel
+back to the client, so such a call fails with JSON-RPC error -32600 ("... no back-channel ..."). With a client
+on 2026-07-28 (server/discover, per-request _meta), the first tools/call is answered with an input-required
+result (resultType "input_required", inputRequests, requestState) and the client retries the same call (same
+name and arguments) with inputResponses and that requestState; this works over stdio and over http with or
+without --stateless. The requestState is sealed under a key made at start-up and expires after 10 minutes.
+In either era a client that did not declare the capability (form elicitation, or sampling) gets JSON-RPC
+error -32021 (missing required client capability).
 
 Environment variables read at start-up size the instance:
     FIXTURE_ITEMS=N       add N static resources fixture://item/0000 ... (name item-0000, text "item 0000"); default 0
@@ -55,11 +71,15 @@ def env_count(name: str) -> int:
 
 def build_server():
     """Build the MCP server (imports the SDK lazily so crash/hang start instantly)."""
-    from mcp.server.mcpserver import Context, MCPServer
+    from typing import Annotated
+
+    from mcp.server.mcpserver import AcceptedElicitation, Context, Elicit, ElicitationResult, MCPServer, Resolve, Sample
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.server.mcpserver.resources import TextResource
     from mcp_types import AudioContent, Completion, EmbeddedResource, ImageContent, PromptReference, ResourceLink
-    from mcp_types import ResourceTemplateReference, TextResourceContents
+    from mcp_types import CreateMessageResult, ResourceTemplateReference, SamplingMessage, TextContent
+    from mcp_types import TextResourceContents
+    from pydantic import BaseModel
 
     items = env_count("FIXTURE_ITEMS")
     extra_templates = env_count("FIXTURE_TEMPLATES")
@@ -141,6 +161,36 @@ def build_server():
         """Send notifications/resources/updated for `uri` to the client, then return "touched"."""
         await ctx.session.send_resource_updated(uri)
         return "touched"
+
+    # ask_name and ask_llm need input from the client mid-call. They take it through resolvers
+    # (`Annotated[..., Resolve(fn)]` parameters, hidden from the input schema): a resolver returns an
+    # `Elicit`/`Sample` marker and MCPServer fulfils it in the transport the call's protocol version
+    # calls for: up to 2025-11-25 a server-initiated elicitation/create or sampling/createMessage request
+    # sent while the call is in flight; from 2026-07-28 an input-required result (inputRequests +
+    # requestState), the tool body running only when the client retries with inputResponses.
+
+    class NameForm(BaseModel):
+        name: str
+
+    async def name_question() -> Elicit[NameForm]:
+        return Elicit("What is your name?", NameForm)
+
+    @mcp.tool(structured_output=False)
+    async def ask_name(answer: Annotated[ElicitationResult[NameForm], Resolve(name_question)]) -> str:
+        """Ask the client (form elicitation) for a name; return "name: <name>", or "elicitation <action>"."""
+        if isinstance(answer, AcceptedElicitation):
+            return f"name: {answer.data.name}"
+        return f"elicitation {answer.action}"
+
+    async def llm_question(question: str) -> Sample:
+        return Sample([SamplingMessage(role="user", content=TextContent(text=question))], max_tokens=50)
+
+    @mcp.tool(structured_output=False)
+    async def ask_llm(question: str, answer: Annotated[CreateMessageResult, Resolve(llm_question)]) -> str:
+        """Ask the client's LLM (sampling, maxTokens 50) the question; return "llm: <the answer's text>"."""
+        content = answer.content
+        text = content.text if isinstance(content, TextContent) else f"<{content.type}>"
+        return f"llm: {text}"
 
     @mcp.resource(DOC_URI, name="doc1", mime_type="text/plain")
     def doc1() -> str:
@@ -282,15 +332,18 @@ def install_paging(mcp, page: int) -> None:
     lowlevel.add_request_handler("prompts/list", PaginatedRequestParams, list_prompts)
 
 
-async def serve_http(mcp, port: int) -> None:
-    """Serve Streamable HTTP on a socket bound here, so the printed port is the one listening."""
+async def serve_http(mcp, port: int, stateless: bool = False) -> None:
+    """Serve Streamable HTTP on a socket bound here, so the printed port is the one listening.
+
+    `stateless` is the SDK's stateless_http: no Mcp-Session-Id, a fresh transport per POST.
+    """
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
-    app = mcp.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
+    app = mcp.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1", stateless_http=stateless)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
@@ -305,7 +358,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["stdio", "http", "crash", "hang"])
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--stateless", action="store_true", help="http mode: serve Streamable HTTP statelessly")
     args = parser.parse_args()
+    if args.stateless and args.mode != "http":
+        parser.error("--stateless applies to http mode only")
 
     if args.mode == "crash":
         sys.stderr.write("fixture: starting\nfixture: fatal: config missing\n")
@@ -317,7 +373,7 @@ def main() -> None:
     elif args.mode == "stdio":
         build_server().run("stdio")
     else:
-        asyncio.run(serve_http(build_server(), args.port))
+        asyncio.run(serve_http(build_server(), args.port, args.stateless))
 
 
 if __name__ == "__main__":
