@@ -26,6 +26,13 @@ if ! stamp_ok "$peers/requirements.txt" "$peers/.venv/.installed"; then
     stamp "$peers/requirements.txt" "$peers/.venv/.installed"
 fi
 
+echo "== test peers: pip, the 1.x SDK for WebSocket (tests/peers/requirements-ws.txt)"
+if ! stamp_ok "$peers/requirements-ws.txt" "$peers/.venv-ws/.installed"; then
+    python3 -m venv "$peers/.venv-ws"
+    "$peers/.venv-ws/bin/pip" install --quiet --disable-pip-version-check -r "$peers/requirements-ws.txt"
+    stamp "$peers/requirements-ws.txt" "$peers/.venv-ws/.installed"
+fi
+
 echo "== format and lints"
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings

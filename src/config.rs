@@ -55,6 +55,14 @@ pub struct Config {
     pub replay_buffer: usize,
     /// Seconds between keep-alive comments on event streams.
     pub keepalive_secs: u64,
+    /// First reconnect delay in milliseconds (doubling per failure, with jitter).
+    pub reconnect_base_ms: u64,
+    /// Longest reconnect delay in seconds.
+    pub reconnect_max_secs: u64,
+    /// Seconds between health pings of each live server; 0 turns pings off.
+    pub ping_interval_secs: u64,
+    /// Seconds a ping may take before the server counts as dead.
+    pub ping_timeout_secs: u64,
 }
 
 impl Default for Config {
@@ -77,6 +85,10 @@ impl Default for Config {
             page_size: 100,
             replay_buffer: 1000,
             keepalive_secs: 15,
+            reconnect_base_ms: 500,
+            reconnect_max_secs: 60,
+            ping_interval_secs: 30,
+            ping_timeout_secs: 10,
         }
     }
 }
@@ -159,6 +171,22 @@ impl Config {
         if let Some(v) = get("MCP_BRIDGE_KEEPALIVE_SECS") {
             self.keepalive_secs = parse_number("MCP_BRIDGE_KEEPALIVE_SECS", &v)?;
         }
+        for (name, field) in [
+            ("MCP_BRIDGE_RECONNECT_BASE_MS", &mut self.reconnect_base_ms),
+            (
+                "MCP_BRIDGE_RECONNECT_MAX_SECS",
+                &mut self.reconnect_max_secs,
+            ),
+            (
+                "MCP_BRIDGE_PING_INTERVAL_SECS",
+                &mut self.ping_interval_secs,
+            ),
+            ("MCP_BRIDGE_PING_TIMEOUT_SECS", &mut self.ping_timeout_secs),
+        ] {
+            if let Some(v) = get(name) {
+                *field = parse_number(name, &v)?;
+            }
+        }
         if let Some(v) = get("MCP_BRIDGE_SHUTDOWN_GRACE_SECS") {
             self.shutdown_grace_secs = parse_number("MCP_BRIDGE_SHUTDOWN_GRACE_SECS", &v)?;
         }
@@ -201,6 +229,20 @@ impl Config {
         if self.keepalive_secs == 0 {
             return Err(invalid("MCP_BRIDGE_KEEPALIVE_SECS", "must be at least 1"));
         }
+        if self.reconnect_base_ms == 0
+            || self.reconnect_base_ms > self.reconnect_max_secs.saturating_mul(1000)
+        {
+            return Err(invalid(
+                "MCP_BRIDGE_RECONNECT_BASE_MS",
+                "must be at least 1 and no longer than MCP_BRIDGE_RECONNECT_MAX_SECS",
+            ));
+        }
+        if self.ping_timeout_secs == 0 {
+            return Err(invalid(
+                "MCP_BRIDGE_PING_TIMEOUT_SECS",
+                "must be at least 1",
+            ));
+        }
         if self.max_body_bytes < 1024 {
             return Err(invalid(
                 "MCP_BRIDGE_MAX_BODY_BYTES",
@@ -208,6 +250,18 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// How servers are kept alive.
+    pub fn supervision(&self) -> crate::registry::Supervision {
+        use std::time::Duration;
+        crate::registry::Supervision {
+            base_backoff: Duration::from_millis(self.reconnect_base_ms),
+            max_backoff: Duration::from_secs(self.reconnect_max_secs),
+            ping_interval: (self.ping_interval_secs > 0)
+                .then(|| Duration::from_secs(self.ping_interval_secs)),
+            ping_timeout: Duration::from_secs(self.ping_timeout_secs),
+        }
     }
 
     /// The address to listen on.

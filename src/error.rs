@@ -209,7 +209,6 @@ impl From<crate::registry::Error> for ApiError {
             E::ServerNotFound(_) => ErrorCode::McpServerNotFound,
             E::ToolNotFound(_) => ErrorCode::McpToolNotFound,
             E::Unavailable(_) => ErrorCode::McpServerUnavailable,
-            E::Unsupported(_) => ErrorCode::McpCapabilityMissing,
             E::Connect { error, .. } => match error {
                 ConnectError::Timeout(..) => ErrorCode::Timeout,
                 ConnectError::Spawn { .. } | ConnectError::Initialize(..) => {
@@ -217,7 +216,6 @@ impl From<crate::registry::Error> for ApiError {
                 }
                 ConnectError::List(_) => ErrorCode::McpProtocolError,
                 ConnectError::Config(_) => ErrorCode::InvalidRequest,
-                ConnectError::Unsupported(_) => ErrorCode::McpCapabilityMissing,
             },
             E::ResourceNotFound(_) => ErrorCode::McpResourceNotFound,
             E::PromptNotFound(_) => ErrorCode::McpPromptNotFound,

@@ -29,6 +29,7 @@ use crate::upstream::{
     self, CallError, CallOrigin, ConnectError, Connection, Established, Lists, UpstreamEvent,
 };
 pub use catalogue::Page;
+pub use upstream::supervisor::Supervision;
 pub use validate::is_link_local_or_metadata;
 
 /// Why a registry operation failed.
@@ -46,8 +47,6 @@ pub enum Error {
     ToolNotFound(String),
     #[error("server \"{0}\" is not connected; try again when its status is ready")]
     Unavailable(String),
-    #[error("the `{0}` transport is not supported yet")]
-    Unsupported(&'static str),
     #[error("cannot connect to server \"{server_id}\": {error}")]
     Connect {
         server_id: String,
@@ -84,6 +83,8 @@ pub struct State {
     pub last_ping_ms: f64,
     /// How many connection attempts have finished, successful or not.
     pub attempts: u64,
+    /// How many connections were made.
+    pub connections: u64,
 }
 
 /// What a live connection offers, after the allow lists.
@@ -201,17 +202,27 @@ impl ServerEntry {
         }
     }
 
-    /// Takes a new connection and its lists into use and marks the server ready.
+    /// Takes a new connection and its lists into use and marks the server ready. After a
+    /// reconnect, agents hear of each list that moved meanwhile.
     pub fn install(&self, established: Established) {
+        let before = self.lists();
+        let moved = changed_lists(&before, &established.lists);
         {
             let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
             live.conn = Some(established.conn);
         }
         self.replace_lists(Some(established.lists));
+        let reconnected = self.state().connections > 0;
         self.update_state(|s| {
             s.status = McpServerStatus::Ready;
             s.attempts += 1;
+            s.connections += 1;
         });
+        if reconnected {
+            for method in moved {
+                self.push_to_all(method, serde_json::json!({}));
+            }
+        }
     }
 
     /// Takes new lists into use (or re-applies the config to the current ones).
@@ -298,6 +309,7 @@ pub struct Registry {
     stdio_allowed_commands: Vec<String>,
     /// Most entries a merged page of resources, templates or prompts holds.
     page_size: usize,
+    supervision: Supervision,
 }
 
 /// Removes a reserved id however registration ends.
@@ -322,6 +334,7 @@ impl Registry {
         hub: Arc<Hub>,
         stdio_allowed_commands: Vec<String>,
         page_size: usize,
+        supervision: Supervision,
     ) -> Arc<Self> {
         Arc::new(Self {
             servers: RwLock::default(),
@@ -330,6 +343,7 @@ impl Registry {
             hub,
             stdio_allowed_commands,
             page_size,
+            supervision,
         })
     }
 
@@ -415,7 +429,7 @@ impl Registry {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(entry.id.clone(), entry.clone());
-        upstream::supervisor::spawn(entry, inbox, self.store.clone());
+        upstream::supervisor::spawn(entry, inbox, self.store.clone(), self.supervision);
     }
 
     /// Brings back every stored server; each connects on its own, in parallel.
@@ -445,9 +459,6 @@ impl Registry {
             config.server_id = naming::generate_server_id();
         }
         validate::check_config(&config).map_err(Error::Invalid)?;
-        if matches!(config.transport, McpTransport::Sse | McpTransport::Ws) {
-            return Err(Error::Unsupported(config.transport.as_str()));
-        }
         let _reservation = self.reserve(&config.server_id)?;
         let (entry, inbox) = ServerEntry::new(
             agent.id.clone(),
@@ -657,6 +668,21 @@ impl Registry {
             tracing::warn!("some servers did not stop within {grace:?}");
         }
     }
+}
+
+/// The `list_changed` notifications that tell what differs between two listings.
+fn changed_lists(before: &Lists, after: &Lists) -> Vec<&'static str> {
+    let mut moved = Vec::new();
+    if before.tools != after.tools {
+        moved.push("notifications/tools/list_changed");
+    }
+    if before.resources != after.resources || before.templates != after.templates {
+        moved.push("notifications/resources/list_changed");
+    }
+    if before.prompts != after.prompts {
+        moved.push("notifications/prompts/list_changed");
+    }
+    moved
 }
 
 /// The live connection of a server that has the capability.

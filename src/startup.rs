@@ -52,6 +52,7 @@ impl Application {
             hub.clone(),
             config.stdio_allowed_commands.clone(),
             config.page_size,
+            config.supervision(),
         );
         let bind = config.bind_addr()?;
         let listener = TcpListener::bind(bind)

@@ -1,6 +1,8 @@
 //! Builds the tracing subscriber: a filter from `MCP_BRIDGE_LOG` (or `RUST_LOG`-style directives),
 //! human-readable lines on stderr.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 /// Installs the global subscriber. A second call (as in tests) is a no-op.
@@ -9,5 +11,6 @@ pub fn init(filter: &str) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }

@@ -6,9 +6,11 @@ mod calls;
 mod handler;
 mod http;
 mod notify;
+mod sse;
 mod stdio;
 pub mod supervisor;
 mod watched;
+mod ws;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,8 +64,6 @@ pub enum ConnectError {
     List(String),
     #[error("{0}")]
     Config(String),
-    #[error("the `{0}` transport is not supported yet")]
-    Unsupported(&'static str),
 }
 
 /// Everything a server lists, as last synced.
@@ -135,6 +135,26 @@ impl Connection {
                 Ok(Err(error)) => Err(CallError::from_service(error, &self.lost)),
                 Err(_) => Err(CallError::Timeout(timeout)),
             },
+        }
+    }
+
+    /// Checks the server answers: a ping (a cheap listing on 2026-07-28, which has no ping).
+    /// A server that does not implement ping still answered, so that counts as alive.
+    pub async fn ping(&self, timeout: Duration) -> Result<Duration, CallError> {
+        let started = tokio::time::Instant::now();
+        let answered = if self.mcp_version == crate::a2e::PROTOCOL_STATELESS {
+            self.run(timeout, self.client.list_tools(None))
+                .await
+                .map(drop)
+        } else {
+            let ping = ClientRequest::PingRequest(Default::default());
+            self.run(timeout, self.client.peer().send_request(ping))
+                .await
+                .map(drop)
+        };
+        match answered {
+            Ok(()) | Err(CallError::Rejected { .. }) => Ok(started.elapsed()),
+            Err(error) => Err(error),
         }
     }
 
@@ -403,33 +423,48 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
     let handler = BridgeClient::new(ctx.clone(), calls.clone());
     let lost = CancellationToken::new();
     let closed = CancellationToken::new();
+    let deadline = tokio::time::Instant::now() + bound;
+    let taps = Taps {
+        lost: lost.clone(),
+        closed: closed.clone(),
+        notifications: notes_tx,
+    };
+    let protocol = config.protocol_version.as_str();
+    let timed_out = || ConnectError::Timeout(bound, String::new());
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {
             let (transport, stderr) = stdio::spawn(config)?;
-            let watched = Watched::new(transport, lost.clone(), closed.clone(), notes_tx);
-            match tokio::time::timeout(bound, start(handler, watched, &config.protocol_version))
-                .await
-            {
-                Ok(Ok(client)) => (client, Some(stderr)),
-                Ok(Err(e)) => {
-                    let tail = stderr.settled_tail().await;
-                    return Err(ConnectError::Initialize(e.to_string(), tail));
+            match bounded(deadline, start(handler, taps.wrap(transport), protocol)).await {
+                Ok(client) => (client, Some(stderr)),
+                Err(Some(ConnectError::Initialize(e, _))) => {
+                    return Err(ConnectError::Initialize(e, stderr.settled_tail().await));
                 }
                 Err(_) => return Err(ConnectError::Timeout(bound, stderr.settled_tail().await)),
             }
         }
         McpTransport::Http => {
-            let transport = http::transport(config)?;
-            let watched = Watched::new(transport, lost.clone(), closed.clone(), notes_tx);
-            match tokio::time::timeout(bound, start(handler, watched, &config.protocol_version))
-                .await
-            {
-                Ok(Ok(client)) => (client, None),
-                Ok(Err(e)) => return Err(ConnectError::Initialize(e.to_string(), String::new())),
-                Err(_) => return Err(ConnectError::Timeout(bound, String::new())),
-            }
+            let transport = taps.wrap(http::transport(config)?);
+            let client = bounded(deadline, start(handler, transport, protocol)).await;
+            (client.map_err(|e| e.unwrap_or_else(timed_out))?, None)
         }
-        other => return Err(ConnectError::Unsupported(other.as_str())),
+        McpTransport::Sse => {
+            let opened = tokio::time::timeout_at(
+                deadline,
+                sse::connect(&config.url, http::header_map(config)?),
+            );
+            let transport = taps.wrap(opened.await.map_err(|_| timed_out())??);
+            let client = bounded(deadline, start(handler, transport, protocol)).await;
+            (client.map_err(|e| e.unwrap_or_else(timed_out))?, None)
+        }
+        McpTransport::Ws => {
+            let opened = tokio::time::timeout_at(
+                deadline,
+                ws::connect(&config.url, http::header_map(config)?),
+            );
+            let transport = taps.wrap(opened.await.map_err(|_| timed_out())??);
+            let client = bounded(deadline, start(handler, transport, protocol)).await;
+            (client.map_err(|e| e.unwrap_or_else(timed_out))?, None)
+        }
     };
     // The pump ends when the transport (and with it the sender) is gone.
     tokio::spawn(notify::pump(ctx, calls.clone(), notes_rx));
@@ -472,6 +507,31 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
             conn.shutdown().await;
             Err(ConnectError::List(format!("no answer within {bound:?}")))
         }
+    }
+}
+
+/// What every transport of a connection reports to: its end, and its notifications in order.
+struct Taps {
+    lost: CancellationToken,
+    closed: CancellationToken,
+    notifications: tokio::sync::mpsc::UnboundedSender<serde_json::Value>,
+}
+
+impl Taps {
+    fn wrap<T>(self, transport: T) -> Watched<T> {
+        Watched::new(transport, self.lost, self.closed, self.notifications)
+    }
+}
+
+/// Starts a session by `deadline`: `Err(None)` when time ran out.
+async fn bounded(
+    deadline: tokio::time::Instant,
+    start: impl Future<Output = Result<RunningService<RoleClient, BridgeClient>, ClientInitializeError>>,
+) -> Result<RunningService<RoleClient, BridgeClient>, Option<ConnectError>> {
+    match tokio::time::timeout_at(deadline, start).await {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) => Err(Some(ConnectError::Initialize(e.to_string(), String::new()))),
+        Err(_) => Err(None),
     }
 }
 

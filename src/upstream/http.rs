@@ -1,18 +1,18 @@
-//! The Streamable HTTP transport: rmcp's client with the configured `headers` on every request.
+//! The Streamable HTTP transport: rmcp's client with the configured `headers` on every request;
+//! and those headers, checked, for the other HTTP-based transports.
 
 use std::collections::HashMap;
 
-use axum::http::{HeaderName, HeaderValue};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use super::ConnectError;
 use crate::a2e::McpServerConfig;
 
-pub fn transport(
-    config: &McpServerConfig,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, ConnectError> {
-    let mut headers = HashMap::new();
+/// The configured `headers`, as HTTP headers.
+pub fn header_map(config: &McpServerConfig) -> Result<HeaderMap, ConnectError> {
+    let mut headers = HeaderMap::new();
     for (name, value) in &config.headers {
         let name = HeaderName::try_from(name.as_str())
             .map_err(|_| ConnectError::Config(format!("`{name}` is not a valid header name")))?;
@@ -21,6 +21,16 @@ pub fn transport(
         })?;
         headers.insert(name, value);
     }
+    Ok(headers)
+}
+
+pub fn transport(
+    config: &McpServerConfig,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, ConnectError> {
+    let headers: HashMap<HeaderName, HeaderValue> = header_map(config)?
+        .into_iter()
+        .filter_map(|(k, v)| Some((k?, v)))
+        .collect();
     let transport_config =
         StreamableHttpClientTransportConfig::with_uri(config.url.as_str()).custom_headers(headers);
     Ok(StreamableHttpClientTransport::from_config(transport_config))

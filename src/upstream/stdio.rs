@@ -1,6 +1,8 @@
 //! The stdio transport: the server runs as a child process in a process group of its own, with
 //! the configured `cwd` and `env` (never the bridge's own `MCP_BRIDGE_*` settings); its stderr is
-//! drained into the log and its last lines kept for error messages.
+//! drained into the log and its last lines kept for error messages. Where util-linux `setpriv`
+//! is installed, the child is started through it with a parent-death signal, so it dies with
+//! the bridge even when the bridge is killed outright.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -70,7 +72,14 @@ pub fn spawn(
         .cmd
         .split_first()
         .ok_or_else(|| ConnectError::Config("a stdio server needs a command in `cmd`".into()))?;
-    let mut command = tokio::process::Command::new(program);
+    let mut command = match setpriv() {
+        Some(setpriv) => {
+            let mut command = tokio::process::Command::new(setpriv);
+            command.args(["--pdeathsig", "KILL", "--"]).arg(program);
+            command
+        }
+        None => tokio::process::Command::new(program),
+    };
     command.args(args);
     if !config.cwd.is_empty() {
         command.current_dir(&config.cwd);
@@ -99,6 +108,22 @@ pub fn spawn(
         None => tail.done.cancel(),
     }
     Ok((transport, tail))
+}
+
+/// The `setpriv` program, when this machine has one.
+fn setpriv() -> Option<&'static std::path::Path> {
+    static SETPRIV: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    SETPRIV
+        .get_or_init(|| {
+            let found = std::env::var_os("PATH")
+                .map(|path| std::env::split_paths(&path).map(|dir| dir.join("setpriv")).find(|p| p.is_file()))
+                .unwrap_or_default();
+            if found.is_none() {
+                tracing::warn!("setpriv is not installed: stdio servers outlive a bridge that is killed outright");
+            }
+            found
+        })
+        .as_deref()
 }
 
 async fn drain(stderr: ChildStderr, server_id: String, tail: Arc<StderrTail>) {

@@ -12,9 +12,29 @@ use crate::a2e::McpServerStatus;
 use crate::registry::{Control, Inbox, ServerEntry};
 use crate::store::Store;
 
-/// First delay before reconnecting; it doubles with each failure up to [`MAX_BACKOFF`].
-const BASE_BACKOFF: Duration = Duration::from_millis(500);
-const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// How servers are kept alive: reconnect backoff and health pings.
+#[derive(Debug, Clone, Copy)]
+pub struct Supervision {
+    /// First delay before reconnecting; it doubles with each failure up to `max_backoff`.
+    pub base_backoff: Duration,
+    pub max_backoff: Duration,
+    /// How often a live connection is pinged; `None` turns pings off.
+    pub ping_interval: Option<Duration>,
+    /// How long a ping may take before the connection counts as dead.
+    pub ping_timeout: Duration,
+}
+
+impl Default for Supervision {
+    fn default() -> Self {
+        Self {
+            base_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(60),
+            ping_interval: Some(Duration::from_secs(30)),
+            ping_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
 /// Bound on re-listing after a change notification.
 const RELIST_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -22,14 +42,15 @@ const RELIST_TIMEOUT: Duration = Duration::from_secs(30);
 enum Ended {
     Stop,
     Reconnect,
-    Lost,
+    /// The connection died, or stopped answering (why).
+    Lost(String),
 }
 
-pub fn spawn(entry: Arc<ServerEntry>, inbox: Inbox, store: Store) {
-    tokio::spawn(run(entry, inbox, store));
+pub fn spawn(entry: Arc<ServerEntry>, inbox: Inbox, store: Store, supervision: Supervision) {
+    tokio::spawn(run(entry, inbox, store, supervision));
 }
 
-async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store) {
+async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervision: Supervision) {
     let mut failures: u32 = 0;
     'supervise: loop {
         let conn = match entry.connection() {
@@ -38,7 +59,7 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store) {
                 Some(Ok(conn)) => conn,
                 Some(Err(())) => {
                     failures += 1;
-                    if !wait_before_retry(&entry, &mut inbox, failures).await {
+                    if !wait_before_retry(&entry, &mut inbox, failures, &supervision).await {
                         break 'supervise;
                     }
                     continue;
@@ -47,7 +68,7 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store) {
             },
         };
         failures = 0;
-        let ended = serve(&entry, &conn, &mut inbox).await;
+        let ended = serve(&entry, &conn, &mut inbox, &supervision).await;
         entry.detach();
         match ended {
             Ended::Stop => {
@@ -55,16 +76,16 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store) {
                 break 'supervise;
             }
             Ended::Reconnect => conn.shutdown().await,
-            Ended::Lost => {
+            Ended::Lost(why) => {
                 conn.shutdown().await;
                 let tail = conn.stderr.as_ref().map(|t| t.render()).unwrap_or_default();
-                tracing::warn!(server_id = %entry.id, "connection lost{tail}");
+                tracing::warn!(server_id = %entry.id, "{why}{tail}");
                 entry.update_state(|s| {
                     s.status = McpServerStatus::Disconnected;
-                    s.error = format!("the connection was lost{tail}");
+                    s.error = format!("{why}{tail}");
                 });
                 failures += 1;
-                if !wait_before_retry(&entry, &mut inbox, failures).await {
+                if !wait_before_retry(&entry, &mut inbox, failures, &supervision).await {
                     break 'supervise;
                 }
             }
@@ -126,13 +147,27 @@ async fn resubscribe(entry: &ServerEntry, conn: &Connection, store: &Store) {
     }
 }
 
-async fn serve(entry: &ServerEntry, conn: &Connection, inbox: &mut Inbox) -> Ended {
+async fn serve(
+    entry: &ServerEntry,
+    conn: &Connection,
+    inbox: &mut Inbox,
+    supervision: &Supervision,
+) -> Ended {
+    let period = supervision.ping_interval.unwrap_or(Duration::MAX / 4);
+    let mut pings = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = entry.stop.cancelled() => return Ended::Stop,
-            _ = conn.lost() => return Ended::Lost,
+            _ = conn.lost() => return Ended::Lost("the connection was lost".into()),
             Some(Control::Reconnect) = inbox.control.recv() => return Ended::Reconnect,
             Some(event) = inbox.events.recv() => relist(entry, conn, event).await,
+            _ = pings.tick(), if supervision.ping_interval.is_some() => {
+                match conn.ping(supervision.ping_timeout).await {
+                    Ok(took) => entry.update_state(|s| s.last_ping_ms = took.as_secs_f64() * 1000.0),
+                    Err(error) => return Ended::Lost(format!("the server stopped answering pings ({error})")),
+                }
+            }
         }
     }
 }
@@ -157,9 +192,14 @@ async fn relist(entry: &ServerEntry, conn: &Connection, event: UpstreamEvent) {
 
 /// Waits before the next attempt: the backoff when `auto_reconnect`, else until asked to
 /// reconnect. `false` when the server is being stopped.
-async fn wait_before_retry(entry: &ServerEntry, inbox: &mut Inbox, failures: u32) -> bool {
+async fn wait_before_retry(
+    entry: &ServerEntry,
+    inbox: &mut Inbox,
+    failures: u32,
+    supervision: &Supervision,
+) -> bool {
     let auto = entry.config().auto_reconnect;
-    let delay = backoff(failures);
+    let delay = backoff(failures, supervision);
     let sleep = tokio::time::sleep(delay);
     tokio::pin!(sleep);
     loop {
@@ -177,9 +217,11 @@ async fn wait_before_retry(entry: &ServerEntry, inbox: &mut Inbox, failures: u32
 }
 
 /// Exponential backoff with ±25 % jitter, so servers that failed together retry apart.
-fn backoff(failures: u32) -> Duration {
-    let exp = BASE_BACKOFF.saturating_mul(1 << failures.saturating_sub(1).min(16));
-    let capped = exp.min(MAX_BACKOFF);
+fn backoff(failures: u32, supervision: &Supervision) -> Duration {
+    let exp = supervision
+        .base_backoff
+        .saturating_mul(1 << failures.saturating_sub(1).min(16));
+    let capped = exp.min(supervision.max_backoff);
     let jitter = rand::rng().random_range(0.75..1.25);
     capped.mul_f64(jitter)
 }
@@ -190,10 +232,11 @@ mod tests {
 
     #[test]
     fn backoff_grows_and_is_bounded() {
-        assert!(backoff(1) <= BASE_BACKOFF.mul_f64(1.25));
-        assert!(backoff(3) >= BASE_BACKOFF.mul_f64(4.0 * 0.75));
+        let s = Supervision::default();
+        assert!(backoff(1, &s) <= s.base_backoff.mul_f64(1.25));
+        assert!(backoff(3, &s) >= s.base_backoff.mul_f64(4.0 * 0.75));
         for failures in [10, 100, u32::MAX] {
-            assert!(backoff(failures) <= MAX_BACKOFF.mul_f64(1.25));
+            assert!(backoff(failures, &s) <= s.max_backoff.mul_f64(1.25));
         }
     }
 }

@@ -302,13 +302,25 @@ pub struct Peer {
     pub url: String,
 }
 
+impl Peer {
+    /// Stops the peer and waits until it has exited.
+    pub async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
+
+    /// The port the peer listens on.
+    pub fn port(&self) -> u16 {
+        reqwest::Url::parse(&self.url).unwrap().port().unwrap()
+    }
+}
+
 impl Drop for Peer {
     fn drop(&mut self) {
         let _ = self.child.start_kill();
     }
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -327,17 +339,7 @@ pub async fn everything_http() -> Peer {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "server-everything did not listen on {port}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_listening(port).await;
     Peer {
         child,
         url: format!("http://127.0.0.1:{port}/mcp"),
@@ -355,9 +357,69 @@ pub async fn py_http_stateless() -> Peer {
 }
 
 async fn py_http_with(extra: &[&str]) -> Peer {
-    let mut child = tokio::process::Command::new(python())
-        .args([py_server().as_str(), "http", "--port", "0"])
-        .args(extra)
+    py_http_on(0, extra).await
+}
+
+/// The Python fixture over Streamable HTTP on `port` (0: any).
+pub async fn py_http_on(port: u16, extra: &[&str]) -> Peer {
+    let port = port.to_string();
+    let mut command = tokio::process::Command::new(python());
+    command
+        .args([py_server().as_str(), "http", "--port", &port])
+        .args(extra);
+    reporting_peer(command, "/mcp", "http").await
+}
+
+/// The 1.x Python SDK's WebSocket server; `required_header` (`Name=value`) must be on the upgrade.
+pub async fn ws_server(required_header: Option<&str>) -> Peer {
+    let mut command =
+        tokio::process::Command::new(installed(peers_dir().join(".venv-ws/bin/python")));
+    command.args([
+        installed(peers_dir().join("ws_server.py")).as_str(),
+        "--port",
+        "0",
+    ]);
+    if let Some(header) = required_header {
+        command.env("WS_REQUIRE_HEADER", header);
+    }
+    reporting_peer(command, "/ws", "ws").await
+}
+
+/// server-everything over legacy HTTP+SSE on a free port.
+pub async fn everything_sse() -> Peer {
+    let port = free_port();
+    let child = tokio::process::Command::new(everything_bin())
+        .arg("sse")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    wait_listening(port).await;
+    Peer {
+        child,
+        url: format!("http://127.0.0.1:{port}/sse"),
+    }
+}
+
+async fn wait_listening(port: u16) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "nothing listened on {port}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Starts a server that prints `PORT=<n>` once it listens.
+async fn reporting_peer(mut command: tokio::process::Command, path: &str, scheme: &str) -> Peer {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -376,7 +438,7 @@ async fn py_http_with(extra: &[&str]) -> Peer {
         .to_owned();
     Peer {
         child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
+        url: format!("{scheme}://127.0.0.1:{port}{path}"),
     }
 }
 
@@ -515,4 +577,63 @@ fn parse_block(block: &str) -> Option<SseMessage> {
 /// A push of `method` (optionally from `server_id`).
 pub fn is_push(message: &SseMessage, method: &str) -> bool {
     message.event == "mcp/server/push" && message.data["method"] == method
+}
+
+// ---- the real binary ----
+
+/// The `mcp-bridge` binary running as a process of its own.
+pub struct Bridge {
+    pub child: tokio::process::Child,
+    pub base: String,
+}
+
+/// Starts the binary over `data_dir` with `MCP_BRIDGE_JWT_SECRET` set to [`SECRET`].
+pub async fn start_bridge(data_dir: &Path) -> Bridge {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+        .env("MCP_BRIDGE_BIND", "127.0.0.1:0")
+        .env("MCP_BRIDGE_DATA_DIR", data_dir)
+        .env("MCP_BRIDGE_JWT_SECRET", SECRET)
+        .env("MCP_BRIDGE_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(at) = line.find("addr=") {
+                return line[at + 5..].split_whitespace().next().unwrap().to_owned();
+            }
+        }
+        panic!("the bridge exited before listening");
+    })
+    .await
+    .expect("the bridge listens within 20 s");
+    // Keep draining its log so it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Bridge {
+        child,
+        base: format!("http://{addr}"),
+    }
+}
+
+impl Bridge {
+    /// Sends a signal to the bridge process.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.id().expect("running").to_string();
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the process to exit; its exit status.
+    pub async fn exited_within(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        tokio::time::timeout(within, self.child.wait())
+            .await
+            .ok()
+            .map(Result::unwrap)
+    }
 }

@@ -9,4 +9,5 @@ mod openapi;
 mod prompts;
 mod resources;
 mod servers;
+mod supervision;
 mod tools;

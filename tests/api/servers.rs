@@ -354,25 +354,3 @@ async fn an_auto_reconnecting_server_comes_back_after_its_child_dies() {
     assert_eq!(status, StatusCode::OK, "{body}");
     app.stop().await;
 }
-
-#[tokio::test]
-async fn sse_and_ws_are_not_supported_yet() {
-    let app = spawn_app().await;
-    for transport in ["sse", "ws"] {
-        let url = if transport == "ws" {
-            "ws://127.0.0.1:9/mcp"
-        } else {
-            "http://127.0.0.1:9/sse"
-        };
-        let (status, body) = app
-            .post(
-                "/v1/servers",
-                &app.alice,
-                json!({"config": {"transport": transport, "url": url}}),
-            )
-            .await;
-        assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
-        assert_eq!(body["code"], "mcp_capability_missing");
-    }
-    app.stop().await;
-}

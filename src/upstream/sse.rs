@@ -1,0 +1,189 @@
+//! The legacy HTTP+SSE transport (protocol 2024-11-05), which rmcp no longer ships: a GET opens
+//! an event stream whose first `endpoint` event names the URL to POST JSON-RPC messages to;
+//! the server's messages come back as `message` events. `headers` go on both.
+
+use std::future::Future;
+
+use axum::http::HeaderMap;
+use axum::http::header::{ACCEPT, CONTENT_TYPE};
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::sync::{mpsc, oneshot};
+
+use super::ConnectError;
+
+/// A failed send or a broken stream.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SseError(String);
+
+pub struct SseTransport {
+    client: reqwest::Client,
+    endpoint: reqwest::Url,
+    headers: HeaderMap,
+    incoming: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+/// Opens the event stream and waits for the server to name its message endpoint.
+pub async fn connect(url: &str, headers: HeaderMap) -> Result<SseTransport, ConnectError> {
+    let fail = |why: String| ConnectError::Initialize(why, String::new());
+    let url = reqwest::Url::parse(url).map_err(|e| ConnectError::Config(format!("`url`: {e}")))?;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| fail(e.to_string()))?;
+    let resp = client
+        .get(url.clone())
+        .headers(headers.clone())
+        .header(ACCEPT, "text/event-stream")
+        .send()
+        .await
+        .map_err(|e| fail(format!("GET {url}: {e}")))?;
+    if !resp.status().is_success() {
+        return Err(fail(format!("GET {url} answered {}", resp.status())));
+    }
+    let (messages_tx, incoming) = mpsc::channel(64);
+    let (endpoint_tx, endpoint_rx) = oneshot::channel();
+    let reader = tokio::spawn(read_events(resp, messages_tx, endpoint_tx));
+    let Ok(path) = endpoint_rx.await else {
+        return Err(fail(format!(
+            "the stream of {url} ended before an `endpoint` event"
+        )));
+    };
+    let endpoint = url
+        .join(path.trim())
+        .map_err(|e| fail(format!("the endpoint \"{path}\" is not a URL: {e}")))?;
+    // Messages go where the stream came from, never elsewhere.
+    if endpoint.origin() != url.origin() {
+        reader.abort();
+        return Err(fail(format!(
+            "the endpoint {endpoint} is not on the origin of {url}"
+        )));
+    }
+    Ok(SseTransport {
+        client,
+        endpoint,
+        headers,
+        incoming,
+        reader,
+    })
+}
+
+/// Reads the event stream: the first `endpoint` event, then every `message` event.
+async fn read_events(
+    mut resp: reqwest::Response,
+    messages: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
+    endpoint: oneshot::Sender<String>,
+) {
+    let mut endpoint = Some(endpoint);
+    let mut buffer = String::new();
+    loop {
+        let chunk = match resp.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => return,
+            Err(error) => return tracing::debug!(%error, "the SSE stream broke"),
+        };
+        buffer.push_str(&String::from_utf8_lossy(&chunk).replace("\r\n", "\n"));
+        while let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            let (event, data) = parse_event(&block);
+            match event.as_str() {
+                "endpoint" => {
+                    if let Some(tx) = endpoint.take() {
+                        let _ = tx.send(data);
+                    }
+                }
+                "message" if !data.is_empty() => match serde_json::from_str(&data) {
+                    Ok(message) => {
+                        if messages.send(message).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "a message on the SSE stream is not JSON-RPC")
+                    }
+                },
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The event name (`message` when absent) and the data of one SSE block.
+fn parse_event(block: &str) -> (String, String) {
+    let mut event = String::from("message");
+    let mut data = Vec::new();
+    for line in block.lines() {
+        if let Some(v) = line.strip_prefix("event:") {
+            event = v.trim().to_owned();
+        } else if let Some(v) = line.strip_prefix("data:") {
+            data.push(v.strip_prefix(' ').unwrap_or(v));
+        }
+    }
+    (event, data.join("\n"))
+}
+
+impl Transport<RoleClient> for SseTransport {
+    type Error = SseError;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let request = self
+            .client
+            .post(self.endpoint.clone())
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .json(&item);
+        async move {
+            let resp = request
+                .send()
+                .await
+                .map_err(|e| SseError(format!("POST: {e}")))?;
+            if resp.status().is_success() {
+                Ok(())
+            } else {
+                Err(SseError(format!("POST answered {}", resp.status())))
+            }
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.incoming.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.reader.abort();
+        Ok(())
+    }
+}
+
+impl Drop for SseTransport {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_and_their_data() {
+        assert_eq!(
+            parse_event("event: endpoint\ndata: /message?sessionId=1\n\n"),
+            ("endpoint".into(), "/message?sessionId=1".into())
+        );
+        assert_eq!(
+            parse_event("data: {\"a\":1}\n\n"),
+            ("message".into(), "{\"a\":1}".into())
+        );
+        assert_eq!(
+            parse_event(": keep-alive\n\n"),
+            ("message".into(), String::new())
+        );
+    }
+}

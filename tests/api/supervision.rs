@@ -1,0 +1,340 @@
+//! Every transport, and servers kept alive without a person: legacy HTTP+SSE, WebSocket, deaths
+//! by real signals, a restarted upstream, health pings, and the bridge process itself.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// The service with quick health pings and reconnects.
+async fn spawn_watchful_app() -> TestApp {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.ping_interval_secs = 1;
+    config.ping_timeout_secs = 1;
+    config.reconnect_base_ms = 100;
+    config.reconnect_max_secs = 1;
+    spawn_app_with(data_dir, config).await
+}
+
+fn kill(signal: &str, pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
+fn admin_token() -> String {
+    let config = mcp_bridge::config::Config {
+        jwt_secret: Some(SECRET.to_owned().into()),
+        ..Default::default()
+    };
+    let auth = mcp_bridge::auth::Auth::from_config(&config).unwrap();
+    auth.mint("root", true, Duration::from_secs(600)).unwrap()
+}
+
+#[tokio::test]
+async fn server_everything_over_legacy_http_sse() {
+    let peer = everything_sse().await;
+    let app = spawn_app().await;
+    let server = app
+        .register(json!({"server_id": "evs", "transport": "sse", "url": peer.url, "headers": {"X-Trace": "t1"}}))
+        .await;
+    assert_eq!(server["status"], "ready");
+    assert_eq!(server["transport"], "sse");
+    assert_eq!(server["server_name"], "mcp-servers/everything");
+    let (status, body) = app.call("evs__echo", json!({"message": "over sse"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["text"], "Echo: over sse");
+    let (status, body) = app
+        .post(
+            "/v1/prompts/get",
+            &app.alice,
+            json!({"name": "simple-prompt", "server_id": "evs"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The server going away is noticed on the stream.
+    peer.stop().await;
+    app.wait_status("evs", "disconnected", Duration::from_secs(10))
+        .await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_python_sdk_websocket_server() {
+    let peer = ws_server(Some("X-Api-Key=k-123")).await;
+    let app = spawn_app().await;
+    let server = app
+        .register(json!({"server_id": "wss", "transport": "ws", "url": peer.url, "headers": {"X-Api-Key": "k-123"}}))
+        .await;
+    assert_eq!(server["status"], "ready");
+    assert_eq!(server["server_name"], "ws-fixture");
+    assert_eq!(server["mcp_version"], "2025-11-25");
+    assert_eq!(server["tools_count"], 3);
+    let (status, body) = app.call("wss__add", json!({"a": 2, "b": 40})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["structured_content"], json!({"result": 42}));
+    let (_, body) = app.call("wss__echo", json!({"text": "über ws"})).await;
+    assert_eq!(body["content"][0]["text"], "über ws");
+
+    // Without the header the upgrade is refused, and nothing is stored.
+    let (status, body) = app
+        .post(
+            "/v1/servers",
+            &app.alice,
+            json!({"config": {"server_id": "nohdr", "transport": "ws", "url": peer.url}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("403"), "{body}");
+    let (status, _) = app
+        .post("/v1/servers", &app.alice, json!({"config": {"server_id": "badscheme", "transport": "ws", "url": "http://127.0.0.1:1/ws"}}))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_child_killed_mid_call_fails_the_call_at_once_and_comes_back() {
+    let app = spawn_watchful_app().await;
+    let marker = unique("kill9");
+    let first = app.register(py_stdio("k9", &marker)).await;
+    let client = app.client.clone();
+    let (url, token) = (format!("{}/v1/tools/call", app.base), app.alice.clone());
+    let call = tokio::spawn(async move {
+        let resp = client
+            .post(url)
+            .bearer_auth(token)
+            .json(&json!({"name": "k9__slow", "arguments": {"seconds": 30}}))
+            .send()
+            .await
+            .unwrap();
+        (resp.status(), resp.json::<Value>().await.unwrap())
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let killed_at = std::time::Instant::now();
+    for pid in pids_with_marker(&marker) {
+        kill("KILL", pid);
+    }
+    let (status, body) = call.await.unwrap();
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(3),
+        "the call failed at once"
+    );
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["code"], "mcp_server_unavailable");
+    assert_eq!(body["retryable"], true);
+
+    let back = app
+        .wait_status("k9", "ready", Duration::from_secs(15))
+        .await;
+    assert!(back["connected_at"].as_f64() > first["connected_at"].as_f64());
+    let (status, body) = app.call("k9__echo", json!({"text": "again"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    app.stop().await;
+    wait_no_process(&marker, Duration::from_secs(10)).await;
+}
+
+#[tokio::test]
+async fn a_streamable_http_upstream_that_restarts_on_the_same_port() {
+    let peer = py_http_on(0, &[]).await;
+    let port = peer.port();
+    let app = spawn_watchful_app().await;
+    let mut alice = EventStream::open(&app, &app.alice, None).await;
+    app.register(
+        json!({"server_id": "phoenix", "transport": "http", "url": peer.url, "connect_timeout": 2}),
+    )
+    .await;
+    peer.stop().await;
+    let down = app
+        .wait_status("phoenix", "disconnected", Duration::from_secs(10))
+        .await;
+    assert!(down["error"].as_str().unwrap().contains("ping"), "{down}");
+    let (status, _) = app.call("phoenix__echo", json!({"text": "x"})).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+
+    let _again = py_http_on(port, &[]).await;
+    let back = app
+        .wait_status("phoenix", "ready", Duration::from_secs(20))
+        .await;
+    assert!(back["last_ping_ms"].as_f64().is_some());
+    let (status, body) = app.call("phoenix__echo", json!({"text": "back"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Agents saw it go and come back.
+    let mut seen = Vec::new();
+    for message in alice.drain(Duration::from_millis(300)).await {
+        if is_push(&message, "bridge/server_status") {
+            seen.push(
+                message.data["params"]["status"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            );
+        }
+    }
+    for status in ["disconnected", "connecting", "ready"] {
+        assert!(
+            seen.iter().any(|s| s == status),
+            "{status} pushed: {seen:?}"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_stopped_child_misses_its_pings_and_is_replaced() {
+    let app = spawn_watchful_app().await;
+    let marker = unique("sigstop");
+    let first = app.register(py_stdio("frozen", &marker)).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (_, body) = app.get("/v1/servers/frozen", &app.alice).await;
+    assert!(
+        body["server"]["last_ping_ms"].as_f64().unwrap() > 0.0,
+        "pings measured: {body}"
+    );
+    let old = pids_with_marker(&marker);
+    assert_eq!(old.len(), 1);
+    kill("STOP", old[0]);
+    let down = app
+        .wait_status("frozen", "disconnected", Duration::from_secs(10))
+        .await;
+    assert!(down["error"].as_str().unwrap().contains("ping"), "{down}");
+    let back = app
+        .wait_status("frozen", "ready", Duration::from_secs(30))
+        .await;
+    assert!(back["connected_at"].as_f64() > first["connected_at"].as_f64());
+    // The stopped child was killed, not left behind; only the new one runs.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while std::path::Path::new(&format!("/proc/{}", old[0])).exists() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the stopped child {} was left behind",
+            old[0]
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(pids_with_marker(&marker).len(), 1);
+    app.stop().await;
+    wait_no_process(&marker, Duration::from_secs(10)).await;
+}
+
+#[tokio::test]
+async fn a_babbling_command_fails_registration_in_time() {
+    let app = spawn_app().await;
+    let started = std::time::Instant::now();
+    let (status, body) = app
+        .post("/v1/servers", &app.admin, json!({"config": {
+            "server_id": "babble", "connect_timeout": 2,
+            "cmd": ["sh", "-c", "echo 'babbling to stderr' >&2; while :; do echo 'this is not json'; sleep 0.05; done"]
+        }}))
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "within the connect timeout"
+    );
+    assert!(
+        status == StatusCode::GATEWAY_TIMEOUT || status == StatusCode::BAD_GATEWAY,
+        "{status}: {body}"
+    );
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("babbling to stderr"),
+        "the stderr tail: {body}"
+    );
+    let (_, list) = app.get("/v1/servers", &app.admin).await;
+    assert_eq!(list["servers"], json!([]));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn sigterm_stops_the_bridge_and_every_child() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let mut bridge = start_bridge(data_dir.path()).await;
+    let marker = unique("term");
+    let client = reqwest::Client::new();
+    let resp = client
+        .post(format!("{}/v1/servers", bridge.base))
+        .bearer_auth(admin_token())
+        .json(&json!({"config": py_stdio("t", &marker)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let events = client
+        .get(format!("{}/v1/events", bridge.base))
+        .bearer_auth(admin_token())
+        .send()
+        .await
+        .unwrap();
+    let mut events = EventStream::from_response(events);
+    assert_eq!(pids_with_marker(&marker).len(), 1);
+    bridge.signal("TERM");
+    let status = bridge
+        .exited_within(Duration::from_secs(10))
+        .await
+        .expect("exits within seconds");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        events.ends_within(Duration::from_secs(1)).await,
+        "the event stream ended"
+    );
+    assert!(pids_with_marker(&marker).is_empty(), "no child is left");
+}
+
+#[tokio::test]
+async fn sigkill_of_the_bridge_takes_its_children_and_a_restart_brings_them_back() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let mut bridge = start_bridge(data_dir.path()).await;
+    let marker = unique("kill");
+    let client = reqwest::Client::new();
+    let resp = client
+        .post(format!("{}/v1/servers", bridge.base))
+        .bearer_auth(admin_token())
+        .json(&json!({"config": py_stdio("survivor", &marker)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    bridge.signal("KILL");
+    bridge
+        .exited_within(Duration::from_secs(5))
+        .await
+        .expect("killed");
+    wait_no_process(&marker, Duration::from_secs(5)).await;
+
+    let mut bridge = start_bridge(data_dir.path()).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let body: Value = client
+            .post(format!("{}/v1/tools/call", bridge.base))
+            .bearer_auth(admin_token())
+            .json(&json!({"name": "survivor__echo", "arguments": {"text": "back"}}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if body["content"][0]["text"] == "back" {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server did not come back: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    bridge.signal("TERM");
+    bridge
+        .exited_within(Duration::from_secs(10))
+        .await
+        .expect("exits");
+    wait_no_process(&marker, Duration::from_secs(5)).await;
+}
