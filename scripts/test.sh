@@ -39,3 +39,6 @@ cargo clippy --locked --all-targets -- -D warnings
 
 echo "== tests"
 cargo test --locked --all-targets
+
+echo "== MCP conformance suite (tests/conformance/expected-failures.yml)"
+scripts/conformance.sh

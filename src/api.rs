@@ -113,8 +113,15 @@ pub fn router(state: AppState) -> Router {
         state.clone(),
         require_agent_layer,
     ));
+    let mcp = Router::new()
+        .route_service("/mcp", crate::mcp_server::service(state.clone()))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::mcp_server::authenticate,
+        ));
     Router::new()
         .merge(v1)
+        .merge(mcp)
         .merge(public)
         .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
         .fallback(not_found)

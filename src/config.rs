@@ -63,6 +63,10 @@ pub struct Config {
     pub ping_interval_secs: u64,
     /// Seconds a ping may take before the server counts as dead.
     pub ping_timeout_secs: u64,
+    /// No token check on `/mcp` (loopback binds only; calls run as `anonymous`).
+    pub mcp_auth_off: bool,
+    /// The server whose tools and prompts `/mcp` shows without the `{server_id}__` prefix.
+    pub mcp_unprefixed_server: Option<String>,
 }
 
 impl Default for Config {
@@ -89,6 +93,8 @@ impl Default for Config {
             reconnect_max_secs: 60,
             ping_interval_secs: 30,
             ping_timeout_secs: 10,
+            mcp_auth_off: false,
+            mcp_unprefixed_server: None,
         }
     }
 }
@@ -187,6 +193,21 @@ impl Config {
                 *field = parse_number(name, &v)?;
             }
         }
+        if let Some(v) = get("MCP_BRIDGE_MCP_AUTH") {
+            self.mcp_auth_off = match v.to_ascii_lowercase().as_str() {
+                "off" => true,
+                "on" | "" => false,
+                _ => {
+                    return Err(invalid(
+                        "MCP_BRIDGE_MCP_AUTH",
+                        format!("\"{v}\" is not on or off"),
+                    ));
+                }
+            };
+        }
+        if let Some(v) = get("MCP_BRIDGE_MCP_UNPREFIXED_SERVER") {
+            self.mcp_unprefixed_server = non_empty(v);
+        }
         if let Some(v) = get("MCP_BRIDGE_SHUTDOWN_GRACE_SECS") {
             self.shutdown_grace_secs = parse_number("MCP_BRIDGE_SHUTDOWN_GRACE_SECS", &v)?;
         }
@@ -235,6 +256,15 @@ impl Config {
             return Err(invalid(
                 "MCP_BRIDGE_RECONNECT_BASE_MS",
                 "must be at least 1 and no longer than MCP_BRIDGE_RECONNECT_MAX_SECS",
+            ));
+        }
+        if self.mcp_auth_off && !self.bind_addr()?.ip().is_loopback() {
+            return Err(invalid(
+                "MCP_BRIDGE_MCP_AUTH",
+                format!(
+                    "off is only allowed on a loopback address, and MCP_BRIDGE_BIND is {}",
+                    self.bind
+                ),
             ));
         }
         if self.ping_timeout_secs == 0 {

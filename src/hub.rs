@@ -33,6 +33,8 @@ pub enum AskError {
 
 pub struct Hub {
     channels: RwLock<HashMap<String, Arc<Channel>>>,
+    /// `list_changed` methods, for MCP clients of `/mcp`.
+    catalogue: tokio::sync::broadcast::Sender<String>,
     pending: Pending,
     replay: usize,
     shutdown: CancellationToken,
@@ -43,6 +45,7 @@ impl Hub {
     pub fn new(replay: usize, shutdown: CancellationToken) -> Arc<Self> {
         Arc::new(Self {
             channels: RwLock::default(),
+            catalogue: tokio::sync::broadcast::channel(64).0,
             pending: Pending::default(),
             replay,
             shutdown,
@@ -91,6 +94,16 @@ impl Hub {
         for channel in channels {
             channel.publish(kind, data.clone());
         }
+    }
+
+    /// Tells MCP clients of `/mcp` that a list changed (`notifications/tools/list_changed`, …).
+    pub fn catalogue_changed(&self, method: &str) {
+        let _ = self.catalogue.send(method.to_owned());
+    }
+
+    /// The `list_changed` methods as they happen.
+    pub fn catalogue_changes(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.catalogue.subscribe()
     }
 
     /// Whether the agent has an event stream open now.

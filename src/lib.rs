@@ -7,6 +7,7 @@ pub mod auth;
 pub mod config;
 pub mod error;
 pub mod hub;
+pub mod mcp_server;
 pub mod registry;
 pub mod startup;
 pub mod state;

@@ -178,6 +178,9 @@ impl ServerEntry {
             ..Default::default()
         };
         self.hub.broadcast(ServerPush::TYPE, &push);
+        if method.ends_with("/list_changed") {
+            self.hub.catalogue_changed(method);
+        }
     }
 
     pub fn connection(&self) -> Option<Arc<Connection>> {
@@ -489,6 +492,7 @@ impl Registry {
         entry.install(established);
         self.insert(entry.clone(), inbox);
         tracing::info!(server_id = %entry.id, owner = %entry.owner, "server registered");
+        entry.push_to_all("notifications/tools/list_changed", serde_json::json!({}));
         Ok(entry.info())
     }
 
@@ -559,6 +563,7 @@ impl Registry {
         entry.stop.cancel();
         entry.stopped.cancelled().await;
         tracing::info!(%server_id, by = %agent.id, "server unregistered");
+        entry.push_to_all("notifications/tools/list_changed", serde_json::json!({}));
         Ok(())
     }
 
@@ -620,6 +625,11 @@ impl Registry {
         catalogue::page(&self.entries(), server_id, cursor).map_err(Error::Invalid)
     }
 
+    /// Every exposed tool as its server described it, with the server's id.
+    pub fn tool_definitions(&self) -> Vec<(String, rmcp::model::Tool)> {
+        catalogue::definitions(&self.entries())
+    }
+
     /// Calls a catalogue tool by its namespaced name.
     pub async fn call_tool(
         &self,
@@ -668,6 +678,11 @@ impl Registry {
             tracing::warn!("some servers did not stop within {grace:?}");
         }
     }
+}
+
+/// Whether the server exposes the upstream tool `tool` in the catalogue now.
+pub fn exposes_tool(entry: &ServerEntry, tool: &str) -> bool {
+    catalogue::contains(entry, tool)
 }
 
 /// The `list_changed` notifications that tell what differs between two listings.

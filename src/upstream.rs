@@ -31,8 +31,8 @@ use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::a2e::{McpServerConfig, McpTransport, PROTOCOL_AUTO, PROTOCOL_STATELESS};
-pub use calls::CallOrigin;
 use calls::Calls;
+pub use calls::{CallOrigin, DownstreamClient};
 pub use handler::{BridgeClient, Context, UpstreamEvent, sampling_result};
 pub use stdio::StderrTail;
 use watched::Watched;
@@ -230,11 +230,11 @@ impl Connection {
         for (key, request) in requests {
             let answer = match request {
                 InputRequest::CreateMessage(r) => handler
-                    .sample_for(&origin.agent_id, key.clone(), &r.params)
+                    .sample_for(Some(origin), key.clone(), &r.params)
                     .await
                     .and_then(to_json),
                 InputRequest::Elicitation(r) => handler
-                    .elicit_for(&origin.agent_id, key.clone(), &r.params)
+                    .elicit_for(Some(origin), key.clone(), &r.params)
                     .await
                     .and_then(to_json),
                 InputRequest::ListRoots(_) => {

@@ -174,6 +174,7 @@ async fn call_for(
         agent_id: agent.id.clone(),
         req_id: req.id.clone(),
         progress,
+        client: None,
     });
     let (server_id, result) = state
         .registry

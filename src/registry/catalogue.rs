@@ -14,6 +14,8 @@ pub struct Entry {
     /// The upstream name.
     pub tool: String,
     pub info: ToolInfo,
+    /// The tool as the server described it.
+    pub definition: rmcp::model::Tool,
 }
 
 /// A page of the catalogue.
@@ -40,6 +42,7 @@ pub fn rebuild(live: &mut Live, config: &McpServerConfig) {
             continue;
         };
         entries.push(Entry {
+            definition: tool.clone(),
             tool: tool.name.to_string(),
             info: ToolInfo {
                 name,
@@ -66,6 +69,25 @@ pub fn rebuild(live: &mut Live, config: &McpServerConfig) {
     entries.dedup_by(|a, b| a.tool == b.tool);
     live.catalogue = std::sync::Arc::new(entries);
     live.skipped = skipped;
+}
+
+/// Every exposed tool as its server described it: (server id, tool), in catalogue order.
+pub fn definitions(entries: &[std::sync::Arc<ServerEntry>]) -> Vec<(String, rmcp::model::Tool)> {
+    let mut all = Vec::new();
+    for entry in entries {
+        let catalogue = entry
+            .live
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .catalogue
+            .clone();
+        all.extend(
+            catalogue
+                .iter()
+                .map(|e| (entry.id.clone(), e.definition.clone())),
+        );
+    }
+    all
 }
 
 /// Whether the server exposes `tool` now.

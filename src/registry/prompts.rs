@@ -22,8 +22,24 @@ impl Registry {
         server_id: &str,
         cursor: &str,
     ) -> Result<(Vec<McpPrompt>, String), Error> {
+        let (items, next) = self.prompts_page(server_id, cursor).await?;
+        Ok((
+            items
+                .into_iter()
+                .map(|(id, p)| prompt_model(id, p))
+                .collect(),
+            next,
+        ))
+    }
+
+    /// A page of prompts as the servers listed them, each with its server's id.
+    pub async fn prompts_page(
+        &self,
+        server_id: &str,
+        cursor: &str,
+    ) -> Result<(Vec<(String, Prompt)>, String), Error> {
         let sources = self.sources(server_id, |c| c.prompts.is_some(), "prompts")?;
-        let (items, next) = merge::page(
+        merge::page(
             &sources,
             Cursor::decode(cursor)?,
             self.page_size,
@@ -35,14 +51,7 @@ impl Registry {
             },
             |_, _: &Prompt| true,
         )
-        .await?;
-        Ok((
-            items
-                .into_iter()
-                .map(|(id, p)| prompt_model(id, p))
-                .collect(),
-            next,
-        ))
+        .await
     }
 
     /// Renders a prompt; answers its server and the result.

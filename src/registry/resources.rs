@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
+use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use serde_json::Value;
 
 use super::merge::{self, Cursor};
@@ -15,14 +15,30 @@ use crate::store::StoreError;
 use crate::upstream::{CallError, Lists};
 
 impl Registry {
-    /// A page of the resources of every ready server (or of `server_id`).
+    /// A page of the resources of every ready server (or of `server_id`), as A2E MCPResources.
     pub async fn list_resources(
         &self,
         server_id: &str,
         cursor: &str,
     ) -> Result<(Vec<McpResource>, String), Error> {
+        let (items, next) = self.resources_page(server_id, cursor).await?;
+        Ok((
+            items
+                .into_iter()
+                .map(|(id, r)| resource_model(id, r))
+                .collect(),
+            next,
+        ))
+    }
+
+    /// A page of resources as the servers listed them, each with its server's id.
+    pub async fn resources_page(
+        &self,
+        server_id: &str,
+        cursor: &str,
+    ) -> Result<(Vec<(String, Resource)>, String), Error> {
         let sources = self.sources(server_id, |c| c.resources.is_some(), "resources")?;
-        let (items, next) = merge::page(
+        merge::page(
             &sources,
             Cursor::decode(cursor)?,
             self.page_size,
@@ -36,14 +52,7 @@ impl Registry {
                 naming::allowed(&entry.config().resource_allow_list, &resource.uri)
             },
         )
-        .await?;
-        Ok((
-            items
-                .into_iter()
-                .map(|(id, r)| resource_model(id, r))
-                .collect(),
-            next,
-        ))
+        .await
     }
 
     /// A page of the resource templates of every ready server (or of `server_id`).
@@ -52,8 +61,24 @@ impl Registry {
         server_id: &str,
         cursor: &str,
     ) -> Result<(Vec<McpResourceTemplate>, String), Error> {
+        let (items, next) = self.templates_page(server_id, cursor).await?;
+        Ok((
+            items
+                .into_iter()
+                .map(|(id, t)| template_model(id, t))
+                .collect(),
+            next,
+        ))
+    }
+
+    /// A page of resource templates as the servers listed them, each with its server's id.
+    pub async fn templates_page(
+        &self,
+        server_id: &str,
+        cursor: &str,
+    ) -> Result<(Vec<(String, ResourceTemplate)>, String), Error> {
         let sources = self.sources(server_id, |c| c.resources.is_some(), "resources")?;
-        let (items, next) = merge::page(
+        merge::page(
             &sources,
             Cursor::decode(cursor)?,
             self.page_size,
@@ -67,14 +92,7 @@ impl Registry {
                 template_allowed(&entry.config().resource_allow_list, &t.uri_template)
             },
         )
-        .await?;
-        Ok((
-            items
-                .into_iter()
-                .map(|(id, t)| template_model(id, t))
-                .collect(),
-            next,
-        ))
+        .await
     }
 
     /// The server a resource request goes to: the named one, else the one that listed the URI,
@@ -110,6 +128,19 @@ impl Registry {
         server_id: &str,
         uri: &str,
     ) -> Result<(String, Vec<McpResourceContent>), Error> {
+        let (server_id, result) = self.read_resource_raw(server_id, uri).await?;
+        Ok((
+            server_id,
+            result.contents.into_iter().map(content_model).collect(),
+        ))
+    }
+
+    /// Reads a resource; answers the server it came from and its result as MCP has it.
+    pub async fn read_resource_raw(
+        &self,
+        server_id: &str,
+        uri: &str,
+    ) -> Result<(String, ReadResourceResult), Error> {
         let entry = self.route_uri(server_id, uri)?;
         let conn = ready(&entry, |c| c.resources.is_some(), "resources")?;
         let timeout = Duration::from_secs(entry.config().timeout);
@@ -126,10 +157,7 @@ impl Registry {
                     error,
                 },
             })?;
-        Ok((
-            entry.id.clone(),
-            result.contents.into_iter().map(content_model).collect(),
-        ))
+        Ok((entry.id.clone(), result))
     }
 
     /// Subscribes `agent_id` to a resource; answers the server it was routed to.

@@ -17,6 +17,18 @@ pub struct CallOrigin {
     pub req_id: String,
     /// When the caller streams this call: progress goes here instead of to its channel.
     pub progress: Option<UnboundedSender<Value>>,
+    /// When the call came through `/mcp` from a client that can sample or elicit itself.
+    pub client: Option<DownstreamClient>,
+}
+
+/// An MCP client of `/mcp` (a 2025-11-25 session) and what it declared it can do.
+#[derive(Debug, Clone)]
+pub struct DownstreamClient {
+    pub peer: rmcp::Peer<rmcp::RoleServer>,
+    pub sampling: bool,
+    pub elicitation: bool,
+    /// The client's own progress token for the call, when it asked for progress.
+    pub progress_token: Option<ProgressToken>,
 }
 
 #[derive(Default)]

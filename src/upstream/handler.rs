@@ -15,7 +15,7 @@ use rmcp::service::{InboundStreamOrigin, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
 
-use super::calls::Calls;
+use super::calls::{CallOrigin, Calls};
 use crate::a2e::{ElicitRequest, McpRoot, Message, RootsListRequest, SamplingRequest};
 use crate::hub::{AskError, Hub};
 use crate::store::Store;
@@ -53,15 +53,12 @@ impl BridgeClient {
         Self { ctx, calls }
     }
 
-    /// The agent a request goes to: the caller whose call's stream it arrived on, else the owner.
-    fn recipient(&self, context: &RequestContext<RoleClient>) -> String {
-        if let Some(InboundStreamOrigin::OutboundRequest(id)) =
-            context.extensions.get::<InboundStreamOrigin>()
-            && let Some(origin) = self.calls.by_request(id)
-        {
-            return origin.agent_id.clone();
+    /// The call a request belongs to, when the server sent it on that call's stream.
+    fn origin(&self, context: &RequestContext<RoleClient>) -> Option<Arc<CallOrigin>> {
+        match context.extensions.get::<InboundStreamOrigin>() {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => self.calls.by_request(id),
+            _ => None,
         }
-        self.ctx.owner.clone()
     }
 
     /// Asks `agent` and waits for its answer, or says why the server is refused.
@@ -97,25 +94,48 @@ fn request_id(context: &RequestContext<RoleClient>) -> String {
 }
 
 impl BridgeClient {
-    /// Asks `agent` to sample for the server (request `mcp_request_id`).
+    /// Samples for the server: through the `/mcp` client that made the call when it can, else
+    /// through the caller's (or the owner's) event channel.
     pub async fn sample_for(
         &self,
-        agent: &str,
+        origin: Option<&CallOrigin>,
         mcp_request_id: String,
         params: &CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
+        if let Some(client) = origin
+            .and_then(|o| o.client.as_ref())
+            .filter(|c| c.sampling)
+        {
+            return client
+                .peer
+                .create_message(params.clone())
+                .await
+                .map_err(|e| refused(&e.to_string()));
+        }
+        let agent = origin.map_or(self.ctx.owner.as_str(), |o| o.agent_id.as_str());
         let request = sampling_request(&self.ctx.server_id, mcp_request_id, params);
         let answer = self.ask(agent, SamplingRequest::TYPE, &request).await?;
         sampling_result(answer)
     }
 
-    /// Asks `agent` (its user) for input for the server.
+    /// Asks for input for the server, by the same route as sampling.
     pub async fn elicit_for(
         &self,
-        agent: &str,
+        origin: Option<&CallOrigin>,
         mcp_request_id: String,
         params: &ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
+        if let Some(client) = origin
+            .and_then(|o| o.client.as_ref())
+            .filter(|c| c.elicitation)
+        {
+            return client
+                .peer
+                .create_elicitation(params.clone())
+                .await
+                .map_err(|e| refused(&e.to_string()));
+        }
+        let agent = origin.map_or(self.ctx.owner.as_str(), |o| o.agent_id.as_str());
         let request = elicit_request(&self.ctx.server_id, mcp_request_id, params);
         let schema = request.requested_schema.clone();
         let answer = self.ask(agent, ElicitRequest::TYPE, &request).await?;
@@ -191,8 +211,9 @@ impl ClientHandler for BridgeClient {
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let agent = self.recipient(&context);
-        self.sample_for(&agent, request_id(&context), &params).await
+        let origin = self.origin(&context);
+        self.sample_for(origin.as_deref(), request_id(&context), &params)
+            .await
     }
 
     async fn list_roots(
@@ -207,8 +228,9 @@ impl ClientHandler for BridgeClient {
         params: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let agent = self.recipient(&context);
-        self.elicit_for(&agent, request_id(&context), &params).await
+        let origin = self.origin(&context);
+        self.elicit_for(origin.as_deref(), request_id(&context), &params)
+            .await
     }
 }
 

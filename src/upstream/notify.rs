@@ -61,6 +61,20 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
                     tracing::debug!(server_id = %ctx.server_id, "progress for no call in flight");
                     continue;
                 };
+                let downstream = origin
+                    .client
+                    .as_ref()
+                    .and_then(|c| Some((&c.peer, c.progress_token.clone()?)));
+                if let Some((peer, token)) = downstream {
+                    // The call came through /mcp: progress goes to that client, under its token.
+                    let mut forwarded = params.clone();
+                    forwarded["progressToken"] = serde_json::to_value(token).unwrap_or_default();
+                    match serde_json::from_value(forwarded) {
+                        Ok(param) => drop(peer.notify_progress(param).await),
+                        Err(error) => tracing::debug!(%error, "progress that is not MCP progress"),
+                    }
+                    continue;
+                }
                 let push = push(Some(origin.req_id.clone()));
                 match &origin.progress {
                     Some(stream) => {

@@ -5,6 +5,7 @@ mod auth;
 mod events;
 mod helpers;
 mod inputs;
+mod mcp;
 mod openapi;
 mod prompts;
 mod resources;

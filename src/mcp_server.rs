@@ -1,0 +1,431 @@
+//! The `/mcp` endpoint: mcp-bridge as an MCP server (Streamable HTTP; 2025-11-25 sessions and
+//! stateless 2026-07-28) offering what it bridges to any MCP client, as the agent its bearer
+//! token names: every server's tools as `{server_id}__{tool}` (one server's unprefixed when
+//! configured), resources, templates, prompts (`{server_id}__{prompt}`) and completions.
+
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    Prompt, ReadResourceRequestParams, ReadResourceResponse, Reference, ResultType,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+
+use crate::auth::Agent;
+use crate::registry::{self, naming};
+use crate::state::AppState;
+use crate::upstream::{CallError, CallOrigin, DownstreamClient};
+
+/// The agent `/mcp` runs as when its token check is off.
+pub const ANONYMOUS: &str = "anonymous";
+
+/// The `/mcp` service, ready to nest in the router.
+pub fn service(state: AppState) -> StreamableHttpService<BridgeServer, LocalSessionManager> {
+    let sessions = Arc::new(Sessions::default());
+    spawn_change_notifier(&state, sessions.clone());
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(state.hub.shutdown_token().child_token());
+    if !state.config.mcp_allowed_hosts.is_empty() {
+        config = config.with_allowed_hosts(state.config.mcp_allowed_hosts.clone());
+    }
+    let server = BridgeServer { state, sessions };
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// Middleware: the caller of `/mcp` (401 without a valid token, unless the check is off).
+pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    if state.config.mcp_auth_off {
+        req.extensions_mut().insert(Agent {
+            id: ANONYMOUS.into(),
+            admin: false,
+        });
+        return next.run(req).await;
+    }
+    crate::auth::require_agent(State(state.auth.clone()), req, next).await
+}
+
+/// The 2025-11-25 sessions open now, told when the catalogue changes.
+#[derive(Default)]
+struct Sessions {
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+}
+
+fn spawn_change_notifier(state: &AppState, sessions: Arc<Sessions>) {
+    let mut changes = state.hub.catalogue_changes();
+    let shutdown = state.hub.shutdown_token();
+    tokio::spawn(async move {
+        loop {
+            let method = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                change = changes.recv() => match change {
+                    Ok(method) => method,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => "notifications/tools/list_changed".into(),
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                },
+            };
+            let peers: Vec<Peer<RoleServer>> = {
+                let mut peers = sessions.peers.lock().unwrap_or_else(|e| e.into_inner());
+                peers.retain(|p| !p.is_transport_closed());
+                peers.clone()
+            };
+            for peer in peers {
+                let sent = match method.as_str() {
+                    "notifications/resources/list_changed" => {
+                        peer.notify_resource_list_changed().await
+                    }
+                    "notifications/prompts/list_changed" => peer.notify_prompt_list_changed().await,
+                    _ => peer.notify_tool_list_changed().await,
+                };
+                if let Err(error) = sent {
+                    tracing::debug!(%error, "cannot tell an /mcp client the catalogue changed");
+                }
+            }
+        }
+    });
+}
+
+#[derive(Clone)]
+pub struct BridgeServer {
+    state: AppState,
+    sessions: Arc<Sessions>,
+}
+
+/// The agent the request runs as, put there by [`authenticate`].
+fn caller(context: &RequestContext<RoleServer>) -> Result<Agent, ErrorData> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Agent>())
+        .cloned()
+        .ok_or_else(|| ErrorData::internal_error("the caller is not known", None))
+}
+
+fn request_id(context: &RequestContext<RoleServer>) -> String {
+    match serde_json::to_value(&context.id) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+impl BridgeServer {
+    /// The server whose catalogue `/mcp` shows without prefixes, if any.
+    fn unprefixed(&self) -> Option<&str> {
+        self.state.config.mcp_unprefixed_server.as_deref()
+    }
+
+    /// The name a server's tool or prompt has on `/mcp`.
+    fn exposed(&self, server_id: &str, name: &str) -> String {
+        if self.unprefixed() == Some(server_id) {
+            name.to_owned()
+        } else {
+            format!("{server_id}{}{name}", naming::SEPARATOR)
+        }
+    }
+
+    /// The (server id, upstream name) an `/mcp` tool or prompt name stands for.
+    fn resolve(&self, name: &str, offers: impl Fn(&str) -> bool) -> Option<(String, String)> {
+        if let Some(server_id) = self.unprefixed()
+            && offers(server_id)
+        {
+            return Some((server_id.to_owned(), name.to_owned()));
+        }
+        naming::split(name).map(|(s, n)| (s.to_owned(), n.to_owned()))
+    }
+
+    /// The tools on `/mcp`: each server's, then the agent-bridge tools. An unprefixed name
+    /// that would shadow another is left out.
+    fn tools(&self) -> Vec<Tool> {
+        let mut tools: Vec<Tool> = Vec::new();
+        let mut names = std::collections::HashSet::new();
+        for (server_id, mut tool) in self.state.registry.tool_definitions() {
+            let name = self.exposed(&server_id, &tool.name);
+            if !names.insert(name.clone()) {
+                tracing::warn!(%server_id, tool = %tool.name, "left out of /mcp: the name is taken");
+                continue;
+            }
+            tool.name = name.into();
+            tools.push(tool);
+        }
+        tools
+    }
+
+    fn registry_error(error: registry::Error) -> ErrorData {
+        let message = error.to_string();
+        match error {
+            registry::Error::ResourceNotFound(_) => ErrorData::resource_not_found(message, None),
+            registry::Error::Invalid(_)
+            | registry::Error::ToolNotFound(_)
+            | registry::Error::PromptNotFound(_)
+            | registry::Error::ServerNotFound(_)
+            | registry::Error::Conflict(_) => ErrorData::invalid_params(message, None),
+            registry::Error::CapabilityMissing { .. } => {
+                ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, message, None)
+            }
+            registry::Error::Upstream {
+                error: CallError::Rejected { code, message },
+                ..
+            } => ErrorData::new(rmcp::model::ErrorCode(code), message, None),
+            _ => ErrorData::internal_error(message, None),
+        }
+    }
+}
+
+impl ServerHandler for BridgeServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities: ServerCapabilities = serde_json::from_value(json!({
+            "tools": { "listChanged": true },
+            "resources": { "listChanged": true },
+            "prompts": { "listChanged": true },
+            "completions": {}
+        }))
+        .unwrap_or_default();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "mcp-bridge: the tools, resources and prompts of every MCP server it bridges. Tools and prompts \
+                 are named {server_id}__{name}.",
+            )
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.sessions
+            .peers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        caller(&context)?;
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let agent = caller(&context)?;
+        let registry = &self.state.registry;
+        let offers = |server_id: &str| {
+            registry
+                .get(server_id)
+                .is_ok_and(|e| registry::exposes_tool(&e, &request.name))
+        };
+        let Some((server_id, tool)) = self.resolve(&request.name, offers) else {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                None,
+            ));
+        };
+        let capabilities = context.client_capabilities();
+        let legacy = context
+            .protocol_version()
+            .is_none_or(|v| v.has_initialize());
+        let client = legacy.then(|| DownstreamClient {
+            peer: context.peer.clone(),
+            sampling: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
+            elicitation: capabilities
+                .as_ref()
+                .is_some_and(|c| c.elicitation.is_some()),
+            progress_token: context.meta.get_progress_token(),
+        });
+        let origin = Arc::new(CallOrigin {
+            agent_id: agent.id.clone(),
+            req_id: request_id(&context),
+            progress: None,
+            client,
+        });
+        let full = format!("{server_id}{}{tool}", naming::SEPARATOR);
+        let arguments = request.arguments.unwrap_or_default();
+        match registry.call_tool(&full, arguments, None, origin).await {
+            Ok((_, mut result)) => {
+                // A 2026-07-28 client needs the result's type, which a 2025 upstream leaves out.
+                result.result_type = Some(ResultType::COMPLETE);
+                Ok(CallToolResponse::Complete(result))
+            }
+            Err(registry::Error::ToolNotFound(_)) => Err(ErrorData::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                None,
+            )),
+            Err(registry::Error::Upstream {
+                error:
+                    CallError::Rejected {
+                        code: -32602,
+                        message,
+                    },
+                ..
+            }) => Err(ErrorData::invalid_params(message, None)),
+            // What went wrong upstream is for the model to read, as a tool error.
+            Err(error) => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                ContentBlock::text(error.to_string()),
+            ]))),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        caller(&context)?;
+        let cursor = request.and_then(|r| r.cursor).unwrap_or_default();
+        let (items, next) = self
+            .state
+            .registry
+            .resources_page("", &cursor)
+            .await
+            .map_err(Self::registry_error)?;
+        let mut result =
+            ListResourcesResult::with_all_items(items.into_iter().map(|(_, r)| r).collect());
+        result.next_cursor = (!next.is_empty()).then_some(next);
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        caller(&context)?;
+        let cursor = request.and_then(|r| r.cursor).unwrap_or_default();
+        let (items, next) = self
+            .state
+            .registry
+            .templates_page("", &cursor)
+            .await
+            .map_err(Self::registry_error)?;
+        let mut result = ListResourceTemplatesResult::with_all_items(
+            items.into_iter().map(|(_, t)| t).collect(),
+        );
+        result.next_cursor = (!next.is_empty()).then_some(next);
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        caller(&context)?;
+        let (_, mut result) = self
+            .state
+            .registry
+            .read_resource_raw("", &request.uri)
+            .await
+            .map_err(Self::registry_error)?;
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(ReadResourceResponse::Complete(result))
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        caller(&context)?;
+        let cursor = request.and_then(|r| r.cursor).unwrap_or_default();
+        let (items, next) = self
+            .state
+            .registry
+            .prompts_page("", &cursor)
+            .await
+            .map_err(Self::registry_error)?;
+        let prompts: Vec<Prompt> = items
+            .into_iter()
+            .map(|(server_id, mut prompt)| {
+                prompt.name = self.exposed(&server_id, &prompt.name);
+                prompt
+            })
+            .collect();
+        let mut result = ListPromptsResult::with_all_items(prompts);
+        result.next_cursor = (!next.is_empty()).then_some(next);
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        caller(&context)?;
+        let (server_id, name) = self.prompt_route(&request.name)?;
+        let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
+        let (_, mut result) = self
+            .state
+            .registry
+            .get_prompt(&server_id, &name, arguments)
+            .await
+            .map_err(Self::registry_error)?;
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(GetPromptResponse::Complete(result))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        caller(&context)?;
+        let (server_id, reference) = match &request.r#ref {
+            Reference::Prompt(p) => {
+                let (server_id, name) = self.prompt_route(&p.name)?;
+                (server_id, json!({"type": "ref/prompt", "name": name}))
+            }
+            other => (
+                String::new(),
+                serde_json::to_value(other).unwrap_or_default(),
+            ),
+        };
+        let argument = crate::a2e::CompletionArgument {
+            name: request.argument.name.clone(),
+            value: request.argument.value.clone(),
+        };
+        let context_args = request.context.and_then(|c| c.arguments).map(|arguments| {
+            crate::a2e::CompletionContext {
+                arguments: arguments.into_iter().collect(),
+            }
+        });
+        let (_, mut result) = self
+            .state
+            .registry
+            .complete(&server_id, reference, argument, context_args)
+            .await
+            .map_err(Self::registry_error)?;
+        result.result_type = Some(ResultType::COMPLETE);
+        Ok(result)
+    }
+}
+
+impl BridgeServer {
+    /// The server and upstream name of an `/mcp` prompt name.
+    fn prompt_route(&self, name: &str) -> Result<(String, String), ErrorData> {
+        let registry = &self.state.registry;
+        let offers = |server_id: &str| {
+            registry
+                .get(server_id)
+                .is_ok_and(|e| e.lists().prompts.iter().any(|p| p.name == name))
+        };
+        self.resolve(name, offers)
+            .ok_or_else(|| ErrorData::invalid_params(format!("Unknown prompt: {name}"), None))
+    }
+}

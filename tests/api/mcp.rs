@@ -1,0 +1,174 @@
+//! mcp-bridge's own `/mcp` endpoint against the Python `mcp` 2.x client, in both eras.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// Runs the Python client against `/mcp`; its JSON report.
+async fn mcp_client(
+    app: &TestApp,
+    token: &str,
+    mode: &str,
+    tool: &str,
+    arguments: Value,
+    flags: &[&str],
+) -> Value {
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(python())
+            .arg(peers_dir().join("mcp_client.py"))
+            .args([
+                &format!("{}/mcp", app.base),
+                token,
+                mode,
+                tool,
+                &arguments.to_string(),
+            ])
+            .args(flags)
+            .output(),
+    )
+    .await
+    .expect("the MCP client finishes within 60 s")
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the MCP client failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
+}
+
+#[tokio::test]
+async fn the_python_client_uses_the_catalogue_in_both_eras() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("mcp"))).await;
+    for (mode, version) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let report = mcp_client(
+            &app,
+            &app.alice,
+            mode,
+            "py__add",
+            json!({"a": 20, "b": 22}),
+            &[],
+        )
+        .await;
+        assert_eq!(report["protocol_version"], version, "{report}");
+        let tools = report["tools"].as_array().unwrap();
+        assert!(tools.contains(&json!("py__echo")), "{report}");
+        assert_eq!(
+            report["result"]["structuredContent"],
+            json!({"result": 42}),
+            "{report}"
+        );
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn mcp_needs_a_token_unless_turned_off_on_loopback() {
+    let app = spawn_app().await;
+    let resp = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    app.stop().await;
+
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.mcp_auth_off = true;
+    config.mcp_unprefixed_server = Some("fixture".into());
+    let app = spawn_app_with(data_dir, config).await;
+    app.register(py_stdio("fixture", &unique("anon"))).await;
+    app.register(py_stdio("other", &unique("anon2"))).await;
+    let report = mcp_client(
+        &app,
+        "-",
+        "legacy",
+        "echo",
+        json!({"text": "no token"}),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        report["result"]["content"][0]["text"], "no token",
+        "{report}"
+    );
+    let tools = report["tools"].as_array().unwrap();
+    assert!(
+        tools.contains(&json!("echo")) && tools.contains(&json!("other__echo")),
+        "{report}"
+    );
+    // The REST side still needs its token.
+    let (status, _) = app
+        .send(reqwest::Method::GET, "/v1/servers", None, None)
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_mcp_client_hears_when_the_catalogue_changes() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("grow"))).await;
+    let report = mcp_client(
+        &app,
+        &app.alice,
+        "legacy",
+        "py__grow",
+        json!({"name": "fresh"}),
+        &["--wait-list-changed"],
+    )
+    .await;
+    assert_eq!(report["list_changed"], true, "{report}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn sampling_during_an_mcp_call_goes_to_the_client_that_can_sample() {
+    let peer = everything_http().await;
+    let app = spawn_app().await;
+    let (status, body) = app
+        .post(
+            "/v1/servers",
+            &app.alice,
+            json!({"config": {"server_id": "evh", "transport": "http", "url": peer.url}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut alice = EventStream::open(&app, &app.alice, None).await;
+    let report = mcp_client(
+        &app,
+        &app.alice,
+        "legacy",
+        "evh__trigger-sampling-request",
+        json!({"prompt": "from the mcp client"}),
+        &["--sample", "sampled by the client"],
+    )
+    .await;
+    assert_eq!(report["sampled"].as_array().unwrap().len(), 1, "{report}");
+    assert!(
+        report["result"]
+            .to_string()
+            .contains("sampled by the client"),
+        "{report}"
+    );
+    assert!(
+        alice
+            .drain(Duration::from_millis(200))
+            .await
+            .iter()
+            .all(|m| m.event != "mcp/sample/req")
+    );
+    app.stop().await;
+}
