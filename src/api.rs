@@ -1,6 +1,7 @@
 //! The REST API: one router per resource (each in `api/`), merged here with the auth layer, the
 //! OpenAPI document generated from those same routers, and Swagger UI.
 
+mod a2a;
 mod a2e;
 mod answers;
 mod events;
@@ -58,6 +59,7 @@ fn request<M: crate::a2e::Message + Default>(id: Option<String>) -> M {
         (name = "resources", description = "Resources and templates across servers (mcp/resource/*)"),
         (name = "prompts", description = "Prompts across servers and argument completions (mcp/prompt/*)"),
         (name = "events", description = "The agent's event stream, its answers to servers' requests, its roots"),
+        (name = "a2a", description = "A2A agents reached by the agent-bridge tools"),
         (name = "a2e", description = "Any A2E request message as it is on the wire"),
         (name = "health", description = "Liveness and readiness")
     )
@@ -91,6 +93,7 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(events::router())
         .merge(answers::router())
         .merge(roots::router())
+        .merge(a2a::router())
         .merge(a2e::router())
         .split_for_parts();
     let (public, public_doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())

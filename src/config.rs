@@ -67,6 +67,8 @@ pub struct Config {
     pub mcp_auth_off: bool,
     /// The server whose tools and prompts `/mcp` shows without the `{server_id}__` prefix.
     pub mcp_unprefixed_server: Option<String>,
+    /// The A2A agent registry and the agent-bridge tools.
+    pub a2a_enabled: bool,
 }
 
 impl Default for Config {
@@ -95,6 +97,7 @@ impl Default for Config {
             ping_timeout_secs: 10,
             mcp_auth_off: false,
             mcp_unprefixed_server: None,
+            a2a_enabled: true,
         }
     }
 }
@@ -204,6 +207,9 @@ impl Config {
                     ));
                 }
             };
+        }
+        if let Some(v) = get("MCP_BRIDGE_A2A_ENABLED") {
+            self.a2a_enabled = parse_bool("MCP_BRIDGE_A2A_ENABLED", &v)?;
         }
         if let Some(v) = get("MCP_BRIDGE_MCP_UNPREFIXED_SERVER") {
             self.mcp_unprefixed_server = non_empty(v);

@@ -236,3 +236,21 @@ impl From<crate::registry::Error> for ApiError {
         Self::new(code, message)
     }
 }
+
+impl From<crate::a2a::A2aError> for ApiError {
+    fn from(error: crate::a2a::A2aError) -> Self {
+        use crate::a2a::A2aError as E;
+        let code = match &error {
+            E::Invalid(_) => ErrorCode::InvalidRequest,
+            E::Disabled => ErrorCode::McpCapabilityMissing,
+            E::NotFound(_) => ErrorCode::NotFound,
+            E::Conflict(_) => ErrorCode::Conflict,
+            E::Forbidden(_) => ErrorCode::Forbidden,
+            E::Unreachable(_) => ErrorCode::McpTransportError,
+            E::Protocol(_) | E::Rpc(_) => ErrorCode::McpProtocolError,
+            E::Timeout(_) => ErrorCode::Timeout,
+            E::Store(store) => return Self::internal(store),
+        };
+        Self::new(code, error.to_string())
+    }
+}

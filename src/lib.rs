@@ -1,6 +1,7 @@
 //! mcp-bridge: the MCP capability of an A2E host. Agents reach many MCP servers through one REST
 //! API and one SSE stream each; see `ARCHITECTURE.md` for the design.
 
+pub mod a2a;
 pub mod a2e;
 pub mod api;
 pub mod auth;

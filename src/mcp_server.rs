@@ -152,6 +152,9 @@ impl BridgeServer {
     fn tools(&self) -> Vec<Tool> {
         let mut tools: Vec<Tool> = Vec::new();
         let mut names = std::collections::HashSet::new();
+        if self.state.a2a.enabled() {
+            names.extend(crate::a2a::tools::NAMES.iter().map(|n| n.to_string()));
+        }
         for (server_id, mut tool) in self.state.registry.tool_definitions() {
             let name = self.exposed(&server_id, &tool.name);
             if !names.insert(name.clone()) {
@@ -160,6 +163,9 @@ impl BridgeServer {
             }
             tool.name = name.into();
             tools.push(tool);
+        }
+        if self.state.a2a.enabled() {
+            tools.extend(crate::a2a::tools::mcp_tools());
         }
         tools
     }
@@ -225,6 +231,21 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = caller(&context)?;
+        if self.state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(&request.name) {
+            let outcome = crate::a2a::tools::call(
+                &self.state.a2a,
+                &request.name,
+                request.arguments.unwrap_or_default(),
+            )
+            .await;
+            let content = vec![ContentBlock::text(outcome.text)];
+            let result = if outcome.is_error {
+                CallToolResult::error(content)
+            } else {
+                CallToolResult::success(content)
+            };
+            return Ok(CallToolResponse::Complete(result));
+        }
         let registry = &self.state.registry;
         let offers = |server_id: &str| {
             registry

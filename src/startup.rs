@@ -54,6 +54,7 @@ impl Application {
             config.page_size,
             config.supervision(),
         );
+        let a2a = crate::a2a::A2a::open(store.clone(), config.a2a_enabled).await?;
         let bind = config.bind_addr()?;
         let listener = TcpListener::bind(bind)
             .await
@@ -67,6 +68,7 @@ impl Application {
             store,
             registry,
             hub,
+            a2a,
             restored: Arc::new(AtomicBool::new(false)),
         };
         Ok(Self {

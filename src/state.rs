@@ -17,6 +17,7 @@ pub struct AppState {
     pub store: Store,
     pub registry: Arc<Registry>,
     pub hub: Arc<Hub>,
+    pub a2a: Arc<crate::a2a::A2a>,
     /// Set once every stored server has been handed to its supervisor.
     pub restored: Arc<std::sync::atomic::AtomicBool>,
 }

@@ -1,6 +1,7 @@
 //! The store: sqlx over SQLite by default (WAL, busy timeout, foreign keys), with the migrations
 //! of `migrations/` embedded in the binary. Queries live in `store/*.rs`, one file per table group.
 
+mod a2a;
 mod roots;
 mod servers;
 mod subscriptions;
@@ -13,6 +14,7 @@ use sqlx::SqlitePool;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
+pub use a2a::StoredAgent;
 pub use servers::StoredServer;
 
 /// The migrations, in order. `every_migration_file_is_embedded` keeps this list and the folder
@@ -32,6 +34,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         20261130000003,
         "roots",
         include_str!("../migrations/20261130000003_roots.sql"),
+    ),
+    (
+        20261130000004,
+        "a2a_agents",
+        include_str!("../migrations/20261130000004_a2a_agents.sql"),
     ),
 ];
 

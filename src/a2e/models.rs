@@ -321,3 +321,27 @@ pub struct ToolInfo {
     #[schema(value_type = Option<Object>)]
     pub annotations: Option<Value>,
 }
+
+/// A registered A2A agent (beyond the seed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct A2aAgentInfo {
+    pub agent_id: String,
+    pub name: String,
+    pub description: String,
+    pub version: String,
+    /// Where its card was fetched from.
+    pub url: String,
+    /// Where JSON-RPC goes, as its card says.
+    pub endpoint: String,
+    /// `1.0` or `0.3`.
+    pub protocol_version: String,
+    pub skill_tags: Vec<String>,
+    /// The agent that registered it.
+    pub owner: String,
+    /// Headers sent to it (values shown as `***`).
+    pub headers: BTreeMap<String, String>,
+    /// The agent card as last fetched.
+    #[schema(value_type = Object)]
+    pub card: Value,
+}

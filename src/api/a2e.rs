@@ -10,7 +10,7 @@ use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{Reply, answers, prompts, resources, roots, servers, tools};
+use super::{Reply, a2a, answers, prompts, resources, roots, servers, tools};
 use crate::a2e::{self, ErrorBody, Message};
 use crate::auth::Agent;
 use crate::error::{A2eJson, ApiError, Failure};
@@ -95,6 +95,11 @@ async fn a2e_message(
         a2e::ElicitResponse::TYPE => run(body, |r| answers::answer_elicitation(s, a, r)).await,
         a2e::RootsGetRequest::TYPE => run(body, |r| roots::get(s, a, r)).await,
         a2e::RootsSetRequest::TYPE => run(body, |r| roots::set(s, a, r)).await,
+        a2e::A2aRegisterRequest::TYPE => run(body, |r| a2a::register(s, a, r)).await,
+        a2e::A2aListRequest::TYPE => run(body, |r| a2a::list(s, a, r)).await,
+        a2e::A2aGetRequest::TYPE => run(body, |r| a2a::get(s, a, r)).await,
+        a2e::A2aRefreshRequest::TYPE => run(body, |r| a2a::refresh(s, a, r)).await,
+        a2e::A2aUnregisterRequest::TYPE => run(body, |r| a2a::unregister(s, a, r)).await,
         "" => ApiError::invalid("the message has no `type`").into_response(),
         other => ApiError::invalid(format!(
             "\"{other}\" is not an A2E request message this service implements"

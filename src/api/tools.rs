@@ -71,6 +71,7 @@ pub async fn list(
 ) -> Result<Reply<ToolListResponse>, Failure> {
     let fail = |e: ApiError| e.answering::<ToolListResponse>(&req.id);
     let mut resp = ToolListResponse::answering(&req.id);
+    let bridge_tools = state.a2a.enabled() && req.server_id.is_empty();
     match req.source.as_str() {
         "" | "mcp" => {
             let page = state
@@ -79,9 +80,16 @@ pub async fn list(
                 .map_err(|e| fail(e.into()))?;
             resp.tools = page.tools;
             resp.next_cursor = page.next_cursor;
+            // The agent-bridge tools close the last page of the whole catalogue.
+            if req.source.is_empty() && bridge_tools && resp.next_cursor.is_empty() {
+                resp.tools.extend(crate::a2a::tools::catalogue());
+            }
         }
-        // No agent-bridge tools are registered in this build.
-        "a2a" => {}
+        "a2a" => {
+            if bridge_tools {
+                resp.tools = crate::a2a::tools::catalogue();
+            }
+        }
         other => {
             return Err(fail(ApiError::invalid(format!(
                 "`source` \"{other}\" is not mcp or a2a"
@@ -170,6 +178,14 @@ async fn call_for(
     progress: Option<mpsc::UnboundedSender<Value>>,
 ) -> Result<Reply<ToolCallResponse>, Failure> {
     tracing::debug!(agent = %agent.id, tool = %req.name, "tool call");
+    if state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(&req.name) {
+        let outcome = crate::a2a::tools::call(&state.a2a, &req.name, req.arguments).await;
+        let mut resp = ToolCallResponse::answering(&req.id);
+        resp.name = req.name;
+        resp.content = vec![serde_json::json!({"type": "text", "text": outcome.text})];
+        resp.is_error = outcome.is_error;
+        return Ok(ok(resp));
+    }
     let origin = Arc::new(CallOrigin {
         agent_id: agent.id.clone(),
         req_id: req.id.clone(),

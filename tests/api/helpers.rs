@@ -385,6 +385,28 @@ pub async fn ws_server(required_header: Option<&str>) -> Peer {
     reporting_peer(command, "/ws", "ws").await
 }
 
+/// The a2a-sdk (Python) echo agent.
+pub async fn a2a_agent_py() -> Peer {
+    let mut command = tokio::process::Command::new(python());
+    command.args([
+        installed(peers_dir().join("a2a_agent.py")).as_str(),
+        "--port",
+        "0",
+    ]);
+    reporting_peer(command, "/", "http").await
+}
+
+/// The @a2a-js/sdk echo agent.
+pub async fn a2a_agent_js() -> Peer {
+    let mut command = tokio::process::Command::new("node");
+    command.args([
+        installed(peers_dir().join("a2a_agent.mjs")).as_str(),
+        "--port",
+        "0",
+    ]);
+    reporting_peer(command, "/", "http").await
+}
+
 /// server-everything over legacy HTTP+SSE on a free port.
 pub async fn everything_sse() -> Peer {
     let port = free_port();

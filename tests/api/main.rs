@@ -1,5 +1,6 @@
 //! Integration tests: the real service on port 0 against real MCP peers.
 
+mod a2a;
 mod a2e;
 mod auth;
 mod events;

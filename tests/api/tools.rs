@@ -11,7 +11,7 @@ async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
     let app = spawn_app().await;
     app.register(everything_stdio("ev")).await;
     app.register(py_stdio("py", &unique("cat"))).await;
-    let (status, body) = app.get("/v1/tools?id=list-1", &app.alice).await;
+    let (status, body) = app.get("/v1/tools?id=list-1&source=mcp", &app.alice).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["type"], "tool/list/resp");
     assert_eq!(body["req_id"], "list-1");
@@ -45,7 +45,12 @@ async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
         .collect();
     assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
     assert_eq!(app.tool_names("?server_id=py").await.len(), 15);
-    assert!(app.tool_names("?source=a2a").await.is_empty());
+    assert_eq!(
+        app.tool_names("?source=a2a").await.len(),
+        4,
+        "the agent-bridge tools"
+    );
+    assert_eq!(app.tool_names("").await.len(), 36, "the whole catalogue");
     let (status, _) = app.get("/v1/tools?source=carrier", &app.alice).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     let (status, body) = app.get("/v1/tools?cursor=not-a-cursor", &app.alice).await;
@@ -138,7 +143,10 @@ async fn the_allow_list_applies_to_listing_and_calling() {
     config["tool_allow_list"] = json!(["echo", "get-sum"]);
     let server = app.register(config).await;
     assert_eq!(server["tools_count"], 2);
-    assert_eq!(app.tool_names("").await, ["ev__echo", "ev__get-sum"]);
+    assert_eq!(
+        app.tool_names("?source=mcp").await,
+        ["ev__echo", "ev__get-sum"]
+    );
     let (status, _) = app.call("ev__echo", json!({"message": "ok"})).await;
     assert_eq!(status, StatusCode::OK);
     let (status, body) = app.call("ev__get-tiny-image", json!({})).await;

@@ -1,0 +1,447 @@
+//! The A2A agent bridge: a registry of A2A agents (their cards fetched, stored, refreshed on
+//! demand), a JSON-RPC client for them (A2A 1.0 with `A2A-Version: 1.0`, or 0.3 method names when
+//! the card says so), and the four agent-bridge tools on top.
+
+mod card;
+pub mod tools;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::a2e::A2aAgentInfo;
+use crate::auth::Agent;
+use crate::registry::{is_link_local_or_metadata, naming};
+use crate::store::{Store, StoreError, StoredAgent};
+pub use card::Endpoint;
+
+/// Added to the caller's timeout for the HTTP wait, so the agent's own deadline comes first.
+const TIMEOUT_BUFFER: Duration = Duration::from_secs(5);
+/// Bound on fetching a card.
+const CARD_TIMEOUT: Duration = Duration::from_secs(15);
+
+#[derive(Debug, thiserror::Error)]
+pub enum A2aError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the A2A agent bridge is turned off (MCP_BRIDGE_A2A_ENABLED)")]
+    Disabled,
+    #[error("no A2A agent \"{0}\" is registered")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("the agent cannot be reached: {0}")]
+    Unreachable(String),
+    #[error("the agent answered something that is not A2A: {0}")]
+    Protocol(String),
+    #[error("{0}")]
+    Rpc(Value),
+    #[error("the agent did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A registered agent.
+#[derive(Debug)]
+pub struct A2aAgent {
+    pub agent_id: String,
+    pub owner: String,
+    pub url: String,
+    headers: BTreeMap<String, String>,
+    pub card: Value,
+    pub endpoint: Endpoint,
+}
+
+impl A2aAgent {
+    fn card_text(&self, field: &str) -> String {
+        self.card
+            .get(field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// What `agent_list` shows of it.
+    pub fn summary(&self) -> Value {
+        let skills: Vec<Value> = self
+            .card
+            .get("skills")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|s| json!({"id": s.get("id"), "name": s.get("name"), "tags": s.get("tags")}))
+            .collect();
+        json!({"agent_id": self.agent_id, "name": self.card_text("name"), "skills": skills})
+    }
+
+    /// What `agent_info` shows: the card, with the agent's id.
+    pub fn info_json(&self) -> Value {
+        let mut card = self.card.clone();
+        if let Some(map) = card.as_object_mut() {
+            map.insert("agent_id".into(), json!(self.agent_id));
+        }
+        card
+    }
+
+    /// The agent as the REST API shows it (header values hidden).
+    pub fn model(&self) -> A2aAgentInfo {
+        A2aAgentInfo {
+            agent_id: self.agent_id.clone(),
+            name: self.card_text("name"),
+            description: self.card_text("description"),
+            version: self.card_text("version"),
+            url: self.url.clone(),
+            endpoint: self.endpoint.url.clone(),
+            protocol_version: self.endpoint.protocol.clone(),
+            skill_tags: card::tags(&self.card),
+            owner: self.owner.clone(),
+            headers: self
+                .headers
+                .keys()
+                .map(|k| (k.clone(), crate::a2e::REDACTED.to_owned()))
+                .collect(),
+            card: self.card.clone(),
+        }
+    }
+}
+
+pub struct A2a {
+    enabled: bool,
+    agents: RwLock<BTreeMap<String, Arc<A2aAgent>>>,
+    store: Store,
+    client: reqwest::Client,
+}
+
+/// Checks an agent's card or endpoint URL as MCP upstream URLs are checked.
+fn check_url(what: &str, url: &str) -> Result<(), A2aError> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| A2aError::Invalid(format!("{what} \"{url}\": {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(A2aError::Invalid(format!(
+            "{what} \"{url}\" must be http or https"
+        )));
+    }
+    let refused = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => is_link_local_or_metadata(ip.into()),
+        Some(url::Host::Ipv6(ip)) => is_link_local_or_metadata(ip.into()),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("metadata.google.internal"),
+        None => true,
+    };
+    if refused {
+        return Err(A2aError::Invalid(format!(
+            "{what} \"{url}\" is a link-local or cloud metadata address"
+        )));
+    }
+    Ok(())
+}
+
+impl A2a {
+    /// The registry with every stored agent.
+    pub async fn open(store: Store, enabled: bool) -> Result<Arc<Self>, StoreError> {
+        let mut agents = BTreeMap::new();
+        for stored in store.list_agents().await? {
+            match card::endpoint(&stored.card) {
+                Ok(endpoint) => {
+                    let agent = A2aAgent {
+                        agent_id: stored.agent_id.clone(),
+                        owner: stored.owner,
+                        url: stored.url,
+                        headers: stored.headers,
+                        card: stored.card,
+                        endpoint,
+                    };
+                    agents.insert(stored.agent_id, Arc::new(agent));
+                }
+                Err(error) => {
+                    tracing::error!(agent_id = %stored.agent_id, %error, "stored card unusable; skipped")
+                }
+            }
+        }
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default();
+        Ok(Arc::new(Self {
+            enabled,
+            agents: RwLock::new(agents),
+            store,
+            client,
+        }))
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn on(&self) -> Result<(), A2aError> {
+        if self.enabled {
+            Ok(())
+        } else {
+            Err(A2aError::Disabled)
+        }
+    }
+
+    /// Fetches the card at `url`, and stores the agent only when that worked.
+    pub async fn register(
+        &self,
+        caller: &Agent,
+        agent_id: &str,
+        url: &str,
+        headers: BTreeMap<String, String>,
+    ) -> Result<Arc<A2aAgent>, A2aError> {
+        self.on()?;
+        let agent_id = if agent_id.is_empty() {
+            naming::generate_server_id()
+        } else {
+            agent_id.to_owned()
+        };
+        naming::check_server_id(&agent_id)
+            .map_err(|e| A2aError::Invalid(e.replace("server_id", "agent_id")))?;
+        check_url("`url`", url)?;
+        if self
+            .agents
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(&agent_id)
+        {
+            return Err(A2aError::Conflict(format!(
+                "agent \"{agent_id}\" is already registered"
+            )));
+        }
+        let card = tokio::time::timeout(CARD_TIMEOUT, card::fetch(&self.client, url, &headers))
+            .await
+            .map_err(|_| A2aError::Timeout(CARD_TIMEOUT))??;
+        let endpoint = card::endpoint(&card)?;
+        check_url("the card's endpoint", &endpoint.url)?;
+        let stored = StoredAgent {
+            agent_id: agent_id.clone(),
+            owner: caller.id.clone(),
+            url: url.to_owned(),
+            headers: headers.clone(),
+            card: card.clone(),
+        };
+        self.store
+            .insert_agent(&stored)
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict => {
+                    A2aError::Conflict(format!("agent \"{agent_id}\" is already registered"))
+                }
+                other => other.into(),
+            })?;
+        let agent = Arc::new(A2aAgent {
+            agent_id: agent_id.clone(),
+            owner: caller.id.clone(),
+            url: url.to_owned(),
+            headers,
+            card,
+            endpoint,
+        });
+        self.agents
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(agent_id, agent.clone());
+        Ok(agent)
+    }
+
+    /// The agents with any of `tags` among their skills' tags (all when `tags` is empty).
+    pub fn list(&self, tags: &[String]) -> Vec<Arc<A2aAgent>> {
+        self.agents
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter(|a| tags.is_empty() || card::tags(&a.card).iter().any(|t| tags.contains(t)))
+            .cloned()
+            .collect()
+    }
+
+    pub fn get(&self, agent_id: &str) -> Result<Arc<A2aAgent>, A2aError> {
+        self.agents
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(agent_id)
+            .cloned()
+            .ok_or_else(|| A2aError::NotFound(agent_id.to_owned()))
+    }
+
+    fn managed(&self, caller: &Agent, agent_id: &str) -> Result<Arc<A2aAgent>, A2aError> {
+        self.on()?;
+        let agent = self.get(agent_id)?;
+        if !caller.may_manage(&agent.owner) {
+            return Err(A2aError::Forbidden(format!(
+                "agent \"{agent_id}\" was registered by another agent; only it or an admin may change it"
+            )));
+        }
+        Ok(agent)
+    }
+
+    pub async fn unregister(&self, caller: &Agent, agent_id: &str) -> Result<(), A2aError> {
+        self.managed(caller, agent_id)?;
+        self.store
+            .delete_agent(agent_id)
+            .await
+            .or_else(|e| match e {
+                StoreError::NotFound => Ok(()),
+                other => Err(other),
+            })?;
+        self.agents
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(agent_id);
+        Ok(())
+    }
+
+    /// Fetches the card again and keeps it.
+    pub async fn refresh(&self, caller: &Agent, agent_id: &str) -> Result<Arc<A2aAgent>, A2aError> {
+        let old = self.managed(caller, agent_id)?;
+        let card = tokio::time::timeout(
+            CARD_TIMEOUT,
+            card::fetch(&self.client, &old.url, &old.headers),
+        )
+        .await
+        .map_err(|_| A2aError::Timeout(CARD_TIMEOUT))??;
+        let endpoint = card::endpoint(&card)?;
+        check_url("the card's endpoint", &endpoint.url)?;
+        self.store.update_agent_card(agent_id, &card).await?;
+        let agent = Arc::new(A2aAgent {
+            agent_id: old.agent_id.clone(),
+            owner: old.owner.clone(),
+            url: old.url.clone(),
+            headers: old.headers.clone(),
+            card,
+            endpoint,
+        });
+        self.agents
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(agent_id.to_owned(), agent.clone());
+        Ok(agent)
+    }
+
+    /// Sends a user message; the agent's reply (a message, or the task when not blocking).
+    pub async fn send(
+        &self,
+        agent: &A2aAgent,
+        text: &str,
+        blocking: bool,
+        context_id: Option<&str>,
+        timeout_secs: u64,
+    ) -> Result<Value, A2aError> {
+        let message_id = uuid::Uuid::new_v4().to_string();
+        let (method, mut message, configuration) = if agent.endpoint.protocol == "1.0" {
+            let message =
+                json!({"role": "ROLE_USER", "parts": [{"text": text}], "messageId": message_id});
+            (
+                "SendMessage",
+                message,
+                json!({"returnImmediately": !blocking}),
+            )
+        } else {
+            let message = json!({"role": "user", "kind": "message", "parts": [{"kind": "text", "text": text}], "messageId": message_id});
+            ("message/send", message, json!({"blocking": blocking}))
+        };
+        if let Some(context_id) = context_id {
+            message["contextId"] = json!(context_id);
+        }
+        let params = json!({"message": message, "configuration": configuration});
+        self.rpc(agent, method, params, timeout_secs).await
+    }
+
+    /// Forwards a JSON-RPC method; A2A 0.3 and 1.0 names are translated to the agent's.
+    pub async fn query(
+        &self,
+        agent: &A2aAgent,
+        method: &str,
+        params: Value,
+        timeout_secs: u64,
+    ) -> Result<Value, A2aError> {
+        let method = translate(method, &agent.endpoint.protocol);
+        self.rpc(agent, method, params, timeout_secs).await
+    }
+
+    async fn rpc(
+        &self,
+        agent: &A2aAgent,
+        method: &str,
+        params: Value,
+        timeout_secs: u64,
+    ) -> Result<Value, A2aError> {
+        let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
+        let wait = Duration::from_secs(timeout_secs) + TIMEOUT_BUFFER;
+        let mut request = self
+            .client
+            .post(&agent.endpoint.url)
+            .timeout(wait)
+            .json(&body);
+        if agent.endpoint.protocol == "1.0" {
+            request = request.header("A2A-Version", "1.0");
+        }
+        for (name, value) in &agent.headers {
+            request = request.header(name, value);
+        }
+        let resp = request.send().await.map_err(|e| {
+            if e.is_timeout() {
+                A2aError::Timeout(wait)
+            } else {
+                A2aError::Unreachable(e.to_string())
+            }
+        })?;
+        let status = resp.status();
+        let answer: Value = resp
+            .json()
+            .await
+            .map_err(|e| A2aError::Protocol(format!("HTTP {status}, not JSON-RPC: {e}")))?;
+        if let Some(error) = answer.get("error") {
+            return Err(A2aError::Rpc(error.clone()));
+        }
+        answer
+            .get("result")
+            .cloned()
+            .ok_or_else(|| A2aError::Protocol(format!("HTTP {status}, no result: {answer}")))
+    }
+}
+
+/// A method name in the agent's protocol version: A2A 1.0 names are PascalCase, 0.3 names are
+/// slash-separated; any other name is passed on as it is.
+fn translate<'a>(method: &'a str, protocol: &str) -> &'a str {
+    const PAIRS: [(&str, &str); 5] = [
+        ("message/send", "SendMessage"),
+        ("message/stream", "SendStreamingMessage"),
+        ("tasks/get", "GetTask"),
+        ("tasks/cancel", "CancelTask"),
+        ("tasks/resubscribe", "SubscribeToTask"),
+    ];
+    for (old, new) in PAIRS {
+        match protocol {
+            "1.0" if method == old => return new,
+            "0.3" if method == new => return old,
+            _ => {}
+        }
+    }
+    method
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_names_follow_the_agent_protocol() {
+        assert_eq!(translate("tasks/get", "1.0"), "GetTask");
+        assert_eq!(translate("GetTask", "1.0"), "GetTask");
+        assert_eq!(translate("GetTask", "0.3"), "tasks/get");
+        assert_eq!(translate("custom/thing", "1.0"), "custom/thing");
+    }
+
+    #[test]
+    fn urls_are_checked() {
+        assert!(check_url("u", "http://127.0.0.1:9/").is_ok());
+        assert!(check_url("u", "ftp://x/").is_err());
+        assert!(check_url("u", "http://169.254.169.254/").is_err());
+    }
+}

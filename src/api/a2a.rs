@@ -1,0 +1,200 @@
+//! `/v1/a2a/agents`: the A2A agents the agent-bridge tools reach (register by card URL, list by
+//! skill tag, get, refresh the card, unregister).
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::servers::IdQuery;
+use super::{Reply, ok, request};
+use crate::a2e::{
+    A2aGetRequest, A2aGetResponse, A2aListRequest, A2aListResponse, A2aRefreshRequest,
+    A2aRefreshResponse, A2aRegisterRequest, A2aRegisterResponse, A2aUnregisterRequest,
+    A2aUnregisterResponse, ErrorBody, Response,
+};
+use crate::auth::Agent;
+use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::state::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_agents, register_agent))
+        .routes(routes!(get_agent, unregister_agent))
+        .routes(routes!(refresh_agent))
+}
+
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AgentsQuery {
+    /// Only agents with one of these skill tags (comma-separated).
+    #[serde(default)]
+    pub skill_tags: String,
+    /// The A2E request id, echoed as `req_id`.
+    pub id: Option<String>,
+}
+
+/// Register an A2A agent by its URL: its card is fetched first, and nothing is kept if that fails.
+#[utoipa::path(post, path = "/v1/a2a/agents", tag = "a2a", request_body = A2aRegisterRequest, security(("bearer" = [])),
+    responses((status = 201, body = A2aRegisterResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 501, body = ErrorBody), (status = 502, body = ErrorBody),
+        (status = 504, body = ErrorBody)))]
+async fn register_agent(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eJson(req): A2eJson<A2aRegisterRequest>,
+) -> Result<Reply<A2aRegisterResponse>, Failure> {
+    register(&state, &agent, req).await
+}
+
+pub async fn register(
+    state: &AppState,
+    caller: &Agent,
+    req: A2aRegisterRequest,
+) -> Result<Reply<A2aRegisterResponse>, Failure> {
+    let agent = state
+        .a2a
+        .register(caller, &req.agent_id, &req.url, req.headers)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<A2aRegisterResponse>(&req.id))?;
+    let mut resp = A2aRegisterResponse::answering(&req.id);
+    resp.ok = true;
+    resp.agent = Some(agent.model());
+    Ok((StatusCode::CREATED, Json(resp)))
+}
+
+/// The registered A2A agents.
+#[utoipa::path(get, path = "/v1/a2a/agents", tag = "a2a", params(AgentsQuery), security(("bearer" = [])),
+    responses((status = 200, body = A2aListResponse), (status = 401, body = ErrorBody), (status = 501, body = ErrorBody)))]
+async fn list_agents(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eQuery(query): A2eQuery<AgentsQuery>,
+) -> Result<Reply<A2aListResponse>, Failure> {
+    let mut req: A2aListRequest = request(query.id);
+    req.skill_tags = query
+        .skill_tags
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect();
+    list(&state, &agent, req).await
+}
+
+pub async fn list(
+    state: &AppState,
+    _caller: &Agent,
+    req: A2aListRequest,
+) -> Result<Reply<A2aListResponse>, Failure> {
+    if !state.a2a.enabled() {
+        return Err(
+            ApiError::from(crate::a2a::A2aError::Disabled).answering::<A2aListResponse>(&req.id)
+        );
+    }
+    let mut resp = A2aListResponse::answering(&req.id);
+    resp.agents = state
+        .a2a
+        .list(&req.skill_tags)
+        .iter()
+        .map(|a| a.model())
+        .collect();
+    Ok(ok(resp))
+}
+
+/// One A2A agent with its card.
+#[utoipa::path(get, path = "/v1/a2a/agents/{agent_id}", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
+    security(("bearer" = [])),
+    responses((status = 200, body = A2aGetResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+async fn get_agent(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    Path(agent_id): Path<String>,
+    A2eQuery(query): A2eQuery<IdQuery>,
+) -> Result<Reply<A2aGetResponse>, Failure> {
+    let mut req: A2aGetRequest = request(query.id);
+    req.agent_id = agent_id;
+    get(&state, &agent, req).await
+}
+
+pub async fn get(
+    state: &AppState,
+    _caller: &Agent,
+    req: A2aGetRequest,
+) -> Result<Reply<A2aGetResponse>, Failure> {
+    let agent = state
+        .a2a
+        .get(&req.agent_id)
+        .map_err(|e| ApiError::from(e).answering::<A2aGetResponse>(&req.id))?;
+    let mut resp = A2aGetResponse::answering(&req.id);
+    resp.agent = agent.model();
+    Ok(ok(resp))
+}
+
+/// Fetch an agent's card again: its registrant or an admin.
+#[utoipa::path(post, path = "/v1/a2a/agents/{agent_id}/refresh", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
+    security(("bearer" = [])),
+    responses((status = 200, body = A2aRefreshResponse), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 502, body = ErrorBody), (status = 504, body = ErrorBody)))]
+async fn refresh_agent(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    Path(agent_id): Path<String>,
+    A2eQuery(query): A2eQuery<IdQuery>,
+) -> Result<Reply<A2aRefreshResponse>, Failure> {
+    let mut req: A2aRefreshRequest = request(query.id);
+    req.agent_id = agent_id;
+    refresh(&state, &agent, req).await
+}
+
+pub async fn refresh(
+    state: &AppState,
+    caller: &Agent,
+    req: A2aRefreshRequest,
+) -> Result<Reply<A2aRefreshResponse>, Failure> {
+    let agent = state
+        .a2a
+        .refresh(caller, &req.agent_id)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<A2aRefreshResponse>(&req.id))?;
+    let mut resp = A2aRefreshResponse::answering(&req.id);
+    resp.ok = true;
+    resp.agent = agent.model();
+    Ok(ok(resp))
+}
+
+/// Forget an A2A agent: its registrant or an admin.
+#[utoipa::path(delete, path = "/v1/a2a/agents/{agent_id}", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
+    security(("bearer" = [])),
+    responses((status = 200, body = A2aUnregisterResponse), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody)))]
+async fn unregister_agent(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    Path(agent_id): Path<String>,
+    A2eQuery(query): A2eQuery<IdQuery>,
+) -> Result<Reply<A2aUnregisterResponse>, Failure> {
+    let mut req: A2aUnregisterRequest = request(query.id);
+    req.agent_id = agent_id;
+    unregister(&state, &agent, req).await
+}
+
+pub async fn unregister(
+    state: &AppState,
+    caller: &Agent,
+    req: A2aUnregisterRequest,
+) -> Result<Reply<A2aUnregisterResponse>, Failure> {
+    state
+        .a2a
+        .unregister(caller, &req.agent_id)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<A2aUnregisterResponse>(&req.id))?;
+    let mut resp = A2aUnregisterResponse::answering(&req.id);
+    resp.ok = true;
+    resp.agent_id = req.agent_id;
+    Ok(ok(resp))
+}

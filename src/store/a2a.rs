@@ -1,0 +1,99 @@
+//! The `a2a_agents` table: registered A2A agents with their last fetched card.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use sqlx::Row;
+use tracing::instrument;
+
+use super::{Store, StoreError};
+use crate::a2e;
+
+/// A registered A2A agent as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredAgent {
+    pub agent_id: String,
+    pub owner: String,
+    pub url: String,
+    pub headers: BTreeMap<String, String>,
+    pub card: Value,
+}
+
+fn json(value: &impl serde::Serialize) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+impl Store {
+    #[instrument(skip_all, fields(agent_id = %agent.agent_id))]
+    pub async fn insert_agent(&self, agent: &StoredAgent) -> Result<(), StoreError> {
+        let now = a2e::now();
+        sqlx::query(
+            "INSERT INTO a2a_agents (agent_id, owner, url, headers, card, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $6)",
+        )
+        .bind(&agent.agent_id)
+        .bind(&agent.owner)
+        .bind(&agent.url)
+        .bind(json(&agent.headers)?)
+        .bind(json(&agent.card)?)
+        .bind(now)
+        .execute(&self.pool)
+        .await
+        .map_err(StoreError::from_write)?;
+        Ok(())
+    }
+
+    #[instrument(skip_all, fields(agent_id))]
+    pub async fn update_agent_card(&self, agent_id: &str, card: &Value) -> Result<(), StoreError> {
+        let done =
+            sqlx::query("UPDATE a2a_agents SET card = $1, updated_at = $2 WHERE agent_id = $3")
+                .bind(json(card)?)
+                .bind(a2e::now())
+                .bind(agent_id)
+                .execute(&self.pool)
+                .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    #[instrument(skip_all, fields(agent_id))]
+    pub async fn delete_agent(&self, agent_id: &str) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM a2a_agents WHERE agent_id = $1")
+            .bind(agent_id)
+            .execute(&self.pool)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    /// Every registered agent; a row that no longer parses is logged and skipped.
+    #[instrument(skip_all)]
+    pub async fn list_agents(&self) -> Result<Vec<StoredAgent>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT agent_id, owner, url, headers, card FROM a2a_agents ORDER BY agent_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut agents = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let agent_id: String = row.try_get("agent_id")?;
+            let headers: String = row.try_get("headers")?;
+            let card: String = row.try_get("card")?;
+            match (serde_json::from_str(&headers), serde_json::from_str(&card)) {
+                (Ok(headers), Ok(card)) => agents.push(StoredAgent {
+                    agent_id,
+                    owner: row.try_get("owner")?,
+                    url: row.try_get("url")?,
+                    headers,
+                    card,
+                }),
+                _ => tracing::error!(%agent_id, "stored agent does not parse; skipped"),
+            }
+        }
+        Ok(agents)
+    }
+}

@@ -1,0 +1,287 @@
+//! The A2A agent bridge against real A2A 1.0 agents (a2a-sdk and @a2a-js/sdk echo agents): the
+//! registry, and the four agent-bridge tools over REST and over `/mcp`.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+async fn bridge_tool(app: &TestApp, name: &str, arguments: Value) -> (bool, String) {
+    let (status, body) = app.call(name, arguments).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["type"], "text", "{body}");
+    (
+        body["is_error"].as_bool().unwrap(),
+        body["content"][0]["text"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn agents_are_registered_by_their_card_and_survive_a_restart() {
+    let py = a2a_agent_py().await;
+    let js = a2a_agent_js().await;
+    let app = spawn_app().await;
+    let data_dir = app.data_dir.clone();
+    let (status, body) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({"agent_id": "echo-py", "url": py.url}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["type"], "a2a/agent/register/resp");
+    assert_eq!(body["agent"]["name"], "Echo Agent (python)");
+    assert_eq!(body["agent"]["protocol_version"], "1.0");
+    assert_eq!(body["agent"]["skill_tags"], json!(["echo", "test"]));
+    let (status, _) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({"agent_id": "echo-js", "url": js.url, "headers": {"X-Key": "s3cret"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+
+    let (_, body) = app.get("/v1/a2a/agents?skill_tags=js", &app.bob).await;
+    let ids: Vec<&str> = body["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["agent_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["echo-js"]);
+    let (_, body) = app.get("/v1/a2a/agents/echo-js", &app.bob).await;
+    assert_eq!(body["agent"]["headers"]["X-Key"], "***");
+    assert!(!body.to_string().contains("s3cret"));
+
+    // Nothing is kept when the card cannot be had.
+    let dead = format!("http://127.0.0.1:{}/", free_port());
+    let (status, body) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({"agent_id": "ghost", "url": dead}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    let (status, _) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({"url": "http://169.254.169.254/"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let (status, _) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({"agent_id": "echo-py", "url": py.url}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (status, _) = app.delete("/v1/a2a/agents/echo-py", &app.bob).await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "only its registrant or an admin"
+    );
+    let (status, body) = app
+        .post("/v1/a2a/agents/echo-py/refresh", &app.alice, json!(null))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    app.stop().await;
+
+    let app = spawn_app_in(data_dir).await;
+    let (_, body) = app.get("/v1/a2a/agents", &app.alice).await;
+    assert_eq!(body["agents"].as_array().unwrap().len(), 2, "{body}");
+    let (is_error, text) = bridge_tool(
+        &app,
+        "agent_send",
+        json!({"agent_id": "echo-js", "message": "after restart"}),
+    )
+    .await;
+    assert!(!is_error && text.contains("echo: after restart"), "{text}");
+    let (status, _) = app.delete("/v1/a2a/agents/echo-py", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_four_agent_bridge_tools() {
+    let py = a2a_agent_py().await;
+    let js = a2a_agent_js().await;
+    let app = spawn_app().await;
+    for (id, peer) in [("echo-py", &py), ("echo-js", &js)] {
+        let (status, body) = app
+            .post(
+                "/v1/a2a/agents",
+                &app.alice,
+                json!({"agent_id": id, "url": peer.url}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let (_, body) = app.get("/v1/tools?source=a2a", &app.alice).await;
+    let names: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["agent_list", "agent_info", "agent_send", "agent_query"]
+    );
+    assert!(
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["source"] == "a2a")
+    );
+
+    let (is_error, text) = bridge_tool(&app, "agent_list", json!({"skill_tags": ["test"]})).await;
+    assert!(!is_error);
+    let listed: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(listed[0]["agent_id"], "echo-py", "{listed}");
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+
+    let (_, text) = bridge_tool(&app, "agent_info", json!({"agent_id": "echo-js"})).await;
+    let card: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(card["name"], "Echo Agent (js)");
+    assert_eq!(card["agent_id"], "echo-js");
+
+    for id in ["echo-py", "echo-js"] {
+        let (is_error, text) = bridge_tool(
+            &app,
+            "agent_send",
+            json!({"agent_id": id, "message": "hello", "context_id": "ctx-7"}),
+        )
+        .await;
+        assert!(!is_error, "{text}");
+        let reply: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            reply["message"]["parts"][0]["text"], "echo: hello",
+            "{reply}"
+        );
+        assert_eq!(reply["message"]["contextId"], "ctx-7");
+
+        // Not blocking: the task at once, then its state by agent_query (0.3 and 1.0 names alike).
+        let (_, text) = bridge_tool(
+            &app,
+            "agent_send",
+            json!({"agent_id": id, "message": "later", "blocking": false}),
+        )
+        .await;
+        let task: Value = serde_json::from_str(&text).unwrap();
+        let task_id = task["task"]["id"].as_str().expect("a task id").to_owned();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let (is_error, text) = bridge_tool(
+                &app,
+                "agent_query",
+                json!({"agent_id": id, "method": "tasks/get", "params": {"id": task_id}}),
+            )
+            .await;
+            assert!(!is_error, "{text}");
+            let state: Value = serde_json::from_str(&text).unwrap();
+            if state["status"]["state"] == "TASK_STATE_COMPLETED" {
+                assert!(text.contains("echo: later"), "{text}");
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the task never completed: {text}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let (is_error, text) = bridge_tool(
+            &app,
+            "agent_query",
+            json!({"agent_id": id, "method": "GetTask", "params": {"id": "nope"}}),
+        )
+        .await;
+        assert!(is_error && text.contains("-32001"), "{text}");
+    }
+
+    for (name, arguments) in [
+        ("agent_info", json!({"agent_id": "missing"})),
+        ("agent_send", json!({"agent_id": "missing", "message": "x"})),
+        (
+            "agent_query",
+            json!({"agent_id": "missing", "method": "GetTask"}),
+        ),
+    ] {
+        let (is_error, text) = bridge_tool(&app, name, arguments).await;
+        assert!(is_error);
+        assert_eq!(text, "Agent 'missing' not found");
+    }
+    let (is_error, text) = bridge_tool(
+        &app,
+        "agent_send",
+        json!({"agent_id": "echo-py", "message": "x", "timeout_seconds": 301}),
+    )
+    .await;
+    assert!(is_error && text.contains("300"), "{text}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_tools_reach_agents_from_an_mcp_client_and_can_be_turned_off() {
+    let py = a2a_agent_py().await;
+    let app = spawn_app().await;
+    app.post(
+        "/v1/a2a/agents",
+        &app.alice,
+        json!({"agent_id": "echo", "url": py.url}),
+    )
+    .await;
+    let output = tokio::process::Command::new(python())
+        .arg(peers_dir().join("mcp_client.py"))
+        .args([
+            &format!("{}/mcp", app.base),
+            &app.alice,
+            "legacy",
+            "agent_send",
+            &json!({"agent_id": "echo", "message": "via mcp"}).to_string(),
+        ])
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert!(
+        report["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("agent_query"))
+    );
+    assert!(
+        report["result"].to_string().contains("echo: via mcp"),
+        "{report}"
+    );
+    app.stop().await;
+
+    let data_dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.a2a_enabled = false;
+    let app = spawn_app_with(data_dir, config).await;
+    let (_, body) = app.get("/v1/tools?source=a2a", &app.alice).await;
+    assert_eq!(body["tools"], json!([]));
+    let (status, body) = app
+        .post("/v1/a2a/agents", &app.alice, json!({"url": py.url}))
+        .await;
+    assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
+    let (status, _) = app.call("agent_list", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    app.stop().await;
+}
