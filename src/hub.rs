@@ -33,8 +33,8 @@ pub enum AskError {
 
 pub struct Hub {
     channels: RwLock<HashMap<String, Arc<Channel>>>,
-    /// `list_changed` methods, for MCP clients of `/mcp`.
-    catalogue: tokio::sync::broadcast::Sender<String>,
+    /// Notifications for MCP clients of `/mcp`: (method, params).
+    downstream: tokio::sync::broadcast::Sender<(String, Value)>,
     pending: Pending,
     replay: usize,
     shutdown: CancellationToken,
@@ -45,7 +45,7 @@ impl Hub {
     pub fn new(replay: usize, shutdown: CancellationToken) -> Arc<Self> {
         Arc::new(Self {
             channels: RwLock::default(),
-            catalogue: tokio::sync::broadcast::channel(64).0,
+            downstream: tokio::sync::broadcast::channel(256).0,
             pending: Pending::default(),
             replay,
             shutdown,
@@ -96,14 +96,14 @@ impl Hub {
         }
     }
 
-    /// Tells MCP clients of `/mcp` that a list changed (`notifications/tools/list_changed`, …).
-    pub fn catalogue_changed(&self, method: &str) {
-        let _ = self.catalogue.send(method.to_owned());
+    /// Hands a notification to the MCP clients of `/mcp` (which of them get it is theirs to say).
+    pub fn to_mcp_clients(&self, method: &str, params: Value) {
+        let _ = self.downstream.send((method.to_owned(), params));
     }
 
-    /// The `list_changed` methods as they happen.
-    pub fn catalogue_changes(&self) -> tokio::sync::broadcast::Receiver<String> {
-        self.catalogue.subscribe()
+    /// The notifications for MCP clients of `/mcp`, as they happen.
+    pub fn mcp_client_notifications(&self) -> tokio::sync::broadcast::Receiver<(String, Value)> {
+        self.downstream.subscribe()
     }
 
     /// Whether the agent has an event stream open now.

@@ -58,44 +58,142 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     crate::auth::require_agent(State(state.auth.clone()), req, next).await
 }
 
-/// The 2025-11-25 sessions open now, told when the catalogue changes.
+/// The 2025-11-25 sessions open now: told when the catalogue changes, and given the resource
+/// updates and log messages they asked for.
 #[derive(Default)]
 struct Sessions {
-    peers: Mutex<Vec<Peer<RoleServer>>>,
+    open: Mutex<Vec<Session>>,
+}
+
+struct Session {
+    peer: Peer<RoleServer>,
+    /// The lowest log level it wants (`logging/setLevel`), if any.
+    log_level: Option<usize>,
+    /// The URIs it subscribed to.
+    uris: std::collections::HashSet<String>,
+}
+
+/// Log levels from least to most severe, as MCP names them.
+const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
+fn log_rank(level: &Value) -> Option<usize> {
+    LOG_LEVELS.iter().position(|l| Some(*l) == level.as_str())
+}
+
+/// Whether two peers are the same session (they share the client's initialize parameters).
+fn same_session(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
+    matches!((a.peer_info(), b.peer_info()), (Some(x), Some(y)) if Arc::ptr_eq(&x, &y))
+}
+
+impl Sessions {
+    fn add(&self, peer: Peer<RoleServer>) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        open.retain(|s| !s.peer.is_transport_closed());
+        if !open.iter().any(|s| same_session(&s.peer, &peer)) {
+            open.push(Session {
+                peer,
+                log_level: None,
+                uris: Default::default(),
+            });
+        }
+    }
+
+    /// Changes the session `peer` belongs to.
+    fn update(&self, peer: &Peer<RoleServer>, change: impl FnOnce(&mut Session)) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        match open.iter_mut().find(|s| same_session(&s.peer, peer)) {
+            Some(session) => change(session),
+            None => {
+                let mut session = Session {
+                    peer: peer.clone(),
+                    log_level: None,
+                    uris: Default::default(),
+                };
+                change(&mut session);
+                open.push(session);
+            }
+        }
+    }
+
+    /// The peers a notification goes to.
+    fn recipients(&self, method: &str, params: &Value) -> Vec<Peer<RoleServer>> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        open.retain(|s| !s.peer.is_transport_closed());
+        open.iter()
+            .filter(|s| match method {
+                "notifications/resources/updated" => {
+                    params.get("uri").and_then(Value::as_str).is_some_and(|uri| s.uris.contains(uri))
+                }
+                "notifications/message" => {
+                    matches!((s.log_level, params.get("level").and_then(|l| log_rank(l))), (Some(min), Some(level)) if level >= min)
+                }
+                _ => true,
+            })
+            .map(|s| s.peer.clone())
+            .collect()
+    }
 }
 
 fn spawn_change_notifier(state: &AppState, sessions: Arc<Sessions>) {
-    let mut changes = state.hub.catalogue_changes();
+    let mut notifications = state.hub.mcp_client_notifications();
     let shutdown = state.hub.shutdown_token();
     tokio::spawn(async move {
         loop {
-            let method = tokio::select! {
+            let (method, params) = tokio::select! {
                 _ = shutdown.cancelled() => return,
-                change = changes.recv() => match change {
-                    Ok(method) => method,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => "notifications/tools/list_changed".into(),
+                next = notifications.recv() => match next {
+                    Ok(notification) => notification,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        ("notifications/tools/list_changed".to_owned(), json!({}))
+                    }
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 },
             };
-            let peers: Vec<Peer<RoleServer>> = {
-                let mut peers = sessions.peers.lock().unwrap_or_else(|e| e.into_inner());
-                peers.retain(|p| !p.is_transport_closed());
-                peers.clone()
-            };
-            for peer in peers {
-                let sent = match method.as_str() {
-                    "notifications/resources/list_changed" => {
-                        peer.notify_resource_list_changed().await
-                    }
-                    "notifications/prompts/list_changed" => peer.notify_prompt_list_changed().await,
-                    _ => peer.notify_tool_list_changed().await,
-                };
-                if let Err(error) = sent {
-                    tracing::debug!(%error, "cannot tell an /mcp client the catalogue changed");
+            for peer in sessions.recipients(&method, &params) {
+                if let Err(error) = notify(&peer, &method, &params).await {
+                    tracing::debug!(%error, %method, "cannot notify an /mcp client");
                 }
             }
         }
     });
+}
+
+#[allow(deprecated)] // Logging is how 2025-11-25 clients get a server's log messages.
+async fn notify(
+    peer: &Peer<RoleServer>,
+    method: &str,
+    params: &Value,
+) -> Result<(), rmcp::ServiceError> {
+    let parse_error = |e: serde_json::Error| {
+        rmcp::ServiceError::McpError(ErrorData::internal_error(e.to_string(), None))
+    };
+    match method {
+        "notifications/resources/list_changed" => peer.notify_resource_list_changed().await,
+        "notifications/prompts/list_changed" => peer.notify_prompt_list_changed().await,
+        "notifications/tools/list_changed" => peer.notify_tool_list_changed().await,
+        "notifications/resources/updated" => {
+            peer.notify_resource_updated(
+                serde_json::from_value(params.clone()).map_err(parse_error)?,
+            )
+            .await
+        }
+        "notifications/message" => {
+            peer.notify_logging_message(
+                serde_json::from_value(params.clone()).map_err(parse_error)?,
+            )
+            .await
+        }
+        _ => Ok(()),
+    }
 }
 
 #[derive(Clone)]
@@ -195,7 +293,8 @@ impl ServerHandler for BridgeServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities: ServerCapabilities = serde_json::from_value(json!({
             "tools": { "listChanged": true },
-            "resources": { "listChanged": true },
+            "resources": { "listChanged": true, "subscribe": true },
+            "logging": {},
             "prompts": { "listChanged": true },
             "completions": {}
         }))
@@ -209,11 +308,56 @@ impl ServerHandler for BridgeServer {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        self.sessions
-            .peers
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(context.peer);
+        self.sessions.add(context.peer);
+    }
+
+    #[allow(deprecated)] // Logging is deprecated for 2026-07-28; 2025-11-25 clients still ask.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        caller(&context)?;
+        let rank = log_rank(&serde_json::to_value(request.level).unwrap_or_default());
+        self.sessions.update(&context.peer, |s| s.log_level = rank);
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let agent = caller(&context)?;
+        self.state
+            .registry
+            .subscribe(&agent.id, "", &request.uri)
+            .await
+            .map_err(Self::registry_error)?;
+        self.sessions.update(&context.peer, |s| {
+            s.uris.insert(request.uri.clone());
+        });
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let agent = caller(&context)?;
+        self.sessions.update(&context.peer, |s| {
+            s.uris.remove(&request.uri);
+        });
+        match self
+            .state
+            .registry
+            .unsubscribe(&agent.id, "", &request.uri)
+            .await
+        {
+            Ok(_) | Err(registry::Error::NotFound(_)) => Ok(()),
+            Err(error) => Err(Self::registry_error(error)),
+        }
     }
 
     async fn list_tools(

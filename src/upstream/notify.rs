@@ -42,6 +42,7 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
             // rmcp itself acts on a cancellation.
             "notifications/cancelled" => {}
             "notifications/resources/updated" => {
+                ctx.hub.to_mcp_clients(&method, params.clone());
                 let uri = params
                     .get("uri")
                     .and_then(Value::as_str)
@@ -82,6 +83,10 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
                     }
                     None => ctx.hub.publish(&origin.agent_id, ServerPush::TYPE, &push),
                 }
+            }
+            "notifications/message" => {
+                ctx.hub.to_mcp_clients(&method, params.clone());
+                ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None));
             }
             _ => ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None)),
         }

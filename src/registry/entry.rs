@@ -1,0 +1,262 @@
+//! One registered server: its config, its live connection and what that lists, its status (each
+//! change pushed to agents), and the channels its supervisor listens on.
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::{catalogue, naming};
+use crate::a2e::{McpServerConfig, McpServerInfo, McpServerStatus, Message, ServerPush};
+use crate::hub::Hub;
+use crate::store::Store;
+use crate::upstream::{self, Connection, Established, Lists, UpstreamEvent};
+
+/// What a supervisor is asked to do.
+#[derive(Debug)]
+pub enum Control {
+    Reconnect,
+}
+
+/// Status of a server between connections, as its supervisor last set it.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    pub status: McpServerStatus,
+    pub error: String,
+    pub last_ping_ms: f64,
+    /// How many connection attempts have finished, successful or not.
+    pub attempts: u64,
+    /// How many connections were made.
+    pub connections: u64,
+}
+
+/// What a live connection offers, after the allow lists.
+#[derive(Default)]
+pub struct Live {
+    pub conn: Option<Arc<Connection>>,
+    /// What the server listed, before allow lists.
+    pub lists: Arc<Lists>,
+    /// The exposed tools, sorted by upstream name.
+    pub catalogue: Arc<Vec<catalogue::Entry>>,
+    /// Why some upstream tools were left out of the catalogue.
+    pub skipped: Vec<String>,
+}
+
+/// One registered server.
+pub struct ServerEntry {
+    pub id: String,
+    pub owner: String,
+    pub(super) config: RwLock<Arc<McpServerConfig>>,
+    pub(super) live: RwLock<Live>,
+    state: watch::Sender<State>,
+    pub(super) control: mpsc::UnboundedSender<Control>,
+    events: mpsc::UnboundedSender<UpstreamEvent>,
+    /// Held while a change of config is applied, so concurrent changes do not interleave.
+    pub(super) changing: tokio::sync::Mutex<()>,
+    hub: Arc<Hub>,
+    store: Store,
+    /// Fired to stop the supervisor (unregister, shutdown).
+    pub stop: CancellationToken,
+    /// Fired when the supervisor has stopped and the connection is closed.
+    pub stopped: CancellationToken,
+}
+
+/// The receiving ends a new entry's supervisor takes.
+pub struct Inbox {
+    pub control: mpsc::UnboundedReceiver<Control>,
+    pub events: mpsc::UnboundedReceiver<UpstreamEvent>,
+}
+
+impl ServerEntry {
+    pub(super) fn new(
+        owner: String,
+        config: McpServerConfig,
+        hub: Arc<Hub>,
+        store: Store,
+    ) -> (Arc<Self>, Inbox) {
+        let (control_tx, control) = mpsc::unbounded_channel();
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let entry = Arc::new(Self {
+            id: config.server_id.clone(),
+            owner,
+            config: RwLock::new(Arc::new(config)),
+            live: RwLock::new(Live::default()),
+            state: watch::Sender::new(State::default()),
+            control: control_tx,
+            events: events_tx,
+            changing: tokio::sync::Mutex::new(()),
+            hub,
+            store,
+            stop: CancellationToken::new(),
+            stopped: CancellationToken::new(),
+        });
+        (entry, Inbox { control, events })
+    }
+
+    pub fn config(&self) -> Arc<McpServerConfig> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// What a new connection of this server needs from the service.
+    pub fn upstream_context(&self) -> upstream::Context {
+        upstream::Context {
+            server_id: self.id.clone(),
+            owner: self.owner.clone(),
+            hub: self.hub.clone(),
+            store: self.store.clone(),
+            timeout: Duration::from_secs(self.config().timeout),
+            events: self.events.clone(),
+        }
+    }
+
+    /// Tells every agent a change this server announced, once it is synced.
+    pub fn push_to_all(&self, method: &str, params: serde_json::Value) {
+        let push = ServerPush {
+            server_id: self.id.clone(),
+            method: method.to_owned(),
+            params,
+            ..Default::default()
+        };
+        self.hub.broadcast(ServerPush::TYPE, &push);
+        if method.ends_with("/list_changed") {
+            self.hub.to_mcp_clients(method, serde_json::json!({}));
+        }
+    }
+
+    pub fn connection(&self) -> Option<Arc<Connection>> {
+        self.live
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .conn
+            .clone()
+    }
+
+    pub fn state(&self) -> State {
+        self.state.borrow().clone()
+    }
+
+    /// Changes the state; a change of status is pushed to every agent.
+    pub fn update_state(&self, change: impl FnOnce(&mut State)) {
+        let before = self.state.borrow().status;
+        self.state.send_modify(change);
+        if self.state.borrow().status != before {
+            let info = serde_json::to_value(self.info()).unwrap_or_default();
+            self.push_to_all("bridge/server_status", info);
+        }
+    }
+
+    /// Takes a new connection and its lists into use and marks the server ready. After a
+    /// reconnect, agents hear of each list that moved meanwhile.
+    pub fn install(&self, established: Established) {
+        let before = self.lists();
+        let moved = changed_lists(&before, &established.lists);
+        {
+            let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+            live.conn = Some(established.conn);
+        }
+        self.replace_lists(Some(established.lists));
+        let reconnected = self.state().connections > 0;
+        self.update_state(|s| {
+            s.status = McpServerStatus::Ready;
+            s.attempts += 1;
+            s.connections += 1;
+        });
+        if reconnected {
+            for method in moved {
+                self.push_to_all(method, serde_json::json!({}));
+            }
+        }
+    }
+
+    /// Takes new lists into use (or re-applies the config to the current ones).
+    pub fn replace_lists(&self, lists: Option<Lists>) {
+        let config = self.config();
+        let skipped = {
+            let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+            if let Some(lists) = lists {
+                live.lists = Arc::new(lists);
+            }
+            catalogue::rebuild(&mut live, &config);
+            live.skipped.clone()
+        };
+        let note = if skipped.is_empty() {
+            String::new()
+        } else {
+            format!("left out of the catalogue: {}", skipped.join("; "))
+        };
+        self.update_state(|s| s.error = note);
+    }
+
+    /// What the server listed, as last synced.
+    pub fn lists(&self) -> Arc<Lists> {
+        self.live
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .lists
+            .clone()
+    }
+
+    /// Drops the connection from use: calls see the server as unavailable from now on. The last
+    /// synced catalogue stays listed, so a server that restarts does not make its tools flicker.
+    pub fn detach(&self) -> Option<Arc<Connection>> {
+        self.live
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .conn
+            .take()
+    }
+
+    /// The server as it is now.
+    pub fn info(&self) -> McpServerInfo {
+        let config = self.config();
+        let state = self.state();
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        let conn = live.conn.as_ref();
+        let text = |f: fn(&Connection) -> &String| conn.map(|c| f(c).clone()).unwrap_or_default();
+        McpServerInfo {
+            server_id: self.id.clone(),
+            name: config.name.clone(),
+            transport: config.transport,
+            status: state.status,
+            mcp_version: text(|c| &c.mcp_version),
+            server_name: text(|c| &c.server_name),
+            server_version: text(|c| &c.server_version),
+            tools_count: live.catalogue.len() as u64,
+            resources_count: live
+                .lists
+                .resources
+                .iter()
+                .filter(|r| naming::allowed(&config.resource_allow_list, &r.uri))
+                .count() as u64,
+            prompts_count: live.lists.prompts.len() as u64,
+            last_ping_ms: state.last_ping_ms,
+            error: state.error,
+            connected_at: conn.map(|c| c.connected_at).unwrap_or_default(),
+        }
+    }
+
+    /// Waits (at most `bound`) until a connection attempt started after `since` attempts finished.
+    pub(super) async fn settled_after(&self, since: u64, bound: Duration) {
+        let mut rx = self.state.subscribe();
+        let _ = tokio::time::timeout(bound, rx.wait_for(|s| s.attempts > since)).await;
+    }
+}
+
+/// The `list_changed` notifications that tell what differs between two listings.
+fn changed_lists(before: &Lists, after: &Lists) -> Vec<&'static str> {
+    let mut moved = Vec::new();
+    if before.tools != after.tools {
+        moved.push("notifications/tools/list_changed");
+    }
+    if before.resources != after.resources || before.templates != after.templates {
+        moved.push("notifications/resources/list_changed");
+    }
+    if before.prompts != after.prompts {
+        moved.push("notifications/prompts/list_changed");
+    }
+    moved
+}
