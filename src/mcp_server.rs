@@ -134,7 +134,7 @@ impl Sessions {
                     params.get("uri").and_then(Value::as_str).is_some_and(|uri| s.uris.contains(uri))
                 }
                 "notifications/message" => {
-                    matches!((s.log_level, params.get("level").and_then(|l| log_rank(l))), (Some(min), Some(level)) if level >= min)
+                    matches!((s.log_level, params.get("level").and_then(log_rank)), (Some(min), Some(level)) if level >= min)
                 }
                 _ => true,
             })
