@@ -305,12 +305,16 @@ async fn progress_reaches_the_caller_in_order_and_streams_with_the_call() {
         .post("/v1/tools/call", &app.alice, json!({"id": "long-1", "name": "ev__trigger-long-running-operation", "arguments": args}))
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let pushes: Vec<SseMessage> = alice
-        .drain(Duration::from_millis(500))
-        .await
-        .into_iter()
-        .filter(|m| is_push(m, "notifications/progress"))
-        .collect();
+    let mut pushes = Vec::new();
+    for _ in 0..4 {
+        pushes.push(
+            alice
+                .wait_for("a progress push", WAIT, |m| {
+                    is_push(m, "notifications/progress")
+                })
+                .await,
+        );
+    }
     let progress: Vec<f64> = pushes
         .iter()
         .map(|m| m.data["params"]["progress"].as_f64().unwrap())

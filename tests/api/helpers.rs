@@ -173,6 +173,26 @@ impl TestApp {
             .collect()
     }
 
+    /// Waits until the server is ready on a connection made after `after` (a `connected_at`).
+    pub async fn wait_reconnected(&self, server_id: &str, after: f64, within: Duration) -> Value {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            let (_, body) = self
+                .get(&format!("/v1/servers/{server_id}"), &self.admin)
+                .await;
+            let server = &body["server"];
+            if server["status"] == "ready"
+                && server["connected_at"].as_f64().unwrap_or_default() > after
+            {
+                return server.clone();
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!("server {server_id} did not reconnect within {within:?}: {body}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Waits until the server's status is `status`.
     pub async fn wait_status(&self, server_id: &str, status: &str, within: Duration) -> Value {
         let deadline = tokio::time::Instant::now() + within;

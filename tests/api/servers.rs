@@ -339,7 +339,7 @@ async fn reconnect_on_demand_and_a_lost_child_is_noticed() {
 async fn an_auto_reconnecting_server_comes_back_after_its_child_dies() {
     let app = spawn_app().await;
     let marker = unique("auto");
-    app.register(py_stdio("auto", &marker)).await;
+    let first = app.register(py_stdio("auto", &marker)).await;
     for pid in pids_with_marker(&marker) {
         std::process::Command::new("kill")
             .args(["-9", &pid.to_string()])
@@ -347,8 +347,8 @@ async fn an_auto_reconnecting_server_comes_back_after_its_child_dies() {
             .unwrap();
     }
     // It goes down, then comes back by itself.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    app.wait_status("auto", "ready", Duration::from_secs(20))
+    let after = first["connected_at"].as_f64().unwrap();
+    app.wait_reconnected("auto", after, Duration::from_secs(20))
         .await;
     let (status, body) = app.call("auto__echo", json!({"text": "back"})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
