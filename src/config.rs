@@ -63,7 +63,9 @@ pub struct Config {
     pub ping_interval_secs: u64,
     /// Seconds a ping may take before the server counts as dead.
     pub ping_timeout_secs: u64,
-    /// No token check on `/mcp` (loopback binds only; calls run as `anonymous`).
+    /// No token check on `/mcp` (loopback binds only; calls run as `anonymous`). File key
+    /// `mcp_auth = "off"`, as the variable.
+    #[serde(rename = "mcp_auth", deserialize_with = "auth_off")]
     pub mcp_auth_off: bool,
     /// The server whose tools and prompts `/mcp` shows without the `{server_id}__` prefix.
     pub mcp_unprefixed_server: Option<String>,
@@ -325,6 +327,26 @@ impl Config {
     }
 }
 
+/// `on` / `off` (or a boolean: whether the check is on) as "the check is off".
+fn auth_off<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OnOff {
+        Flag(bool),
+        Word(String),
+    }
+    match OnOff::deserialize(deserializer)? {
+        OnOff::Flag(on) => Ok(!on),
+        OnOff::Word(word) => match word.to_ascii_lowercase().as_str() {
+            "off" => Ok(true),
+            "on" => Ok(false),
+            _ => Err(serde::de::Error::custom(format!(
+                "mcp_auth \"{word}\" is not on or off"
+            ))),
+        },
+    }
+}
+
 fn non_empty(value: String) -> Option<String> {
     (!value.is_empty()).then_some(value)
 }
@@ -384,7 +406,7 @@ mod tests {
         let path = dir.path().join("bridge.toml");
         std::fs::write(
             &path,
-            "bind = \"127.0.0.1:9000\"\nlog = \"debug\"\nmcp_allowed_hosts = [\"bridge\"]\n",
+            "bind = \"127.0.0.1:9000\"\nlog = \"debug\"\nmcp_allowed_hosts = [\"bridge\"]\nmcp_auth = \"off\"\n",
         )
         .unwrap();
         let config = Config::from_env(&env(&[
@@ -395,6 +417,7 @@ mod tests {
         assert_eq!(config.bind, "127.0.0.1:9000");
         assert_eq!(config.log, "warn");
         assert_eq!(config.mcp_allowed_hosts, ["bridge"]);
+        assert!(config.mcp_auth_off);
     }
 
     #[test]

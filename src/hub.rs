@@ -128,14 +128,17 @@ impl Hub {
             return Err(AskError::NotConnected(agent_id.to_owned()));
         }
         let answer = self.pending.insert(id, agent_id, kind);
+        // However this ends (an answer, the deadline, or the asker giving up), the request stops waiting.
+        let _waiting = Waiting {
+            pending: &self.pending,
+            id,
+        };
         self.publish(agent_id, kind, message);
-        let outcome = tokio::select! {
+        tokio::select! {
             answer = answer => answer.map_err(|_| AskError::Shutdown),
             _ = tokio::time::sleep(deadline) => Err(AskError::Timeout(agent_id.to_owned(), deadline)),
             _ = self.shutdown.cancelled() => Err(AskError::Shutdown),
-        };
-        self.pending.remove(id);
-        outcome
+        }
     }
 
     /// Delivers an agent's answer to a request of `kind` that was sent to it.
@@ -178,6 +181,18 @@ impl Hub {
     /// Server-initiated requests waiting for an answer now.
     pub fn pending_requests(&self) -> usize {
         self.pending.len()
+    }
+}
+
+/// Removes a request from the waiting table when its asker is done with it.
+struct Waiting<'a> {
+    pending: &'a Pending,
+    id: &'a str,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.pending.remove(self.id);
     }
 }
 

@@ -34,7 +34,8 @@ pub fn service(state: AppState) -> StreamableHttpService<BridgeServer, LocalSess
     let sessions = Arc::new(Sessions::default());
     spawn_change_notifier(&state, sessions.clone());
     let mut config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(state.hub.shutdown_token().child_token());
+        .with_cancellation_token(state.hub.shutdown_token().child_token())
+        .with_max_request_body_bytes(state.config.max_body_bytes);
     if !state.config.mcp_allowed_hosts.is_empty() {
         config = config.with_allowed_hosts(state.config.mcp_allowed_hosts.clone());
     }

@@ -323,7 +323,12 @@ impl Registry {
             .unwrap_or_else(|e| e.into_inner())
             .remove(server_id);
         entry.stop.cancel();
-        entry.stopped.cancelled().await;
+        if tokio::time::timeout(Duration::from_secs(30), entry.stopped.cancelled())
+            .await
+            .is_err()
+        {
+            tracing::warn!(%server_id, "the server did not stop within 30 s");
+        }
         tracing::info!(%server_id, by = %agent.id, "server unregistered");
         entry.push_to_all("notifications/tools/list_changed", serde_json::json!({}));
         Ok(())
@@ -343,7 +348,15 @@ impl Registry {
             self.check_command_rights(agent, &new)?;
         }
         validate::check_config(&new).map_err(Error::Invalid)?;
-        self.store.update_server_config(&new).await?;
+        self.store
+            .update_server_config(&new)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => Error::ServerNotFound(new.server_id.clone()),
+                other => other.into(),
+            })?;
+        let tool_list_changed = new.tool_allow_list != old.tool_allow_list;
+        let resource_list_changed = new.resource_allow_list != old.resource_allow_list;
         let reconnect = new.cmd != old.cmd
             || new.env != old.env
             || new.cwd != old.cwd
@@ -361,6 +374,15 @@ impl Registry {
                 .await;
         } else {
             entry.replace_lists(None);
+            if tool_list_changed {
+                entry.push_to_all("notifications/tools/list_changed", serde_json::json!({}));
+            }
+            if resource_list_changed {
+                entry.push_to_all(
+                    "notifications/resources/list_changed",
+                    serde_json::json!({}),
+                );
+            }
         }
         drop(changing);
         Ok(entry)
@@ -415,7 +437,7 @@ impl Registry {
         }
         let mut bound = Duration::from_secs(config.timeout);
         if let Some(asked) = timeout.filter(|t| t.is_finite() && *t > 0.0) {
-            bound = bound.min(Duration::from_secs_f64(asked));
+            bound = Duration::try_from_secs_f64(asked).map_or(bound, |asked| bound.min(asked));
         }
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let span = tracing::info_span!("tool_call", %server_id, %tool);
@@ -505,7 +527,10 @@ fn apply_change(old: &McpServerConfig, change: ServerUpdateRequest) -> McpServer
     if let Some(v) = change.env {
         new.env = keep_secrets(v, &old.env);
     }
-    if let Some(v) = change.url {
+    // The URL as shown (its secrets hidden) sent back unchanged keeps the stored one.
+    if let Some(v) = change.url
+        && v != crate::a2e::redact_url(&old.url)
+    {
         new.url = v;
     }
     if let Some(v) = change.headers {

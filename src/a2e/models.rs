@@ -146,7 +146,8 @@ impl Default for McpServerConfig {
 }
 
 impl McpServerConfig {
-    /// The same config with every secret value replaced by `***`.
+    /// The same config with every secret value replaced by `***`: `env` and `headers` values,
+    /// and a password or query values in `url`.
     pub fn redacted(&self) -> Self {
         let hide = |map: &BTreeMap<String, String>| {
             map.keys()
@@ -156,6 +157,7 @@ impl McpServerConfig {
         Self {
             env: hide(&self.env),
             headers: hide(&self.headers),
+            url: redact_url(&self.url),
             ..self.clone()
         }
     }
@@ -163,6 +165,28 @@ impl McpServerConfig {
     /// The bound on connecting and initialising: the smaller of `connect_timeout` and `timeout`.
     pub fn connect_bound(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.connect_timeout.min(self.timeout))
+    }
+}
+
+/// A URL with its password and its query values replaced by `***` (it may carry credentials).
+pub fn redact_url(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        return url.to_owned();
+    };
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(Some(REDACTED));
+    }
+    if parsed.query().is_some() {
+        let pairs: Vec<(String, String)> = parsed
+            .query_pairs()
+            .map(|(k, _)| (k.into_owned(), REDACTED.to_owned()))
+            .collect();
+        parsed.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    if parsed.as_str() == url {
+        url.to_owned()
+    } else {
+        parsed.to_string()
     }
 }
 

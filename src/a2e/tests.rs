@@ -117,6 +117,14 @@ fn redaction_hides_every_secret_value() {
     let shown = serde_json::to_string(&config.redacted()).unwrap();
     assert!(!shown.contains("s3cret") && !shown.contains("t0ken"));
     assert!(shown.contains(r#""API_KEY":"***""#));
+    assert_eq!(
+        redact_url("https://u:pw@h/mcp?api_key=k&x=1"),
+        "https://u:***@h/mcp?api_key=***&x=***"
+    );
+    assert_eq!(
+        redact_url("http://127.0.0.1:3000/mcp"),
+        "http://127.0.0.1:3000/mcp"
+    );
 }
 
 /// Every message type, each built from `{}` and round-tripped: 21 of the seed plus the others.

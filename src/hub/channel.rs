@@ -87,7 +87,7 @@ impl Channel {
             };
         };
         let oldest = state.buffer.front().map_or(state.next_id, |e| e.id);
-        let lost_after = (last + 1 < oldest || last >= state.next_id).then_some(last);
+        let lost_after = (last.saturating_add(1) < oldest || last >= state.next_id).then_some(last);
         let replay = state
             .buffer
             .iter()

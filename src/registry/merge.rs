@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 use super::{Error, ServerEntry};
 use crate::upstream::{CallError, Connection};
 
+/// Most upstream pages read from one server for one page of ours.
+const MAX_UPSTREAM_PAGES: usize = 100;
+
 /// Where the next page starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cursor {
@@ -71,6 +74,7 @@ where
             _ => (None, 0),
         };
         let timeout = Duration::from_secs(entry.config().timeout);
+        let mut seen = std::collections::HashSet::new();
         loop {
             let (items, next) = match fetch(conn.clone(), upstream.clone(), timeout).await {
                 Ok(listed) => listed,
@@ -99,12 +103,17 @@ where
                 }
             }
             match next {
-                // A server that hands back the cursor it was given would loop forever.
-                Some(next) if Some(&next) != upstream.as_ref() => {
+                // A server that hands back a cursor it gave before (or pages without end)
+                // would loop forever: its listing stops there.
+                Some(next) if seen.len() < MAX_UPSTREAM_PAGES && seen.insert(next.clone()) => {
                     upstream = Some(next);
                     skip = 0;
                 }
-                _ => break,
+                Some(_) => {
+                    tracing::warn!(server_id = %entry.id, "a listing that never ends was cut short");
+                    break;
+                }
+                None => break,
             }
         }
     }

@@ -2,11 +2,23 @@
 //! can produce it. Literal parts match exactly; `{var}` matches one path segment, `{+var}` and
 //! `{#var}` anything, `{/var}` `{.var}` `{;var}` their prefixed forms, `{?q}` `{&q}` a query part.
 
+/// Longest URI matched against templates; longer ones match none (the search is quadratic).
+const MAX_URI: usize = 2048;
+/// Most expressions in a template that can match (each one multiplies the search).
+const MAX_EXPRESSIONS: usize = 4;
+
 /// Whether `uri` is one of the URIs `template` can produce.
 pub fn matches(template: &str, uri: &str) -> bool {
+    if uri.len() > MAX_URI {
+        return false;
+    }
     match parse(template) {
-        Some(parts) => match_parts(&parts, uri),
-        None => false,
+        Some(parts)
+            if parts.iter().filter(|p| matches!(p, Part::Expr(_))).count() <= MAX_EXPRESSIONS =>
+        {
+            match_parts(&parts, uri)
+        }
+        _ => false,
     }
 }
 

@@ -106,11 +106,12 @@ impl BridgeClient {
             .and_then(|o| o.client.as_ref())
             .filter(|c| c.sampling)
         {
-            return client
-                .peer
-                .create_message(params.clone())
-                .await
-                .map_err(|e| refused(&e.to_string()));
+            let asked =
+                tokio::time::timeout(self.ctx.timeout, client.peer.create_message(params.clone()));
+            return match asked.await {
+                Ok(answer) => answer.map_err(|e| refused(&e.to_string())),
+                Err(_) => Err(refused("the MCP client did not answer in time")),
+            };
         }
         let agent = origin.map_or(self.ctx.owner.as_str(), |o| o.agent_id.as_str());
         let request = sampling_request(&self.ctx.server_id, mcp_request_id, params);
@@ -129,11 +130,14 @@ impl BridgeClient {
             .and_then(|o| o.client.as_ref())
             .filter(|c| c.elicitation)
         {
-            return client
-                .peer
-                .create_elicitation(params.clone())
-                .await
-                .map_err(|e| refused(&e.to_string()));
+            let asked = tokio::time::timeout(
+                self.ctx.timeout,
+                client.peer.create_elicitation(params.clone()),
+            );
+            return match asked.await {
+                Ok(answer) => answer.map_err(|e| refused(&e.to_string())),
+                Err(_) => Err(refused("the MCP client did not answer in time")),
+            };
         }
         let agent = origin.map_or(self.ctx.owner.as_str(), |o| o.agent_id.as_str());
         let request = elicit_request(&self.ctx.server_id, mcp_request_id, params);

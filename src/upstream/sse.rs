@@ -46,7 +46,12 @@ pub async fn connect(url: &str, headers: HeaderMap) -> Result<SseTransport, Conn
     }
     let (messages_tx, incoming) = mpsc::channel(64);
     let (endpoint_tx, endpoint_rx) = oneshot::channel();
-    let reader = tokio::spawn(read_events(resp, messages_tx, endpoint_tx));
+    // Aborted if connecting is given up (the caller's deadline), so the GET does not linger.
+    let reader = AbortOnDrop(Some(tokio::spawn(read_events(
+        resp,
+        messages_tx,
+        endpoint_tx,
+    ))));
     let Ok(path) = endpoint_rx.await else {
         return Err(fail(format!(
             "the stream of {url} ended before an `endpoint` event"
@@ -57,11 +62,11 @@ pub async fn connect(url: &str, headers: HeaderMap) -> Result<SseTransport, Conn
         .map_err(|e| fail(format!("the endpoint \"{path}\" is not a URL: {e}")))?;
     // Messages go where the stream came from, never elsewhere.
     if endpoint.origin() != url.origin() {
-        reader.abort();
         return Err(fail(format!(
             "the endpoint {endpoint} is not on the origin of {url}"
         )));
     }
+    let reader = reader.release();
     Ok(SseTransport {
         client,
         endpoint,
@@ -71,23 +76,63 @@ pub async fn connect(url: &str, headers: HeaderMap) -> Result<SseTransport, Conn
     })
 }
 
-/// Reads the event stream: the first `endpoint` event, then every `message` event.
+/// Aborts a task when dropped, unless released.
+struct AbortOnDrop(Option<tokio::task::JoinHandle<()>>);
+
+impl AbortOnDrop {
+    fn release(mut self) -> tokio::task::JoinHandle<()> {
+        self.0.take().expect("released once")
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Longest event accepted; a stream that sends more without an event boundary is dropped.
+const MAX_EVENT: usize = 16 * 1024 * 1024;
+
+/// The end of the first event in `buffer` (after its blank line), for `\n` or `\r\n` lines.
+fn event_end(buffer: &[u8]) -> Option<usize> {
+    let lf = buffer.windows(2).position(|w| w == b"\n\n").map(|i| i + 2);
+    let crlf = buffer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| i + 4);
+    match (lf, crlf) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Reads the event stream: the first `endpoint` event, then every `message` event. Bytes are
+/// decoded only once a whole event is in, so a character split between chunks stays whole.
 async fn read_events(
     mut resp: reqwest::Response,
     messages: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
     endpoint: oneshot::Sender<String>,
 ) {
     let mut endpoint = Some(endpoint);
-    let mut buffer = String::new();
+    let mut buffer: Vec<u8> = Vec::new();
     loop {
         let chunk = match resp.chunk().await {
             Ok(Some(chunk)) => chunk,
             Ok(None) => return,
             Err(error) => return tracing::debug!(%error, "the SSE stream broke"),
         };
-        buffer.push_str(&String::from_utf8_lossy(&chunk).replace("\r\n", "\n"));
-        while let Some(end) = buffer.find("\n\n") {
-            let block: String = buffer.drain(..end + 2).collect();
+        buffer.extend_from_slice(&chunk);
+        if buffer.len() > MAX_EVENT {
+            return tracing::warn!(
+                "an SSE event is larger than {MAX_EVENT} bytes; the stream is dropped"
+            );
+        }
+        while let Some(end) = event_end(&buffer) {
+            let block: Vec<u8> = buffer.drain(..end).collect();
+            let block = String::from_utf8_lossy(&block).replace("\r\n", "\n");
             let (event, data) = parse_event(&block);
             match event.as_str() {
                 "endpoint" => {
@@ -170,6 +215,13 @@ impl Drop for SseTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_boundaries_in_either_line_ending() {
+        assert_eq!(event_end(b"data: x\n\nrest"), Some(9));
+        assert_eq!(event_end(b"data: x\r\n\r\nrest"), Some(11));
+        assert_eq!(event_end(b"data: x\n"), None);
+    }
 
     #[test]
     fn events_and_their_data() {

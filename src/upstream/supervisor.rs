@@ -110,7 +110,13 @@ async fn connect(entry: &ServerEntry, store: &Store) -> Option<Result<Arc<Connec
     Some(match attempt {
         Ok(established) => {
             let conn = established.conn.clone();
-            resubscribe(entry, &conn, store).await;
+            tokio::select! {
+                _ = entry.stop.cancelled() => {
+                    conn.shutdown().await;
+                    return None;
+                }
+                _ = resubscribe(entry, &conn, store) => {}
+            }
             entry.install(established);
             tracing::info!(server_id = %entry.id, "connected");
             Ok(conn)
@@ -161,9 +167,25 @@ async fn serve(
             _ = entry.stop.cancelled() => return Ended::Stop,
             _ = conn.lost() => return Ended::Lost("the connection was lost".into()),
             Some(Control::Reconnect) = inbox.control.recv() => return Ended::Reconnect,
-            Some(event) = inbox.events.recv() => relist(entry, conn, event).await,
+            Some(event) = inbox.events.recv() => {
+                // Changes announced together need one re-listing.
+                let mut events = vec![event];
+                while let Ok(more) = inbox.events.try_recv() {
+                    if !events.contains(&more) {
+                        events.push(more);
+                    }
+                }
+                tokio::select! {
+                    _ = entry.stop.cancelled() => return Ended::Stop,
+                    _ = relist(entry, conn, &events) => {}
+                }
+            }
             _ = pings.tick(), if supervision.ping_interval.is_some() => {
-                match conn.ping(supervision.ping_timeout).await {
+                let ping = tokio::select! {
+                    _ = entry.stop.cancelled() => return Ended::Stop,
+                    ping = conn.ping(supervision.ping_timeout) => ping,
+                };
+                match ping {
                     Ok(took) => entry.update_state(|s| s.last_ping_ms = took.as_secs_f64() * 1000.0),
                     Err(error) => return Ended::Lost(format!("the server stopped answering pings ({error})")),
                 }
@@ -172,18 +194,20 @@ async fn serve(
     }
 }
 
-async fn relist(entry: &ServerEntry, conn: &Connection, event: UpstreamEvent) {
+async fn relist(entry: &ServerEntry, conn: &Connection, events: &[UpstreamEvent]) {
     let listed = tokio::time::timeout(RELIST_TIMEOUT, conn.list_all()).await;
     match listed {
         Ok(Ok(lists)) => {
-            tracing::info!(server_id = %entry.id, ?event, "catalogue re-synced");
+            tracing::info!(server_id = %entry.id, ?events, "catalogue re-synced");
             entry.replace_lists(Some(lists));
-            let method = match event {
-                UpstreamEvent::ToolsChanged => "notifications/tools/list_changed",
-                UpstreamEvent::ResourcesChanged => "notifications/resources/list_changed",
-                UpstreamEvent::PromptsChanged => "notifications/prompts/list_changed",
-            };
-            entry.push_to_all(method, serde_json::json!({}));
+            for event in events {
+                let method = match event {
+                    UpstreamEvent::ToolsChanged => "notifications/tools/list_changed",
+                    UpstreamEvent::ResourcesChanged => "notifications/resources/list_changed",
+                    UpstreamEvent::PromptsChanged => "notifications/prompts/list_changed",
+                };
+                entry.push_to_all(method, serde_json::json!({}));
+            }
         }
         Ok(Err(error)) => tracing::warn!(server_id = %entry.id, %error, "re-listing failed"),
         Err(_) => tracing::warn!(server_id = %entry.id, "re-listing timed out"),

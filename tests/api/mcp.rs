@@ -172,3 +172,51 @@ async fn sampling_during_an_mcp_call_goes_to_the_client_that_can_sample() {
     );
     app.stop().await;
 }
+
+#[tokio::test]
+async fn without_the_capability_the_request_follows_the_rest_routing() {
+    let peer = everything_http().await;
+    let app = spawn_app().await;
+    let (status, body) = app
+        .post(
+            "/v1/servers",
+            &app.alice,
+            json!({"config": {"server_id": "evh", "transport": "http", "url": peer.url}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut bob = EventStream::open(&app, &app.bob, None).await;
+    // Bob's MCP client cannot sample: the request reaches Bob's event stream, and his REST answer
+    // completes the call his client made.
+    let client = tokio::process::Command::new(python())
+        .arg(peers_dir().join("mcp_client.py"))
+        .args([
+            &format!("{}/mcp", app.base),
+            &app.bob,
+            "legacy",
+            "evh__trigger-sampling-request",
+            &json!({"prompt": "over rest"}).to_string(),
+        ])
+        .output();
+    let client = tokio::spawn(client);
+    let request = bob
+        .wait_for("mcp/sample/req", Duration::from_secs(20), |m| {
+            m.event == "mcp/sample/req"
+        })
+        .await;
+    let (status, body) = app
+        .post("/v1/sampling/responses", &app.bob, json!({
+            "req_id": request.data["id"], "content": {"type": "text", "text": "answered over rest"}, "model": "m"
+        }))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let output = client.await.unwrap().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("answered over rest"), "{stdout}");
+    app.stop().await;
+}
