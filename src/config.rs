@@ -29,6 +29,35 @@ fn invalid(name: &'static str, message: impl Into<String>) -> ConfigError {
     }
 }
 
+/// Every environment variable the service reads (each documented in the README).
+pub const VARIABLES: &[&str] = &[
+    "MCP_BRIDGE_CONFIG",
+    "MCP_BRIDGE_BIND",
+    "MCP_BRIDGE_DATA_DIR",
+    "MCP_BRIDGE_DATABASE_URL",
+    "MCP_BRIDGE_JWT_SECRET",
+    "MCP_BRIDGE_JWT_PUBLIC_KEY",
+    "MCP_BRIDGE_JWT_ISSUER",
+    "MCP_BRIDGE_JWT_AUDIENCE",
+    "MCP_BRIDGE_JWT_LEEWAY_SECS",
+    "MCP_BRIDGE_MCP_ALLOWED_HOSTS",
+    "MCP_BRIDGE_MCP_AUTH",
+    "MCP_BRIDGE_MCP_UNPREFIXED_SERVER",
+    "MCP_BRIDGE_STDIO_ALLOWED_COMMANDS",
+    "MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS",
+    "MCP_BRIDGE_A2A_ENABLED",
+    "MCP_BRIDGE_LOG",
+    "MCP_BRIDGE_MAX_BODY_BYTES",
+    "MCP_BRIDGE_SHUTDOWN_GRACE_SECS",
+    "MCP_BRIDGE_PAGE_SIZE",
+    "MCP_BRIDGE_REPLAY_BUFFER",
+    "MCP_BRIDGE_KEEPALIVE_SECS",
+    "MCP_BRIDGE_RECONNECT_BASE_MS",
+    "MCP_BRIDGE_RECONNECT_MAX_SECS",
+    "MCP_BRIDGE_PING_INTERVAL_SECS",
+    "MCP_BRIDGE_PING_TIMEOUT_SECS",
+];
+
 /// The service's settings. File keys are the variable names without `MCP_BRIDGE_`, in lower case.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -438,6 +467,22 @@ mod tests {
         let err =
             Config::from_env(&env(&[("MCP_BRIDGE_DATABASE_URL", "postgres://x")])).unwrap_err();
         assert!(err.to_string().contains("sqlite:"), "{err}");
+    }
+
+    #[test]
+    fn every_variable_is_read_and_documented() {
+        let source = include_str!("config.rs");
+        let readme = include_str!("../README.md");
+        for name in VARIABLES {
+            assert!(
+                source.matches(&format!("\"{name}\"")).count() >= 2,
+                "{name} is read"
+            );
+            assert!(
+                readme.contains(&format!("`{name}`")),
+                "{name} is in the README's table"
+            );
+        }
     }
 
     #[test]

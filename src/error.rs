@@ -232,6 +232,7 @@ impl From<crate::registry::Error> for ApiError {
                 CallError::Transport(_) => ErrorCode::McpTransportError,
             },
             E::Store(store) => return Self::internal(store),
+            E::Internal(what) => return Self::internal(what),
         };
         Self::new(code, message)
     }

@@ -62,6 +62,8 @@ pub enum Error {
     Upstream { what: String, error: CallError },
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error("{0}")]
+    Internal(String),
 }
 
 /// All registered servers.
@@ -213,8 +215,20 @@ impl Registry {
         Ok(count)
     }
 
-    /// Validates, connects, lists and only then stores a new server.
+    /// Validates, connects, lists and only then stores a new server. It runs to the end even if
+    /// the caller goes away, so a stored server is always a registered one.
     pub async fn register(
+        self: &Arc<Self>,
+        agent: &Agent,
+        config: McpServerConfig,
+    ) -> Result<McpServerInfo, Error> {
+        let (this, agent) = (self.clone(), agent.clone());
+        tokio::spawn(async move { this.register_now(&agent, config).await })
+            .await
+            .unwrap_or_else(|e| Err(Error::Internal(format!("registration stopped: {e}"))))
+    }
+
+    async fn register_now(
         self: &Arc<Self>,
         agent: &Agent,
         mut config: McpServerConfig,

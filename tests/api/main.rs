@@ -3,6 +3,7 @@
 mod a2a;
 mod a2e;
 mod auth;
+mod deploy;
 mod events;
 mod helpers;
 mod inputs;

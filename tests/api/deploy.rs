@@ -1,0 +1,106 @@
+//! The Docker image and the compose file set only variables the service reads, with values it
+//! accepts; the image builds the way this repository is built.
+
+use std::collections::HashMap;
+
+use mcp_bridge::config::{Config, VARIABLES};
+
+fn repo_file(name: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap()
+}
+
+/// `NAME=value` pairs of the Dockerfile's `ENV` instructions (with continuation lines).
+fn dockerfile_env() -> HashMap<String, String> {
+    let dockerfile = repo_file("Dockerfile").replace("\\\n", " ");
+    dockerfile
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("ENV "))
+        .flat_map(|rest| {
+            rest.split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .filter_map(|pair| {
+            pair.split_once('=')
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        })
+        .collect()
+}
+
+/// The `environment` entries of the compose file's services, `${VAR…}` standing for a value.
+fn compose_env() -> HashMap<String, String> {
+    let compose = repo_file("docker-compose.yml");
+    let mut env = HashMap::new();
+    let mut inside = false;
+    for line in compose.lines() {
+        let trimmed = line.trim();
+        if trimmed == "environment:" {
+            inside = true;
+            continue;
+        }
+        if inside && line.starts_with("      ") {
+            if let Some((key, value)) = trimmed.split_once(':') {
+                let value = value.trim().trim_matches('"');
+                let value = if value.starts_with("${") {
+                    "a-value-from-the-environment"
+                } else {
+                    value
+                };
+                env.insert(key.trim().to_owned(), value.to_owned());
+            }
+        } else {
+            inside = false;
+        }
+    }
+    env
+}
+
+#[test]
+fn the_image_and_compose_set_only_variables_the_service_reads() {
+    let image = dockerfile_env();
+    assert_eq!(
+        image.get("MCP_BRIDGE_DATA_DIR").map(String::as_str),
+        Some("/data")
+    );
+    assert_eq!(
+        image.get("MCP_BRIDGE_BIND").map(String::as_str),
+        Some("0.0.0.0:8080")
+    );
+    let compose = compose_env();
+    assert!(compose.contains_key("MCP_BRIDGE_JWT_SECRET"), "{compose:?}");
+    let bridge: HashMap<String, String> = image
+        .into_iter()
+        .chain(compose)
+        .filter(|(k, _)| k.starts_with("MCP_BRIDGE_"))
+        .collect();
+    for name in bridge.keys() {
+        assert!(
+            VARIABLES.contains(&name.as_str()),
+            "{name} is not a variable mcp-bridge reads"
+        );
+    }
+    let config =
+        Config::from_env(&bridge).expect("the service accepts what the image and compose set");
+    assert_eq!(config.bind_addr().unwrap().to_string(), "0.0.0.0:8080");
+    assert!(config.mcp_allowed_hosts.contains(&"mcp-bridge".to_owned()));
+}
+
+#[test]
+fn the_image_builds_as_this_repository_does() {
+    let dockerfile = repo_file("Dockerfile");
+    assert!(dockerfile.contains("cargo build --release --locked"));
+    assert!(dockerfile.contains("HEALTHCHECK") && dockerfile.contains("/healthz"));
+    assert!(
+        dockerfile.contains("USER mcp-bridge"),
+        "runs as a non-root user"
+    );
+    assert!(dockerfile.contains("VOLUME /data") && dockerfile.contains("EXPOSE 8080"));
+    let toolchain = dockerfile
+        .lines()
+        .find_map(|l| l.strip_prefix("ARG RUST_VERSION="))
+        .expect("a pinned Rust version");
+    assert_eq!(
+        format!("\"{toolchain}\""),
+        format!("\"{}\"", env!("CARGO_PKG_RUST_VERSION"))
+    );
+}
