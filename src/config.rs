@@ -100,6 +100,8 @@ pub struct Config {
     pub mcp_unprefixed_server: Option<String>,
     /// The A2A agent registry and the agent-bridge tools.
     pub a2a_enabled: bool,
+    /// Servers registered (or replaced) at every start, as an import would (file only).
+    pub servers: Vec<crate::a2e::McpServerConfig>,
 }
 
 impl Default for Config {
@@ -129,6 +131,7 @@ impl Default for Config {
             mcp_auth_off: false,
             mcp_unprefixed_server: None,
             a2a_enabled: true,
+            servers: Vec::new(),
         }
     }
 }
@@ -272,6 +275,15 @@ impl Config {
         }
         tracing_subscriber::EnvFilter::try_new(&self.log)
             .map_err(|e| invalid("MCP_BRIDGE_LOG", format!("\"{}\": {e}", self.log)))?;
+        if let Some(server) = self.servers.iter().find(|s| s.server_id.is_empty()) {
+            return Err(invalid(
+                "servers",
+                format!(
+                    "every server of the config file needs a `server_id` ({:?} has none)",
+                    server.cmd
+                ),
+            ));
+        }
         if !(1..=1000).contains(&self.page_size) {
             return Err(invalid(
                 "MCP_BRIDGE_PAGE_SIZE",

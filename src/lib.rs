@@ -8,6 +8,7 @@ pub mod auth;
 pub mod config;
 pub mod error;
 pub mod hub;
+pub mod import;
 pub mod mcp_server;
 pub mod registry;
 pub mod startup;

@@ -37,6 +37,15 @@ enum Command {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// Register the servers of a Claude Desktop / Cursor / VS Code configuration file with the
+    /// running bridge (as an admin token minted with this machine's secret).
+    Import {
+        /// The JSON file (`mcpServers` or `servers`).
+        file: std::path::PathBuf,
+        /// The bridge's base URL (default: from MCP_BRIDGE_BIND).
+        #[arg(long)]
+        url: Option<String>,
+    },
 }
 
 fn parse_ttl(text: &str) -> Result<Duration, String> {
@@ -86,6 +95,7 @@ async fn main() -> ExitCode {
                 }
             }
         }
+        Command::Import { file, url } => import(&config, &file, url).await,
         Command::Openapi => {
             match mcp_bridge::api::openapi().to_pretty_json() {
                 Ok(json) => println!("{json}"),
@@ -96,6 +106,61 @@ async fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+    }
+}
+
+/// `mcp-bridge import FILE`: posts the file to `/v1/servers/import` and prints what happened.
+async fn import(config: &Config, file: &std::path::Path, url: Option<String>) -> ExitCode {
+    let fail = |why: String| {
+        eprintln!("mcp-bridge: {why}");
+        ExitCode::FAILURE
+    };
+    let document: serde_json::Value =
+        match std::fs::read_to_string(file).map(|t| serde_json::from_str(&t)) {
+            Ok(Ok(document)) => document,
+            Ok(Err(e)) => return fail(format!("{} is not JSON: {e}", file.display())),
+            Err(e) => return fail(format!("cannot read {}: {e}", file.display())),
+        };
+    let base =
+        url.unwrap_or_else(|| format!("http://{}", config.bind.replace("0.0.0.0", "127.0.0.1")));
+    let token = match Auth::from_config(config)
+        .and_then(|auth| auth.mint("import", true, Duration::from_secs(600)))
+    {
+        Ok(token) => token,
+        Err(e) => return fail(e.to_string()),
+    };
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let resp = reqwest::Client::new()
+        .post(format!("{}/v1/servers/import", base.trim_end_matches('/')))
+        .bearer_auth(token)
+        .json(&document)
+        .timeout(Duration::from_secs(600))
+        .send()
+        .await;
+    let body: serde_json::Value = match resp {
+        Ok(resp) => match resp.json().await {
+            Ok(body) => body,
+            Err(e) => return fail(format!("the bridge's answer is not JSON: {e}")),
+        },
+        Err(e) => return fail(format!("cannot reach the bridge at {base}: {e}")),
+    };
+    let Some(results) = body["results"].as_array() else {
+        return fail(format!("the bridge refused the import: {}", body["error"]));
+    };
+    let mut all_ok = true;
+    for result in results {
+        all_ok &= result["ok"] == true;
+        println!(
+            "{}\t{}\t{}",
+            result["server_id"].as_str().unwrap_or_default(),
+            result["action"].as_str().unwrap_or_default(),
+            result["error"].as_str().unwrap_or_default()
+        );
+    }
+    if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

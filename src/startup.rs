@@ -121,16 +121,40 @@ impl Application {
     }
 }
 
-/// Hands every stored server to its supervisor without holding up the listener.
+/// Hands every stored server to its supervisor without holding up the listener, then applies the
+/// config file's `servers` as an import would.
 fn restore_in_background(state: &AppState) {
     let registry = state.registry.clone();
     let restored = state.restored.clone();
+    let declared: Vec<_> = state
+        .config
+        .servers
+        .iter()
+        .map(|c| (c.server_id.clone(), Ok(c.clone())))
+        .collect();
     tokio::spawn(async move {
         match registry.restore().await {
             Ok(count) => tracing::info!(count, "stored servers restored"),
             Err(error) => tracing::error!(%error, "cannot restore the stored servers"),
         }
         restored.store(true, Ordering::Release);
+        if declared.is_empty() {
+            return;
+        }
+        let config_agent = crate::auth::Agent {
+            id: "config".into(),
+            admin: true,
+        };
+        for result in crate::import::apply(&registry, &config_agent, declared).await {
+            match result.ok {
+                true => {
+                    tracing::info!(server_id = %result.server_id, action = %result.action, "config file server")
+                }
+                false => {
+                    tracing::error!(server_id = %result.server_id, error = %result.error, "config file server failed")
+                }
+            }
+        }
     });
 }
 

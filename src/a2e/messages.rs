@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{A2aAgentInfo, CompletionArgument, CompletionContext, McpResourceTemplate};
+use super::{
+    A2aAgentInfo, CompletionArgument, CompletionContext, ImportResult, McpResourceTemplate,
+};
 use super::{McpPrompt, McpPromptMessage, McpResource, McpResourceContent, McpRoot};
 use super::{McpServerConfig, McpServerInfo, ToolInfo};
 use crate::a2e::{a2e_message, a2e_response};
@@ -573,5 +575,24 @@ a2e_response! {
     A2aUnregisterResponse = "a2a/agent/unregister/resp" {
         ok: bool,
         agent_id: String,
+    }
+}
+
+a2e_message! {
+    /// mcp/server/import/req: the server list of a Claude Desktop / Cursor (`mcpServers`) or VS Code
+    /// (`servers`) configuration, as it is in that file.
+    ServerImportRequest = "mcp/server/import/req" {
+        #[serde(rename = "mcpServers")]
+        #[schema(value_type = Object)]
+        mcp_servers: serde_json::Map<String, Value>,
+        #[schema(value_type = Object)]
+        servers: serde_json::Map<String, Value>,
+    }
+}
+
+a2e_response! {
+    /// mcp/server/import/resp: what happened to each server.
+    ServerImportResponse = "mcp/server/import/resp" {
+        results: Vec<ImportResult>,
     }
 }

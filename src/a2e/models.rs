@@ -369,3 +369,19 @@ pub struct A2aAgentInfo {
     #[schema(value_type = Object)]
     pub card: Value,
 }
+
+/// What happened to one server of an import (beyond the seed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct ImportResult {
+    pub server_id: String,
+    /// `created`, `replaced`, `unchanged` or `failed`.
+    pub action: String,
+    pub ok: bool,
+    /// Why it failed.
+    pub error: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<crate::a2e::ErrorCode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<McpServerInfo>,
+}

@@ -11,10 +11,10 @@ use utoipa_axum::routes;
 
 use super::{Reply, ok, request};
 use crate::a2e::{
-    ErrorBody, McpServerStatus, Response, ServerGetRequest, ServerGetResponse, ServerListRequest,
-    ServerListResponse, ServerReconnectRequest, ServerReconnectResponse, ServerRegisterRequest,
-    ServerRegisterResponse, ServerUnregisterRequest, ServerUnregisterResponse, ServerUpdateRequest,
-    ServerUpdateResponse,
+    ErrorBody, McpServerStatus, Response, ServerGetRequest, ServerGetResponse, ServerImportRequest,
+    ServerImportResponse, ServerListRequest, ServerListResponse, ServerReconnectRequest,
+    ServerReconnectResponse, ServerRegisterRequest, ServerRegisterResponse,
+    ServerUnregisterRequest, ServerUnregisterResponse, ServerUpdateRequest, ServerUpdateResponse,
 };
 use crate::auth::Agent;
 use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
@@ -25,6 +25,34 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_servers, register_server))
         .routes(routes!(get_server, update_server, unregister_server))
         .routes(routes!(reconnect_server))
+        .routes(routes!(import_servers))
+}
+
+/// Register the servers of a Claude Desktop / Cursor (`mcpServers`) or VS Code (`servers`)
+/// configuration as it is: each key becomes a `server_id`, a server already there is replaced,
+/// and the answer says per server what happened (a bad entry does not stop the others).
+#[utoipa::path(post, path = "/v1/servers/import", tag = "servers", request_body = ServerImportRequest,
+    security(("bearer" = [])),
+    responses((status = 200, body = ServerImportResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)))]
+async fn import_servers(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Agent>,
+    A2eJson(req): A2eJson<ServerImportRequest>,
+) -> Result<Reply<ServerImportResponse>, Failure> {
+    import(&state, &agent, req).await
+}
+
+pub async fn import(
+    state: &AppState,
+    agent: &Agent,
+    req: ServerImportRequest,
+) -> Result<Reply<ServerImportResponse>, Failure> {
+    let document = serde_json::json!({ "mcpServers": req.mcp_servers, "servers": req.servers });
+    let mut resp = ServerImportResponse::answering(&req.id);
+    resp.results =
+        crate::import::apply(&state.registry, agent, crate::import::entries(&document)).await;
+    Ok(ok(resp))
 }
 
 /// The request id a GET, DELETE or bodiless POST takes as `?id=`.

@@ -6,6 +6,7 @@ mod auth;
 mod deploy;
 mod events;
 mod helpers;
+mod import;
 mod inputs;
 mod mcp;
 mod openapi;
