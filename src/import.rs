@@ -162,7 +162,8 @@ mod tests {
         });
         let entries = entries(&document);
         assert_eq!(entries.len(), 4);
-        let fs = entries[0].1.as_ref().unwrap();
+        let find = |id: &str| &entries.iter().find(|(key, _)| key == id).unwrap().1;
+        let fs = find("fs").as_ref().unwrap();
         assert_eq!(fs.cmd, ["npx", "-y", "server-filesystem", "/tmp"]);
         assert_eq!(fs.env["K"], "v");
         let remote = entries

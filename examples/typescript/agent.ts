@@ -357,6 +357,5 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then((code) => {
-  process.exitCode = code;
-});
+// Exit at once: a request still in flight after a failure must not keep the process alive.
+main().then((code) => process.exit(code));
