@@ -129,6 +129,7 @@ pub fn router(state: AppState) -> Router {
         .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(middleware::from_fn_with_state(state.clone(), count_request))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(request_span)
@@ -161,6 +162,21 @@ async fn require_agent_layer(
     next: middleware::Next,
 ) -> axum::response::Response {
     require_agent(axum::extract::State(state.auth), req, next).await
+}
+
+/// Counts each answered request by its route (not its raw path) and status.
+async fn count_request(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let resp = next.run(req).await;
+    state.metrics.http_request(&route, resp.status().as_u16());
+    resp
 }
 
 async fn not_found() -> ApiError {

@@ -10,6 +10,7 @@ pub mod error;
 pub mod hub;
 pub mod import;
 pub mod mcp_server;
+pub mod metrics;
 pub mod registry;
 pub mod startup;
 pub mod state;

@@ -423,7 +423,22 @@ impl ServerHandler for BridgeServer {
         });
         let full = format!("{server_id}{}{tool}", naming::SEPARATOR);
         let arguments = request.arguments.unwrap_or_default();
-        match registry.call_tool(&full, arguments, None, origin).await {
+        let started = std::time::Instant::now();
+        let called = registry.call_tool(&full, arguments, None, origin).await;
+        let outcome = match &called {
+            Ok((_, result)) if result.is_error == Some(true) => "is_error",
+            Ok(_) => "ok",
+            Err(error) => match error {
+                registry::Error::ToolNotFound(_) => "mcp_tool_not_found",
+                _ => "error",
+            },
+        };
+        if registry.get(&server_id).is_ok() {
+            self.state
+                .metrics
+                .tool_call(&server_id, outcome, started.elapsed());
+        }
+        match called {
             Ok((_, mut result)) => {
                 // A 2026-07-28 client needs the result's type, which a 2025 upstream leaves out.
                 result.result_type = Some(ResultType::COMPLETE);

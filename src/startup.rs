@@ -69,6 +69,7 @@ impl Application {
             registry,
             hub,
             a2a,
+            metrics: Arc::default(),
             restored: Arc::new(AtomicBool::new(false)),
         };
         Ok(Self {

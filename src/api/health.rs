@@ -17,6 +17,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(healthz))
         .routes(routes!(readyz))
+        .routes(routes!(metrics))
 }
 
 #[derive(Serialize, ToSchema)]
@@ -59,5 +60,21 @@ async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
         Json(Health {
             status: "ok".into(),
         }),
+    )
+}
+
+/// Prometheus metrics (names prefixed `mcp_bridge_`).
+#[utoipa::path(get, path = "/metrics", tag = "health",
+    responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain", body = String)))]
+async fn metrics(
+    State(state): State<AppState>,
+) -> ([(axum::http::HeaderName, &'static str); 1], String) {
+    let text = state.metrics.render(&state.registry, &state.hub);
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        text,
     )
 }

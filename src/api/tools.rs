@@ -179,7 +179,10 @@ async fn call_for(
 ) -> Result<Reply<ToolCallResponse>, Failure> {
     tracing::debug!(agent = %agent.id, tool = %req.name, "tool call");
     if state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(&req.name) {
+        let started = std::time::Instant::now();
         let outcome = crate::a2a::tools::call(&state.a2a, &req.name, req.arguments).await;
+        let result = if outcome.is_error { "is_error" } else { "ok" };
+        state.metrics.tool_call("a2a", result, started.elapsed());
         let mut resp = ToolCallResponse::answering(&req.id);
         resp.name = req.name;
         resp.content = vec![serde_json::json!({"type": "text", "text": outcome.text})];
@@ -192,11 +195,24 @@ async fn call_for(
         progress,
         client: None,
     });
-    let (server_id, result) = state
+    let started = std::time::Instant::now();
+    let called = state
         .registry
         .call_tool(&req.name, req.arguments, req.timeout, origin)
         .await
-        .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
+        .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id));
+    // Only registered servers name a series: a name made up by a caller must not add one.
+    let server = crate::registry::naming::split(&req.name)
+        .map(|(s, _)| s)
+        .filter(|s| state.registry.get(s).is_ok())
+        .unwrap_or("unknown");
+    let outcome = match &called {
+        Ok((_, result)) if result.is_error == Some(true) => "is_error",
+        Ok(_) => "ok",
+        Err(failure) => failure.error.code.as_str(),
+    };
+    state.metrics.tool_call(server, outcome, started.elapsed());
+    let (server_id, result) = called?;
     let mut resp = ToolCallResponse::answering(&req.id);
     resp.name = req.name;
     resp.server_id = server_id;

@@ -9,6 +9,7 @@ mod helpers;
 mod import;
 mod inputs;
 mod mcp;
+mod metrics;
 mod openapi;
 mod prompts;
 mod resources;

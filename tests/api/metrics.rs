@@ -1,0 +1,112 @@
+//! `/metrics` moves with what the service does.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::helpers::*;
+
+async fn scrape(app: &TestApp) -> String {
+    let (status, body) = app.send(Method::GET, "/metrics", None, None).await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    body.as_str().expect("text").to_owned()
+}
+
+/// The value of the sample with exactly these name and labels.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| {
+            line.strip_prefix(series)
+                .and_then(|rest| rest.strip_prefix(' '))
+        })
+        .and_then(|value| value.trim().parse().ok())
+}
+
+#[tokio::test]
+async fn metrics_move_with_calls_requests_streams_and_servers() {
+    let app = spawn_app().await;
+    let marker = unique("metrics");
+    app.register(py_stdio("pm", &marker)).await;
+    let before = scrape(&app).await;
+    assert_eq!(
+        sample(
+            &before,
+            r#"mcp_bridge_upstream_status{server_id="pm",status="ready"}"#
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &before,
+            r#"mcp_bridge_tool_calls_total{server_id="pm",outcome="ok"}"#
+        ),
+        None
+    );
+
+    for _ in 0..2 {
+        app.call("pm__echo", json!({"text": "x"})).await;
+    }
+    app.call("pm__fail", json!({})).await;
+    app.call("pm__nosuch", json!({})).await;
+    app.call("madeup__tool", json!({})).await;
+    let _alice = EventStream::open(&app, &app.alice, None).await;
+
+    let after = scrape(&app).await;
+    assert_eq!(
+        sample(
+            &after,
+            r#"mcp_bridge_tool_calls_total{server_id="pm",outcome="ok"}"#
+        ),
+        Some(2.0),
+        "{after}"
+    );
+    assert_eq!(
+        sample(
+            &after,
+            r#"mcp_bridge_tool_calls_total{server_id="pm",outcome="is_error"}"#
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &after,
+            r#"mcp_bridge_tool_calls_total{server_id="pm",outcome="mcp_tool_not_found"}"#
+        ),
+        Some(1.0)
+    );
+    assert!(!after.contains("madeup"), "a made-up name adds no series");
+    assert_eq!(
+        sample(
+            &after,
+            r#"mcp_bridge_tool_call_duration_seconds_count{server_id="pm",outcome="ok"}"#
+        ),
+        Some(2.0)
+    );
+    assert!(
+        sample(
+            &after,
+            r#"mcp_bridge_http_requests_total{route="/v1/tools/call",status="200"}"#
+        ) >= Some(3.0)
+    );
+    assert_eq!(sample(&after, "mcp_bridge_connected_agents"), Some(1.0));
+    assert_eq!(sample(&after, "mcp_bridge_event_streams"), Some(1.0));
+    assert_eq!(sample(&after, "mcp_bridge_pending_requests"), Some(0.0));
+
+    // A reconnect is counted.
+    let (_, body) = app
+        .post("/v1/servers/pm/reconnect", &app.admin, json!(null))
+        .await;
+    assert_eq!(body["server"]["status"], "ready");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let again = scrape(&app).await;
+    assert_eq!(
+        sample(
+            &again,
+            r#"mcp_bridge_upstream_reconnects_total{server_id="pm"}"#
+        ),
+        Some(1.0),
+        "{again}"
+    );
+    app.stop().await;
+}
