@@ -53,9 +53,13 @@ api() {
     if [ -n "$data" ]; then
         args+=(-H 'content-type: application/json' --data "$data")
     fi
-    echo "\$ curl -X $method $BRIDGE_URL$path${data:+ -d '$data'}"
-    local status
-    status=$(curl "${args[@]}" "$BRIDGE_URL$path") || fail "$method $path: curl could not reach the bridge at $BRIDGE_URL"
+    local shown="\$ curl -X $method $BRIDGE_URL$path"
+    [ -z "$data" ] || shown+=" -d '$data'"
+    echo "$shown"
+    local status rc=0
+    status=$(curl "${args[@]}" "$BRIDGE_URL$path") || rc=$?
+    # curl's own exit codes: 7 cannot connect, 28 timed out; its message is on stderr above.
+    [ "$rc" = 0 ] || fail "$method $path: curl failed (exit $rc) talking to $BRIDGE_URL"
     BODY=$(cat "$body_file")
     if [ "${#BODY}" -gt 600 ]; then
         echo "HTTP $status ${BODY:0:600}… (${#BODY} bytes)"

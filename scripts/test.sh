@@ -43,6 +43,9 @@ cargo test --locked --all-targets
 echo "== MCP conformance suite (tests/conformance/expected-failures.yml)"
 scripts/conformance.sh
 
+echo "== examples (examples/: curl walkthrough, Python and TypeScript agents)"
+scripts/examples.sh
+
 echo "== deployment: docker-compose.yml against the Compose specification, and the release build the image runs"
 node tests/deploy/validate-compose.mjs docker-compose.yml
 cargo build --release --locked

@@ -155,27 +155,33 @@ class EventStream:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise ExampleError(f"no {what} within {timeout:.0f} s")
-            getter = asyncio.create_task(self._queue.get())
-            waits: set[asyncio.Future[Any]] = {getter}
-            if unless is not None:
-                waits.add(unless)
-            done, _ = await asyncio.wait(
-                waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
-            )
-            if getter not in done:
-                getter.cancel()
-                if unless is not None and unless in done:
+            item = await self._next(deadline, unless)
+            if item is None:
+                if unless is not None and unless.done():
                     outcome = unless.exception() or unless.result()
                     raise ExampleError(f"no {what}: the call ended first with {outcome}")
-                continue  # the deadline passed: the loop says so
-            item = getter.result()
+                raise ExampleError(f"no {what} within {timeout:.0f} s")
             if isinstance(item, BaseException):
                 raise ExampleError(f"while waiting for {what}: {item}")
             if matches(item):
                 return item
+
+    async def _next(
+        self, deadline: float, unless: asyncio.Task[Any] | None
+    ) -> SseEvent | BaseException | None:
+        """The next item of the queue; None once the deadline passes or `unless` is done."""
+        if not self._queue.empty():  # what has arrived already comes first
+            return self._queue.get_nowait()
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining <= 0 or (unless is not None and unless.done()):
+            return None
+        getter = asyncio.create_task(self._queue.get())
+        waits: set[asyncio.Future[Any]] = {getter} if unless is None else {getter, unless}
+        done, _ = await asyncio.wait(waits, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+        if getter in done:
+            return getter.result()
+        getter.cancel()  # a cancelled get() takes nothing from the queue
+        return None
 
 
 def describe_error(error: BaseException | None) -> str:

@@ -126,16 +126,18 @@ class EventStream {
         signal: this.abort.signal,
       });
     } catch (error) {
+      clearTimeout(timer);
       if (this.abort.signal.aborted) {
         throw new ExampleError(`the event stream did not open within ${STREAM_OPEN_TIMEOUT / 1000} s`);
       }
       throw new ExampleError(`the event stream could not be opened: ${describeError(error)}`);
-    } finally {
-      clearTimeout(timer);
     }
     if (response.status !== 200 || response.body === null) {
-      throw new ExampleError(`GET /v1/events answered ${response.status}: ${await response.text()}`);
+      const text = await response.text().catch(() => "(no body)"); // still under the timer
+      clearTimeout(timer);
+      throw new ExampleError(`GET /v1/events answered ${response.status}: ${text}`);
     }
+    clearTimeout(timer);
     // No timeout on the stream itself: it is quiet between events (keep-alive comments come
     // every MCP_BRIDGE_KEEPALIVE_SECS); the waits on the queue are bounded.
     this.reading = this.read(response.body);
