@@ -197,12 +197,12 @@ where
     }
 }
 
-impl From<crate::registry::Error> for ApiError {
-    fn from(error: crate::registry::Error) -> Self {
+impl ApiError {
+    /// The code a registry error answers with.
+    pub fn code_of(error: &crate::registry::Error) -> ErrorCode {
         use crate::registry::Error as E;
         use crate::upstream::{CallError, ConnectError};
-        let message = error.to_string();
-        let code = match &error {
+        match error {
             E::Invalid(_) => ErrorCode::InvalidRequest,
             E::Forbidden(_) => ErrorCode::Forbidden,
             E::Conflict(_) => ErrorCode::Conflict,
@@ -231,10 +231,18 @@ impl From<crate::registry::Error> for ApiError {
                 CallError::Rejected { .. } | CallError::Protocol(_) => ErrorCode::McpProtocolError,
                 CallError::Transport(_) => ErrorCode::McpTransportError,
             },
-            E::Store(store) => return Self::internal(store),
-            E::Internal(what) => return Self::internal(what),
-        };
-        Self::new(code, message)
+            E::Store(_) | E::Internal(_) => ErrorCode::Internal,
+        }
+    }
+}
+
+impl From<crate::registry::Error> for ApiError {
+    fn from(error: crate::registry::Error) -> Self {
+        match Self::code_of(&error) {
+            // The details are for the log only.
+            ErrorCode::Internal => Self::internal(error),
+            code => Self::new(code, error.to_string()),
+        }
     }
 }
 

@@ -376,32 +376,22 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = caller(&context)?;
-        if self.state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(&request.name) {
-            let outcome = crate::a2a::tools::call(
-                &self.state.a2a,
-                &request.name,
-                request.arguments.unwrap_or_default(),
-            )
-            .await;
-            let content = vec![ContentBlock::text(outcome.text)];
-            let result = if outcome.is_error {
-                CallToolResult::error(content)
-            } else {
-                CallToolResult::success(content)
+        let full = if self.state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(&request.name) {
+            request.name.to_string()
+        } else {
+            let registry = &self.state.registry;
+            let offers = |server_id: &str| {
+                registry
+                    .get(server_id)
+                    .is_ok_and(|e| registry::exposes_tool(&e, &request.name))
             };
-            return Ok(CallToolResponse::Complete(result));
-        }
-        let registry = &self.state.registry;
-        let offers = |server_id: &str| {
-            registry
-                .get(server_id)
-                .is_ok_and(|e| registry::exposes_tool(&e, &request.name))
-        };
-        let Some((server_id, tool)) = self.resolve(&request.name, offers) else {
-            return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {}", request.name),
-                None,
-            ));
+            let Some((server_id, tool)) = self.resolve(&request.name, offers) else {
+                return Err(ErrorData::invalid_params(
+                    format!("Unknown tool: {}", request.name),
+                    None,
+                ));
+            };
+            format!("{server_id}{}{tool}", naming::SEPARATOR)
         };
         let capabilities = context.client_capabilities();
         let legacy = context
@@ -421,23 +411,8 @@ impl ServerHandler for BridgeServer {
             progress: None,
             client,
         });
-        let full = format!("{server_id}{}{tool}", naming::SEPARATOR);
         let arguments = request.arguments.unwrap_or_default();
-        let started = std::time::Instant::now();
-        let called = registry.call_tool(&full, arguments, None, origin).await;
-        let outcome = match &called {
-            Ok((_, result)) if result.is_error == Some(true) => "is_error",
-            Ok(_) => "ok",
-            Err(error) => match error {
-                registry::Error::ToolNotFound(_) => "mcp_tool_not_found",
-                _ => "error",
-            },
-        };
-        if registry.get(&server_id).is_ok() {
-            self.state
-                .metrics
-                .tool_call(&server_id, outcome, started.elapsed());
-        }
+        let called = self.state.call_tool(&full, arguments, None, origin).await;
         match called {
             Ok((_, mut result)) => {
                 // A 2026-07-28 client needs the result's type, which a 2025 upstream leaves out.

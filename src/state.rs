@@ -28,3 +28,48 @@ impl FromRef<AppState> for Arc<Auth> {
         state.auth.clone()
     }
 }
+
+impl AppState {
+    /// Calls a catalogue tool by its name (`{server_id}__{tool}` or an agent-bridge tool) for
+    /// `origin`, and counts the call in the metrics. Answers the server id (empty for an
+    /// agent-bridge tool) and the MCP result.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, serde_json::Value>,
+        timeout: Option<f64>,
+        origin: Arc<crate::upstream::CallOrigin>,
+    ) -> Result<(String, rmcp::model::CallToolResult), crate::registry::Error> {
+        let started = std::time::Instant::now();
+        if self.a2a.enabled() && crate::a2a::tools::is_bridge_tool(name) {
+            let outcome = crate::a2a::tools::call(&self.a2a, name, arguments).await;
+            let content = vec![rmcp::model::ContentBlock::text(outcome.text)];
+            let result = match outcome.is_error {
+                true => rmcp::model::CallToolResult::error(content),
+                false => rmcp::model::CallToolResult::success(content),
+            };
+            self.metrics.tool_call(
+                "a2a",
+                if outcome.is_error { "is_error" } else { "ok" },
+                started.elapsed(),
+            );
+            return Ok((String::new(), result));
+        }
+        let called = self
+            .registry
+            .call_tool(name, arguments, timeout, origin)
+            .await;
+        let outcome = match &called {
+            Ok((_, result)) if result.is_error == Some(true) => "is_error",
+            Ok(_) => "ok",
+            Err(error) => crate::error::ApiError::code_of(error).as_str(),
+        };
+        // Only registered servers name a series: a name made up by a caller must not add one.
+        let server = crate::registry::naming::split(name)
+            .map(|(s, _)| s)
+            .filter(|s| self.registry.get(s).is_ok())
+            .unwrap_or("unknown");
+        self.metrics.tool_call(server, outcome, started.elapsed());
+        called
+    }
+}

@@ -178,41 +178,16 @@ async fn call_for(
     progress: Option<mpsc::UnboundedSender<Value>>,
 ) -> Result<Reply<ToolCallResponse>, Failure> {
     tracing::debug!(agent = %agent.id, tool = %req.name, "tool call");
-    if state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(&req.name) {
-        let started = std::time::Instant::now();
-        let outcome = crate::a2a::tools::call(&state.a2a, &req.name, req.arguments).await;
-        let result = if outcome.is_error { "is_error" } else { "ok" };
-        state.metrics.tool_call("a2a", result, started.elapsed());
-        let mut resp = ToolCallResponse::answering(&req.id);
-        resp.name = req.name;
-        resp.content = vec![serde_json::json!({"type": "text", "text": outcome.text})];
-        resp.is_error = outcome.is_error;
-        return Ok(ok(resp));
-    }
     let origin = Arc::new(CallOrigin {
         agent_id: agent.id.clone(),
         req_id: req.id.clone(),
         progress,
         client: None,
     });
-    let started = std::time::Instant::now();
-    let called = state
-        .registry
+    let (server_id, result) = state
         .call_tool(&req.name, req.arguments, req.timeout, origin)
         .await
-        .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id));
-    // Only registered servers name a series: a name made up by a caller must not add one.
-    let server = crate::registry::naming::split(&req.name)
-        .map(|(s, _)| s)
-        .filter(|s| state.registry.get(s).is_ok())
-        .unwrap_or("unknown");
-    let outcome = match &called {
-        Ok((_, result)) if result.is_error == Some(true) => "is_error",
-        Ok(_) => "ok",
-        Err(failure) => failure.error.code.as_str(),
-    };
-    state.metrics.tool_call(server, outcome, started.elapsed());
-    let (server_id, result) = called?;
+        .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
     let mut resp = ToolCallResponse::answering(&req.id);
     resp.name = req.name;
     resp.server_id = server_id;
