@@ -497,7 +497,7 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
         closed,
         stderr,
     });
-    match tokio::time::timeout(bound, conn.list_all()).await {
+    match tokio::time::timeout_at(deadline, conn.list_all()).await {
         Ok(Ok(lists)) => Ok(Established { conn, lists }),
         Ok(Err(e)) => {
             conn.shutdown().await;
