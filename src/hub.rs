@@ -31,6 +31,11 @@ pub enum AskError {
     Shutdown,
 }
 
+/// How long an agent's channel outlives its last stream.
+const IDLE_CHANNEL: Duration = Duration::from_secs(3600);
+/// How often idle channels are looked for.
+const IDLE_SWEEP: Duration = Duration::from_secs(300);
+
 pub struct Hub {
     channels: RwLock<HashMap<String, Arc<Channel>>>,
     /// Notifications for MCP clients of `/mcp`: (method, params).
@@ -42,14 +47,30 @@ pub struct Hub {
 
 impl Hub {
     /// A hub keeping the last `replay` events of each agent; `shutdown` ends every stream.
+    /// Channels of agents gone for an hour are forgotten.
     pub fn new(replay: usize, shutdown: CancellationToken) -> Arc<Self> {
-        Arc::new(Self {
+        let hub = Arc::new(Self {
             channels: RwLock::default(),
             downstream: tokio::sync::broadcast::channel(256).0,
             pending: Pending::default(),
             replay,
             shutdown,
-        })
+        });
+        let weak = Arc::downgrade(&hub);
+        let stop = hub.shutdown.clone();
+        tokio::spawn(async move {
+            let mut sweeps = tokio::time::interval(IDLE_SWEEP);
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = sweeps.tick() => match weak.upgrade() {
+                        Some(hub) => hub.forget_idle(IDLE_CHANNEL),
+                        None => return,
+                    },
+                }
+            }
+        });
+        hub
     }
 
     fn channel(&self, agent_id: &str) -> Arc<Channel> {
@@ -154,9 +175,18 @@ impl Hub {
 
     /// Opens a stream for the agent, replaying what came after `last_event_id`.
     pub fn open(&self, agent_id: &str, last_event_id: Option<u64>) -> Stream {
-        let channel = self.channel(agent_id);
-        let opened = channel.open(last_event_id);
-        channel.stream_opened();
+        // Subscribed before it counts as connected (so nothing sent to a connected agent is
+        // missed), and counted under the map's lock (so the idle sweep cannot drop it meanwhile).
+        let (channel, opened) = {
+            let mut channels = self.channels.write().unwrap_or_else(|e| e.into_inner());
+            let channel = channels
+                .entry(agent_id.to_owned())
+                .or_insert_with(|| Arc::new(Channel::new(self.replay)))
+                .clone();
+            let opened = channel.open(last_event_id);
+            channel.stream_opened();
+            (channel, opened)
+        };
         Stream {
             channel,
             opened: Some(opened),
@@ -166,6 +196,13 @@ impl Hub {
     /// Fired when the service stops: streams end.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()
+    }
+
+    /// Forgets the channels (and their replay buffers) of agents that have had no stream open
+    /// for `idle` — a reconnect after that is told events were lost.
+    pub fn forget_idle(&self, idle: Duration) {
+        let mut channels = self.channels.write().unwrap_or_else(|e| e.into_inner());
+        channels.retain(|_, channel| !channel.idle_for(idle.as_secs()));
     }
 
     /// Agents with a stream open, and streams open, now.

@@ -4,9 +4,16 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use tokio::sync::broadcast;
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
 
 /// One event as it goes out on the SSE stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +45,8 @@ pub struct Channel {
     capacity: usize,
     /// Streams open now.
     streams: AtomicUsize,
+    /// When the last stream closed (seconds since the epoch); 0 while one is open.
+    idle_since: AtomicU64,
 }
 
 impl Channel {
@@ -54,6 +63,7 @@ impl Channel {
             live: broadcast::channel(capacity.max(16)).0,
             capacity,
             streams: AtomicUsize::new(0),
+            idle_since: AtomicU64::new(now_secs()),
         }
     }
 
@@ -103,10 +113,19 @@ impl Channel {
 
     pub fn stream_opened(&self) {
         self.streams.fetch_add(1, Ordering::AcqRel);
+        self.idle_since.store(0, Ordering::Release);
     }
 
     pub fn stream_closed(&self) {
-        self.streams.fetch_sub(1, Ordering::AcqRel);
+        if self.streams.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.idle_since.store(now_secs(), Ordering::Release);
+        }
+    }
+
+    /// Whether no stream has been open for at least `secs` seconds.
+    pub fn idle_for(&self, secs: u64) -> bool {
+        let since = self.idle_since.load(Ordering::Acquire);
+        !self.connected() && since != 0 && now_secs().saturating_sub(since) >= secs
     }
 
     /// Whether the agent has a stream open now.
@@ -158,6 +177,17 @@ mod tests {
             channel.open(Some(u64::MAX - 1)).lost_after,
             Some(u64::MAX - 1)
         );
+    }
+
+    #[test]
+    fn a_channel_is_idle_only_without_streams() {
+        let channel = Channel::new(4);
+        assert!(channel.idle_for(0));
+        channel.stream_opened();
+        assert!(!channel.idle_for(0));
+        channel.stream_closed();
+        assert!(channel.idle_for(0));
+        assert!(!channel.idle_for(3600));
     }
 
     #[tokio::test]
