@@ -15,6 +15,13 @@ fn token_with(claims: Value, secret: &str) -> String {
     .unwrap()
 }
 
+/// The same claims under `alg: none` and without a signature.
+fn unsigned(token: &str) -> String {
+    let payload = token.split('.').nth(1).unwrap();
+    // base64url of {"alg":"none","typ":"JWT"}
+    format!("eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{payload}.")
+}
+
 fn now() -> u64 {
     jsonwebtoken::get_current_timestamp()
 }
@@ -39,6 +46,10 @@ async fn every_v1_route_needs_a_valid_token() {
             json!({"sub": "alice", "exp": now() + 600, "nbf": now() + 600}),
             SECRET,
         )),
+        Some(unsigned(&token_with(
+            json!({"sub": "alice", "exp": now() + 600}),
+            SECRET,
+        ))),
     ];
     let routes = [
         (Method::GET, "/v1/servers"),
@@ -65,8 +76,32 @@ async fn every_v1_route_needs_a_valid_token() {
     }
     // A valid token, and the public routes without one.
     let good = token_with(json!({"sub": "alice", "exp": now() + 600}), SECRET);
+    for scheme in ["Basic", "Token", "Bearer:"] {
+        let response = app
+            .client
+            .get(format!("{}/v1/servers", app.base))
+            .header("authorization", format!("{scheme} {good}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{scheme}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"], "a valid bearer token is required");
+    }
     let (status, _) = app.get("/v1/servers", &good).await;
     assert_eq!(status, StatusCode::OK);
+    let response = app
+        .client
+        .get(format!("{}/v1/servers", app.base))
+        .header("authorization", format!("BEARER {good}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::OK,
+        "the scheme is case-insensitive"
+    );
     for path in ["/healthz", "/readyz", "/openapi.json", "/docs/"] {
         let (status, _) = app.send(Method::GET, path, None, None).await;
         assert_eq!(status, StatusCode::OK, "{path}");
