@@ -298,6 +298,76 @@ mod tests {
         assert!(auth("s3cret").verify(&token).is_err());
     }
 
+    // A key pair made for these tests only.
+    const ED_PRIVATE: &str = "-----BEGIN PRIVATE KEY-----
+MC4CAQAwBQYDK2VwBCIEIAS+UlTADFbWF/Ggvxdea/jWY4W46XkVxq3VKPqwkxtf
+-----END PRIVATE KEY-----
+";
+    const ED_PUBLIC: &str = "-----BEGIN PUBLIC KEY-----
+MCowBQYDK2VwAyEAJe8ZOx75l2FCFVsnL+NQCJ9nt9EPVO7JyAYdHXelHgE=
+-----END PUBLIC KEY-----
+";
+
+    fn sign(alg: Algorithm, key: &EncodingKey, claims: serde_json::Value) -> String {
+        jsonwebtoken::encode(&Header::new(alg), &claims, key).unwrap()
+    }
+
+    #[test]
+    fn a_public_key_accepts_its_own_algorithm_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jwt.pub");
+        std::fs::write(&path, ED_PUBLIC).unwrap();
+        let auth = Auth::from_config(&Config {
+            jwt_public_key: Some(path),
+            jwt_issuer: Some("https://issuer.example".into()),
+            jwt_audience: Some("mcp-bridge".into()),
+            ..Config::default()
+        })
+        .unwrap();
+        let exp = jsonwebtoken::get_current_timestamp() + 600;
+        let private = EncodingKey::from_ed_pem(ED_PRIVATE.as_bytes()).unwrap();
+        let claims = serde_json::json!({
+            "sub": "alice", "exp": exp, "iss": "https://issuer.example", "aud": "mcp-bridge"
+        });
+        assert_eq!(
+            auth.verify(&sign(Algorithm::EdDSA, &private, claims.clone()))
+                .unwrap()
+                .id,
+            "alice"
+        );
+        // Algorithm confusion: an HS256 token keyed with the public key's own bytes.
+        let confused = EncodingKey::from_secret(ED_PUBLIC.as_bytes()).unwrap();
+        assert!(
+            auth.verify(&sign(Algorithm::HS256, &confused, claims.clone()))
+                .is_err()
+        );
+        // Wrong or missing issuer and audience.
+        for (field, value) in [
+            ("iss", Some("https://other.example")),
+            ("iss", None),
+            ("aud", Some("someone-else")),
+            ("aud", None),
+        ] {
+            let mut claims = claims.clone();
+            match value {
+                Some(value) => claims[field] = value.into(),
+                None => {
+                    claims.as_object_mut().unwrap().remove(field);
+                }
+            }
+            assert!(
+                auth.verify(&sign(Algorithm::EdDSA, &private, claims))
+                    .is_err(),
+                "{field} = {value:?}"
+            );
+        }
+        // Only the holder of the private key mints.
+        assert!(
+            auth.mint("alice", false, std::time::Duration::from_secs(60))
+                .is_err()
+        );
+    }
+
     #[test]
     fn the_generated_secret_is_private_and_kept() {
         let dir = tempfile::tempdir().unwrap();
