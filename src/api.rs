@@ -17,7 +17,7 @@ use axum::extract::{DefaultBodyLimit, MatchedPath};
 use axum::http::StatusCode;
 use axum::middleware;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
@@ -133,11 +133,28 @@ pub fn router(state: AppState) -> Router {
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(request_span)
-                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+                .on_response(log_response),
         )
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .with_state(state)
+}
+
+/// One line per answered request: refusals and failures at info, the rest at debug (a line per
+/// successful call costs a busy gateway measurably; /metrics counts every request by route and
+/// status).
+fn log_response(
+    resp: &axum::response::Response,
+    latency: std::time::Duration,
+    _span: &tracing::Span,
+) {
+    let status = resp.status().as_u16();
+    let latency_ms = latency.as_secs_f64() * 1000.0;
+    if resp.status().is_client_error() || resp.status().is_server_error() {
+        tracing::info!(status, latency_ms, "request answered");
+    } else {
+        tracing::debug!(status, latency_ms, "request answered");
+    }
 }
 
 /// The span of one request: method, route (not the raw path) and request id. Headers, and so

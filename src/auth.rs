@@ -69,8 +69,15 @@ pub enum AuthError {
     Jwt(#[from] jsonwebtoken::errors::Error),
 }
 
+/// How many verified tokens are remembered (a full cache is emptied, not grown).
+const VERIFIED_CAPACITY: usize = 4096;
+
 /// Verifies bearer tokens, and mints them when the key is a shared secret.
 pub struct Auth {
+    /// Tokens that passed verification, with the agent and the last second they are valid in:
+    /// an agent sends the same token on every call, and checking its signature again costs far
+    /// more than the lookup. Expiry is still checked on every use.
+    verified: std::sync::Mutex<std::collections::HashMap<String, (Agent, u64)>>,
     decoding: DecodingKey,
     encoding: Option<EncodingKey>,
     validation: Validation,
@@ -120,6 +127,7 @@ impl Auth {
         }
         validation.set_required_spec_claims(&required);
         Ok(Self {
+            verified: Default::default(),
             decoding,
             encoding,
             validation,
@@ -130,15 +138,44 @@ impl Auth {
 
     /// The agent a token stands for, or why not (the reason is for the log, never the caller).
     pub fn verify(&self, token: &str) -> Result<Agent, jsonwebtoken::errors::Error> {
+        self.verify_at(token, jsonwebtoken::get_current_timestamp())
+    }
+
+    fn verify_at(&self, token: &str, now: u64) -> Result<Agent, jsonwebtoken::errors::Error> {
+        let expired = || jsonwebtoken::errors::ErrorKind::ExpiredSignature.into();
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        match verified.get(token) {
+            Some((agent, last)) if now <= *last => return Ok(agent.clone()),
+            Some(_) => {
+                verified.remove(token);
+                return Err(expired());
+            }
+            None => {}
+        }
+        drop(verified);
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)?;
         let claims = data.claims;
         if claims.sub.is_empty() {
             return Err(jsonwebtoken::errors::ErrorKind::MissingRequiredClaim("sub".into()).into());
         }
-        Ok(Agent {
+        let agent = Agent {
             admin: claims.roles.iter().any(|r| r == "admin"),
             id: claims.sub,
-        })
+        };
+        // Valid while `exp` is not older than the leeway, as jsonwebtoken decides.
+        let last = claims.exp.saturating_add(self.validation.leeway);
+        if now > last {
+            return Err(expired());
+        }
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if verified.len() >= VERIFIED_CAPACITY {
+            verified.retain(|_, (_, last)| now <= *last);
+            if verified.len() >= VERIFIED_CAPACITY {
+                verified.clear();
+            }
+        }
+        verified.insert(token.to_owned(), (agent.clone(), last));
+        Ok(agent)
     }
 
     /// A token for `sub`, valid for `ttl`.
@@ -288,6 +325,28 @@ mod tests {
             .mint("bob", false, std::time::Duration::from_secs(60))
             .unwrap();
         assert!(!auth.verify(&token).unwrap().admin);
+    }
+
+    #[test]
+    fn a_remembered_token_still_expires() {
+        let auth = auth("s3cret");
+        let token = auth
+            .mint("alice", false, std::time::Duration::from_secs(60))
+            .unwrap();
+        let now = jsonwebtoken::get_current_timestamp();
+        assert_eq!(auth.verify_at(&token, now).unwrap().id, "alice");
+        // Served from the cache now, up to the last second the token is valid in.
+        let last = now + 60 + auth.validation.leeway;
+        assert_eq!(auth.verify_at(&token, last - 1).unwrap().id, "alice");
+        let error = auth.verify_at(&token, last + 1).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            &jsonwebtoken::errors::ErrorKind::ExpiredSignature
+        );
+        // A token that fails verification is never remembered.
+        let forged = format!("{}x", &token[..token.len() - 1]);
+        assert!(auth.verify_at(&forged, now).is_err());
+        assert!(auth.verify_at(&forged, now).is_err());
     }
 
     #[test]

@@ -243,6 +243,12 @@ impl Stream {
     pub fn take(&mut self) -> Opened {
         self.opened.take().expect("taken once")
     }
+
+    /// Catches up a stream that fell behind the live feed: the buffered events after `last`,
+    /// and the live feed anew.
+    pub fn resume(&self, last: u64) -> Opened {
+        self.channel.open(Some(last))
+    }
 }
 
 impl Drop for Stream {

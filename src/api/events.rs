@@ -68,9 +68,10 @@ async fn events(
     let feed = Feed {
         lost_after: opened.lost_after,
         replay: opened.replay.into(),
+        last_sent: opened.position,
         live: opened.live,
         shutdown: state.hub.shutdown_token(),
-        _stream: stream,
+        stream,
     };
     let keep_alive = KeepAlive::new()
         .interval(Duration::from_secs(state.config.keepalive_secs))
@@ -82,32 +83,61 @@ async fn events(
 struct Feed {
     lost_after: Option<u64>,
     replay: VecDeque<Arc<Event>>,
+    /// The id of the last event this stream sent (or skipped past when it opened).
+    last_sent: u64,
     live: tokio::sync::broadcast::Receiver<Arc<Event>>,
     shutdown: CancellationToken,
     /// Keeps the agent counted as connected while the stream is open.
-    _stream: hub::Stream,
+    stream: hub::Stream,
+}
+
+/// What a stream sends next.
+#[derive(Debug)]
+enum Item {
+    Event(Arc<Event>),
+    /// The events after this id are no longer in the replay buffer.
+    Lost(u64),
 }
 
 impl Feed {
     async fn next(mut self) -> Option<(Result<SseEvent, Infallible>, Self)> {
-        if let Some(after) = self.lost_after.take() {
-            return Some((Ok(events_lost(after)), self));
-        }
-        if let Some(event) = self.replay.pop_front() {
-            return Some((Ok(sse(&event)), self));
-        }
-        let event = tokio::select! {
-            _ = self.shutdown.cancelled() => return None,
-            event = self.live.recv() => event,
+        let sent = match self.next_item().await? {
+            Item::Event(event) => sse(&event),
+            Item::Lost(after) => events_lost(after),
         };
-        match event {
-            Ok(event) => Some((Ok(sse(&event)), self)),
-            // This stream fell behind the live feed: say so, then go on with what comes next.
-            Err(RecvError::Lagged(missed)) => {
-                tracing::warn!(missed, "an event stream fell behind");
-                Some((Ok(events_lost_live(missed)), self))
+        Some((Ok(sent), self))
+    }
+
+    async fn next_item(&mut self) -> Option<Item> {
+        loop {
+            if let Some(after) = self.lost_after.take() {
+                return Some(Item::Lost(after));
             }
-            Err(RecvError::Closed) => None,
+            if let Some(event) = self.replay.pop_front() {
+                self.last_sent = event.id;
+                return Some(Item::Event(event));
+            }
+            let event = tokio::select! {
+                _ = self.shutdown.cancelled() => return None,
+                event = self.live.recv() => event,
+            };
+            match event {
+                Ok(event) if event.id <= self.last_sent => continue,
+                Ok(event) => {
+                    self.last_sent = event.id;
+                    return Some(Item::Event(event));
+                }
+                // This stream fell behind the live feed: it catches up from the replay buffer
+                // (what is no longer there is reported as lost), then goes on live.
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "an event stream fell behind; catching up");
+                    let resumed = self.stream.resume(self.last_sent);
+                    self.replay = resumed.replay.into();
+                    self.lost_after = resumed.lost_after;
+                    self.live = resumed.live;
+                }
+                Err(RecvError::Closed) => return None,
+            }
         }
     }
 }
@@ -137,6 +167,70 @@ fn events_lost(after: u64) -> SseEvent {
     }))
 }
 
-fn events_lost_live(missed: u64) -> SseEvent {
-    notice(json!({ "missed": missed, "reason": "this stream fell behind" }))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(hub: &hub::Hub, agent: &str) -> Feed {
+        let mut stream = hub.open(agent, None);
+        let opened = stream.take();
+        Feed {
+            lost_after: opened.lost_after,
+            replay: opened.replay.into(),
+            last_sent: opened.position,
+            live: opened.live,
+            shutdown: hub.shutdown_token(),
+            stream,
+        }
+    }
+
+    async fn ids(feed: &mut Feed, n: usize) -> Vec<u64> {
+        let mut ids = Vec::new();
+        for _ in 0..n {
+            match feed.next_item().await {
+                Some(Item::Event(event)) => ids.push(event.id),
+                other => panic!("expected an event, got {other:?}"),
+            }
+        }
+        ids
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_falls_behind_catches_up_from_the_replay_buffer() {
+        let hub = hub::Hub::new(1000, CancellationToken::new());
+        let mut feed = feed(&hub, "alice");
+        // Far more than the live feed holds, in one burst the stream does not read.
+        for i in 0..500 {
+            hub.publish("alice", "mcp/server/push", &json!({ "n": i }));
+        }
+        let ids = ids(&mut feed, 500).await;
+        assert!(
+            ids.windows(2).all(|w| w[1] == w[0] + 1),
+            "every event, in order, once"
+        );
+        hub.publish("alice", "mcp/server/push", &json!({ "n": 500 }));
+        assert_eq!(
+            self::ids(&mut feed, 1).await,
+            [ids[499] + 1],
+            "then live again"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stream_further_behind_than_the_buffer_is_told_what_was_lost() {
+        let hub = hub::Hub::new(100, CancellationToken::new());
+        let mut feed = feed(&hub, "bob");
+        for i in 0..300 {
+            hub.publish("bob", "mcp/server/push", &json!({ "n": i }));
+        }
+        let Some(Item::Lost(after)) = feed.next_item().await else {
+            panic!("the stream is told events were lost");
+        };
+        let ids = ids(&mut feed, 100).await;
+        assert!(ids[0] > after + 1, "the oldest events are gone");
+        assert!(
+            ids.windows(2).all(|w| w[1] == w[0] + 1),
+            "the buffered 100 follow"
+        );
+    }
 }

@@ -26,9 +26,15 @@ pub struct Event {
     pub data: Arc<str>,
 }
 
+/// Events a stream may fall behind the live feed by before it catches up from the replay buffer
+/// (each slot is allocated up front, per agent, so the replay buffer is what holds history).
+const LIVE_CAPACITY: usize = 64;
+
 /// What a stream gets when it opens: events to replay first, then the live feed.
 pub struct Opened {
     pub replay: Vec<Arc<Event>>,
+    /// The id of the last event before the live feed starts.
+    pub position: u64,
     /// Set when `Last-Event-ID` is older than the buffer: events in between are gone.
     pub lost_after: Option<u64>,
     pub live: broadcast::Receiver<Arc<Event>>,
@@ -60,7 +66,7 @@ impl Channel {
                 next_id: first_id,
                 buffer: VecDeque::with_capacity(capacity.min(64)),
             }),
-            live: broadcast::channel(capacity.max(16)).0,
+            live: broadcast::channel(LIVE_CAPACITY).0,
             capacity,
             streams: AtomicUsize::new(0),
             idle_since: AtomicU64::new(now_secs()),
@@ -89,9 +95,11 @@ impl Channel {
     pub fn open(&self, last_event_id: Option<u64>) -> Opened {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let live = self.live.subscribe();
+        let position = state.next_id - 1;
         let Some(last) = last_event_id else {
             return Opened {
                 replay: Vec::new(),
+                position,
                 lost_after: None,
                 live,
             };
@@ -106,6 +114,7 @@ impl Channel {
             .collect();
         Opened {
             replay,
+            position,
             lost_after,
             live,
         }

@@ -1,0 +1,1008 @@
+//! Benchmarks of mcp-bridge side by side with a direct MCP client and with mcpo (BENCHMARKS.md).
+//!
+//! `scripts/bench.sh` (`cargo bench --bench bridge`) runs the full sizes against the release
+//! build of the service. Without `--bench`, as `cargo test --all-targets` runs it, it is a smoke
+//! run with tiny sizes on the debug build, so the harness cannot rot; it fails on any error but
+//! asserts no timing. `BENCH_ONLY=idle,calls,fanout,catalogue` picks sections,
+//! `BENCH_UPSTREAMS=rs,ev` the upstreams and `BENCH_ROUTES=direct,rest,mcp,mcpo` the routes of
+//! the tool-call section.
+//!
+//! This binary is also the minimal stdio MCP server the catalogue and boot benchmarks register:
+//! `bridge --stdio-server N` serves `echo` and N more tools on stdin/stdout.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use mcp_bridge::auth::Auth;
+use mcp_bridge::config::Config;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{
+    StreamableHttpClientTransport, StreamableHttpServerConfig, StreamableHttpService,
+};
+use rmcp::{ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+const SECRET: &str = "benchmark-secret-benchmark-secret";
+const ECHO_ARGS: &str = r#"{"message":"hello from the benchmark"}"#;
+
+/// How much of everything one run does.
+struct Sizes {
+    warmup: Duration,
+    /// Measured time per route, in `rounds` turns.
+    run: Duration,
+    rounds: u32,
+    concurrency: &'static [usize],
+    fanout_agents: usize,
+    servers: usize,
+    tools_per_server: usize,
+    list_samples: usize,
+}
+
+const FULL: Sizes = Sizes {
+    warmup: Duration::from_secs(1),
+    run: Duration::from_secs(6),
+    rounds: 6,
+    concurrency: &[1, 32],
+    fanout_agents: 1000,
+    servers: 100,
+    tools_per_server: 100,
+    list_samples: 300,
+};
+
+const SMOKE: Sizes = Sizes {
+    warmup: Duration::from_millis(20),
+    run: Duration::from_millis(200),
+    rounds: 2,
+    concurrency: &[1, 4],
+    fanout_agents: 8,
+    servers: 3,
+    tools_per_server: 5,
+    list_samples: 3,
+};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    if let Some(at) = args.iter().position(|a| a == "--stdio-server") {
+        let tools = args.get(at + 1).and_then(|n| n.parse().ok()).unwrap_or(0);
+        return runtime.block_on(stdio_server(tools));
+    }
+    let full = args.iter().any(|a| a == "--bench");
+    let wanted = |section: &str| listed("BENCH_ONLY", section);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    runtime.block_on(async {
+        let bench = Bench::new(if full { FULL } else { SMOKE }, full);
+        let mut report = Report::default();
+        report.line(&format!(
+            "# mcp-bridge benchmarks ({})\n",
+            if full {
+                "full"
+            } else {
+                "smoke run, tiny sizes"
+            }
+        ));
+        report.line(&machine());
+        if wanted("idle") {
+            bench.idle(&mut report).await;
+        }
+        if wanted("calls") {
+            bench.calls(&mut report).await;
+        }
+        if wanted("fanout") {
+            bench.fanout(&mut report).await;
+        }
+        if wanted("catalogue") {
+            bench.catalogue_and_boot(&mut report).await;
+        }
+        report.finish(full);
+    });
+}
+
+// ---- the report ----
+
+#[derive(Default)]
+struct Report {
+    text: String,
+}
+
+impl Report {
+    fn line(&mut self, line: &str) {
+        println!("{line}");
+        self.text.push_str(line);
+        self.text.push('\n');
+    }
+
+    fn finish(&self, full: bool) {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
+        let path = dir.join(if full { "report.md" } else { "smoke.md" });
+        if std::fs::create_dir_all(&dir).is_ok() && std::fs::write(&path, &self.text).is_ok() {
+            println!("report written to {}", path.display());
+        }
+    }
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    format!("Machine: {cpu}, {cores} cores; bridge and harness built with the {profile} profile.\n")
+}
+
+// ---- measuring ----
+
+struct Stats {
+    calls: usize,
+    errors: usize,
+    first_error: Option<String>,
+    per_sec: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((sorted.len() as f64) * p).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// What the rounds of one route measured so far.
+#[derive(Default)]
+struct Tally {
+    latencies: Vec<Duration>,
+    errors: usize,
+    first_error: Option<String>,
+    elapsed: Duration,
+}
+
+impl Tally {
+    fn add(&mut self, (latencies, errors, first_error): Measured, elapsed: Duration) {
+        self.latencies.extend(latencies);
+        self.errors += errors;
+        self.first_error = self.first_error.take().or(first_error);
+        self.elapsed += elapsed;
+    }
+
+    fn stats(mut self) -> Stats {
+        self.latencies.sort_unstable();
+        Stats {
+            calls: self.latencies.len(),
+            errors: self.errors,
+            per_sec: self.latencies.len() as f64 / self.elapsed.as_secs_f64(),
+            p50: percentile(&self.latencies, 0.50),
+            p99: percentile(&self.latencies, 0.99),
+            first_error: self.first_error,
+        }
+    }
+}
+
+/// Latencies of the calls that succeeded, how many failed, and the first failure.
+type Measured = (Vec<Duration>, usize, Option<String>);
+
+/// Runs `call` from `concurrency` workers in a closed loop for `run`; every worker makes at
+/// least one call.
+async fn phase<F, Fut>(concurrency: usize, run: Duration, call: F) -> Measured
+where
+    F: Fn() -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), String>> + Send,
+{
+    let deadline = Instant::now() + run;
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let call = call.clone();
+            tokio::spawn(async move {
+                let (mut latencies, mut errors, mut first) = (Vec::new(), 0, None);
+                loop {
+                    let sent = Instant::now();
+                    match call().await {
+                        Ok(()) => latencies.push(sent.elapsed()),
+                        Err(error) => {
+                            errors += 1;
+                            first.get_or_insert(error);
+                        }
+                    }
+                    if Instant::now() >= deadline {
+                        return (latencies, errors, first);
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut all = (Vec::new(), 0, None);
+    for worker in workers {
+        let (latencies, errors, first) = worker.await.expect("a load worker");
+        all.0.extend(latencies);
+        all.1 += errors;
+        all.2 = all.2.or(first);
+    }
+    all
+}
+
+/// Whether the comma-separated list in `variable` names `key` (an unset list names everything).
+fn listed(variable: &str, key: &str) -> bool {
+    let list = std::env::var(variable).unwrap_or_default();
+    list.is_empty() || list.split(',').any(|k| k.trim() == key)
+}
+
+// ---- the service under test ----
+
+struct Bridge {
+    child: tokio::process::Child,
+    base: String,
+    client: reqwest::Client,
+    admin: String,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl Bridge {
+    /// Spawns the real binary over `data_dir` and waits until it answers.
+    async fn start(data_dir: &Path, auth: &Auth) -> Bridge {
+        let port = free_port();
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"));
+        for (name, _) in std::env::vars_os() {
+            if name.to_string_lossy().starts_with("MCP_BRIDGE_") {
+                command.env_remove(name);
+            }
+        }
+        let log = std::fs::File::create(data_dir.join("bridge.log")).expect("a log file");
+        let child = command
+            .arg("serve")
+            .env("MCP_BRIDGE_BIND", format!("127.0.0.1:{port}"))
+            .env("MCP_BRIDGE_DATA_DIR", data_dir)
+            .env("MCP_BRIDGE_JWT_SECRET", SECRET)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the mcp-bridge binary starts");
+        let bridge = Bridge {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            client: reqwest::Client::new(),
+            admin: auth
+                .mint("bench-admin", true, Duration::from_secs(86400))
+                .unwrap(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !bridge.answers("/healthz").await {
+            assert!(
+                Instant::now() < deadline,
+                "mcp-bridge did not answer within 30 s; see {}",
+                data_dir.join("bridge.log").display()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        bridge
+    }
+
+    async fn answers(&self, path: &str) -> bool {
+        let resp = self.client.get(format!("{}{path}", self.base)).send().await;
+        resp.is_ok_and(|r| r.status().is_success())
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id().expect("mcp-bridge is running")
+    }
+
+    /// Resident memory (VmRSS), in MiB.
+    fn rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("/proc/<pid>/status");
+        let kib: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/<pid>/status");
+        kib / 1024.0
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        let resp = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.admin)
+            .send()
+            .await
+            .expect("mcp-bridge answers");
+        assert!(resp.status().is_success(), "GET {path}: {}", resp.status());
+        resp.json().await.expect("a JSON answer")
+    }
+
+    async fn register(&self, config: Value) {
+        let resp = self
+            .client
+            .post(format!("{}/v1/servers", self.base))
+            .bearer_auth(&self.admin)
+            .json(&json!({ "config": config }))
+            .send()
+            .await
+            .expect("mcp-bridge answers");
+        let status = resp.status();
+        let body = resp.text().await.unwrap_or_default();
+        assert_eq!(status.as_u16(), 201, "registering failed: {body}");
+    }
+
+    /// SIGTERM, then waits for the process to end.
+    async fn stop(mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.pid().to_string()])
+            .status();
+        if tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+// ---- upstreams ----
+
+/// The minimal MCP server: `echo` and `tools` more, over Streamable HTTP in this process or
+/// over stdio as a child of the bridge.
+#[derive(Clone)]
+struct EchoServer {
+    tools: Arc<Vec<Tool>>,
+    peers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+}
+
+impl EchoServer {
+    fn new(tools: usize) -> Self {
+        let schema = |props: Value| {
+            let schema = json!({ "type": "object", "properties": props });
+            Arc::new(schema.as_object().cloned().unwrap_or_default())
+        };
+        let mut list = vec![Tool::new(
+            "echo",
+            "Echoes back the message",
+            schema(json!({ "message": { "type": "string" } })),
+        )];
+        list.extend((0..tools).map(|i| {
+            Tool::new(
+                format!("tool_{i:04}"),
+                format!("Synthetic tool number {i} of a large catalogue"),
+                schema(json!({ "value": { "type": "integer" } })),
+            )
+        }));
+        EchoServer {
+            tools: Arc::new(list),
+            peers: Arc::default(),
+        }
+    }
+
+    /// Tells every connected client that the tool list changed.
+    async fn notify_tools_changed(&self) {
+        let peers = self.peers.lock().unwrap().clone();
+        for peer in peers {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+    }
+}
+
+impl ServerHandler for EchoServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities: ServerCapabilities =
+            serde_json::from_value(json!({ "tools": { "listChanged": true } })).unwrap_or_default();
+        ServerConfig::new(capabilities).with_server_info(Implementation::new("bench-echo", "1.0"))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.peers.lock().unwrap().push(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let message = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("message"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let text = format!("Echo: {message}");
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+    }
+}
+
+async fn stdio_server(tools: usize) {
+    let transport = (tokio::io::stdin(), tokio::io::stdout());
+    if let Ok(running) = EchoServer::new(tools).serve(transport).await {
+        let _ = running.waiting().await;
+    }
+}
+
+/// The echo server over Streamable HTTP on a port of its own, in this process.
+async fn http_echo_server() -> (EchoServer, String) {
+    let server = EchoServer::new(0);
+    let handler = server.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let app = axum::Router::new().route_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (server, format!("http://{addr}/mcp"))
+}
+
+/// A child process that serves HTTP on `port` once it answers `ready_path`.
+struct Process {
+    _child: tokio::process::Child,
+}
+
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
+}
+
+async fn spawn_http(mut command: tokio::process::Command, url: &str) -> Option<Process> {
+    let child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .ok()?;
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if client
+            .get(url)
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            return Some(Process { _child: child });
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{url} did not answer within 60 s");
+}
+
+/// server-everything over Streamable HTTP, when `scripts/test.sh` has installed it.
+async fn everything_http() -> Option<(Process, String)> {
+    let bin = peers_dir().join("node_modules/.bin/mcp-server-everything");
+    if !bin.exists() {
+        println!("(server-everything is not installed: run scripts/test.sh; skipped)");
+        return None;
+    }
+    let port = free_port();
+    let mut command = tokio::process::Command::new(bin);
+    command.arg("streamableHttp").env("PORT", port.to_string());
+    // Its /mcp answers a GET without a session with 400, so wait on a port that is open.
+    let peer = spawn_until_open(command, port).await?;
+    Some((peer, format!("http://127.0.0.1:{port}/mcp")))
+}
+
+async fn spawn_until_open(mut command: tokio::process::Command, port: u16) -> Option<Process> {
+    let child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .ok()?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "port {port} did not open in 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Some(Process { _child: child })
+}
+
+/// mcpo in front of `upstream`, when `scripts/bench.sh` (or `scripts/test.sh`) has installed it.
+async fn mcpo(upstream: &str) -> Option<(Process, String)> {
+    let bin = peers_dir().join(".venv-mcpo/bin/mcpo");
+    if !bin.exists() {
+        println!("(mcpo is not installed: run scripts/bench.sh; skipped)");
+        return None;
+    }
+    let port = free_port();
+    let mut command = tokio::process::Command::new(bin);
+    command.args([
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--server-type",
+        "streamable-http",
+        "--",
+        upstream,
+    ]);
+    let base = format!("http://127.0.0.1:{port}");
+    let peer = spawn_http(command, &format!("{base}/openapi.json")).await?;
+    Some((peer, base))
+}
+
+async fn mcp_client(url: &str, token: Option<&str>) -> Arc<RunningService<RoleClient, ()>> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
+    Arc::new(().serve(transport).await.expect("an MCP session"))
+}
+
+// ---- the benchmarks ----
+
+struct Bench {
+    sizes: Sizes,
+    full: bool,
+    auth: Auth,
+}
+
+/// One way to call the echo tool.
+#[derive(Clone)]
+enum Route {
+    Direct(Arc<RunningService<RoleClient, ()>>),
+    Rest {
+        client: reqwest::Client,
+        url: String,
+        token: String,
+        body: Arc<Value>,
+    },
+    Mcp(Arc<RunningService<RoleClient, ()>>, String),
+    Mcpo {
+        client: reqwest::Client,
+        url: String,
+    },
+}
+
+impl Route {
+    /// The name `BENCH_ROUTES` picks it by.
+    fn key(&self) -> &'static str {
+        match self {
+            Route::Direct(_) => "direct",
+            Route::Rest { .. } => "rest",
+            Route::Mcp(..) => "mcp",
+            Route::Mcpo { .. } => "mcpo",
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Route::Direct(_) => "direct MCP",
+            Route::Rest { .. } => "mcp-bridge REST",
+            Route::Mcp(..) => "mcp-bridge /mcp",
+            Route::Mcpo { .. } => "mcpo REST",
+        }
+    }
+
+    async fn call(self) -> Result<(), String> {
+        let args = || serde_json::from_str(ECHO_ARGS).unwrap_or_default();
+        let mcp_call = |client: Arc<RunningService<RoleClient, ()>>, name: String| async move {
+            let params = CallToolRequestParams::new(name).with_arguments(args());
+            let result = client.call_tool(params).await.map_err(|e| e.to_string())?;
+            if result.is_error == Some(true) || result.content.is_empty() {
+                return Err(format!("unexpected result: {result:?}"));
+            }
+            Ok(())
+        };
+        match self {
+            Route::Direct(client) => mcp_call(client, "echo".into()).await,
+            Route::Mcp(client, name) => mcp_call(client, name).await,
+            Route::Rest {
+                client,
+                url,
+                token,
+                body,
+            } => {
+                let resp = client.post(url).bearer_auth(token).json(&*body).send();
+                let resp = resp.await.map_err(|e| e.to_string())?;
+                let status = resp.status();
+                let bytes = resp.bytes().await.map_err(|e| e.to_string())?;
+                let answer: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+                if status != 200 || answer["is_error"] != false {
+                    return Err(format!("{status}: {answer}"));
+                }
+                Ok(())
+            }
+            Route::Mcpo { client, url } => {
+                let resp = client
+                    .post(url)
+                    .header("content-type", "application/json")
+                    .body(ECHO_ARGS)
+                    .send();
+                let resp = resp.await.map_err(|e| e.to_string())?;
+                let status = resp.status();
+                let text = resp.text().await.map_err(|e| e.to_string())?;
+                if status != 200 {
+                    return Err(format!("{status}: {text}"));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Bench {
+    fn new(sizes: Sizes, full: bool) -> Self {
+        let config = Config {
+            jwt_secret: Some(SECRET.to_owned().into()),
+            ..Config::default()
+        };
+        let auth = Auth::from_config(&config).expect("an HS256 key");
+        Bench { sizes, full, auth }
+    }
+
+    fn token(&self, sub: &str) -> String {
+        self.auth
+            .mint(sub, false, Duration::from_secs(86400))
+            .unwrap()
+    }
+
+    fn check(&self, what: &str, stats: &Stats) {
+        if let Some(error) = &stats.first_error {
+            let message = format!(
+                "{what}: {} of {} calls failed, first: {error}",
+                stats.errors,
+                stats.calls + stats.errors
+            );
+            // A smoke run is a test: any failure fails it. A full run reports it and goes on.
+            assert!(self.full, "{message}");
+            println!("WARNING {message}");
+        }
+    }
+
+    async fn idle(&self, report: &mut Report) {
+        let dir = tempfile::tempdir().unwrap();
+        let bridge = Bridge::start(dir.path(), &self.auth).await;
+        tokio::time::sleep(Duration::from_secs(if self.full { 3 } else { 1 })).await;
+        report.line("## Idle memory\n");
+        report.line(&format!(
+            "Fresh service, no servers, ready and idle: **{:.1} MiB** RSS.\n",
+            bridge.rss_mib()
+        ));
+        bridge.stop().await;
+    }
+
+    async fn calls(&self, report: &mut Report) {
+        let dir = tempfile::tempdir().unwrap();
+        let bridge = Bridge::start(dir.path(), &self.auth).await;
+        let (_server, rust_url) = http_echo_server().await;
+        let mut upstreams = vec![("in-process Rust (Streamable HTTP)", "rs", rust_url, None)];
+        if let Some((peer, url)) = everything_http().await {
+            upstreams.push(("server-everything (Streamable HTTP)", "ev", url, Some(peer)));
+        }
+        let agent = self.token("bench-agent");
+        let client = reqwest::Client::new();
+        let bridge_mcp = mcp_client(&format!("{}/mcp", bridge.base), Some(&agent)).await;
+        report.line("## Tool calls\n");
+        report.line(&format!(
+            "`echo` called by c workers in a closed loop for {:?} per row, in {} rounds where the \
+             routes take turns (after {:?} of warm-up each); ratio = throughput against direct MCP \
+             at the same concurrency; overhead = p50 minus direct p50.\n",
+            self.sizes.run, self.sizes.rounds, self.sizes.warmup
+        ));
+        report.line("| upstream | path | c | calls/s | p50 ms | p99 ms | ratio | overhead ms |");
+        report.line("|---|---|---:|---:|---:|---:|---:|---:|");
+        upstreams.retain(|u| listed("BENCH_UPSTREAMS", u.1));
+        for (label, server_id, url, _peer) in &upstreams {
+            bridge
+                .register(json!({ "server_id": server_id, "transport": "http", "url": url }))
+                .await;
+            let mcpo = mcpo(url).await;
+            let mut paths = vec![
+                Route::Direct(mcp_client(url, None).await),
+                Route::Rest {
+                    client: client.clone(),
+                    url: format!("{}/v1/tools/call", bridge.base),
+                    token: agent.clone(),
+                    body: Arc::new(json!({
+                        "name": format!("{server_id}__echo"),
+                        "arguments": serde_json::from_str::<Value>(ECHO_ARGS).unwrap(),
+                    })),
+                },
+                Route::Mcp(bridge_mcp.clone(), format!("{server_id}__echo")),
+            ];
+            if let Some((_, base)) = &mcpo {
+                paths.push(Route::Mcpo {
+                    client: client.clone(),
+                    url: format!("{base}/echo"),
+                });
+            }
+            paths.retain(|p| listed("BENCH_ROUTES", p.key()));
+            for &c in self.sizes.concurrency {
+                // Routes take turns in short rounds, so a drift of the machine (or of the
+                // upstream) over the run weighs on every route alike.
+                let mut tallies: Vec<Tally> = paths.iter().map(|_| Tally::default()).collect();
+                for round in 0..=self.sizes.rounds {
+                    for (path, tally) in paths.iter().zip(&mut tallies) {
+                        let path = path.clone();
+                        let call = move || path.clone().call();
+                        if round == 0 {
+                            phase(c, self.sizes.warmup, call).await;
+                            continue;
+                        }
+                        let started = Instant::now();
+                        let measured = phase(c, self.sizes.run / self.sizes.rounds, call).await;
+                        tally.add(measured, started.elapsed());
+                    }
+                }
+                let mut direct: Option<Stats> = None;
+                for (path, tally) in paths.iter().zip(tallies) {
+                    let stats = tally.stats();
+                    let name = path.name();
+                    self.check(&format!("{label}, {name}, c={c}"), &stats);
+                    let (ratio, overhead) = match &direct {
+                        Some(d) => (
+                            format!("{:.2}x", stats.per_sec / d.per_sec),
+                            format!("{:+.3}", ms(stats.p50) - ms(d.p50)),
+                        ),
+                        None => (String::new(), String::new()),
+                    };
+                    report.line(&format!(
+                        "| {label} | {name} | {c} | {:.0} | {:.3} | {:.3} | {ratio} | {overhead} |",
+                        stats.per_sec,
+                        ms(stats.p50),
+                        ms(stats.p99)
+                    ));
+                    if matches!(path, Route::Direct(_)) {
+                        direct = Some(stats);
+                    }
+                }
+            }
+            drop(mcpo);
+        }
+        report.line(&format!(
+            "\nRSS of the service after these calls: {:.1} MiB.\n",
+            bridge.rss_mib()
+        ));
+        bridge.stop().await;
+    }
+
+    async fn fanout(&self, report: &mut Report) {
+        let n = self.sizes.fanout_agents;
+        let dir = tempfile::tempdir().unwrap();
+        let bridge = Bridge::start(dir.path(), &self.auth).await;
+        let (server, url) = http_echo_server().await;
+        bridge
+            .register(json!({ "server_id": "rs", "transport": "http", "url": url }))
+            .await;
+        let before = bridge.rss_mib();
+        let (opened_tx, mut opened_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (got_tx, mut got_rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut streams = tokio::task::JoinSet::new();
+        for i in 0..n {
+            let (opened_tx, got_tx) = (opened_tx.clone(), got_tx.clone());
+            let request = reqwest::Client::new()
+                .get(format!("{}/v1/events", bridge.base))
+                .bearer_auth(self.token(&format!("fanout-agent-{i}")));
+            streams.spawn(async move {
+                let mut resp = match request.send().await {
+                    Ok(resp) if resp.status() == 200 => resp,
+                    other => return drop(opened_tx.send(Err(format!("{other:?}")))),
+                };
+                let _ = opened_tx.send(Ok(()));
+                let mut seen = String::new();
+                while let Ok(Some(chunk)) = resp.chunk().await {
+                    seen.push_str(&String::from_utf8_lossy(&chunk));
+                    if seen.contains("notifications/tools/list_changed") {
+                        let _ = got_tx.send(Instant::now());
+                        // Stay connected until the whole measurement is over.
+                        std::future::pending::<()>().await;
+                    }
+                }
+            });
+        }
+        for _ in 0..n {
+            let opened = tokio::time::timeout(Duration::from_secs(60), opened_rx.recv()).await;
+            let opened = opened.expect("every stream opens within 60 s");
+            opened.expect("a stream").expect("a 200 stream");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let after = bridge.rss_mib();
+        let pushed = Instant::now();
+        server.notify_tools_changed().await;
+        let mut latencies = Vec::with_capacity(n);
+        for _ in 0..n {
+            let got = tokio::time::timeout(Duration::from_secs(30), got_rx.recv()).await;
+            let got = got.expect("every agent gets the push within 30 s");
+            latencies.push(got.expect("an arrival") - pushed);
+        }
+        latencies.sort_unstable();
+        streams.abort_all();
+        report.line("## SSE fan-out\n");
+        report.line(&format!(
+            "{n} agents, each with its own `GET /v1/events` stream; the upstream sends one \
+             `notifications/tools/list_changed`; the bridge re-lists and pushes it to every agent. \
+             Time from the upstream's notification to each agent's receipt:\n"
+        ));
+        report.line("| agents | p50 ms | p99 ms | last ms | RSS before MiB | RSS with streams MiB | KiB per stream |");
+        report.line("|---:|---:|---:|---:|---:|---:|---:|");
+        report.line(&format!(
+            "| {n} | {:.2} | {:.2} | {:.2} | {before:.1} | {after:.1} | {:.1} |\n",
+            ms(percentile(&latencies, 0.5)),
+            ms(percentile(&latencies, 0.99)),
+            ms(*latencies.last().unwrap()),
+            (after - before) * 1024.0 / n as f64
+        ));
+        bridge.stop().await;
+    }
+
+    async fn catalogue_and_boot(&self, report: &mut Report) {
+        let (k, tools) = (self.sizes.servers, self.sizes.tools_per_server);
+        let dir = tempfile::tempdir().unwrap();
+        let bridge = Bridge::start(dir.path(), &self.auth).await;
+        let me = std::env::current_exe().expect("this binary's path");
+        let before = bridge.rss_mib();
+        let registered = Instant::now();
+        futures::stream::iter(0..k)
+            .map(|i| {
+                let cmd = json!([me, "--stdio-server", tools.to_string()]);
+                bridge.register(json!({
+                    "server_id": format!("s{i:03}"), "transport": "stdio", "cmd": cmd,
+                }))
+            })
+            .buffer_unordered(8)
+            .collect::<Vec<()>>()
+            .await;
+        let registered = registered.elapsed();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let after = bridge.rss_mib();
+        let agent = self.token("bench-agent");
+        let list = |cursor: String| {
+            let request = bridge
+                .client
+                .get(
+                    url::Url::parse_with_params(
+                        &format!("{}/v1/tools", bridge.base),
+                        [("cursor", cursor)],
+                    )
+                    .unwrap(),
+                )
+                .bearer_auth(&agent);
+            async move {
+                let resp = request.send().await.expect("GET /v1/tools");
+                assert_eq!(resp.status(), 200, "GET /v1/tools");
+                let body: Value = resp.json().await.expect("a tool list");
+                // Server tools only: the agent-bridge tools close the last page.
+                let count = body["tools"].as_array().map_or(0, |tools| {
+                    tools
+                        .iter()
+                        .filter(|t| t["name"].as_str().is_some_and(|n| n.contains("__")))
+                        .count()
+                });
+                (count, body["next_cursor"].as_str().unwrap_or("").to_owned())
+            }
+        };
+        // The whole catalogue, page by page.
+        let walk = || async {
+            let (mut total, mut cursor, mut pages) = (0, String::new(), 0);
+            loop {
+                let (count, next) = list(cursor).await;
+                total += count;
+                pages += 1;
+                if next.is_empty() {
+                    return (total, pages);
+                }
+                cursor = next;
+            }
+        };
+        let (total, pages) = walk().await;
+        assert_eq!(total, k * (tools + 1), "the catalogue lists every tool");
+        let mut first_page = Vec::new();
+        for _ in 0..self.sizes.list_samples {
+            let sent = Instant::now();
+            list(String::new()).await;
+            first_page.push(sent.elapsed());
+        }
+        first_page.sort_unstable();
+        let mut walks = Vec::new();
+        for _ in 0..self.sizes.list_samples.div_ceil(10) {
+            let sent = Instant::now();
+            walk().await;
+            walks.push(sent.elapsed());
+        }
+        walks.sort_unstable();
+        bridge.stop().await;
+
+        // Boot: the same data dir, so every server is restored from the store.
+        let started = Instant::now();
+        let bridge = Bridge::start(dir.path(), &self.auth).await;
+        let answering = started.elapsed();
+        let deadline = started + Duration::from_secs(120);
+        let all_ready = loop {
+            let servers = bridge.get("/v1/servers").await;
+            let ready = servers["servers"]
+                .as_array()
+                .map_or(0, |s| s.iter().filter(|s| s["status"] == "ready").count());
+            if ready == k {
+                break started.elapsed();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{ready} of {k} servers ready after 120 s"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let readyz = bridge.answers("/readyz").await;
+        assert!(readyz, "/readyz answers 200 once every server is restored");
+        let booted_rss = bridge.rss_mib();
+        bridge.stop().await;
+
+        report.line("## Catalogue and boot\n");
+        report.line(&format!(
+            "{k} stdio servers (this harness as a minimal Rust MCP server) with {} tools each: \
+             {total} tools, {pages} pages of the default size. Registered over REST, 8 at a time, \
+             in {:.2} s.\n",
+            tools + 1,
+            registered.as_secs_f64()
+        ));
+        report.line("| measure | value |");
+        report.line("|---|---:|");
+        report.line(&format!(
+            "| `GET /v1/tools` first page p50 / p99 | {:.3} / {:.3} ms |",
+            ms(percentile(&first_page, 0.5)),
+            ms(percentile(&first_page, 0.99))
+        ));
+        report.line(&format!(
+            "| whole catalogue ({pages} pages) p50 / p99 | {:.2} / {:.2} ms |",
+            ms(percentile(&walks, 0.5)),
+            ms(percentile(&walks, 0.99))
+        ));
+        report.line(&format!(
+            "| RSS before / with the {k} servers | {before:.1} / {after:.1} MiB |"
+        ));
+        report.line(&format!(
+            "| boot: process start to answering | {:.3} s |",
+            answering.as_secs_f64()
+        ));
+        report.line(&format!(
+            "| boot: process start to all {k} servers ready | {:.3} s |",
+            all_ready.as_secs_f64()
+        ));
+        report.line(&format!("| RSS after boot | {booted_rss:.1} MiB |\n"));
+    }
+}
