@@ -10,9 +10,13 @@ scripts/peers.sh
 echo "== format and lints"
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
+cargo clippy --locked --test netns -- -D warnings
 
 echo "== tests (and a smoke run of the benchmark harness, benches/bridge.rs, with tiny sizes)"
 cargo test --locked --all-targets
+
+echo "== the upstream address guard, in a loopback-only network namespace (tests/netns.rs)"
+scripts/netns.sh
 
 echo "== MCP conformance suite (tests/conformance/expected-failures.yml)"
 scripts/conformance.sh

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use crate::a2e::A2aAgentInfo;
 use crate::auth::Agent;
-use crate::registry::{is_link_local_or_metadata, naming};
+use crate::guard::{Guard, Refused};
+use crate::registry::naming;
 use crate::store::{Store, StoreError, StoredAgent};
 pub use card::Endpoint;
 
@@ -115,10 +116,12 @@ pub struct A2a {
     agents: RwLock<BTreeMap<String, Arc<A2aAgent>>>,
     store: Store,
     client: reqwest::Client,
+    guard: Guard,
 }
 
-/// Checks an agent's card or endpoint URL as MCP upstream URLs are checked.
-fn check_url(what: &str, url: &str) -> Result<(), A2aError> {
+/// Checks an agent's card or endpoint URL as MCP upstream URLs are checked: http(s), and an
+/// address the guard allows.
+async fn check_url(guard: &Guard, what: &str, url: &str) -> Result<(), A2aError> {
     let parsed = reqwest::Url::parse(url)
         .map_err(|e| A2aError::Invalid(format!("{what} \"{url}\": {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -126,23 +129,14 @@ fn check_url(what: &str, url: &str) -> Result<(), A2aError> {
             "{what} \"{url}\" must be http or https"
         )));
     }
-    let refused = match parsed.host() {
-        Some(url::Host::Ipv4(ip)) => is_link_local_or_metadata(ip.into()),
-        Some(url::Host::Ipv6(ip)) => is_link_local_or_metadata(ip.into()),
-        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("metadata.google.internal"),
-        None => true,
-    };
-    if refused {
-        return Err(A2aError::Invalid(format!(
-            "{what} \"{url}\" is a link-local or cloud metadata address"
-        )));
-    }
-    Ok(())
+    let refused =
+        |Refused(why)| A2aError::Invalid(format!("{what}: refused by the address guard: {why}"));
+    guard.preflight(&parsed).await.map_err(refused)
 }
 
 impl A2a {
     /// The registry with every stored agent.
-    pub async fn open(store: Store, enabled: bool) -> Result<Arc<Self>, StoreError> {
+    pub async fn open(store: Store, enabled: bool, guard: Guard) -> Result<Arc<Self>, StoreError> {
         let mut agents = BTreeMap::new();
         for stored in store.list_agents().await? {
             match card::endpoint(&stored.card) {
@@ -162,15 +156,13 @@ impl A2a {
                 }
             }
         }
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap_or_default();
+        let client = guard.http_client(0).build().unwrap_or_default();
         Ok(Arc::new(Self {
             enabled,
             agents: RwLock::new(agents),
             store,
             client,
+            guard,
         }))
     }
 
@@ -202,7 +194,7 @@ impl A2a {
         };
         naming::check_server_id(&agent_id)
             .map_err(|e| A2aError::Invalid(e.replace("server_id", "agent_id")))?;
-        check_url("`url`", url)?;
+        check_url(&self.guard, "`url`", url).await?;
         if self
             .agents
             .read()
@@ -217,7 +209,7 @@ impl A2a {
             .await
             .map_err(|_| A2aError::Timeout(CARD_TIMEOUT))??;
         let endpoint = card::endpoint(&card)?;
-        check_url("the card's endpoint", &endpoint.url)?;
+        check_url(&self.guard, "the card's endpoint", &endpoint.url).await?;
         let stored = StoredAgent {
             agent_id: agent_id.clone(),
             owner: caller.id.clone(),
@@ -306,7 +298,7 @@ impl A2a {
         .await
         .map_err(|_| A2aError::Timeout(CARD_TIMEOUT))??;
         let endpoint = card::endpoint(&card)?;
-        check_url("the card's endpoint", &endpoint.url)?;
+        check_url(&self.guard, "the card's endpoint", &endpoint.url).await?;
         self.store.update_agent_card(agent_id, &card).await?;
         let agent = Arc::new(A2aAgent {
             agent_id: old.agent_id.clone(),
@@ -373,6 +365,12 @@ impl A2a {
     ) -> Result<Value, A2aError> {
         let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
         let wait = Duration::from_secs(timeout_secs) + TIMEOUT_BUFFER;
+        // A literal address is not seen by the client's resolver: checked here, on every call.
+        if let Ok(url) = reqwest::Url::parse(&agent.endpoint.url) {
+            self.guard
+                .check_url(&url)
+                .map_err(|refused| A2aError::Unreachable(refused.to_string()))?;
+        }
         let mut request = self
             .client
             .post(&agent.endpoint.url)
@@ -438,10 +436,12 @@ mod tests {
         assert_eq!(translate("custom/thing", "1.0"), "custom/thing");
     }
 
-    #[test]
-    fn urls_are_checked() {
-        assert!(check_url("u", "http://127.0.0.1:9/").is_ok());
-        assert!(check_url("u", "ftp://x/").is_err());
-        assert!(check_url("u", "http://169.254.169.254/").is_err());
+    #[tokio::test]
+    async fn urls_are_checked() {
+        let guard = Guard::default();
+        assert!(check_url(&guard, "u", "http://127.0.0.1:9/").await.is_ok());
+        assert!(check_url(&guard, "u", "ftp://x/").await.is_err());
+        let refused = check_url(&guard, "u", "http://169.254.169.254/").await;
+        assert!(refused.unwrap_err().to_string().contains("address guard"));
     }
 }

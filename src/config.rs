@@ -340,6 +340,7 @@ impl Config {
             ping_interval: (self.ping_interval_secs > 0)
                 .then(|| Duration::from_secs(self.ping_interval_secs)),
             ping_timeout: Duration::from_secs(self.ping_timeout_secs),
+            guard: crate::guard::Guard::new(self.allow_private_upstreams),
         }
     }
 

@@ -7,6 +7,7 @@ pub mod api;
 pub mod auth;
 pub mod config;
 pub mod error;
+pub mod guard;
 pub mod hub;
 pub mod import;
 pub mod mcp_server;

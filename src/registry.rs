@@ -25,7 +25,6 @@ use crate::upstream::{self, CallError, CallOrigin, ConnectError, Connection, Lis
 pub use catalogue::Page;
 pub use entry::{Control, Inbox, Live, ServerEntry, State};
 pub use upstream::supervisor::Supervision;
-pub use validate::is_link_local_or_metadata;
 
 /// Why a registry operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -209,6 +208,7 @@ impl Registry {
                 server.config,
                 self.hub.clone(),
                 self.store.clone(),
+                self.supervision.guard,
             );
             self.insert(entry, inbox);
         }
@@ -237,13 +237,14 @@ impl Registry {
         if config.server_id.is_empty() {
             config.server_id = naming::generate_server_id();
         }
-        validate::check_config(&config).map_err(Error::Invalid)?;
+        validate::check_config(&config, &self.supervision.guard).map_err(Error::Invalid)?;
         let _reservation = self.reserve(&config.server_id)?;
         let (entry, inbox) = ServerEntry::new(
             agent.id.clone(),
             config.clone(),
             self.hub.clone(),
             self.store.clone(),
+            self.supervision.guard,
         );
         let established = upstream::connect(&config, entry.upstream_context())
             .await
@@ -361,7 +362,7 @@ impl Registry {
         if new.cmd != old.cmd || new.env != old.env || new.cwd != old.cwd {
             self.check_command_rights(agent, &new)?;
         }
-        validate::check_config(&new).map_err(Error::Invalid)?;
+        validate::check_config(&new, &self.supervision.guard).map_err(Error::Invalid)?;
         self.store
             .update_server_config(&new)
             .await

@@ -54,7 +54,12 @@ impl Application {
             config.page_size,
             config.supervision(),
         );
-        let a2a = crate::a2a::A2a::open(store.clone(), config.a2a_enabled).await?;
+        let a2a = crate::a2a::A2a::open(
+            store.clone(),
+            config.a2a_enabled,
+            crate::guard::Guard::new(config.allow_private_upstreams),
+        )
+        .await?;
         let bind = config.bind_addr()?;
         let listener = TcpListener::bind(bind)
             .await

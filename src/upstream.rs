@@ -8,6 +8,7 @@ mod http;
 mod notify;
 mod sse;
 mod stdio;
+pub use stdio::BASE_ENV;
 pub mod supervisor;
 mod watched;
 mod ws;
@@ -431,6 +432,16 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
     };
     let protocol = config.protocol_version.as_str();
     let timed_out = || ConnectError::Timeout(bound, String::new());
+    let guard = ctx.guard;
+    if config.transport != McpTransport::Stdio {
+        // The clear error; the clients' resolvers check again on every connection.
+        let url = url::Url::parse(&config.url)
+            .map_err(|e| ConnectError::Config(format!("`url`: {e}")))?;
+        tokio::time::timeout_at(deadline, guard.preflight(&url))
+            .await
+            .map_err(|_| timed_out())?
+            .map_err(|refused| ConnectError::Config(refused.to_string()))?;
+    }
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {
             let (transport, stderr) = stdio::spawn(config)?;
@@ -443,14 +454,14 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
             }
         }
         McpTransport::Http => {
-            let transport = taps.wrap(http::transport(config)?);
+            let transport = taps.wrap(http::transport(config, guard)?);
             let client = bounded(deadline, start(handler, transport, protocol)).await;
             (client.map_err(|e| e.unwrap_or_else(timed_out))?, None)
         }
         McpTransport::Sse => {
             let opened = tokio::time::timeout_at(
                 deadline,
-                sse::connect(&config.url, http::header_map(config)?),
+                sse::connect(&config.url, http::header_map(config)?, guard),
             );
             let transport = taps.wrap(opened.await.map_err(|_| timed_out())??);
             let client = bounded(deadline, start(handler, transport, protocol)).await;
@@ -459,7 +470,7 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
         McpTransport::Ws => {
             let opened = tokio::time::timeout_at(
                 deadline,
-                ws::connect(&config.url, http::header_map(config)?),
+                ws::connect(&config.url, http::header_map(config)?, guard),
             );
             let transport = taps.wrap(opened.await.map_err(|_| timed_out())??);
             let client = bounded(deadline, start(handler, transport, protocol)).await;

@@ -56,6 +56,7 @@ pub struct ServerEntry {
     pub(super) changing: tokio::sync::Mutex<()>,
     hub: Arc<Hub>,
     store: Store,
+    guard: crate::guard::Guard,
     /// Fired to stop the supervisor (unregister, shutdown).
     pub stop: CancellationToken,
     /// Fired when the supervisor has stopped and the connection is closed.
@@ -74,6 +75,7 @@ impl ServerEntry {
         config: McpServerConfig,
         hub: Arc<Hub>,
         store: Store,
+        guard: crate::guard::Guard,
     ) -> (Arc<Self>, Inbox) {
         let (control_tx, control) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
@@ -88,6 +90,7 @@ impl ServerEntry {
             changing: tokio::sync::Mutex::new(()),
             hub,
             store,
+            guard,
             stop: CancellationToken::new(),
             stopped: CancellationToken::new(),
         });
@@ -110,6 +113,7 @@ impl ServerEntry {
             store: self.store.clone(),
             timeout: Duration::from_secs(self.config().timeout),
             events: self.events.clone(),
+            guard: self.guard,
         }
     }
 

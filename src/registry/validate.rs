@@ -1,20 +1,19 @@
 //! Checks a server config before anything is connected or stored: every refusal says which field
 //! is wrong and why.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-
 use axum::http::{HeaderName, HeaderValue};
 
 use super::naming;
 use crate::a2e::{
     McpServerConfig, McpTransport, PROTOCOL_AUTO, PROTOCOL_LEGACY, PROTOCOL_STATELESS,
 };
+use crate::guard::Guard;
 
 /// Longest `timeout` / `connect_timeout` accepted, in seconds (one day).
 const MAX_TIMEOUT: u64 = 86_400;
 
 /// Checks `config` (with its `server_id` already set).
-pub fn check_config(config: &McpServerConfig) -> Result<(), String> {
+pub fn check_config(config: &McpServerConfig, guard: &Guard) -> Result<(), String> {
     naming::check_server_id(&config.server_id)?;
     for (field, value) in [
         ("timeout", config.timeout),
@@ -44,7 +43,7 @@ pub fn check_config(config: &McpServerConfig) -> Result<(), String> {
     }
     match config.transport {
         McpTransport::Stdio => check_stdio(config),
-        McpTransport::Http | McpTransport::Sse | McpTransport::Ws => check_remote(config),
+        McpTransport::Http | McpTransport::Sse | McpTransport::Ws => check_remote(config, guard),
     }
 }
 
@@ -69,7 +68,7 @@ fn check_stdio(config: &McpServerConfig) -> Result<(), String> {
     Ok(())
 }
 
-fn check_remote(config: &McpServerConfig) -> Result<(), String> {
+fn check_remote(config: &McpServerConfig, guard: &Guard) -> Result<(), String> {
     let schemes: &[&str] = match config.transport {
         McpTransport::Ws => &["ws", "wss"],
         _ => &["http", "https"],
@@ -83,7 +82,9 @@ fn check_remote(config: &McpServerConfig) -> Result<(), String> {
             schemes.join(" or ")
         ));
     }
-    check_host(&url)?;
+    guard
+        .check_url(&url)
+        .map_err(|refused| format!("`url`: {refused}"))?;
     for (name, value) in &config.headers {
         let header = HeaderName::try_from(name.as_str())
             .map_err(|_| format!("`headers` entry \"{name}\" is not a valid header name"))?;
@@ -104,43 +105,13 @@ fn check_remote(config: &McpServerConfig) -> Result<(), String> {
     Ok(())
 }
 
-/// Refuses hosts that are literal link-local or cloud-metadata addresses.
-fn check_host(url: &reqwest::Url) -> Result<(), String> {
-    let refused = match url.host() {
-        None => return Err("`url` has no host".into()),
-        Some(url::Host::Domain(name)) => {
-            let name = name.trim_end_matches('.').to_ascii_lowercase();
-            name == "metadata.google.internal" || name == "metadata"
-        }
-        Some(url::Host::Ipv4(ip)) => is_link_local_or_metadata(IpAddr::V4(ip)),
-        Some(url::Host::Ipv6(ip)) => is_link_local_or_metadata(IpAddr::V6(ip)),
-    };
-    if refused {
-        return Err(format!(
-            "`url` host {} is a link-local or cloud metadata address",
-            url.host_str().unwrap_or_default()
-        ));
-    }
-    Ok(())
-}
-
-/// Link-local (169.254.0.0/16, fe80::/10) and well-known cloud metadata addresses.
-pub fn is_link_local_or_metadata(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => v4.is_link_local() || v4 == Ipv4Addr::new(100, 100, 100, 200),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_link_local_or_metadata(IpAddr::V4(v4));
-            }
-            (v6.segments()[0] & 0xffc0) == 0xfe80
-                || v6 == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn check(config: &McpServerConfig) -> Result<(), String> {
+        check_config(config, &Guard::default())
+    }
 
     fn http(url: &str) -> McpServerConfig {
         McpServerConfig {
@@ -157,23 +128,23 @@ mod tests {
             server_id: "s".into(),
             ..Default::default()
         };
-        assert!(check_config(&config).unwrap_err().contains("cmd"));
+        assert!(check(&config).unwrap_err().contains("cmd"));
         config.cmd = vec!["  ".into()];
-        assert!(check_config(&config).is_err());
+        assert!(check(&config).is_err());
         config.cmd = vec!["node".into(), "server.js".into()];
-        assert!(check_config(&config).is_ok());
+        assert!(check(&config).is_ok());
     }
 
     #[test]
     fn remote_urls() {
-        assert!(check_config(&http("http://127.0.0.1:3000/mcp")).is_ok());
-        assert!(check_config(&http("https://example.com/mcp")).is_ok());
+        assert!(check(&http("http://127.0.0.1:3000/mcp")).is_ok());
+        assert!(check(&http("https://example.com/mcp")).is_ok());
         assert!(
-            check_config(&http("ftp://example.com"))
+            check(&http("ftp://example.com"))
                 .unwrap_err()
                 .contains("http")
         );
-        assert!(check_config(&http("not a url")).is_err());
+        assert!(check(&http("not a url")).is_err());
         for refused in [
             "http://169.254.169.254/latest",
             "http://[fe80::1]/mcp",
@@ -182,9 +153,7 @@ mod tests {
             "http://100.100.100.200/",
         ] {
             assert!(
-                check_config(&http(refused))
-                    .unwrap_err()
-                    .contains("link-local"),
+                check(&http(refused)).unwrap_err().contains("address guard"),
                 "{refused}"
             );
         }
@@ -194,12 +163,12 @@ mod tests {
     fn headers_and_limits() {
         let mut config = http("http://127.0.0.1/mcp");
         config.headers.insert("bad header".into(), "x".into());
-        assert!(check_config(&config).is_err());
+        assert!(check(&config).is_err());
         let mut config = http("http://127.0.0.1/mcp");
         config.headers.insert("Accept".into(), "x".into());
-        assert!(check_config(&config).unwrap_err().contains("transport"));
+        assert!(check(&config).unwrap_err().contains("transport"));
         let mut config = http("http://127.0.0.1/mcp");
         config.timeout = 0;
-        assert!(check_config(&config).unwrap_err().contains("timeout"));
+        assert!(check(&config).unwrap_err().contains("timeout"));
     }
 }

@@ -41,6 +41,8 @@ pub struct Context {
     /// Bound on waiting for an agent's answer (the server's `timeout`).
     pub timeout: Duration,
     pub events: tokio::sync::mpsc::UnboundedSender<UpstreamEvent>,
+    /// Where the server may be reached (`http`, `sse`, `ws`).
+    pub guard: crate::guard::Guard,
 }
 
 pub struct BridgeClient {

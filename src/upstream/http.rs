@@ -9,6 +9,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 
 use super::ConnectError;
 use crate::a2e::McpServerConfig;
+use crate::guard::{Guard, MAX_REDIRECTS};
 
 /// The configured `headers`, as HTTP headers.
 pub fn header_map(config: &McpServerConfig) -> Result<HeaderMap, ConnectError> {
@@ -24,8 +25,10 @@ pub fn header_map(config: &McpServerConfig) -> Result<HeaderMap, ConnectError> {
     Ok(headers)
 }
 
+/// rmcp's client transport over an HTTP client of the address guard.
 pub fn transport(
     config: &McpServerConfig,
+    guard: Guard,
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, ConnectError> {
     let headers: HashMap<HeaderName, HeaderValue> = header_map(config)?
         .into_iter()
@@ -33,5 +36,12 @@ pub fn transport(
         .collect();
     let transport_config =
         StreamableHttpClientTransportConfig::with_uri(config.url.as_str()).custom_headers(headers);
-    Ok(StreamableHttpClientTransport::from_config(transport_config))
+    let client = guard
+        .http_client(MAX_REDIRECTS)
+        .build()
+        .map_err(|e| ConnectError::Config(format!("cannot make an HTTP client: {e}")))?;
+    Ok(StreamableHttpClientTransport::with_client(
+        client,
+        transport_config,
+    ))
 }

@@ -12,6 +12,7 @@ use rmcp::transport::Transport;
 use tokio::sync::{mpsc, oneshot};
 
 use super::ConnectError;
+use crate::guard::Guard;
 
 /// A failed send or a broken stream.
 #[derive(Debug, thiserror::Error)]
@@ -27,11 +28,15 @@ pub struct SseTransport {
 }
 
 /// Opens the event stream and waits for the server to name its message endpoint.
-pub async fn connect(url: &str, headers: HeaderMap) -> Result<SseTransport, ConnectError> {
+pub async fn connect(
+    url: &str,
+    headers: HeaderMap,
+    guard: Guard,
+) -> Result<SseTransport, ConnectError> {
     let fail = |why: String| ConnectError::Initialize(why, String::new());
     let url = reqwest::Url::parse(url).map_err(|e| ConnectError::Config(format!("`url`: {e}")))?;
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
+    let client = guard
+        .http_client(0)
         .build()
         .map_err(|e| fail(e.to_string()))?;
     let resp = client

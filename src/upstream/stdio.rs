@@ -1,5 +1,7 @@
 //! The stdio transport: the server runs as a child process in a process group of its own, with
-//! the configured `cwd` and `env` (never the bridge's own `MCP_BRIDGE_*` settings); its stderr is
+//! the configured `cwd`, and an environment made of a safe base taken from the bridge's own
+//! (`BASE_ENV`) plus the configured `env` (never anything else of the bridge's: not its
+//! `MCP_BRIDGE_*` settings, nor any secret it was started with); its stderr is
 //! drained into the log and its last lines kept for error messages. Where util-linux `setpriv`
 //! is installed, the child is started through it with a parent-death signal, so it dies with
 //! the bridge even when the bridge is killed outright.
@@ -64,6 +66,28 @@ impl StderrTail {
     }
 }
 
+/// What a stdio server inherits of the bridge's environment: what programs need to find
+/// themselves, their home and their locale. Anything else it needs goes in the server's `env`.
+pub const BASE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+];
+
 /// Starts the child and its stderr drain.
 pub fn spawn(
     config: &McpServerConfig,
@@ -84,9 +108,10 @@ pub fn spawn(
     if !config.cwd.is_empty() {
         command.current_dir(&config.cwd);
     }
-    for (name, _) in std::env::vars_os() {
-        if name.to_string_lossy().starts_with("MCP_BRIDGE_") {
-            command.env_remove(name);
+    command.env_clear();
+    for name in BASE_ENV {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
         }
     }
     command.envs(&config.env);

@@ -22,6 +22,8 @@ pub struct Supervision {
     pub ping_interval: Option<Duration>,
     /// How long a ping may take before the connection counts as dead.
     pub ping_timeout: Duration,
+    /// Where `http`, `sse` and `ws` servers may be.
+    pub guard: crate::guard::Guard,
 }
 
 impl Default for Supervision {
@@ -30,6 +32,7 @@ impl Default for Supervision {
             base_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(60),
             ping_interval: Some(Duration::from_secs(30)),
+            guard: crate::guard::Guard::default(),
             ping_timeout: Duration::from_secs(10),
         }
     }

@@ -16,6 +16,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::ConnectError;
+use crate::guard::Guard;
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
@@ -28,16 +29,31 @@ pub struct WsTransport {
     stream: futures::stream::SplitStream<Socket>,
 }
 
-/// Opens the WebSocket, offering the `mcp` subprotocol.
-pub async fn connect(url: &str, headers: HeaderMap) -> Result<WsTransport, ConnectError> {
+/// Opens the WebSocket, offering the `mcp` subprotocol, to an address the guard allows.
+pub async fn connect(
+    url: &str,
+    headers: HeaderMap,
+    guard: Guard,
+) -> Result<WsTransport, ConnectError> {
     let mut request = url
         .into_client_request()
         .map_err(|e| ConnectError::Config(format!("`url`: {e}")))?;
+    let parsed = url::Url::parse(url).map_err(|e| ConnectError::Config(format!("`url`: {e}")))?;
+    let refused = |refused: crate::guard::Refused| ConnectError::Config(refused.to_string());
+    guard.check_url(&parsed).map_err(refused)?;
+    let host = parsed.host_str().unwrap_or_default();
+    let port = parsed.port_or_known_default().unwrap_or(80);
+    // Resolved and checked here, and the socket opened to a checked address: tungstenite
+    // would resolve the name again.
+    let addrs = guard.resolve(host, port).await.map_err(refused)?;
+    let tcp = TcpStream::connect(addrs.as_slice()).await.map_err(|e| {
+        ConnectError::Initialize(format!("cannot connect to {url}: {e}"), String::new())
+    })?;
     request.headers_mut().extend(headers);
     request
         .headers_mut()
         .insert("Sec-WebSocket-Protocol", HeaderValue::from_static("mcp"));
-    let (socket, _response) = tokio_tungstenite::connect_async(request)
+    let (socket, _response) = tokio_tungstenite::client_async_tls(request, tcp)
         .await
         .map_err(|e| {
             ConnectError::Initialize(format!("WebSocket upgrade of {url}: {e}"), String::new())

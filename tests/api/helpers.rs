@@ -631,7 +631,16 @@ pub struct Bridge {
 
 /// Starts the binary over `data_dir` with `MCP_BRIDGE_JWT_SECRET` set to [`SECRET`].
 pub async fn start_bridge(data_dir: &Path) -> Bridge {
+    start_bridge_with(data_dir, &[]).await
+}
+
+/// [`start_bridge`], with more variables in the bridge's environment.
+pub async fn start_bridge_with(data_dir: &Path, env: &[(&str, &str)]) -> Bridge {
+    // The test's own HTTP clients need a TLS provider even for http:// (no in-process service
+    // has installed one when this test runs alone).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+        .envs(env.iter().copied())
         .env("MCP_BRIDGE_BIND", "127.0.0.1:0")
         .env("MCP_BRIDGE_DATA_DIR", data_dir)
         .env("MCP_BRIDGE_JWT_SECRET", SECRET)

@@ -336,3 +336,57 @@ async fn sigkill_of_the_bridge_takes_its_children_and_a_restart_brings_them_back
         .expect("exits");
     wait_no_process(&marker, Duration::from_secs(5)).await;
 }
+
+/// A stdio server sees a safe base of the bridge's environment and its own `env`: not the
+/// bridge's settings, nor any other variable the bridge was started with (checked with
+/// server-everything's `get-env`, which answers the whole environment it runs in).
+#[tokio::test]
+async fn stdio_servers_get_a_safe_environment_and_their_own_env_only() {
+    let data_dir = tempfile::tempdir().unwrap();
+    let bridge = start_bridge_with(
+        data_dir.path(),
+        &[
+            ("AWS_SECRET_ACCESS_KEY", "do-not-leak"),
+            ("LANG", "C.UTF-8"),
+        ],
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let mut config = everything_stdio("envcheck");
+    config["env"] = json!({ "GREETING": "hello from the config" });
+    let resp = client
+        .post(format!("{}/v1/servers", bridge.base))
+        .bearer_auth(admin_token())
+        .json(&json!({ "config": config }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let answer: Value = client
+        .post(format!("{}/v1/tools/call", bridge.base))
+        .bearer_auth(admin_token())
+        .json(&json!({ "name": "envcheck__get-env", "arguments": {} }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+    let env: serde_json::Map<String, Value> =
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    assert_eq!(env["GREETING"], "hello from the config");
+    assert_eq!(env["LANG"], "C.UTF-8", "the locale is part of the base");
+    assert!(env.contains_key("PATH"), "{env:?}");
+    let allowed = |name: &str| mcp_bridge::upstream::BASE_ENV.contains(&name) || name == "GREETING";
+    let extra: Vec<&String> = env.keys().filter(|name| !allowed(name)).collect();
+    assert!(
+        extra.is_empty(),
+        "the child saw more than its base and env: {extra:?}"
+    );
+    assert!(!text.contains("do-not-leak"));
+    assert!(
+        !text.contains(SECRET),
+        "the bridge's JWT secret reached the child"
+    );
+}

@@ -1,0 +1,262 @@
+//! The upstream address guard (against SSRF): where mcp-bridge may connect for an MCP upstream
+//! (`http`, `sse`, `ws`) or an A2A agent. Loopback is allowed. Link-local addresses
+//! (169.254.0.0/16, fe80::/10), cloud metadata addresses, and addresses that are not unicast are
+//! always refused; private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) unless
+//! `MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS` is on.
+//!
+//! A literal address is checked when a URL is registered, before each connection and on every
+//! redirect; a host name is checked on the addresses it resolves to, by the resolver of every
+//! HTTP client the bridge connects with (so a name whose answer changes after registration, DNS
+//! rebinding, still cannot reach a refused address), and before each connection, which gives the
+//! clear error.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+/// Cloud metadata services that answer on a name rather than (only) on a link-local address.
+const METADATA_NAMES: &[&str] = &["metadata.google.internal", "metadata", "metadata.goog"];
+
+/// How many redirects an HTTP client of the bridge follows, each one checked.
+pub const MAX_REDIRECTS: usize = 5;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Guard {
+    allow_private: bool,
+}
+
+/// Why the guard refused a destination (shown to whoever registered it).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("refused by the upstream address guard: {0}")]
+pub struct Refused(pub String);
+
+impl Guard {
+    pub fn new(allow_private: bool) -> Self {
+        Self { allow_private }
+    }
+
+    /// Why connecting to `ip` is refused, if it is.
+    pub fn refusal(&self, ip: IpAddr) -> Option<&'static str> {
+        let ip = ip.to_canonical();
+        if ip.is_loopback() {
+            return None;
+        }
+        if is_link_local_or_metadata(ip) {
+            return Some("a link-local or cloud metadata address");
+        }
+        if ip.is_unspecified() || ip.is_multicast() || ip == IpAddr::V4(Ipv4Addr::BROADCAST) {
+            return Some("not a unicast address");
+        }
+        if !self.allow_private && is_private(ip) {
+            return Some(
+                "a private address (MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS=true allows those)",
+            );
+        }
+        None
+    }
+
+    /// Checks what can be checked of a URL without resolving it: the well-known metadata names
+    /// and literal addresses.
+    pub fn check_url(&self, url: &url::Url) -> Result<(), Refused> {
+        match url.host() {
+            None => Err(Refused(format!("{url} has no host"))),
+            Some(url::Host::Domain(name)) => {
+                let name = name.trim_end_matches('.').to_ascii_lowercase();
+                if METADATA_NAMES.contains(&name.as_str()) {
+                    return Err(Refused(format!("{name} is a cloud metadata service")));
+                }
+                Ok(())
+            }
+            Some(url::Host::Ipv4(ip)) => self.check_ip(&ip.to_string(), ip.into()),
+            Some(url::Host::Ipv6(ip)) => self.check_ip(&ip.to_string(), ip.into()),
+        }
+    }
+
+    fn check_ip(&self, host: &str, ip: IpAddr) -> Result<(), Refused> {
+        match self.refusal(ip) {
+            Some(why) if host == ip.to_string() => Err(Refused(format!("{host} is {why}"))),
+            Some(why) => Err(Refused(format!("{host} resolves to {ip}, {why}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The addresses of `host` the guard allows; refused when it allows none of them.
+    pub async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Refused> {
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let found: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| Refused(format!("cannot resolve {host}: {e}")))?
+            .collect();
+        let mut refused = None;
+        let allowed: Vec<SocketAddr> = found
+            .into_iter()
+            .filter(|addr| match self.check_ip(host, addr.ip()) {
+                Ok(()) => true,
+                Err(why) => {
+                    refused.get_or_insert(why);
+                    false
+                }
+            })
+            .collect();
+        match (allowed.is_empty(), refused) {
+            (false, _) => Ok(allowed),
+            (true, Some(why)) => Err(why),
+            (true, None) => Err(Refused(format!("{host} resolves to no address"))),
+        }
+    }
+
+    /// Checks a URL before connecting to it: its literal address, or every address its host
+    /// resolves to now.
+    pub async fn preflight(&self, url: &url::Url) -> Result<(), Refused> {
+        self.check_url(url)?;
+        if let Some(url::Host::Domain(name)) = url.host() {
+            let port = url.port_or_known_default().unwrap_or(80);
+            self.resolve(name, port).await?;
+        }
+        Ok(())
+    }
+
+    /// An HTTP client builder whose connections only reach addresses the guard allows, and that
+    /// follows up to `redirects` redirects, each checked (0: redirects are answers, not followed).
+    pub fn http_client(&self, redirects: usize) -> reqwest::ClientBuilder {
+        let guard = *self;
+        let policy = reqwest::redirect::Policy::custom(move |attempt| {
+            if redirects == 0 {
+                return attempt.stop();
+            }
+            if attempt.previous().len() > redirects {
+                let why = Refused(format!("more than {redirects} redirects"));
+                return attempt.error(why);
+            }
+            match guard.check_url(attempt.url()) {
+                Ok(()) => attempt.follow(),
+                Err(why) => attempt.error(why),
+            }
+        });
+        reqwest::Client::builder()
+            .dns_resolver(Arc::new(GuardedResolver(guard)))
+            .redirect(policy)
+    }
+}
+
+/// The resolver of every HTTP client the bridge connects to upstreams and agents with.
+struct GuardedResolver(Guard);
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let guard = self.0;
+        Box::pin(async move {
+            let allowed = guard.resolve(name.as_str(), 0).await?;
+            Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// Link-local (169.254.0.0/16, fe80::/10) and well-known cloud metadata addresses.
+pub fn is_link_local_or_metadata(ip: IpAddr) -> bool {
+    match ip.to_canonical() {
+        IpAddr::V4(v4) => {
+            v4.is_link_local()
+                || v4 == Ipv4Addr::new(100, 100, 100, 200) // Alibaba Cloud
+                || v4 == Ipv4Addr::new(192, 0, 0, 192) // Oracle Cloud (classic)
+        }
+        IpAddr::V6(v6) => {
+            (v6.segments()[0] & 0xffc0) == 0xfe80
+                || v6 == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) // AWS over IPv6
+        }
+    }
+}
+
+/// RFC 1918, shared address space (RFC 6598) and unique local IPv6 addresses.
+fn is_private(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            v4.is_private() || (a == 100 && (64..128).contains(&b))
+        }
+        IpAddr::V6(v6) => (v6.segments()[0] & 0xfe00) == 0xfc00,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_what_it_should_and_allows_loopback() {
+        let strict = Guard::new(false);
+        let lenient = Guard::new(true);
+        for ip in [
+            "127.0.0.1",
+            "127.8.9.10",
+            "::1",
+            "::ffff:127.0.0.1",
+            "93.184.215.14",
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            assert_eq!(strict.refusal(ip), None, "{ip}");
+        }
+        for ip in [
+            "169.254.169.254",
+            "169.254.1.1",
+            "fe80::1",
+            "fd00:ec2::254",
+            "::ffff:169.254.169.254",
+            "100.100.100.200",
+            "0.0.0.0",
+            "::",
+            "224.0.0.1",
+            "255.255.255.255",
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            assert!(strict.refusal(ip).is_some(), "{ip}");
+            assert!(
+                lenient.refusal(ip).is_some(),
+                "{ip} even with private allowed"
+            );
+        }
+        for ip in [
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "100.64.0.1",
+            "fd12::1",
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            assert!(strict.refusal(ip).unwrap().contains("private"), "{ip}");
+            assert_eq!(lenient.refusal(ip), None, "{ip}");
+        }
+    }
+
+    #[test]
+    fn urls_are_checked_on_literal_hosts_and_metadata_names() {
+        let guard = Guard::new(false);
+        let check = |u: &str| guard.check_url(&url::Url::parse(u).unwrap());
+        assert!(check("http://127.0.0.1:3000/mcp").is_ok());
+        assert!(
+            check("http://example.com/mcp").is_ok(),
+            "names are checked when resolved"
+        );
+        for refused in [
+            "http://169.254.169.254/latest",
+            "ws://[fe80::1]/",
+            "http://[::ffff:169.254.1.1]/",
+            "http://metadata.google.internal/",
+            "https://METADATA.google.internal./x",
+            "http://10.0.0.1/",
+        ] {
+            let error = check(refused).unwrap_err();
+            assert!(
+                error.to_string().contains("address guard"),
+                "{refused}: {error}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn names_are_checked_on_what_they_resolve_to() {
+        let guard = Guard::new(false);
+        assert!(guard.resolve("localhost", 80).await.is_ok());
+        let url = url::Url::parse("http://localhost:1/").unwrap();
+        assert!(guard.preflight(&url).await.is_ok());
+    }
+}

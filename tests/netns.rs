@@ -1,0 +1,217 @@
+//! The upstream address guard against real sockets. These tests run only inside a network
+//! namespace that has nothing but loopback, where 169.254.169.254 and 10.0.0.1 are added to `lo`
+//! and tests/netns/hosts is bind-mounted over /etc/hosts: `scripts/netns.sh` sets that up, and
+//! `scripts/test.sh` runs it. Whatever the code does, nothing can leave the machine; a "trap"
+//! server on each refused address counts what reaches it.
+
+#![allow(dead_code)] // The helpers are shared with tests/api.
+
+#[path = "api/helpers.rs"]
+mod helpers;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::http::{HeaderValue, StatusCode, header::LOCATION};
+use axum::response::IntoResponse;
+use helpers::*;
+use serde_json::{Value, json};
+
+/// Fails unless this process is in a namespace whose only interface is loopback.
+fn assert_isolated() {
+    let dev = std::fs::read_to_string("/proc/self/net/dev").unwrap();
+    let interfaces: Vec<&str> = dev
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next())
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        interfaces,
+        ["lo"],
+        "these tests send traffic to non-loopback addresses: run them with scripts/netns.sh"
+    );
+}
+
+/// A server on `ip` that counts the requests reaching it.
+struct Trap {
+    hits: Arc<AtomicUsize>,
+    port: u16,
+}
+
+impl Trap {
+    async fn on(ip: &str) -> Trap {
+        Self::answering(ip, None).await
+    }
+
+    /// Answers every request with a redirect to `location` when given.
+    async fn answering(ip: &str, location: Option<String>) -> Trap {
+        let hits = Arc::new(AtomicUsize::new(0));
+        let counted = hits.clone();
+        let app = axum::Router::new().fallback(move || {
+            let counted = counted.clone();
+            let location = location.clone();
+            async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                match location {
+                    Some(to) => (
+                        StatusCode::TEMPORARY_REDIRECT,
+                        [(LOCATION, HeaderValue::from_str(&to).unwrap())],
+                    )
+                        .into_response(),
+                    None => (StatusCode::OK, "{}").into_response(),
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind((ip, 0))
+            .await
+            .unwrap_or_else(|e| panic!("cannot listen on {ip} ({e}): run with scripts/netns.sh"));
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Trap { hits, port }
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(Ordering::SeqCst)
+    }
+}
+
+async fn register(app: &TestApp, transport: &str, url: &str) -> (StatusCode, Value) {
+    let config =
+        json!({ "server_id": "guarded", "transport": transport, "url": url, "connect_timeout": 5 });
+    app.post("/v1/servers", &app.admin, json!({ "config": config }))
+        .await
+}
+
+fn assert_refused(status: StatusCode, body: &Value, why: &str) {
+    assert_ne!(status, StatusCode::CREATED, "{body}");
+    let text = body.to_string();
+    assert!(
+        text.contains("address guard") && text.contains(why),
+        "{status} {body}"
+    );
+}
+
+#[tokio::test]
+async fn link_local_and_metadata_addresses_are_refused_by_literal_and_by_name() {
+    assert_isolated();
+    let app = spawn_app().await;
+    let trap = Trap::on("169.254.169.254").await;
+    let p = trap.port;
+    for (transport, url) in [
+        ("http", format!("http://169.254.169.254:{p}/mcp")),
+        ("http", format!("http://metadata.test:{p}/mcp")),
+        ("sse", format!("http://metadata.test:{p}/sse")),
+        ("ws", format!("ws://169.254.169.254:{p}/")),
+        ("ws", format!("ws://metadata.test:{p}/")),
+    ] {
+        let (status, body) = register(&app, transport, &url).await;
+        assert_refused(status, &body, "link-local");
+    }
+    assert_eq!(trap.hits(), 0, "nothing reached the metadata address");
+}
+
+#[tokio::test]
+async fn private_addresses_are_refused_unless_allowed() {
+    assert_isolated();
+    let trap = Trap::on("10.0.0.1").await;
+    let p = trap.port;
+    let app = spawn_app().await;
+    for url in [
+        format!("http://10.0.0.1:{p}/mcp"),
+        format!("http://private.test:{p}/mcp"),
+    ] {
+        let (status, body) = register(&app, "http", &url).await;
+        assert_refused(status, &body, "private");
+    }
+    assert_eq!(trap.hits(), 0);
+
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.allow_private_upstreams = true;
+    let lenient = spawn_app_with(data_dir, config).await;
+    let (status, body) = register(&lenient, "http", &format!("http://private.test:{p}/mcp")).await;
+    assert_ne!(status, StatusCode::CREATED, "the trap is no MCP server");
+    assert!(!body.to_string().contains("address guard"), "{body}");
+    assert!(
+        trap.hits() > 0,
+        "with MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS the address is reached"
+    );
+}
+
+#[tokio::test]
+async fn redirects_are_followed_only_to_allowed_addresses() {
+    assert_isolated();
+    let app = spawn_app().await;
+    let trap = Trap::on("169.254.169.254").await;
+    let p = trap.port;
+    for target in [
+        format!("http://169.254.169.254:{p}/mcp"),
+        format!("http://metadata.test:{p}/mcp"),
+    ] {
+        let redirector = Trap::answering("127.0.0.1", Some(target.clone())).await;
+        let url = format!("http://127.0.0.1:{}/mcp", redirector.port);
+        let (status, body) = register(&app, "http", &url).await;
+        assert_ne!(status, StatusCode::CREATED, "{body}");
+        assert!(redirector.hits() > 0, "the redirect was asked for");
+        assert_eq!(trap.hits(), 0, "the redirect to {target} was not followed");
+    }
+    // A redirect to loopback is followed: what stopped the two above was the guard.
+    let allowed = Trap::on("127.0.0.1").await;
+    let target = format!("http://localhost:{}/mcp", allowed.port);
+    let redirector = Trap::answering("127.0.0.1", Some(target)).await;
+    let url = format!("http://127.0.0.1:{}/mcp", redirector.port);
+    register(&app, "http", &url).await;
+    assert!(allowed.hits() > 0, "a redirect to loopback is followed");
+}
+
+#[tokio::test]
+async fn a2a_card_and_endpoint_urls_are_guarded() {
+    assert_isolated();
+    let app = spawn_app().await;
+    let trap = Trap::on("169.254.169.254").await;
+    let p = trap.port;
+    let (status, body) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({ "agent_id": "meta", "url": format!("http://metadata.test:{p}") }),
+        )
+        .await;
+    assert_refused(status, &body, "link-local");
+
+    // A card on loopback that sends calls to the metadata address.
+    let card = json!({
+        "name": "sneaky", "url": format!("http://169.254.169.254:{p}/"), "version": "1",
+        "protocolVersion": "0.3", "capabilities": {}, "skills": [],
+        "defaultInputModes": ["text"], "defaultOutputModes": ["text"],
+    });
+    let cards = axum::Router::new().fallback(move || {
+        let card = card.clone();
+        async move { axum::Json(card) }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, cards).await });
+    let (status, body) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({ "agent_id": "sneaky", "url": base }),
+        )
+        .await;
+    assert_refused(status, &body, "link-local");
+    assert_eq!(trap.hits(), 0);
+}
+
+#[tokio::test]
+async fn loopback_is_allowed() {
+    assert_isolated();
+    let app = spawn_app().await;
+    let trap = Trap::on("127.0.0.1").await;
+    let (status, body) =
+        register(&app, "http", &format!("http://localhost:{}/mcp", trap.port)).await;
+    assert_ne!(status, StatusCode::CREATED, "the trap is no MCP server");
+    assert!(!body.to_string().contains("address guard"), "{body}");
+    assert!(trap.hits() > 0);
+}
