@@ -40,3 +40,10 @@ if ! stamp_ok "$peers/requirements-mcpo.txt" "$peers/.venv-mcpo/.installed"; the
     "$peers/.venv-mcpo/bin/pip" install --quiet --disable-pip-version-check -r "$peers/requirements-mcpo.txt"
     stamp "$peers/requirements-mcpo.txt" "$peers/.venv-mcpo/.installed"
 fi
+
+echo "== test peers: pip, schemathesis for API fuzzing (tests/peers/requirements-fuzz.txt)"
+if ! stamp_ok "$peers/requirements-fuzz.txt" "$peers/.venv-fuzz/.installed"; then
+    python3 -m venv "$peers/.venv-fuzz"
+    "$peers/.venv-fuzz/bin/pip" install --quiet --disable-pip-version-check -r "$peers/requirements-fuzz.txt"
+    stamp "$peers/requirements-fuzz.txt" "$peers/.venv-fuzz/.installed"
+fi

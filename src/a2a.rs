@@ -156,7 +156,7 @@ impl A2a {
                 }
             }
         }
-        let client = guard.http_client(0).build().unwrap_or_default();
+        let client = guard.http_client(false).build().unwrap_or_default();
         Ok(Arc::new(Self {
             enabled,
             agents: RwLock::new(agents),

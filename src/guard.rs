@@ -115,16 +115,26 @@ impl Guard {
         Ok(())
     }
 
-    /// An HTTP client builder whose connections only reach addresses the guard allows, and that
-    /// follows up to `redirects` redirects, each checked (0: redirects are answers, not followed).
-    pub fn http_client(&self, redirects: usize) -> reqwest::ClientBuilder {
+    /// An HTTP client builder whose connections only reach addresses the guard allows. With
+    /// `follow`, it follows same-origin 307 and 308 redirects (which keep the method and the
+    /// body; a redirect elsewhere would replay the configured headers to another host), at most
+    /// [`MAX_REDIRECTS`], each checked; other redirects are answers, as they are without.
+    pub fn http_client(&self, follow: bool) -> reqwest::ClientBuilder {
         let guard = *self;
         let policy = reqwest::redirect::Policy::custom(move |attempt| {
-            if redirects == 0 {
+            let keeps_body = matches!(
+                attempt.status(),
+                reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+            );
+            let same_origin = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if !follow || !keeps_body || !same_origin {
                 return attempt.stop();
             }
-            if attempt.previous().len() > redirects {
-                let why = Refused(format!("more than {redirects} redirects"));
+            if attempt.previous().len() > MAX_REDIRECTS {
+                let why = Refused(format!("more than {MAX_REDIRECTS} redirects"));
                 return attempt.error(why);
             }
             match guard.check_url(attempt.url()) {

@@ -29,6 +29,8 @@ pub enum AskError {
     Timeout(String, Duration),
     #[error("the service is shutting down")]
     Shutdown,
+    #[error("agent \"{0}\" already has {1} requests waiting for its answer")]
+    TooMany(String, usize),
 }
 
 /// How long an agent's channel outlives its last stream.
@@ -148,7 +150,9 @@ impl Hub {
         if !self.is_connected(agent_id) {
             return Err(AskError::NotConnected(agent_id.to_owned()));
         }
-        let answer = self.pending.insert(id, agent_id, kind);
+        let answer = self.pending.insert(id, agent_id, kind).ok_or_else(|| {
+            AskError::TooMany(agent_id.to_owned(), pending::MAX_WAITING_PER_AGENT)
+        })?;
         // However this ends (an answer, the deadline, or the asker giving up), the request stops waiting.
         let _waiting = Waiting {
             pending: &self.pending,

@@ -44,8 +44,29 @@ impl Trap {
         Self::answering(ip, None).await
     }
 
+    async fn on_port(ip: &str, port: u16) -> Trap {
+        Self::serve(ip, port, None).await
+    }
+
+    /// Answers every request with a redirect to itself.
+    async fn answering_self_redirect() -> Trap {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        Self::serve(
+            "127.0.0.1",
+            port,
+            Some(format!("http://127.0.0.1:{port}/mcp")),
+        )
+        .await
+    }
+
     /// Answers every request with a redirect to `location` when given.
     async fn answering(ip: &str, location: Option<String>) -> Trap {
+        Self::serve(ip, 0, location).await
+    }
+
+    async fn serve(ip: &str, port: u16, location: Option<String>) -> Trap {
         let hits = Arc::new(AtomicUsize::new(0));
         let counted = hits.clone();
         let app = axum::Router::new().fallback(move || {
@@ -63,7 +84,7 @@ impl Trap {
                 }
             }
         });
-        let listener = tokio::net::TcpListener::bind((ip, 0))
+        let listener = tokio::net::TcpListener::bind((ip, port))
             .await
             .unwrap_or_else(|e| panic!("cannot listen on {ip} ({e}): run with scripts/netns.sh"));
         let port = listener.local_addr().unwrap().port();
@@ -156,13 +177,34 @@ async fn redirects_are_followed_only_to_allowed_addresses() {
         assert!(redirector.hits() > 0, "the redirect was asked for");
         assert_eq!(trap.hits(), 0, "the redirect to {target} was not followed");
     }
-    // A redirect to loopback is followed: what stopped the two above was the guard.
-    let allowed = Trap::on("127.0.0.1").await;
-    let target = format!("http://localhost:{}/mcp", allowed.port);
-    let redirector = Trap::answering("127.0.0.1", Some(target)).await;
-    let url = format!("http://127.0.0.1:{}/mcp", redirector.port);
+    // A same-origin redirect is followed, a bounded number of times.
+    let looping = Trap::answering_self_redirect().await;
+    let url = format!("http://127.0.0.1:{}/mcp", looping.port);
     register(&app, "http", &url).await;
-    assert!(allowed.hits() > 0, "a redirect to loopback is followed");
+    let hits = looping.hits();
+    assert!(
+        (2..=6).contains(&hits),
+        "followed, at most 5 times: {hits} requests"
+    );
+}
+
+#[tokio::test]
+async fn a_name_is_used_only_through_the_addresses_the_guard_allows() {
+    assert_isolated();
+    let app = spawn_app().await;
+    // mixed.test resolves to both 127.0.0.1 and 169.254.169.254: a trap on each, same port.
+    let trap = Trap::on("169.254.169.254").await;
+    let allowed = Trap::on_port("127.0.0.1", trap.port).await;
+    let url = format!("http://mixed.test:{}/mcp", trap.port);
+    for _ in 0..3 {
+        let (status, body) = register(&app, "http", &url).await;
+        assert!(
+            !body.to_string().contains("address guard"),
+            "{status} {body}"
+        );
+    }
+    assert!(allowed.hits() > 0, "the allowed address is used");
+    assert_eq!(trap.hits(), 0, "the refused one never is");
 }
 
 #[tokio::test]

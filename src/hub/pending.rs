@@ -10,6 +10,10 @@ use tokio::sync::oneshot;
 /// How many answered request ids are remembered to tell a second answer (409) from a stranger's.
 const ANSWERED_MEMORY: usize = 4096;
 
+/// Most server-initiated requests one agent may have waiting for its answer; more are refused
+/// at once, so a server cannot pile up requests an agent does not answer.
+pub const MAX_WAITING_PER_AGENT: usize = 64;
+
 /// Why an answer was not taken.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AnswerError {
@@ -39,9 +43,23 @@ struct Inner {
 
 impl Pending {
     /// Registers a request `id` of `kind` sent to `agent_id`; the receiver gets the answer.
-    pub fn insert(&self, id: &str, agent_id: &str, kind: &'static str) -> oneshot::Receiver<Value> {
+    /// `None` when the agent already has [`MAX_WAITING_PER_AGENT`] requests waiting.
+    pub fn insert(
+        &self,
+        id: &str,
+        agent_id: &str,
+        kind: &'static str,
+    ) -> Option<oneshot::Receiver<Value>> {
         let (reply, rx) = oneshot::channel();
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let waiting = inner
+            .waiting
+            .values()
+            .filter(|w| w.agent_id == agent_id)
+            .count();
+        if waiting >= MAX_WAITING_PER_AGENT {
+            return None;
+        }
         inner.waiting.insert(
             id.to_owned(),
             Waiting {
@@ -50,7 +68,7 @@ impl Pending {
                 reply,
             },
         );
-        rx
+        Some(rx)
     }
 
     /// Forgets a request that stopped waiting (deadline, or the server gave up).
@@ -111,7 +129,7 @@ mod tests {
     #[tokio::test]
     async fn only_the_addressee_answers_and_only_once() {
         let pending = Pending::default();
-        let rx = pending.insert("r1", "alice", "sample");
+        let rx = pending.insert("r1", "alice", "sample").unwrap();
         assert_eq!(
             pending.answer("r1", "bob", "sample", Value::Null),
             Err(AnswerError::NotFound("r1".into()))
@@ -138,11 +156,24 @@ mod tests {
     #[test]
     fn an_expired_request_is_not_found() {
         let pending = Pending::default();
-        let _rx = pending.insert("r2", "alice", "sample");
+        let _rx = pending.insert("r2", "alice", "sample").unwrap();
         pending.remove("r2");
         assert_eq!(
             pending.answer("r2", "alice", "sample", Value::Null),
             Err(AnswerError::NotFound("r2".into()))
         );
+    }
+
+    #[test]
+    fn an_agent_has_a_bounded_number_of_requests_waiting() {
+        let pending = Pending::default();
+        let held: Vec<_> = (0..MAX_WAITING_PER_AGENT)
+            .map(|i| pending.insert(&format!("a{i}"), "alice", "sample").unwrap())
+            .collect();
+        assert!(pending.insert("one-more", "alice", "sample").is_none());
+        assert!(pending.insert("b0", "bob", "sample").is_some(), "per agent");
+        pending.remove("a0");
+        assert!(pending.insert("again", "alice", "sample").is_some());
+        drop(held);
     }
 }

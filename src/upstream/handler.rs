@@ -173,12 +173,15 @@ impl BridgeClient {
         let roots: Vec<McpRoot> = match asked {
             Ok(answer) => serde_json::from_value(answer.get("roots").cloned().unwrap_or_default())
                 .unwrap_or_default(),
-            Err(AskError::NotConnected(_) | AskError::Timeout(..) | AskError::Shutdown) => {
-                self.ctx.store.roots(owner).await.map_err(|e| {
-                    tracing::error!(error = %e, "cannot read stored roots");
-                    ErrorData::internal_error("roots are not available", None)
-                })?
-            }
+            Err(
+                AskError::NotConnected(_)
+                | AskError::Timeout(..)
+                | AskError::Shutdown
+                | AskError::TooMany(..),
+            ) => self.ctx.store.roots(owner).await.map_err(|e| {
+                tracing::error!(error = %e, "cannot read stored roots");
+                ErrorData::internal_error("roots are not available", None)
+            })?,
         };
         let roots: Vec<Value> = roots
             .into_iter()

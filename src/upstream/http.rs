@@ -9,7 +9,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 
 use super::ConnectError;
 use crate::a2e::McpServerConfig;
-use crate::guard::{Guard, MAX_REDIRECTS};
+use crate::guard::Guard;
 
 /// The configured `headers`, as HTTP headers.
 pub fn header_map(config: &McpServerConfig) -> Result<HeaderMap, ConnectError> {
@@ -36,8 +36,11 @@ pub fn transport(
         .collect();
     let transport_config =
         StreamableHttpClientTransportConfig::with_uri(config.url.as_str()).custom_headers(headers);
+    // No idle connections kept, as rmcp's own default client: reusing one whose last answer
+    // (an SSE stream) was not read to its end stalls on delayed ACKs (~40 ms a call).
     let client = guard
-        .http_client(MAX_REDIRECTS)
+        .http_client(true)
+        .pool_max_idle_per_host(0)
         .build()
         .map_err(|e| ConnectError::Config(format!("cannot make an HTTP client: {e}")))?;
     Ok(StreamableHttpClientTransport::with_client(

@@ -36,7 +36,7 @@ pub async fn connect(
     let fail = |why: String| ConnectError::Initialize(why, String::new());
     let url = reqwest::Url::parse(url).map_err(|e| ConnectError::Config(format!("`url`: {e}")))?;
     let client = guard
-        .http_client(0)
+        .http_client(false)
         .build()
         .map_err(|e| fail(e.to_string()))?;
     let resp = client
