@@ -234,6 +234,10 @@ impl A2a {
             card,
             endpoint,
         });
+        let detail = crate::a2e::redact_url(url);
+        self.store
+            .record(&caller.id, "agent.register", &agent_id, &detail)
+            .await;
         self.agents
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -285,6 +289,9 @@ impl A2a {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .remove(agent_id);
+        self.store
+            .record(&caller.id, "agent.unregister", agent_id, "")
+            .await;
         Ok(())
     }
 
@@ -312,6 +319,9 @@ impl A2a {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(agent_id.to_owned(), agent.clone());
+        self.store
+            .record(&caller.id, "agent.refresh", agent_id, "")
+            .await;
         Ok(agent)
     }
 

@@ -4,6 +4,7 @@
 mod a2a;
 mod a2e;
 mod answers;
+mod audit;
 mod events;
 mod health;
 mod prompts;
@@ -61,6 +62,7 @@ fn request<M: crate::a2e::Message + Default>(id: Option<String>) -> M {
         (name = "events", description = "The agent's event stream, its answers to servers' requests, its roots"),
         (name = "a2a", description = "A2A agents reached by the agent-bridge tools"),
         (name = "a2e", description = "Any A2E request message as it is on the wire"),
+        (name = "audit", description = "Who changed which server or agent, and when (admins)"),
         (name = "health", description = "Liveness and readiness")
     )
 )]
@@ -95,13 +97,57 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(roots::router())
         .merge(a2a::router())
         .merge(a2e::router())
+        .merge(audit::router())
         .split_for_parts();
     let (public, public_doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(health::router())
         .split_for_parts();
     let mut doc = public_doc;
     doc.merge(v1_doc);
+    answer_rate_limits(&mut doc);
     (v1, public, doc)
+}
+
+/// Every `/v1` operation may answer 429 (the per-agent limits, `crate::limits`).
+fn answer_rate_limits(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, ResponseBuilder};
+    let response = ResponseBuilder::new()
+        .description("The agent's rate or concurrency limit is reached (`rate_limited`)")
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                .build(),
+        )
+        .header(
+            "Retry-After",
+            HeaderBuilder::new()
+                .schema(Some(ObjectBuilder::new().schema_type(Type::Integer)))
+                .description(Some("Seconds to wait before trying again"))
+                .build(),
+        )
+        .build();
+    for (path, item) in doc.paths.paths.iter_mut() {
+        if !path.starts_with("/v1") {
+            continue;
+        }
+        for operation in [
+            &mut item.get,
+            &mut item.post,
+            &mut item.put,
+            &mut item.patch,
+            &mut item.delete,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            operation
+                .responses
+                .responses
+                .insert("429".into(), response.clone().into());
+        }
+    }
 }
 
 /// The OpenAPI document of the API.
@@ -112,12 +158,22 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let (v1, public, doc) = routes();
-    let v1 = v1.route_layer(middleware::from_fn_with_state(
-        state.clone(),
-        require_agent_layer,
-    ));
+    // Layers run last added first: the caller is known before its limits are counted.
+    let v1 = v1
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::limit_agent,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            require_agent_layer,
+        ));
     let mcp = Router::new()
         .route_service("/mcp", crate::mcp_server::service(state.clone()))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::limit_agent,
+        ))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             crate::mcp_server::authenticate,

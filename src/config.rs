@@ -56,6 +56,9 @@ pub const VARIABLES: &[&str] = &[
     "MCP_BRIDGE_RECONNECT_MAX_SECS",
     "MCP_BRIDGE_PING_INTERVAL_SECS",
     "MCP_BRIDGE_PING_TIMEOUT_SECS",
+    "MCP_BRIDGE_AGENT_RATE",
+    "MCP_BRIDGE_AGENT_BURST",
+    "MCP_BRIDGE_AGENT_CONCURRENCY",
 ];
 
 /// The service's settings. File keys are the variable names without `MCP_BRIDGE_`, in lower case.
@@ -92,6 +95,12 @@ pub struct Config {
     pub ping_interval_secs: u64,
     /// Seconds a ping may take before the server counts as dead.
     pub ping_timeout_secs: u64,
+    /// Requests per second each agent may make on `/v1` and `/mcp`; 0: no rate limit.
+    pub agent_rate: u32,
+    /// Requests an agent may make at once above its rate; 0: twice the rate.
+    pub agent_burst: u32,
+    /// Requests each agent may have in flight; 0: no limit.
+    pub agent_concurrency: usize,
     /// No token check on `/mcp` (loopback binds only; calls run as `anonymous`). File key
     /// `mcp_auth = "off"`, as the variable.
     #[serde(rename = "mcp_auth", deserialize_with = "auth_off")]
@@ -128,6 +137,9 @@ impl Default for Config {
             reconnect_max_secs: 60,
             ping_interval_secs: 30,
             ping_timeout_secs: 10,
+            agent_rate: 0,
+            agent_burst: 0,
+            agent_concurrency: 64,
             mcp_auth_off: false,
             mcp_unprefixed_server: None,
             a2a_enabled: true,
@@ -247,6 +259,15 @@ impl Config {
         }
         if let Some(v) = get("MCP_BRIDGE_MCP_UNPREFIXED_SERVER") {
             self.mcp_unprefixed_server = non_empty(v);
+        }
+        if let Some(v) = get("MCP_BRIDGE_AGENT_RATE") {
+            self.agent_rate = parse_number("MCP_BRIDGE_AGENT_RATE", &v)?;
+        }
+        if let Some(v) = get("MCP_BRIDGE_AGENT_BURST") {
+            self.agent_burst = parse_number("MCP_BRIDGE_AGENT_BURST", &v)?;
+        }
+        if let Some(v) = get("MCP_BRIDGE_AGENT_CONCURRENCY") {
+            self.agent_concurrency = parse_number("MCP_BRIDGE_AGENT_CONCURRENCY", &v)?;
         }
         if let Some(v) = get("MCP_BRIDGE_SHUTDOWN_GRACE_SECS") {
             self.shutdown_grace_secs = parse_number("MCP_BRIDGE_SHUTDOWN_GRACE_SECS", &v)?;

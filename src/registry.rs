@@ -223,9 +223,16 @@ impl Registry {
         config: McpServerConfig,
     ) -> Result<McpServerInfo, Error> {
         let (this, agent) = (self.clone(), agent.clone());
-        tokio::spawn(async move { this.register_now(&agent, config).await })
-            .await
-            .unwrap_or_else(|e| Err(Error::Internal(format!("registration stopped: {e}"))))
+        tokio::spawn(async move {
+            let detail = describe(&config);
+            let info = this.register_now(&agent, config).await?;
+            this.store
+                .record(&agent.id, "server.register", &info.server_id, &detail)
+                .await;
+            Ok(info)
+        })
+        .await
+        .unwrap_or_else(|e| Err(Error::Internal(format!("registration stopped: {e}"))))
     }
 
     async fn register_now(
@@ -345,6 +352,9 @@ impl Registry {
             tracing::warn!(%server_id, "the server did not stop within 30 s");
         }
         tracing::info!(%server_id, by = %agent.id, "server unregistered");
+        self.store
+            .record(&agent.id, "server.unregister", server_id, "")
+            .await;
         entry.push_to_all("notifications/tools/list_changed", serde_json::json!({}));
         Ok(())
     }
@@ -370,6 +380,14 @@ impl Registry {
                 StoreError::NotFound => Error::ServerNotFound(new.server_id.clone()),
                 other => other.into(),
             })?;
+        self.store
+            .record(
+                &agent.id,
+                "server.update",
+                &new.server_id,
+                &changed_fields(&old, &new),
+            )
+            .await;
         let tool_list_changed = new.tool_allow_list != old.tool_allow_list;
         let resource_list_changed = new.resource_allow_list != old.resource_allow_list;
         let reconnect = new.cmd != old.cmd
@@ -511,6 +529,38 @@ impl Error {
             other => other.to_string(),
         }
     }
+}
+
+/// What the audit log says of a registered server: its transport and command or URL (without
+/// its secrets).
+fn describe(config: &McpServerConfig) -> String {
+    let target = match config.transport {
+        McpTransport::Stdio => config.cmd.first().cloned().unwrap_or_default(),
+        _ => crate::a2e::redact_url(&config.url),
+    };
+    format!("{} {target}", config.transport.as_str())
+}
+
+/// The fields a change of config touched, by name (never their values).
+fn changed_fields(old: &McpServerConfig, new: &McpServerConfig) -> String {
+    let (Ok(serde_json::Value::Object(old)), Ok(serde_json::Value::Object(new))) =
+        (serde_json::to_value(old), serde_json::to_value(new))
+    else {
+        return String::new();
+    };
+    let mut fields: Vec<&str> = new
+        .iter()
+        .filter(|(name, value)| old.get(*name) != Some(*value))
+        .map(|(name, _)| name.as_str())
+        .chain(
+            old.keys()
+                .filter(|k| !new.contains_key(*k))
+                .map(String::as_str),
+        )
+        .collect();
+    fields.sort_unstable();
+    fields.dedup();
+    format!("changed: {}", fields.join(", "))
 }
 
 /// The config after a change: absent fields unchanged, secret values given as `***` kept.

@@ -67,6 +67,11 @@ impl Application {
         let addr = listener
             .local_addr()
             .map_err(|e| StartError::Bind(bind, e))?;
+        let limits = crate::limits::Limits::new(
+            config.agent_rate,
+            config.agent_burst,
+            config.agent_concurrency,
+        );
         let state = AppState {
             config: Arc::new(config),
             auth,
@@ -75,6 +80,7 @@ impl Application {
             hub,
             a2a,
             metrics: Arc::default(),
+            limits,
             restored: Arc::new(AtomicBool::new(false)),
         };
         Ok(Self {

@@ -19,6 +19,7 @@ pub struct AppState {
     pub hub: Arc<Hub>,
     pub a2a: Arc<crate::a2a::A2a>,
     pub metrics: Arc<crate::metrics::Metrics>,
+    pub limits: Arc<crate::limits::Limits>,
     /// Set once every stored server has been handed to its supervisor.
     pub restored: Arc<std::sync::atomic::AtomicBool>,
 }

@@ -2,6 +2,8 @@
 //! of `migrations/` embedded in the binary. Queries live in `store/*.rs`, one file per table group.
 
 mod a2a;
+mod audit;
+pub use audit::AuditEntry;
 mod roots;
 mod servers;
 mod subscriptions;
@@ -39,6 +41,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         20261130000004,
         "a2a_agents",
         include_str!("../migrations/20261130000004_a2a_agents.sql"),
+    ),
+    (
+        20261130000005,
+        "audit",
+        include_str!("../migrations/20261130000005_audit.sql"),
     ),
 ];
 

@@ -8,6 +8,7 @@ mod events;
 mod helpers;
 mod import;
 mod inputs;
+mod limits;
 mod mcp;
 mod metrics;
 mod openapi;

@@ -1,0 +1,99 @@
+//! The `audit` table: who registered, changed or removed which server or A2A agent, and when.
+//! Details name what changed, never a secret value.
+
+use serde::Serialize;
+use sqlx::Row;
+use utoipa::ToSchema;
+
+use super::{Store, StoreError};
+
+/// One change, as `GET /v1/audit` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct AuditEntry {
+    /// Increasing; `before` of the next page.
+    pub id: i64,
+    /// When, in seconds since the epoch.
+    pub at: f64,
+    /// The agent (token `sub`) that made the change.
+    pub actor: String,
+    /// `server.register`, `server.update`, `server.unregister`, `agent.register`,
+    /// `agent.refresh` or `agent.unregister`.
+    pub action: String,
+    /// The server or agent id.
+    pub target: String,
+    /// What changed (field names, a transport, a command or a redacted URL).
+    pub detail: String,
+}
+
+impl Store {
+    /// Records a change. A failure is logged, not returned: the change itself has happened.
+    pub async fn record(&self, actor: &str, action: &str, target: &str, detail: &str) {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or_default();
+        let inserted = sqlx::query(
+            "INSERT INTO audit (at, actor, action, target, detail) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(at)
+        .bind(actor)
+        .bind(action)
+        .bind(target)
+        .bind(detail)
+        .execute(&self.pool)
+        .await;
+        if let Err(error) = inserted {
+            tracing::error!(%error, actor, action, target, "cannot write the audit log");
+        }
+    }
+
+    /// The newest `limit` entries older than `before` (all when `None`), newest first.
+    pub async fn audit(
+        &self,
+        before: Option<i64>,
+        limit: u32,
+    ) -> Result<Vec<AuditEntry>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, at, actor, action, target, detail FROM audit \
+             WHERE id < $1 ORDER BY id DESC LIMIT $2",
+        )
+        .bind(before.unwrap_or(i64::MAX))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(AuditEntry {
+                    id: row.try_get("id")?,
+                    at: row.try_get("at")?,
+                    actor: row.try_get("actor")?,
+                    action: row.try_get("action")?,
+                    target: row.try_get("target")?,
+                    detail: row.try_get("detail")?,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::Store;
+
+    #[tokio::test]
+    async fn entries_come_newest_first_in_pages() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        for i in 0..5 {
+            store
+                .record("root", "server.register", &format!("s{i}"), "stdio")
+                .await;
+        }
+        let first = store.audit(None, 3).await.unwrap();
+        let targets: Vec<&str> = first.iter().map(|e| e.target.as_str()).collect();
+        assert_eq!(targets, ["s4", "s3", "s2"]);
+        let rest = store.audit(Some(first[2].id), 3).await.unwrap();
+        let targets: Vec<&str> = rest.iter().map(|e| e.target.as_str()).collect();
+        assert_eq!(targets, ["s1", "s0"]);
+        assert_eq!(rest[0].actor, "root");
+    }
+}

@@ -1,0 +1,132 @@
+//! Per-agent limits (429 with Retry-After) and the audit log.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+async fn app_with(rate: u32, burst: u32, concurrency: usize) -> TestApp {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.agent_rate = rate;
+    config.agent_burst = burst;
+    config.agent_concurrency = concurrency;
+    spawn_app_with(data_dir, config).await
+}
+
+#[tokio::test]
+async fn an_agent_over_its_rate_gets_429_with_retry_after() {
+    let app = app_with(1, 2, 0).await;
+    for _ in 0..2 {
+        let (status, _) = app.get("/v1/tools", &app.alice).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let resp = app
+        .client
+        .get(format!("{}/v1/tools", app.base))
+        .bearer_auth(&app.alice)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(resp.headers()["retry-after"], "1");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["code"], "rate_limited", "{body}");
+    assert_eq!(body["retryable"], true);
+    // Per agent: bob is not slowed down by alice.
+    let (status, _) = app.get("/v1/tools", &app.bob).await;
+    assert_eq!(status, StatusCode::OK);
+    // And the rate refills.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (status, _) = app.get("/v1/tools", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn an_agent_has_a_bounded_number_of_requests_in_flight() {
+    let app = app_with(0, 0, 1).await;
+    app.register(everything_stdio("ev")).await;
+    let slow = {
+        let (client, base, token) = (app.client.clone(), app.base.clone(), app.alice.clone());
+        tokio::spawn(async move {
+            let args = json!({ "duration": 2, "steps": 2 });
+            client
+                .post(format!("{base}/v1/tools/call"))
+                .bearer_auth(token)
+                .json(&json!({ "name": "ev__trigger-long-running-operation", "arguments": args }))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (status, body) = app.get("/v1/tools", &app.alice).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert!(body.to_string().contains("in flight"), "{body}");
+    // The event stream does not count: an agent listens while it calls.
+    let events = app
+        .client
+        .get(format!("{}/v1/events", app.base))
+        .bearer_auth(&app.alice)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.status(), StatusCode::OK);
+    assert_eq!(slow.await.unwrap(), StatusCode::OK);
+    let (status, _) = app.get("/v1/tools", &app.alice).await;
+    assert_eq!(status, StatusCode::OK, "free again once the call ended");
+}
+
+#[tokio::test]
+async fn the_audit_log_says_who_changed_what_without_secrets() {
+    let app = spawn_app().await;
+    let mut config = everything_stdio("audited");
+    config["env"] = json!({ "API_KEY": "audit-s3cret" });
+    app.register(config).await;
+    let (status, _) = app
+        .patch(
+            "/v1/servers/audited",
+            &app.admin,
+            json!({ "tool_allow_list": ["echo"], "env": { "API_KEY": "another-s3cret" } }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = app.delete("/v1/servers/audited", &app.admin).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let (status, body) = app.get("/v1/audit", &app.alice).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "admins only: {body}");
+    let (status, body) = app.get("/v1/audit?limit=2", &app.admin).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let entries = body["entries"].as_array().unwrap();
+    let actions: Vec<&str> = entries
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["server.unregister", "server.update"]);
+    assert_eq!(entries[1]["detail"], "changed: env, tool_allow_list");
+    assert!(
+        entries
+            .iter()
+            .all(|e| e["actor"] == "root" && e["target"] == "audited")
+    );
+    let before = body["next_cursor"].as_i64().expect("a next page");
+    let (_, rest) = app
+        .get(&format!("/v1/audit?before={before}"), &app.admin)
+        .await;
+    let register = &rest["entries"][0];
+    assert_eq!(register["action"], "server.register");
+    assert!(register["detail"].as_str().unwrap().starts_with("stdio "));
+    assert!(rest.get("next_cursor").is_none(), "{rest}");
+    let all = format!("{body}{rest}");
+    assert!(
+        !all.contains("s3cret"),
+        "no secret value in the audit log: {all}"
+    );
+    let (status, _) = app.get("/v1/audit?limit=0", &app.admin).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+}
