@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
 /// Why the configuration cannot be used.
@@ -56,6 +56,7 @@ pub const VARIABLES: &[&str] = &[
     "MCP_BRIDGE_RECONNECT_MAX_SECS",
     "MCP_BRIDGE_PING_INTERVAL_SECS",
     "MCP_BRIDGE_PING_TIMEOUT_SECS",
+    "MCP_BRIDGE_SECRETS_KEY",
     "MCP_BRIDGE_AGENT_RATE",
     "MCP_BRIDGE_AGENT_BURST",
     "MCP_BRIDGE_AGENT_CONCURRENCY",
@@ -73,6 +74,8 @@ pub struct Config {
     pub jwt_issuer: Option<String>,
     pub jwt_audience: Option<String>,
     pub jwt_leeway_secs: u64,
+    /// 64 hex digits: the key that seals `env` and `headers` values at rest.
+    pub secrets_key: Option<SecretString>,
     pub mcp_allowed_hosts: Vec<String>,
     pub stdio_allowed_commands: Vec<String>,
     pub allow_private_upstreams: bool,
@@ -124,6 +127,7 @@ impl Default for Config {
             jwt_issuer: None,
             jwt_audience: None,
             jwt_leeway_secs: 30,
+            secrets_key: None,
             mcp_allowed_hosts: Vec::new(),
             stdio_allowed_commands: Vec::new(),
             allow_private_upstreams: false,
@@ -189,6 +193,9 @@ impl Config {
         }
         if let Some(v) = env.get("MCP_BRIDGE_JWT_SECRET") {
             self.jwt_secret = non_empty(v.clone()).map(SecretString::from);
+        }
+        if let Some(v) = env.get("MCP_BRIDGE_SECRETS_KEY") {
+            self.secrets_key = non_empty(v.clone()).map(SecretString::from);
         }
         if let Some(v) = get("MCP_BRIDGE_JWT_PUBLIC_KEY") {
             self.jwt_public_key = non_empty(v).map(PathBuf::from);
@@ -277,6 +284,7 @@ impl Config {
 
     fn validate(&self) -> Result<(), ConfigError> {
         self.bind_addr()?;
+        self.secrets_key()?;
         if self.jwt_secret.is_some() && self.jwt_public_key.is_some() {
             return Err(invalid(
                 "MCP_BRIDGE_JWT_SECRET",
@@ -363,6 +371,17 @@ impl Config {
             ping_timeout: Duration::from_secs(self.ping_timeout_secs),
             guard: crate::guard::Guard::new(self.allow_private_upstreams),
         }
+    }
+
+    /// The key that seals secret values at rest, when one is configured.
+    pub fn secrets_key(&self) -> Result<Option<[u8; 32]>, ConfigError> {
+        self.secrets_key
+            .as_ref()
+            .map(|key| {
+                crate::store::sealed::parse_key(key.expose_secret())
+                    .map_err(|why| invalid("MCP_BRIDGE_SECRETS_KEY", why))
+            })
+            .transpose()
     }
 
     /// The address to listen on.

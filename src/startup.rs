@@ -43,7 +43,10 @@ impl Application {
         let _ = rustls::crypto::ring::default_provider().install_default();
         std::fs::create_dir_all(&config.data_dir)
             .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
-        let store = Store::open(&config.database_url()).await?;
+        let mut store = Store::open(&config.database_url()).await?;
+        if let Some(key) = config.secrets_key()? {
+            store = store.sealing(&key).await?;
+        }
         let auth = Arc::new(Auth::from_config(&config)?);
         let shutdown = CancellationToken::new();
         let hub = Hub::new(config.replay_buffer, shutdown.clone());

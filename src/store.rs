@@ -3,6 +3,7 @@
 
 mod a2a;
 mod audit;
+pub mod sealed;
 pub use audit::AuditEntry;
 mod roots;
 mod servers;
@@ -77,6 +78,8 @@ impl StoreError {
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: SqlitePool,
+    /// Seals secret values at rest, when a key is configured.
+    sealer: Option<std::sync::Arc<sealed::Sealer>>,
 }
 
 impl Store {
@@ -92,7 +95,35 @@ impl Store {
             .connect_with(options)
             .await?;
         migrator().run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, sealer: None })
+    }
+
+    /// This store with secret values sealed by `key` from now on; the plain values stored
+    /// before are sealed now.
+    pub async fn sealing(mut self, key: &[u8; 32]) -> Result<Self, StoreError> {
+        self.sealer = Some(std::sync::Arc::new(sealed::Sealer::new(key)));
+        let mut sealed = 0;
+        for server in self.list_servers().await? {
+            let config = &server.config;
+            if config.env.is_empty() && config.headers.is_empty() {
+                continue;
+            }
+            self.update_server_config(config).await?;
+            sealed += 1;
+        }
+        for agent in self.list_agents().await? {
+            if !agent.headers.is_empty() {
+                self.update_agent_headers(&agent.agent_id, &agent.headers)
+                    .await?;
+                sealed += 1;
+            }
+        }
+        tracing::info!(rows = sealed, "secret values at rest are sealed");
+        Ok(self)
+    }
+
+    fn sealer(&self) -> Option<&sealed::Sealer> {
+        self.sealer.as_deref()
     }
 }
 

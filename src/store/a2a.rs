@@ -6,7 +6,7 @@ use serde_json::Value;
 use sqlx::Row;
 use tracing::instrument;
 
-use super::{Store, StoreError};
+use super::{Store, StoreError, sealed};
 use crate::a2e;
 
 /// A registered A2A agent as stored.
@@ -34,7 +34,7 @@ impl Store {
         .bind(&agent.agent_id)
         .bind(&agent.owner)
         .bind(&agent.url)
-        .bind(json(&agent.headers)?)
+        .bind(json(&sealed::seal_values(self.sealer(), &agent.headers))?)
         .bind(json(&agent.card)?)
         .bind(now)
         .execute(&self.pool)
@@ -72,6 +72,20 @@ impl Store {
 
     /// Every registered agent; a row that no longer parses is logged and skipped.
     #[instrument(skip_all)]
+    /// Rewrites an agent's headers (sealed when a key is configured).
+    pub async fn update_agent_headers(
+        &self,
+        agent_id: &str,
+        headers: &BTreeMap<String, String>,
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE a2a_agents SET headers = $1 WHERE agent_id = $2")
+            .bind(json(&sealed::seal_values(self.sealer(), headers))?)
+            .bind(agent_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     pub async fn list_agents(&self) -> Result<Vec<StoredAgent>, StoreError> {
         let rows = sqlx::query(
             "SELECT agent_id, owner, url, headers, card FROM a2a_agents ORDER BY agent_id",
@@ -83,7 +97,10 @@ impl Store {
             let agent_id: String = row.try_get("agent_id")?;
             let headers: String = row.try_get("headers")?;
             let card: String = row.try_get("card")?;
-            match (serde_json::from_str(&headers), serde_json::from_str(&card)) {
+            let headers = serde_json::from_str(&headers)
+                .map_err(|e| e.to_string())
+                .and_then(|h| sealed::open_values(self.sealer(), &h).map_err(|e| e.to_string()));
+            match (headers, serde_json::from_str(&card)) {
                 (Ok(headers), Ok(card)) => agents.push(StoredAgent {
                     agent_id,
                     owner: row.try_get("owner")?,
@@ -91,6 +108,9 @@ impl Store {
                     headers,
                     card,
                 }),
+                (Err(error), _) => {
+                    tracing::error!(%agent_id, %error, "stored agent unusable; skipped")
+                }
                 _ => tracing::error!(%agent_id, "stored agent does not parse; skipped"),
             }
         }

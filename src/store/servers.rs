@@ -3,7 +3,7 @@
 use sqlx::Row;
 use tracing::instrument;
 
-use super::{Store, StoreError};
+use super::{Store, StoreError, sealed};
 use crate::a2e::{self, McpServerConfig};
 
 /// A registered server as stored.
@@ -14,10 +14,17 @@ pub struct StoredServer {
 }
 
 impl Store {
+    /// The config as stored: JSON, with its secret values sealed when a key is configured.
+    fn config_json(&self, config: &McpServerConfig) -> Result<String, StoreError> {
+        let mut stored = config.clone();
+        stored.env = sealed::seal_values(self.sealer(), &config.env);
+        stored.headers = sealed::seal_values(self.sealer(), &config.headers);
+        serde_json::to_string(&stored).map_err(|e| StoreError::Corrupt(e.to_string()))
+    }
+
     #[instrument(skip_all, fields(server_id = %server.config.server_id))]
     pub async fn insert_server(&self, server: &StoredServer) -> Result<(), StoreError> {
-        let config = serde_json::to_string(&server.config)
-            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let config = self.config_json(&server.config)?;
         let now = a2e::now();
         sqlx::query(
             "INSERT INTO servers (server_id, owner, config, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)",
@@ -34,7 +41,7 @@ impl Store {
 
     #[instrument(skip_all, fields(server_id = %config.server_id))]
     pub async fn update_server_config(&self, config: &McpServerConfig) -> Result<(), StoreError> {
-        let json = serde_json::to_string(config).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let json = self.config_json(config)?;
         let done =
             sqlx::query("UPDATE servers SET config = $1, updated_at = $2 WHERE server_id = $3")
                 .bind(json)
@@ -73,13 +80,22 @@ impl Store {
         for row in &rows {
             let server_id: String = row.try_get("server_id")?;
             let config: String = row.try_get("config")?;
-            match serde_json::from_str(&config) {
+            let parsed = serde_json::from_str::<McpServerConfig>(&config)
+                .map_err(|e| e.to_string())
+                .and_then(|mut config| {
+                    config.env = sealed::open_values(self.sealer(), &config.env)
+                        .map_err(|e| e.to_string())?;
+                    config.headers = sealed::open_values(self.sealer(), &config.headers)
+                        .map_err(|e| e.to_string())?;
+                    Ok(config)
+                });
+            match parsed {
                 Ok(config) => servers.push(StoredServer {
                     owner: row.try_get("owner")?,
                     config,
                 }),
                 Err(error) => {
-                    tracing::error!(%server_id, %error, "stored config does not parse; skipped")
+                    tracing::error!(%server_id, %error, "stored config unusable; skipped")
                 }
             }
         }
@@ -123,5 +139,79 @@ mod tests {
             Err(StoreError::NotFound)
         ));
         assert!(store.list_servers().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn secret_values_are_sealed_at_rest_and_need_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("bridge.db").display());
+        let mut config = McpServerConfig {
+            server_id: "fs".into(),
+            ..Default::default()
+        };
+        config.env.insert("TOKEN".into(), "s3cret".into());
+        config
+            .headers
+            .insert("Authorization".into(), "Bearer s3cret-too".into());
+        // Stored before a key was set; the first start with the key seals it.
+        let plain = Store::open(&url).await.unwrap();
+        let server = StoredServer {
+            owner: "alice".into(),
+            config: config.clone(),
+        };
+        plain.insert_server(&server).await.unwrap();
+        let raw = || async {
+            let store = Store::open(&url).await.unwrap();
+            sqlx::query_scalar::<_, String>("SELECT config FROM servers")
+                .fetch_one(&store.pool)
+                .await
+                .unwrap()
+        };
+        assert!(raw().await.contains("s3cret"));
+        let key = [9u8; 32];
+        let sealed = Store::open(&url)
+            .await
+            .unwrap()
+            .sealing(&key)
+            .await
+            .unwrap();
+        let stored = raw().await;
+        assert!(
+            !stored.contains("s3cret") && stored.contains("enc:v1:"),
+            "{stored}"
+        );
+        assert_eq!(
+            sealed.list_servers().await.unwrap()[0].config.env,
+            config.env
+        );
+        assert_eq!(
+            sealed.list_servers().await.unwrap()[0].config.headers,
+            config.headers
+        );
+        // Without the key, or with another one, the row is not used, and not lost either.
+        let keyless = Store::open(&url).await.unwrap();
+        assert!(keyless.list_servers().await.unwrap().is_empty());
+        let wrong = Store::open(&url)
+            .await
+            .unwrap()
+            .sealing(&[1; 32])
+            .await
+            .unwrap();
+        assert!(wrong.list_servers().await.unwrap().is_empty());
+        let again = Store::open(&url)
+            .await
+            .unwrap()
+            .sealing(&key)
+            .await
+            .unwrap();
+        assert_eq!(
+            again.list_servers().await.unwrap()[0].config.env,
+            config.env
+        );
+        // Written sealed from then on.
+        let mut changed = config.clone();
+        changed.env.insert("OTHER".into(), "more-s3cret".into());
+        again.update_server_config(&changed).await.unwrap();
+        assert!(!raw().await.contains("s3cret"));
     }
 }

@@ -14,6 +14,7 @@ mod metrics;
 mod openapi;
 mod prompts;
 mod resources;
+mod secrets;
 mod servers;
 mod supervision;
 mod tools;

@@ -1,0 +1,61 @@
+//! Secrets at rest: with `MCP_BRIDGE_SECRETS_KEY`, `env` and `headers` values are sealed in the
+//! store, and still reach the server they belong to after a restart.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const KEY: &str = "5f2b8c0e4a6d1f3b9e7c5a2d8f0b4e6c1a3d5f7b9e2c4a6d8f0b2e4c6a8d0f2b";
+
+async fn sealed_app(data_dir: Arc<tempfile::TempDir>) -> TestApp {
+    let mut config = config(data_dir.path());
+    config.secrets_key = Some(KEY.to_owned().into());
+    spawn_app_with(data_dir, config).await
+}
+
+/// Everything the store file holds, as text.
+fn stored_bytes(data_dir: &tempfile::TempDir) -> String {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(data_dir.path()).unwrap().flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("mcp-bridge.db")
+        {
+            all.extend(std::fs::read(entry.path()).unwrap());
+        }
+    }
+    String::from_utf8_lossy(&all).into_owned()
+}
+
+#[tokio::test]
+async fn env_values_are_sealed_in_the_store_and_reach_the_server() {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let app = sealed_app(data_dir.clone()).await;
+    let mut config = everything_stdio("sealed");
+    config["env"] = json!({ "SEALED_SECRET": "plain-text-never-on-disk" });
+    app.register(config).await;
+    app.stop().await;
+    let stored = stored_bytes(&data_dir);
+    assert!(stored.contains("SEALED_SECRET"), "the name is not secret");
+    assert!(
+        !stored.contains("plain-text-never-on-disk"),
+        "the value is sealed at rest"
+    );
+    assert!(stored.contains("enc:v1:"));
+
+    // Restarted with the same key, the server comes back and its child gets the value.
+    let app = sealed_app(data_dir.clone()).await;
+    let server = app
+        .wait_status("sealed", "ready", std::time::Duration::from_secs(20))
+        .await;
+    assert_eq!(server["status"], "ready");
+    let (_, answer) = app.call("sealed__get-env", json!({})).await;
+    let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+    let env: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(env["SEALED_SECRET"], "plain-text-never-on-disk");
+    let (_, shown) = app.get("/v1/servers/sealed", &app.admin).await;
+    assert_eq!(shown["config"]["env"]["SEALED_SECRET"], "***", "{shown}");
+}
