@@ -18,6 +18,9 @@ cargo test --locked --all-targets
 echo "== the upstream address guard, in a loopback-only network namespace (tests/netns.rs)"
 scripts/netns.sh
 
+echo "== API fuzzing: schemathesis against /openapi.json, in a loopback-only network namespace"
+FUZZ_MAX_TIME=${FUZZ_MAX_TIME:-120} scripts/fuzz-api.sh
+
 echo "== MCP conformance suite (tests/conformance/expected-failures.yml)"
 scripts/conformance.sh
 

@@ -38,7 +38,8 @@ pub trait Message {
     /// Refuses a message whose `type` names another message. A missing `type` was already filled
     /// in by the defaults.
     fn check_type(&self) -> Result<(), String> {
-        if self.kind() == Self::TYPE {
+        // An empty `type` is an absent one.
+        if self.kind() == Self::TYPE || self.kind().is_empty() {
             Ok(())
         } else {
             Err(format!(

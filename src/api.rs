@@ -105,7 +105,47 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
     let mut doc = public_doc;
     doc.merge(v1_doc);
     answer_rate_limits(&mut doc);
+    pin_request_types(&mut doc);
     (v1, public, doc)
+}
+
+/// A request body's `type` can only be the message its endpoint takes (or absent): its schema
+/// says so with an enum of that one value (the macro that declares messages can only give it as
+/// the default).
+fn pin_request_types(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{RefOr, Schema};
+    let mut bodies = std::collections::BTreeSet::new();
+    for item in doc.paths.paths.values() {
+        for operation in [&item.post, &item.put, &item.patch].into_iter().flatten() {
+            let Some(RefOr::T(body)) = &operation.request_body else {
+                continue;
+            };
+            for content in body.content.values() {
+                if let RefOr::T(content) = content
+                    && let Some(RefOr::Ref(r)) = &content.schema
+                {
+                    bodies.insert(
+                        r.ref_location
+                            .trim_start_matches("#/components/schemas/")
+                            .to_owned(),
+                    );
+                }
+            }
+        }
+    }
+    let Some(components) = doc.components.as_mut() else {
+        return;
+    };
+    for name in bodies {
+        let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(&name) else {
+            continue;
+        };
+        if let Some(RefOr::T(Schema::Object(kind))) = object.properties.get_mut("type")
+            && let Some(default @ serde_json::Value::String(_)) = kind.default.clone()
+        {
+            kind.enum_values = Some(vec![default]);
+        }
+    }
 }
 
 /// Every `/v1` operation may answer 429 (the per-agent limits, `crate::limits`).

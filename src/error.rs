@@ -160,9 +160,20 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let Json(value) = Json::<T>::from_request(req, state)
+        let Json(value) = Json::<serde_json::Value>::from_request(req, state)
             .await
             .map_err(json_rejection)?;
+        // A message is a JSON object (serde would also take an array as a struct's fields).
+        if !value.is_object() {
+            return Err(ApiError::invalid(
+                "the body must be a JSON object (an A2E message)",
+            ));
+        }
+        let value: T = serde_path_to_error::deserialize(value).map_err(|e| {
+            ApiError::invalid(format!(
+                "Failed to deserialize the JSON body into the target type: {e}"
+            ))
+        })?;
         value.check_type().map_err(ApiError::invalid)?;
         Ok(Self(value))
     }
@@ -177,7 +188,7 @@ pub fn json_rejection(rejection: JsonRejection) -> ApiError {
     ApiError::new(code, rejection.body_text()).with_status(status)
 }
 
-/// Query parameters with the A2E error shape on a bad value (400).
+/// Query parameters with the A2E error shape on a bad value (422, as any invalid request).
 pub struct A2eQuery<T>(pub T);
 
 impl<S, T> FromRequestParts<S> for A2eQuery<T>
@@ -192,7 +203,8 @@ where
             .await
             .map(|q| Self(q.0))
             .map_err(|e| {
-                ApiError::new(ErrorCode::InvalidRequest, e.body_text()).with_status(e.status())
+                ApiError::new(ErrorCode::InvalidRequest, e.body_text())
+                    .with_status(axum::http::StatusCode::UNPROCESSABLE_ENTITY)
             })
     }
 }

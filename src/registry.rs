@@ -10,6 +10,7 @@ mod resources;
 pub use prompts::prompt_messages;
 mod template;
 mod validate;
+pub use validate::check_config;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};

@@ -8,6 +8,7 @@ mod http;
 mod notify;
 mod sse;
 mod stdio;
+pub use sse::Frames;
 pub use stdio::BASE_ENV;
 pub mod supervisor;
 mod watched;

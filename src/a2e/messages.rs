@@ -16,6 +16,7 @@ a2e_message! {
     /// mcp/server/list/req: list registered servers and their status.
     ServerListRequest = "mcp/server/list/req" {
         /// Only servers with this status (`connecting`, `ready`, `error`, `disconnected`); empty = all.
+        #[schema(pattern = "^(|connecting|ready|error|disconnected)$")]
         status_filter: String,
     }
 }
@@ -172,6 +173,7 @@ a2e_response! {
 a2e_message! {
     /// mcp/resource/read/req.
     ResourceReadRequest = "mcp/resource/read/req" {
+        #[schema(min_length = 1, required = true)]
         uri: String,
         /// Server hint; routed by URI when empty.
         server_id: String,
@@ -190,6 +192,7 @@ a2e_response! {
 a2e_message! {
     /// mcp/resource/subscribe/req.
     ResourceSubscribeRequest = "mcp/resource/subscribe/req" {
+        #[schema(min_length = 1, required = true)]
         uri: String,
         server_id: String,
     }
@@ -226,6 +229,7 @@ a2e_response! {
 a2e_message! {
     /// mcp/resource/unsubscribe/req: end this agent's subscription to a URI.
     ResourceUnsubscribeRequest = "mcp/resource/unsubscribe/req" {
+        #[schema(min_length = 1, required = true)]
         uri: String,
         server_id: String,
     }
@@ -289,6 +293,7 @@ a2e_response! {
 a2e_message! {
     /// mcp/prompt/get/req: render a prompt template.
     PromptGetRequest = "mcp/prompt/get/req" {
+        #[schema(min_length = 1, required = true)]
         name: String,
         #[schema(value_type = Object)]
         arguments: Map<String, Value>,
@@ -433,6 +438,7 @@ a2e_response! {
     /// mcp/elicit/resp: the agent's answer.
     ElicitResponse = "mcp/elicit/resp" {
         /// `accept`, `decline` or `cancel`.
+        #[schema(pattern = "^(accept|decline|cancel)$", required = true)]
         action: String,
         /// The form's values (accept, form mode).
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -505,6 +511,7 @@ a2e_message! {
         /// 8 hex characters when empty.
         agent_id: String,
         /// The agent's base URL; its card is at `/.well-known/agent-card.json`.
+        #[schema(pattern = "^https?://[^/?#@]+", required = true)]
         url: String,
         /// Headers sent to the agent (values are secret: shown as `***`).
         headers: std::collections::BTreeMap<String, String>,

@@ -104,9 +104,11 @@ pub struct McpServerConfig {
     pub headers: BTreeMap<String, String>,
     /// Request timeout in seconds.
     #[serde(default = "default_timeout")]
+    #[schema(minimum = 1, maximum = 86400)]
     pub timeout: u64,
     /// Bound on connecting and initialising, in seconds (the smaller of this and `timeout` applies).
     #[serde(default = "default_connect_timeout")]
+    #[schema(minimum = 1, maximum = 86400)]
     pub connect_timeout: u64,
     /// Reconnect on its own when the connection drops.
     #[serde(default = "default_true")]
@@ -115,6 +117,7 @@ pub struct McpServerConfig {
     /// `2026-07-28` (stateless, `server/discover`) or `auto` (discover, falling back to
     /// `initialize`; a silent older server costs up to 10 s).
     #[serde(default = "default_protocol")]
+    #[schema(pattern = "^(2025-11-25|2026-07-28|auto)$")]
     pub protocol_version: String,
     /// Upstream tool names exposed (exact match); empty exposes all.
     #[serde(default)]
@@ -301,6 +304,8 @@ pub struct McpPromptMessage {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(default)]
 pub struct McpRoot {
+    /// A `file://` URI.
+    #[schema(pattern = "^file://", required = true)]
     pub uri: String,
     pub name: String,
 }

@@ -25,6 +25,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub struct Envelope {
     /// An A2E request type, e.g. `mcp/server/list/req` or `tool/call/req`.
     #[serde(rename = "type")]
+    #[schema(min_length = 1)]
     pub kind: String,
     #[serde(flatten)]
     #[schema(value_type = Object)]

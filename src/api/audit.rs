@@ -26,8 +26,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[into_params(parameter_in = Query)]
 pub struct AuditQuery {
     /// Only entries older than this id: `next_cursor` of the previous page.
+    #[param(minimum = 1)]
     pub before: Option<i64>,
     /// At most this many entries (1 to 1000; 100 when absent).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
 }
 

@@ -68,6 +68,7 @@ pub struct IdQuery {
 pub struct ListQuery {
     /// Only servers with this status: `connecting`, `ready`, `error` or `disconnected`.
     #[serde(default)]
+    #[param(pattern = "^(|connecting|ready|error|disconnected)$")]
     pub status_filter: String,
     /// The A2E request id, echoed as `req_id`.
     pub id: Option<String>,

@@ -101,16 +101,53 @@ impl Drop for AbortOnDrop {
 /// Longest event accepted; a stream that sends more without an event boundary is dropped.
 const MAX_EVENT: usize = 16 * 1024 * 1024;
 
-/// The end of the first event in `buffer` (after its blank line), for `\n` or `\r\n` lines.
-fn event_end(buffer: &[u8]) -> Option<usize> {
-    let lf = buffer.windows(2).position(|w| w == b"\n\n").map(|i| i + 2);
-    let crlf = buffer
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|i| i + 4);
-    match (lf, crlf) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+/// The framing of an SSE stream: bytes in, whole events out (name and data). Bytes are decoded
+/// only once a whole event is in, so a character split between chunks stays whole; each byte is
+/// looked at once for the blank line that ends an event, however the stream is chunked.
+#[derive(Debug, Default)]
+pub struct Frames {
+    buffer: Vec<u8>,
+    /// How far `buffer` is known to hold no event boundary.
+    scanned: usize,
+}
+
+impl Frames {
+    /// Adds a chunk; `false` when the event being read is larger than [`MAX_EVENT`].
+    pub fn push(&mut self, chunk: &[u8]) -> bool {
+        self.buffer.extend_from_slice(chunk);
+        self.buffer.len() <= MAX_EVENT
+    }
+
+    /// The next whole event: its name (`message` when absent) and its data.
+    pub fn next_event(&mut self) -> Option<(String, String)> {
+        let end = self.event_end()?;
+        let block: Vec<u8> = self.buffer.drain(..end).collect();
+        self.scanned = 0;
+        let block = String::from_utf8_lossy(&block).replace("\r\n", "\n");
+        Some(parse_event(&block))
+    }
+
+    /// The end of the first event (after its blank line), for `\n` or `\r\n` lines.
+    fn event_end(&mut self) -> Option<usize> {
+        // A boundary is at most 4 bytes long: start a little before where the last scan ended.
+        let from = self.scanned.saturating_sub(3);
+        let found = self.buffer[from..]
+            .windows(2)
+            .enumerate()
+            .find_map(|(i, w)| {
+                let at = from + i;
+                if w == b"\n\n" {
+                    Some(at + 2)
+                } else if self.buffer[at..].starts_with(b"\r\n\r\n") {
+                    Some(at + 4)
+                } else {
+                    None
+                }
+            });
+        if found.is_none() {
+            self.scanned = self.buffer.len();
+        }
+        found
     }
 }
 
@@ -122,23 +159,19 @@ async fn read_events(
     endpoint: oneshot::Sender<String>,
 ) {
     let mut endpoint = Some(endpoint);
-    let mut buffer: Vec<u8> = Vec::new();
+    let mut frames = Frames::default();
     loop {
         let chunk = match resp.chunk().await {
             Ok(Some(chunk)) => chunk,
             Ok(None) => return,
             Err(error) => return tracing::debug!(%error, "the SSE stream broke"),
         };
-        buffer.extend_from_slice(&chunk);
-        if buffer.len() > MAX_EVENT {
+        if !frames.push(&chunk) {
             return tracing::warn!(
                 "an SSE event is larger than {MAX_EVENT} bytes; the stream is dropped"
             );
         }
-        while let Some(end) = event_end(&buffer) {
-            let block: Vec<u8> = buffer.drain(..end).collect();
-            let block = String::from_utf8_lossy(&block).replace("\r\n", "\n");
-            let (event, data) = parse_event(&block);
+        while let Some((event, data)) = frames.next_event() {
             match event.as_str() {
                 "endpoint" => {
                     if let Some(tx) = endpoint.take() {
@@ -221,11 +254,38 @@ impl Drop for SseTransport {
 mod tests {
     use super::*;
 
+    fn events_of(stream: &[u8], chunk: usize) -> Vec<(String, String)> {
+        let mut frames = Frames::default();
+        let mut events = Vec::new();
+        for part in stream.chunks(chunk) {
+            assert!(frames.push(part));
+            while let Some(event) = frames.next_event() {
+                events.push(event);
+            }
+        }
+        events
+    }
+
     #[test]
-    fn event_boundaries_in_either_line_ending() {
-        assert_eq!(event_end(b"data: x\n\nrest"), Some(9));
-        assert_eq!(event_end(b"data: x\r\n\r\nrest"), Some(11));
-        assert_eq!(event_end(b"data: x\n"), None);
+    fn events_are_framed_the_same_however_the_stream_is_chunked() {
+        let stream = "event: endpoint\r\ndata: /m?s=1\r\n\r\ndata: {\"é\":1}\n\n: ping\n\ndata: a\ndata: b\n\ntail";
+        let whole = events_of(stream.as_bytes(), stream.len());
+        assert_eq!(
+            whole,
+            [
+                ("endpoint".into(), "/m?s=1".into()),
+                ("message".into(), "{\"é\":1}".into()),
+                ("message".into(), String::new()),
+                ("message".into(), "a\nb".into()),
+            ]
+        );
+        for chunk in 1..stream.len() {
+            assert_eq!(
+                events_of(stream.as_bytes(), chunk),
+                whole,
+                "chunks of {chunk}"
+            );
+        }
     }
 
     #[test]

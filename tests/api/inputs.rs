@@ -222,3 +222,21 @@ async fn secrets_never_appear_in_a_response() {
     assert_eq!(body["content"][0]["text"], env_secret);
     app.stop().await;
 }
+
+/// A message is a JSON object: an array is not taken for one (serde would read it as the
+/// struct's fields in order).
+#[tokio::test]
+async fn a_body_that_is_not_an_object_is_refused() {
+    let app = spawn_app().await;
+    for body in [json!([]), json!(["x"]), json!("text"), json!(3)] {
+        for path in ["/v1/servers/import", "/v1/tools/call", "/v1/a2e"] {
+            let (status, answer) = app.post(path, &app.admin, body.clone()).await;
+            assert_eq!(
+                status,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{path} {body}: {answer}"
+            );
+            assert_error_shape(&answer, "invalid_request");
+        }
+    }
+}
