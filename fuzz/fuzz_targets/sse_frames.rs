@@ -23,5 +23,8 @@ fuzz_target!(|data: &[u8]| {
     let Some((&cut, stream)) = data.split_first() else {
         return;
     };
-    assert_eq!(events(stream, usize::from(cut)), events(stream, stream.len()));
+    assert_eq!(
+        events(stream, usize::from(cut)),
+        events(stream, stream.len())
+    );
 });
