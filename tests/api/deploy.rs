@@ -104,3 +104,47 @@ fn the_image_builds_as_this_repository_does() {
         format!("\"{}\"", env!("CARGO_PKG_RUST_VERSION"))
     );
 }
+
+/// The image's build stage copies only what the Dockerfile names (the manifest, the lock file,
+/// `src`, `migrations`): cargo must be able to plan the release build from just that. Planned
+/// without compiling (`--unit-graph`), offline, in a copy of those files.
+#[test]
+fn the_build_stage_has_every_file_cargo_needs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dockerfile = repo_file("Dockerfile");
+    let context = tempfile::tempdir().unwrap();
+    let mut copied = 0;
+    for line in dockerfile.lines() {
+        let Some(args) = line.strip_prefix("COPY ") else {
+            continue;
+        };
+        if args.starts_with("--from") {
+            continue;
+        }
+        let parts: Vec<&str> = args.split_whitespace().collect();
+        for source in &parts[..parts.len() - 1] {
+            let status = std::process::Command::new("cp")
+                .arg("-r")
+                .arg(root.join(source))
+                .arg(context.path())
+                .status()
+                .unwrap();
+            assert!(status.success(), "COPY {source}");
+            copied += 1;
+        }
+    }
+    assert!(copied >= 3, "the build stage copies the sources");
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--release", "--locked", "--offline"])
+        .args(["-Z", "unstable-options", "--unit-graph"])
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env("CARGO_TARGET_DIR", context.path().join("target"))
+        .current_dir(context.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo cannot plan the image's build from what it copies: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
