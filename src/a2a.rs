@@ -129,9 +129,13 @@ async fn check_url(guard: &Guard, what: &str, url: &str) -> Result<(), A2aError>
             "{what} \"{url}\" must be http or https"
         )));
     }
-    let refused =
-        |Refused(why)| A2aError::Invalid(format!("{what}: refused by the address guard: {why}"));
-    guard.preflight(&parsed).await.map_err(refused)
+    guard
+        .preflight(&parsed)
+        .await
+        .map_err(|refused| match refused {
+            Refused::Guard(_) => A2aError::Invalid(format!("{what}: {refused}")),
+            Refused::Unresolved(why) => A2aError::Unreachable(format!("{what}: {why}")),
+        })
 }
 
 impl A2a {

@@ -14,7 +14,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 /// Cloud metadata services that answer on a name rather than (only) on a link-local address.
-const METADATA_NAMES: &[&str] = &["metadata.google.internal", "metadata", "metadata.goog"];
+/// (They resolve to link-local addresses anyway; naming them fails fast with a clear reason.)
+const METADATA_NAMES: &[&str] = &["metadata.google.internal", "metadata.goog"];
 
 /// How many redirects an HTTP client of the bridge follows, each one checked.
 pub const MAX_REDIRECTS: usize = 5;
@@ -24,10 +25,15 @@ pub struct Guard {
     allow_private: bool,
 }
 
-/// Why the guard refused a destination (shown to whoever registered it).
+/// Why a destination cannot be used: the guard refused it, or its name did not resolve (shown to
+/// whoever registered it).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("refused by the upstream address guard: {0}")]
-pub struct Refused(pub String);
+pub enum Refused {
+    #[error("refused by the upstream address guard: {0}")]
+    Guard(String),
+    #[error("{0}")]
+    Unresolved(String),
+}
 
 impl Guard {
     pub fn new(allow_private: bool) -> Self {
@@ -58,11 +64,13 @@ impl Guard {
     /// and literal addresses.
     pub fn check_url(&self, url: &url::Url) -> Result<(), Refused> {
         match url.host() {
-            None => Err(Refused(format!("{url} has no host"))),
+            None => Err(Refused::Guard(format!("{url} has no host"))),
             Some(url::Host::Domain(name)) => {
                 let name = name.trim_end_matches('.').to_ascii_lowercase();
                 if METADATA_NAMES.contains(&name.as_str()) {
-                    return Err(Refused(format!("{name} is a cloud metadata service")));
+                    return Err(Refused::Guard(format!(
+                        "{name} is a cloud metadata service"
+                    )));
                 }
                 Ok(())
             }
@@ -73,8 +81,8 @@ impl Guard {
 
     fn check_ip(&self, host: &str, ip: IpAddr) -> Result<(), Refused> {
         match self.refusal(ip) {
-            Some(why) if host == ip.to_string() => Err(Refused(format!("{host} is {why}"))),
-            Some(why) => Err(Refused(format!("{host} resolves to {ip}, {why}"))),
+            Some(why) if host == ip.to_string() => Err(Refused::Guard(format!("{host} is {why}"))),
+            Some(why) => Err(Refused::Guard(format!("{host} resolves to {ip}, {why}"))),
             None => Ok(()),
         }
     }
@@ -84,7 +92,7 @@ impl Guard {
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let found: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
             .await
-            .map_err(|e| Refused(format!("cannot resolve {host}: {e}")))?
+            .map_err(|e| Refused::Unresolved(format!("cannot resolve {host}: {e}")))?
             .collect();
         let mut refused = None;
         let allowed: Vec<SocketAddr> = found
@@ -100,7 +108,9 @@ impl Guard {
         match (allowed.is_empty(), refused) {
             (false, _) => Ok(allowed),
             (true, Some(why)) => Err(why),
-            (true, None) => Err(Refused(format!("{host} resolves to no address"))),
+            (true, None) => Err(Refused::Unresolved(format!(
+                "{host} resolves to no address"
+            ))),
         }
     }
 
@@ -134,7 +144,7 @@ impl Guard {
                 return attempt.stop();
             }
             if attempt.previous().len() > MAX_REDIRECTS {
-                let why = Refused(format!("more than {MAX_REDIRECTS} redirects"));
+                let why = Refused::Guard(format!("more than {MAX_REDIRECTS} redirects"));
                 return attempt.error(why);
             }
             match guard.check_url(attempt.url()) {

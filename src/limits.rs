@@ -88,8 +88,12 @@ impl Limits {
         }
         let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
         if agents.len() >= TRACKED && !agents.contains_key(agent) {
-            let burst = self.burst;
-            agents.retain(|_, u| u.in_flight > 0 || u.tokens < burst);
+            // Forget the agents that have nothing in flight and a full bucket by now.
+            let (rate, burst) = (self.rate, self.burst);
+            agents.retain(|_, u| {
+                let refill = now.saturating_duration_since(u.refilled).as_secs_f64() * rate;
+                u.in_flight > 0 || u.tokens + refill < burst
+            });
         }
         let usage = agents.entry(agent.to_owned()).or_insert(Usage {
             tokens: self.burst,

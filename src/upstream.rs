@@ -25,6 +25,8 @@ use rmcp::model::{
     ServerResult, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::model::{InputRequest, InputRequests, InputResponses, ProtocolVersion};
+
+use crate::guard::Refused;
 use rmcp::service::{ClientInitializeError, PeerRequestOptions};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::Transport;
@@ -441,7 +443,10 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
         tokio::time::timeout_at(deadline, guard.preflight(&url))
             .await
             .map_err(|_| timed_out())?
-            .map_err(|refused| ConnectError::Config(refused.to_string()))?;
+            .map_err(|refused| match refused {
+                Refused::Guard(_) => ConnectError::Config(refused.to_string()),
+                Refused::Unresolved(why) => ConnectError::Initialize(why, String::new()),
+            })?;
     }
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {

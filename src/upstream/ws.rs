@@ -39,7 +39,10 @@ pub async fn connect(
         .into_client_request()
         .map_err(|e| ConnectError::Config(format!("`url`: {e}")))?;
     let parsed = url::Url::parse(url).map_err(|e| ConnectError::Config(format!("`url`: {e}")))?;
-    let refused = |refused: crate::guard::Refused| ConnectError::Config(refused.to_string());
+    let refused = |refused: crate::guard::Refused| match refused {
+        crate::guard::Refused::Guard(_) => ConnectError::Config(refused.to_string()),
+        crate::guard::Refused::Unresolved(why) => ConnectError::Initialize(why, String::new()),
+    };
     guard.check_url(&parsed).map_err(refused)?;
     let host = parsed.host_str().unwrap_or_default();
     let port = parsed.port_or_known_default().unwrap_or(80);
