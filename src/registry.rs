@@ -202,8 +202,19 @@ impl Registry {
     /// Brings back every stored server; each connects on its own, in parallel.
     pub async fn restore(self: &Arc<Self>) -> Result<usize, Error> {
         let stored = self.store.list_servers().await?;
-        let count = stored.len();
+        let mut count = 0;
         for server in stored {
+            // The allow list as it is now, also for servers registered before it was narrowed:
+            // such a server stays stored, and does not run.
+            if let Some(program) = self.disallowed_command(&server.config) {
+                tracing::error!(
+                    server_id = %server.config.server_id,
+                    %program,
+                    "stored stdio server not started: its command is not in MCP_BRIDGE_STDIO_ALLOWED_COMMANDS"
+                );
+                continue;
+            }
+            count += 1;
             let (entry, inbox) = ServerEntry::new(
                 server.owner,
                 server.config,
@@ -310,15 +321,20 @@ impl Registry {
                     .into(),
             ));
         }
-        if let Some(program) = config.cmd.first()
-            && !self.stdio_allowed_commands.is_empty()
-            && !self.stdio_allowed_commands.contains(program)
-        {
+        if let Some(program) = self.disallowed_command(config) {
             return Err(Error::Forbidden(format!(
                 "the command \"{program}\" is not in MCP_BRIDGE_STDIO_ALLOWED_COMMANDS"
             )));
         }
         Ok(())
+    }
+
+    /// The program of a stdio config when an allow list is set and does not name it.
+    fn disallowed_command<'c>(&self, config: &'c McpServerConfig) -> Option<&'c str> {
+        let program = config.cmd.first()?;
+        let listed =
+            self.stdio_allowed_commands.is_empty() || self.stdio_allowed_commands.contains(program);
+        (config.transport == McpTransport::Stdio && !listed).then_some(program.as_str())
     }
 
     fn managed(&self, agent: &Agent, server_id: &str) -> Result<Arc<ServerEntry>, Error> {

@@ -13,12 +13,16 @@ use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::ConnectError;
 use crate::guard::Guard;
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// Largest message accepted from a server (16 MiB).
+const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -56,11 +60,15 @@ pub async fn connect(
     request
         .headers_mut()
         .insert("Sec-WebSocket-Protocol", HeaderValue::from_static("mcp"));
-    let (socket, _response) = tokio_tungstenite::client_async_tls(request, tcp)
-        .await
-        .map_err(|e| {
-            ConnectError::Initialize(format!("WebSocket upgrade of {url}: {e}"), String::new())
-        })?;
+    // The largest message taken, as rmcp bounds Streamable HTTP answers and the legacy SSE
+    // transport its events.
+    let limits = WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE));
+    let (socket, _response) =
+        tokio_tungstenite::client_async_tls_with_config(request, tcp, Some(limits), None)
+            .await
+            .map_err(|e| {
+                ConnectError::Initialize(format!("WebSocket upgrade of {url}: {e}"), String::new())
+            })?;
     let (sink, stream) = socket.split();
     Ok(WsTransport {
         sink: Arc::new(Mutex::new(sink)),

@@ -390,3 +390,52 @@ async fn stdio_servers_get_a_safe_environment_and_their_own_env_only() {
         "the bridge's JWT secret reached the child"
     );
 }
+
+/// `MCP_BRIDGE_STDIO_ALLOWED_COMMANDS`: a command not on the list is refused (403), and a stored
+/// server whose command is no longer on it stays stored but does not run.
+#[tokio::test]
+async fn stdio_commands_must_be_on_the_allow_list_when_there_is_one() {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let with_list = |list: Vec<String>| {
+        let mut config = config(data_dir.path());
+        config.stdio_allowed_commands = list;
+        spawn_app_with(data_dir.clone(), config)
+    };
+    let app = with_list(vec![python()]).await;
+    let (status, body) = app
+        .post(
+            "/v1/servers",
+            &app.admin,
+            json!({ "config": everything_stdio("ev") }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("MCP_BRIDGE_STDIO_ALLOWED_COMMANDS")
+    );
+    let marker = unique("allowed");
+    app.register(py_stdio("py", &marker)).await;
+    app.stop().await;
+    wait_no_process(&marker, Duration::from_secs(10)).await;
+
+    // Narrowed: the stored server is not started.
+    let app = with_list(vec![everything_bin()]).await;
+    let (_, list) = app.get("/v1/servers", &app.admin).await;
+    assert_eq!(list["servers"], json!([]), "{list}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        pids_with_marker(&marker).is_empty(),
+        "its command did not run"
+    );
+    app.stop().await;
+
+    // Widened again: it is back, nothing was lost.
+    let app = with_list(Vec::new()).await;
+    let server = app
+        .wait_status("py", "ready", Duration::from_secs(20))
+        .await;
+    assert_eq!(server["status"], "ready");
+}
