@@ -102,23 +102,48 @@ impl Store {
     /// before are sealed now.
     pub async fn sealing(mut self, key: &[u8; 32]) -> Result<Self, StoreError> {
         self.sealer = Some(std::sync::Arc::new(sealed::Sealer::new(key)));
-        let mut sealed = 0;
+        // Only rows that still hold a plain value are written again.
+        let rows: Vec<(String, String)> = sqlx::query_as("SELECT server_id, config FROM servers")
+            .fetch_all(&self.pool)
+            .await?;
+        let servers: std::collections::HashSet<String> = rows
+            .into_iter()
+            .filter(|(_, config)| {
+                serde_json::from_str::<crate::a2e::McpServerConfig>(config)
+                    .is_ok_and(|c| sealed::any_plain(c.env.values().chain(c.headers.values())))
+            })
+            .map(|(id, _)| id)
+            .collect();
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT agent_id, headers FROM a2a_agents")
+                .fetch_all(&self.pool)
+                .await?;
+        let agents: std::collections::HashSet<String> = rows
+            .into_iter()
+            .filter(|(_, headers)| {
+                serde_json::from_str::<std::collections::BTreeMap<String, String>>(headers)
+                    .is_ok_and(|h| sealed::any_plain(h.values()))
+            })
+            .map(|(id, _)| id)
+            .collect();
         for server in self.list_servers().await? {
-            let config = &server.config;
-            if config.env.is_empty() && config.headers.is_empty() {
-                continue;
+            if servers.contains(&server.config.server_id) {
+                self.update_server_config(&server.config).await?;
             }
-            self.update_server_config(config).await?;
-            sealed += 1;
         }
         for agent in self.list_agents().await? {
-            if !agent.headers.is_empty() {
+            if agents.contains(&agent.agent_id) {
                 self.update_agent_headers(&agent.agent_id, &agent.headers)
                     .await?;
-                sealed += 1;
             }
         }
-        tracing::info!(rows = sealed, "secret values at rest are sealed");
+        if !servers.is_empty() || !agents.is_empty() {
+            tracing::info!(
+                servers = servers.len(),
+                agents = agents.len(),
+                "plain secret values in the store are sealed now"
+            );
+        }
         Ok(self)
     }
 

@@ -84,6 +84,11 @@ pub fn is_sealed(stored: &str) -> bool {
     stored.starts_with(PREFIX)
 }
 
+/// Whether any of `values` is stored plain.
+pub fn any_plain<'a>(mut values: impl Iterator<Item = &'a String>) -> bool {
+    values.any(|v| !is_sealed(v))
+}
+
 /// The values of `map` sealed (a sealer) or as they are (none).
 pub fn seal_values(
     sealer: Option<&Sealer>,
