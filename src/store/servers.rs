@@ -198,12 +198,18 @@ mod tests {
             .await
             .unwrap();
         assert!(wrong.list_servers().await.unwrap().is_empty());
+        let before = raw().await;
         let again = Store::open(&url)
             .await
             .unwrap()
             .sealing(&key)
             .await
             .unwrap();
+        assert_eq!(
+            raw().await,
+            before,
+            "a sealed row is not written again at start"
+        );
         assert_eq!(
             again.list_servers().await.unwrap()[0].config.env,
             config.env
