@@ -473,36 +473,13 @@ async fn http_echo_server() -> (EchoServer, String) {
     (server, format!("http://{addr}/mcp"))
 }
 
-/// A child process that serves HTTP on `port` once it answers `ready_path`.
+/// A peer's process, killed when dropped.
 struct Process {
     _child: tokio::process::Child,
 }
 
 fn peers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
-}
-
-async fn spawn_http(mut command: tokio::process::Command, url: &str) -> Option<Process> {
-    let child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .ok()?;
-    let client = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
-        if client
-            .get(url)
-            .send()
-            .await
-            .is_ok_and(|r| r.status().is_success())
-        {
-            return Some(Process { _child: child });
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{url} did not answer within 60 s");
 }
 
 /// server-everything over Streamable HTTP, when `scripts/test.sh` has installed it.
@@ -560,9 +537,9 @@ async fn mcpo(upstream: &str) -> Option<(Process, String)> {
         "--",
         upstream,
     ]);
-    let base = format!("http://127.0.0.1:{port}");
-    let peer = spawn_http(command, &format!("{base}/openapi.json")).await?;
-    Some((peer, base))
+    // uvicorn opens its port once mcpo's start-up, which connects to the upstream, is done.
+    let peer = spawn_until_open(command, port).await?;
+    Some((peer, format!("http://127.0.0.1:{port}")))
 }
 
 async fn mcp_client(url: &str, token: Option<&str>) -> Arc<RunningService<RoleClient, ()>> {
