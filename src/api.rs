@@ -109,8 +109,8 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
     (v1, public, doc)
 }
 
-/// A request body's `type` can only be the message its endpoint takes (or absent): its schema
-/// says so with an enum of that one value (the macro that declares messages can only give it as
+/// A request body's `type` can only be the message its endpoint takes, or empty or absent (the
+/// same): its schema says so with an enum (the macro that declares messages can only give it as
 /// the default).
 fn pin_request_types(doc: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::{RefOr, Schema};
@@ -143,7 +143,7 @@ fn pin_request_types(doc: &mut utoipa::openapi::OpenApi) {
         if let Some(RefOr::T(Schema::Object(kind))) = object.properties.get_mut("type")
             && let Some(default @ serde_json::Value::String(_)) = kind.default.clone()
         {
-            kind.enum_values = Some(vec![default]);
+            kind.enum_values = Some(vec![default, serde_json::Value::String(String::new())]);
         }
     }
 }
