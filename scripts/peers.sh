@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned test and benchmark peers into ignored folders under tests/peers: npm
-# (package-lock.json), the Python MCP SDK and a2a-sdk (.venv), the 1.x SDK for WebSocket (.venv-ws)
-# and mcpo (.venv-mcpo). Safe to run again: an install is skipped while its pin file is unchanged.
+# (package-lock.json), the Python MCP SDK and a2a-sdk (.venv), the 1.x SDK for WebSocket (.venv-ws),
+# mcpo (.venv-mcpo) and schemathesis (.venv-fuzz). Safe to run again: an install is skipped while
+# its pin file is unchanged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,14 @@ stamp_ok() { # pin-file stamp-file
 stamp() {
     sha256sum "$1" | cut -d' ' -f1 > "$2"
 }
+venv() { # what, requirements file, venv folder (under tests/peers)
+    echo "== test peers: pip, $1 (tests/peers/$2)"
+    if ! stamp_ok "$peers/$2" "$peers/$3/.installed"; then
+        python3 -m venv "$peers/$3"
+        "$peers/$3/bin/pip" install --quiet --disable-pip-version-check -r "$peers/$2"
+        stamp "$peers/$2" "$peers/$3/.installed"
+    fi
+}
 
 echo "== test peers: npm (tests/peers/package-lock.json)"
 if ! stamp_ok "$peers/package-lock.json" "$peers/node_modules/.installed"; then
@@ -20,30 +29,7 @@ if ! stamp_ok "$peers/package-lock.json" "$peers/node_modules/.installed"; then
     stamp "$peers/package-lock.json" "$peers/node_modules/.installed"
 fi
 
-echo "== test peers: pip (tests/peers/requirements.txt)"
-if ! stamp_ok "$peers/requirements.txt" "$peers/.venv/.installed"; then
-    python3 -m venv "$peers/.venv"
-    "$peers/.venv/bin/pip" install --quiet --disable-pip-version-check -r "$peers/requirements.txt"
-    stamp "$peers/requirements.txt" "$peers/.venv/.installed"
-fi
-
-echo "== test peers: pip, the 1.x SDK for WebSocket (tests/peers/requirements-ws.txt)"
-if ! stamp_ok "$peers/requirements-ws.txt" "$peers/.venv-ws/.installed"; then
-    python3 -m venv "$peers/.venv-ws"
-    "$peers/.venv-ws/bin/pip" install --quiet --disable-pip-version-check -r "$peers/requirements-ws.txt"
-    stamp "$peers/requirements-ws.txt" "$peers/.venv-ws/.installed"
-fi
-
-echo "== test peers: pip, mcpo for the benchmarks (tests/peers/requirements-mcpo.txt)"
-if ! stamp_ok "$peers/requirements-mcpo.txt" "$peers/.venv-mcpo/.installed"; then
-    python3 -m venv "$peers/.venv-mcpo"
-    "$peers/.venv-mcpo/bin/pip" install --quiet --disable-pip-version-check -r "$peers/requirements-mcpo.txt"
-    stamp "$peers/requirements-mcpo.txt" "$peers/.venv-mcpo/.installed"
-fi
-
-echo "== test peers: pip, schemathesis for API fuzzing (tests/peers/requirements-fuzz.txt)"
-if ! stamp_ok "$peers/requirements-fuzz.txt" "$peers/.venv-fuzz/.installed"; then
-    python3 -m venv "$peers/.venv-fuzz"
-    "$peers/.venv-fuzz/bin/pip" install --quiet --disable-pip-version-check -r "$peers/requirements-fuzz.txt"
-    stamp "$peers/requirements-fuzz.txt" "$peers/.venv-fuzz/.installed"
-fi
+venv "the MCP and A2A SDKs" requirements.txt .venv
+venv "the 1.x SDK for WebSocket" requirements-ws.txt .venv-ws
+venv "mcpo for the benchmarks" requirements-mcpo.txt .venv-mcpo
+venv "schemathesis for API fuzzing" requirements-fuzz.txt .venv-fuzz
