@@ -70,9 +70,8 @@ impl Store {
         Ok(())
     }
 
-    /// Every registered agent; a row that no longer parses is logged and skipped.
-    #[instrument(skip_all)]
     /// Rewrites an agent's headers (sealed when a key is configured).
+    #[instrument(skip_all, fields(agent_id))]
     pub async fn update_agent_headers(
         &self,
         agent_id: &str,
@@ -86,6 +85,8 @@ impl Store {
         Ok(())
     }
 
+    /// Every registered agent; a row that no longer parses is logged and skipped.
+    #[instrument(skip_all)]
     pub async fn list_agents(&self) -> Result<Vec<StoredAgent>, StoreError> {
         let rows = sqlx::query(
             "SELECT agent_id, owner, url, headers, card FROM a2a_agents ORDER BY agent_id",
