@@ -33,7 +33,10 @@ pub const ANONYMOUS: &str = "anonymous";
 pub fn service(state: AppState) -> StreamableHttpService<BridgeServer, LocalSessionManager> {
     let sessions = Arc::new(Sessions::default());
     spawn_change_notifier(&state, sessions.clone());
+    // A stateless (2026-07-28) call whose first message is its answer gets plain JSON; one that
+    // streams first (progress, a sampling or elicitation request) still gets SSE.
     let mut config = StreamableHttpServerConfig::default()
+        .with_json_response(true)
         .with_cancellation_token(state.hub.shutdown_token().child_token())
         .with_max_request_body_bytes(state.config.max_body_bytes);
     if !state.config.mcp_allowed_hosts.is_empty() {
@@ -397,12 +400,15 @@ impl ServerHandler for BridgeServer {
         let legacy = context
             .protocol_version()
             .is_none_or(|v| v.has_initialize());
-        let client = legacy.then(|| DownstreamClient {
+        // Progress goes back on the call's own stream in both eras; a server's sampling or
+        // elicitation request only to a 2025 session, since a stateless call cannot be answered.
+        let client = Some(DownstreamClient {
             peer: context.peer.clone(),
-            sampling: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
-            elicitation: capabilities
-                .as_ref()
-                .is_some_and(|c| c.elicitation.is_some()),
+            sampling: legacy && capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
+            elicitation: legacy
+                && capabilities
+                    .as_ref()
+                    .is_some_and(|c| c.elicitation.is_some()),
             progress_token: context.meta.get_progress_token(),
         });
         let origin = Arc::new(CallOrigin {

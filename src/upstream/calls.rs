@@ -17,11 +17,13 @@ pub struct CallOrigin {
     pub req_id: String,
     /// When the caller streams this call: progress goes here instead of to its channel.
     pub progress: Option<UnboundedSender<Value>>,
-    /// When the call came through `/mcp` from a client that can sample or elicit itself.
+    /// When the call came through `/mcp`: the client its progress and (when it can take them)
+    /// the server's sampling and elicitation requests go to.
     pub client: Option<DownstreamClient>,
 }
 
-/// An MCP client of `/mcp` (a 2025-11-25 session) and what it declared it can do.
+/// An MCP client of `/mcp` making a call, and what it declared it can do (only a 2025-11-25
+/// session can be asked to sample or elicit).
 #[derive(Debug, Clone)]
 pub struct DownstreamClient {
     pub peer: rmcp::Peer<rmcp::RoleServer>,

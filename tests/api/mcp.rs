@@ -220,3 +220,102 @@ async fn without_the_capability_the_request_follows_the_rest_routing() {
     assert!(stdout.contains("answered over rest"), "{stdout}");
     app.stop().await;
 }
+
+/// A stateless (2026-07-28) `tools/call` on `/mcp`, as raw HTTP: its status, content type and body.
+async fn stateless_call(
+    app: &TestApp,
+    name: &str,
+    arguments: Value,
+    meta: Value,
+) -> (StatusCode, String, String) {
+    let mut meta = meta;
+    meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    meta["io.modelcontextprotocol/clientInfo"] = json!({"name": "raw", "version": "1"});
+    let body = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": meta},
+    });
+    let resp = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(&app.bob)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let content_type = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    (status, content_type, resp.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_call_with_nothing_to_stream_is_answered_in_json_and_progress_still_streams() {
+    let peer = everything_http().await;
+    let app = spawn_app().await;
+    app.register(json!({"server_id": "evh", "transport": "http", "url": peer.url}))
+        .await;
+
+    let (status, content_type, body) =
+        stateless_call(&app, "evh__echo", json!({"message": "plain"}), json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}: {body}"
+    );
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["id"], 7, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "Echo: plain",
+        "{answer}"
+    );
+
+    // With a progress token, the upstream's progress comes first, so the answer is a stream.
+    let (status, content_type, body) = stateless_call(
+        &app,
+        "evh__trigger-long-running-operation",
+        json!({"duration": 0.2, "steps": 2}),
+        json!({"progressToken": "p1"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}: {body}"
+    );
+    let messages: Vec<Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect();
+    let progress: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(progress.len(), 2, "{body}");
+    assert!(
+        progress
+            .iter()
+            .all(|m| m["params"]["progressToken"] == "p1"),
+        "{body}"
+    );
+    let last = messages.last().unwrap();
+    assert_eq!(last["id"], 7, "{body}");
+    assert!(
+        last["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("completed"),
+        "{body}"
+    );
+    app.stop().await;
+}
