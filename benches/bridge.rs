@@ -162,6 +162,8 @@ struct Stats {
     per_sec: f64,
     p50: Duration,
     p99: Duration,
+    /// The bridge's CPU time (user and system, all threads) per successful call.
+    bridge_cpu: Duration,
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -183,11 +185,18 @@ struct Tally {
     errors: usize,
     first_error: Option<String>,
     elapsed: Duration,
+    bridge_cpu: Duration,
 }
 
 impl Tally {
-    fn add(&mut self, (latencies, errors, first_error): Measured, elapsed: Duration) {
+    fn add(
+        &mut self,
+        (latencies, errors, first_error): Measured,
+        elapsed: Duration,
+        bridge_cpu: Duration,
+    ) {
         self.latencies.extend(latencies);
+        self.bridge_cpu += bridge_cpu;
         self.errors += errors;
         self.first_error = self.first_error.take().or(first_error);
         self.elapsed += elapsed;
@@ -201,6 +210,7 @@ impl Tally {
             per_sec: self.latencies.len() as f64 / self.elapsed.as_secs_f64(),
             p50: percentile(&self.latencies, 0.50),
             p99: percentile(&self.latencies, 0.99),
+            bridge_cpu: self.bridge_cpu / self.latencies.len().max(1) as u32,
             first_error: self.first_error,
         }
     }
@@ -318,6 +328,22 @@ impl Bridge {
 
     fn pid(&self) -> u32 {
         self.child.id().expect("mcp-bridge is running")
+    }
+
+    /// CPU time used so far (user and system, every thread), from `/proc/<pid>/stat`.
+    fn cpu_time(&self) -> Duration {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()))
+            .expect("/proc/<pid>/stat");
+        // Fields after the command name (which may hold spaces): utime and stime are the 12th
+        // and 13th, in clock ticks of 1/100 s (USER_HZ, fixed for /proc on Linux).
+        let ticks: u64 = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().skip(11).take(2))
+            .into_iter()
+            .flatten()
+            .map(|t| t.parse::<u64>().expect("a tick count"))
+            .sum();
+        Duration::from_millis(ticks * 10)
     }
 
     /// Resident memory (VmRSS), in MiB.
@@ -699,11 +725,14 @@ impl Bench {
         report.line(&format!(
             "`echo` called by c workers in a closed loop for {:?} per row, in {} rounds where the \
              routes take turns (after {:?} of warm-up each); ratio = throughput against direct MCP \
-             at the same concurrency; overhead = p50 minus direct p50.\n",
+             at the same concurrency; overhead = p50 minus direct p50; bridge CPU = the \
+             service's CPU time (user and system) per call on its routes.\n",
             self.sizes.run, self.sizes.rounds, self.sizes.warmup
         ));
-        report.line("| upstream | path | c | calls/s | p50 ms | p99 ms | ratio | overhead ms |");
-        report.line("|---|---|---:|---:|---:|---:|---:|---:|");
+        report.line(
+            "| upstream | path | c | calls/s | p50 ms | p99 ms | ratio | overhead ms | bridge CPU µs |",
+        );
+        report.line("|---|---|---:|---:|---:|---:|---:|---:|---:|");
         upstreams.retain(|u| listed("BENCH_UPSTREAMS", u.1));
         for (label, server_id, url, _peer) in &upstreams {
             bridge
@@ -742,9 +771,9 @@ impl Bench {
                             phase(c, self.sizes.warmup, call).await;
                             continue;
                         }
-                        let started = Instant::now();
+                        let (started, cpu) = (Instant::now(), bridge.cpu_time());
                         let measured = phase(c, self.sizes.run / self.sizes.rounds, call).await;
-                        tally.add(measured, started.elapsed());
+                        tally.add(measured, started.elapsed(), bridge.cpu_time() - cpu);
                     }
                 }
                 let mut direct: Option<Stats> = None;
@@ -759,8 +788,14 @@ impl Bench {
                         ),
                         None => (String::new(), String::new()),
                     };
+                    let cpu = match path {
+                        Route::Rest { .. } | Route::Mcp(..) => {
+                            format!("{:.0}", stats.bridge_cpu.as_secs_f64() * 1e6)
+                        }
+                        Route::Direct(_) | Route::Mcpo { .. } => String::new(),
+                    };
                     report.line(&format!(
-                        "| {label} | {name} | {c} | {:.0} | {:.3} | {:.3} | {ratio} | {overhead} |",
+                        "| {label} | {name} | {c} | {:.0} | {:.3} | {:.3} | {ratio} | {overhead} | {cpu} |",
                         stats.per_sec,
                         ms(stats.p50),
                         ms(stats.p99)
