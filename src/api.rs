@@ -274,7 +274,7 @@ async fn require_agent_layer(
     req: axum::extract::Request,
     next: middleware::Next,
 ) -> axum::response::Response {
-    require_agent(axum::extract::State(state.auth), req, next).await
+    require_agent(axum::extract::State(state.auth.clone()), req, next).await
 }
 
 /// Counts each answered request by its route (not its raw path) and status.

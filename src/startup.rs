@@ -14,7 +14,7 @@ use crate::auth::Auth;
 use crate::config::Config;
 use crate::hub::Hub;
 use crate::registry::Registry;
-use crate::state::AppState;
+use crate::state::{AppState, Shared};
 use crate::store::Store;
 
 #[derive(Debug, thiserror::Error)]
@@ -76,7 +76,7 @@ impl Application {
             config.agent_burst,
             config.agent_concurrency,
         );
-        let state = AppState {
+        let state = AppState::new(Shared {
             config: Arc::new(config),
             auth,
             store,
@@ -86,7 +86,7 @@ impl Application {
             metrics: Arc::default(),
             limits,
             restored: Arc::new(AtomicBool::new(false)),
-        };
+        });
         Ok(Self {
             listener,
             addr,

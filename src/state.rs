@@ -10,8 +10,26 @@ use crate::hub::Hub;
 use crate::registry::Registry;
 use crate::store::Store;
 
+/// Cloned for every request, and several times over by the layers around each route: one
+/// reference count to bump, not one per part.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl AppState {
+    pub fn new(shared: Shared) -> Self {
+        Self(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+pub struct Shared {
     pub config: Arc<Config>,
     pub auth: Arc<Auth>,
     pub store: Store,
