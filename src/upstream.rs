@@ -131,6 +131,10 @@ impl Connection {
         timeout: Duration,
         request: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, CallError> {
+        // Boxed: an rmcp request's future is some 8 KB, and unboxed it would make every future
+        // that awaits an upstream that large, moved whole wherever one is spawned (rmcp spawns
+        // each `/mcp` request's handler), copied several times per call.
+        let request = Box::pin(request);
         tokio::select! {
             biased;
             _ = self.lost.cancelled() => Err(CallError::Lost),
