@@ -121,16 +121,16 @@ impl Application {
             stop.cancel();
         });
         let grace = Duration::from_secs(state.config.shutdown_grace_secs);
-        // No Nagle delay: a response written in more than one piece (an event stream, a JSON
-        // answer after its headers) would otherwise wait for the client's delayed ACK, some 40 ms
-        // per call on a kept-alive connection.
+        // No Nagle delay: where a response goes out in more than one write (event streams, rmcp's
+        // `/mcp` answers), a later write would wait for the client's delayed ACK, some 40 ms per
+        // call on a kept-alive connection.
         let listener = listener.tap_io(|tcp| {
             if let Err(error) = tcp.set_nodelay(true) {
                 tracing::debug!(%error, "cannot turn Nagle's algorithm off");
             }
         });
         // `into_make_service`: each connection shares the router. Served as the router itself,
-        // axum rebuilds every route for each new connection (some 200k instructions here).
+        // axum rebuilds every route for each new connection (some 300k instructions here).
         let server = axum::serve(listener, app.into_make_service())
             .with_graceful_shutdown(shutdown.clone().cancelled_owned());
         // Open requests (a long tool call, say) get the grace period to finish, then are dropped.

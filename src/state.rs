@@ -29,6 +29,7 @@ impl std::ops::Deref for AppState {
     }
 }
 
+/// What every handler shares, behind [`AppState`].
 pub struct Shared {
     pub config: Arc<Config>,
     pub auth: Arc<Auth>,

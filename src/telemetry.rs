@@ -17,7 +17,7 @@ pub fn init(filter: &str) {
 
 /// The filter's directives, with the MCP SDK's own at `warn` unless the filter names it: rmcp logs
 /// several `info` lines for each `/mcp` request (a whole service starts and stops for each
-/// stateless call), which would drown the gateway's log and cost a tenth of the call.
+/// stateless call), which would drown the gateway's log and cost a few percent of the call.
 fn directives(filter: &str) -> String {
     if filter.contains("rmcp") {
         filter.to_owned()
