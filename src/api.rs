@@ -17,6 +17,7 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath};
 use axum::http::StatusCode;
 use axum::middleware;
+use tower::ServiceBuilder;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -198,41 +199,51 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let (v1, public, doc) = routes();
-    // Layers run last added first: the caller is known before its limits are counted.
-    let v1 = v1
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::limits::limit_agent,
-        ))
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            require_agent_layer,
-        ));
+    // Each group of layers is one `ServiceBuilder` (outermost first), added once: axum boxes
+    // every `layer` call around every route and clones each box per request. The caller is
+    // known before its limits are counted.
+    let v1 = v1.route_layer(
+        ServiceBuilder::new()
+            .layer(middleware::from_fn_with_state(
+                state.clone(),
+                require_agent_layer,
+            ))
+            .layer(middleware::from_fn_with_state(
+                state.clone(),
+                crate::limits::limit_agent,
+            )),
+    );
     let mcp = Router::new()
         .route_service("/mcp", crate::mcp_server::service(state.clone()))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::limits::limit_agent,
-        ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::mcp_server::authenticate,
-        ));
+        .layer(
+            ServiceBuilder::new()
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    crate::mcp_server::authenticate,
+                ))
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    crate::limits::limit_agent,
+                )),
+        );
     Router::new()
         .merge(v1)
         .merge(mcp)
         .merge(public)
         .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
-        .layer(middleware::from_fn_with_state(state.clone(), count_request))
         .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(request_span)
-                .on_response(log_response),
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+                .layer(PropagateRequestIdLayer::x_request_id())
+                .layer(
+                    TraceLayer::new_for_http()
+                        .make_span_with(request_span)
+                        .on_response(log_response),
+                )
+                .layer(middleware::from_fn_with_state(state.clone(), count_request))
+                .layer(DefaultBodyLimit::max(state.config.max_body_bytes)),
         )
-        .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .with_state(state)
 }
 

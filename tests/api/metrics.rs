@@ -110,3 +110,36 @@ async fn metrics_move_with_calls_requests_streams_and_servers() {
     );
     app.stop().await;
 }
+
+#[tokio::test]
+async fn every_answer_carries_a_request_id_and_a_given_one_comes_back() {
+    let app = spawn_app().await;
+    let get = |id: Option<&'static str>| {
+        let mut request = app.client.get(format!("{}/v1/servers", app.base));
+        request = request.bearer_auth(&app.alice);
+        if let Some(id) = id {
+            request = request.header("x-request-id", id);
+        }
+        request.send()
+    };
+    let fresh = get(None).await.unwrap();
+    assert_eq!(fresh.status(), reqwest::StatusCode::OK);
+    let id = fresh.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_eq!(id.len(), 36, "a UUID: {id}");
+    let other = get(None).await.unwrap();
+    assert_ne!(other.headers()["x-request-id"], id.as_str());
+
+    let given = get(Some("trace-me-42")).await.unwrap();
+    assert_eq!(given.headers()["x-request-id"], "trace-me-42");
+    // Refused requests carry it too (the layers wrap the token check).
+    let refused = app
+        .client
+        .get(format!("{}/v1/servers", app.base))
+        .header("x-request-id", "no-token-7")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), reqwest::StatusCode::UNAUTHORIZED);
+    assert_eq!(refused.headers()["x-request-id"], "no-token-7");
+    app.stop().await;
+}
