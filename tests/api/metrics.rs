@@ -115,8 +115,10 @@ async fn metrics_move_with_calls_requests_streams_and_servers() {
 async fn every_answer_carries_a_request_id_and_a_given_one_comes_back() {
     let app = spawn_app().await;
     let get = |id: Option<&'static str>| {
-        let mut request = app.client.get(format!("{}/v1/servers", app.base));
-        request = request.bearer_auth(&app.alice);
+        let mut request = app
+            .client
+            .get(format!("{}/v1/servers", app.base))
+            .bearer_auth(&app.alice);
         if let Some(id) = id {
             request = request.header("x-request-id", id);
         }
