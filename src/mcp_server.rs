@@ -3,6 +3,8 @@
 //! token names: every server's tools as `{server_id}__{tool}` (one server's unprefixed when
 //! configured), resources, templates, prompts (`{server_id}__{prompt}`) and completions.
 
+mod inputs;
+
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Request, State};
@@ -25,6 +27,7 @@ use crate::auth::Agent;
 use crate::registry::{self, naming};
 use crate::state::AppState;
 use crate::upstream::{CallError, CallOrigin, DownstreamClient};
+use inputs::{Running, Step, Suspended};
 
 /// The agent `/mcp` runs as when its token check is off.
 pub const ANONYMOUS: &str = "anonymous";
@@ -42,7 +45,11 @@ pub fn service(state: AppState) -> StreamableHttpService<BridgeServer, LocalSess
     if !state.config.mcp_allowed_hosts.is_empty() {
         config = config.with_allowed_hosts(state.config.mcp_allowed_hosts.clone());
     }
-    let server = BridgeServer { state, sessions };
+    let server = BridgeServer {
+        state,
+        sessions,
+        suspended: Suspended::default(),
+    };
     StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -204,6 +211,8 @@ async fn notify(
 pub struct BridgeServer {
     state: AppState,
     sessions: Arc<Sessions>,
+    /// Calls of stateless clients waiting for their answers.
+    suspended: Suspended,
 }
 
 /// The agent the request runs as, put there by [`authenticate`].
@@ -379,37 +388,42 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = caller(&context)?;
-        let full = if self.state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(&request.name) {
-            request.name.to_string()
-        } else {
-            let registry = &self.state.registry;
-            let offers = |server_id: &str| {
-                registry
-                    .get(server_id)
-                    .is_ok_and(|e| registry::exposes_tool(&e, &request.name))
-            };
-            let Some((server_id, tool)) = self.resolve(&request.name, offers) else {
-                return Err(ErrorData::invalid_params(
-                    format!("Unknown tool: {}", request.name),
+        if let Some(state) = request.request_state.as_deref() {
+            let answers = request.input_responses.clone().unwrap_or_default();
+            let step = self.suspended.resume(&agent.id, state, answers).await;
+            let step = step.ok_or_else(|| {
+                ErrorData::invalid_params(
+                    "this requestState is unknown or has expired: call the tool again without it",
                     None,
-                ));
-            };
-            format!("{server_id}{}{tool}", naming::SEPARATOR)
-        };
+                )
+            })?;
+            return self.respond(&request.name, step);
+        }
+        let full = self.full_tool_name(&request.name)?;
         let capabilities = context.client_capabilities();
-        let legacy = context
+        let stateless = context
             .protocol_version()
-            .is_none_or(|v| v.has_initialize());
-        // Progress goes back on the call's own stream in both eras; a server's sampling or
-        // elicitation request only to a 2025 session, since a stateless call cannot be answered.
+            .is_some_and(|v| !v.has_initialize());
+        let sampling = capabilities.as_ref().is_some_and(|c| c.sampling.is_some());
+        let elicitation = capabilities
+            .as_ref()
+            .is_some_and(|c| c.elicitation.is_some());
+        // A 2025 session is sent the server's sampling and elicitation requests; a stateless
+        // client gets them in its call's input-required result (inputs.rs).
+        let (inputs, asks) = match stateless && (sampling || elicitation) {
+            true => {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                (Some(tx), Some(rx))
+            }
+            false => (None, None),
+        };
+        // Progress goes back on the call's own stream in both eras.
         let client = Some(DownstreamClient {
             peer: context.peer.clone(),
-            sampling: legacy && capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
-            elicitation: legacy
-                && capabilities
-                    .as_ref()
-                    .is_some_and(|c| c.elicitation.is_some()),
+            sampling,
+            elicitation,
             progress_token: context.meta.get_progress_token(),
+            inputs,
         });
         let origin = Arc::new(CallOrigin {
             agent_id: agent.id.clone(),
@@ -418,30 +432,18 @@ impl ServerHandler for BridgeServer {
             client,
         });
         let arguments = request.arguments.unwrap_or_default();
-        let called = self.state.call_tool(&full, arguments, None, origin).await;
-        match called {
-            Ok((_, mut result)) => {
-                // A 2026-07-28 client needs the result's type, which a 2025 upstream leaves out.
-                result.result_type = Some(ResultType::COMPLETE);
-                Ok(CallToolResponse::Complete(result))
-            }
-            Err(registry::Error::ToolNotFound(_)) => Err(ErrorData::invalid_params(
-                format!("Unknown tool: {}", request.name),
-                None,
-            )),
-            Err(registry::Error::Upstream {
-                error:
-                    CallError::Rejected {
-                        code: -32602,
-                        message,
-                    },
-                ..
-            }) => Err(ErrorData::invalid_params(message, None)),
-            // What went wrong upstream is for the model to read, as a tool error.
-            Err(error) => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
-                ContentBlock::text(error.to_string()),
-            ]))),
-        }
+        let Some(asks) = asks else {
+            let called = self.state.call_tool(&full, arguments, None, origin).await;
+            return self.respond(&request.name, Step::Done(called));
+        };
+        let state = self.state.clone();
+        let result =
+            tokio::spawn(async move { state.call_tool(&full, arguments, None, origin).await });
+        let step = self
+            .suspended
+            .drive(&agent.id, Running::new(result, asks))
+            .await;
+        self.respond(&request.name, step)
     }
 
     async fn list_resources(
@@ -579,6 +581,54 @@ impl ServerHandler for BridgeServer {
 }
 
 impl BridgeServer {
+    /// The catalogue name (`{server_id}__{tool}`, or an agent-bridge tool) of an `/mcp` tool name.
+    fn full_tool_name(&self, name: &str) -> Result<String, ErrorData> {
+        if self.state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(name) {
+            return Ok(name.to_owned());
+        }
+        let registry = &self.state.registry;
+        let offers = |server_id: &str| {
+            registry
+                .get(server_id)
+                .is_ok_and(|e| registry::exposes_tool(&e, name))
+        };
+        let (server_id, tool) = self
+            .resolve(name, offers)
+            .ok_or_else(|| ErrorData::invalid_params(format!("Unknown tool: {name}"), None))?;
+        Ok(format!("{server_id}{}{tool}", naming::SEPARATOR))
+    }
+
+    /// The answer to a `tools/call` once the call has ended or needs the client's input.
+    fn respond(&self, name: &str, step: Step) -> Result<CallToolResponse, ErrorData> {
+        let called = match step {
+            Step::InputRequired(required) => return Ok(CallToolResponse::InputRequired(required)),
+            Step::Done(called) => called,
+        };
+        match called {
+            Ok((_, mut result)) => {
+                // A 2026-07-28 client needs the result's type, which a 2025 upstream leaves out.
+                result.result_type = Some(ResultType::COMPLETE);
+                Ok(CallToolResponse::Complete(result))
+            }
+            Err(registry::Error::ToolNotFound(_)) => Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            )),
+            Err(registry::Error::Upstream {
+                error:
+                    CallError::Rejected {
+                        code: -32602,
+                        message,
+                    },
+                ..
+            }) => Err(ErrorData::invalid_params(message, None)),
+            // What went wrong upstream is for the model to read, as a tool error.
+            Err(error) => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                ContentBlock::text(error.to_string()),
+            ]))),
+        }
+    }
+
     /// The server and upstream name of an `/mcp` prompt name.
     fn prompt_route(&self, name: &str) -> Result<(String, String), ErrorData> {
         let registry = &self.state.registry;

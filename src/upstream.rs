@@ -36,8 +36,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::a2e::{McpServerConfig, McpTransport, PROTOCOL_AUTO, PROTOCOL_STATELESS};
 use calls::Calls;
-pub use calls::{CallOrigin, DownstreamClient};
-pub use handler::{BridgeClient, Context, UpstreamEvent, sampling_result};
+pub use calls::{CallOrigin, DownstreamClient, InputAsk};
+pub use handler::{BridgeClient, Context, Refusal, Route, UpstreamEvent, sampling_result};
 pub use stdio::StderrTail;
 use watched::Watched;
 
@@ -238,11 +238,11 @@ impl Connection {
         for (key, request) in requests {
             let answer = match request {
                 InputRequest::CreateMessage(r) => handler
-                    .sample_for(Some(origin), key.clone(), &r.params)
+                    .sample_for(Route::Caller(origin), key.clone(), &r.params)
                     .await
                     .and_then(to_json),
                 InputRequest::Elicitation(r) => handler
-                    .elicit_for(Some(origin), key.clone(), &r.params)
+                    .elicit_for(Route::Caller(origin), key.clone(), &r.params)
                     .await
                     .and_then(to_json),
                 InputRequest::ListRoots(_) => {

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{ProgressToken, RequestId};
+use rmcp::model::{InputRequest, ProgressToken, RequestId};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -22,8 +22,7 @@ pub struct CallOrigin {
     pub client: Option<DownstreamClient>,
 }
 
-/// An MCP client of `/mcp` making a call, and what it declared it can do (only a 2025-11-25
-/// session can be asked to sample or elicit).
+/// An MCP client of `/mcp` making a call, and what it declared it can do.
 #[derive(Debug, Clone)]
 pub struct DownstreamClient {
     pub peer: rmcp::Peer<rmcp::RoleServer>,
@@ -31,6 +30,17 @@ pub struct DownstreamClient {
     pub elicitation: bool,
     /// The client's own progress token for the call, when it asked for progress.
     pub progress_token: Option<ProgressToken>,
+    /// A stateless (2026-07-28) client cannot be sent a request: what the server asks during
+    /// its call goes here, to come back to the client as the call's input-required result.
+    pub inputs: Option<UnboundedSender<InputAsk>>,
+}
+
+/// A server's request for a stateless `/mcp` client, and where its answer goes (the client's
+/// answer as JSON, or why there is none).
+#[derive(Debug)]
+pub struct InputAsk {
+    pub request: InputRequest,
+    pub answer: tokio::sync::oneshot::Sender<Result<Value, String>>,
 }
 
 #[derive(Default)]
@@ -74,6 +84,22 @@ impl Calls {
             .unwrap_or_else(|e| e.into_inner())
             .get(id)
             .cloned()
+    }
+
+    /// The only call in flight, if there is exactly one.
+    pub fn sole(&self) -> Option<Arc<CallOrigin>> {
+        let calls = self.by_request.lock().unwrap_or_else(|e| e.into_inner());
+        match calls.len() {
+            1 => calls.values().next().cloned(),
+            _ => None,
+        }
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.by_request
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 
     pub fn by_token(&self, token: &Value) -> Option<Arc<CallOrigin>> {

@@ -8,14 +8,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
-    ElicitRequestParams, ElicitResult, ErrorCode, Implementation, ListRootsResult, ProtocolVersion,
+    ClientCapabilities, ClientConfig, CreateMessageRequest, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequest as McpElicitRequest, ElicitRequestParams, ElicitResult,
+    ErrorCode, Implementation, InputRequest, ListRootsResult, ProtocolVersion,
 };
 use rmcp::service::{InboundStreamOrigin, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
 
-use super::calls::{CallOrigin, Calls};
+use super::calls::{CallOrigin, Calls, DownstreamClient, InputAsk};
 use crate::a2e::{ElicitRequest, McpRoot, Message, RootsListRequest, SamplingRequest};
 use crate::hub::{AskError, Hub};
 use crate::store::Store;
@@ -55,36 +56,131 @@ impl BridgeClient {
         Self { ctx, calls }
     }
 
-    /// The call a request belongs to, when the server sent it on that call's stream.
-    fn origin(&self, context: &RequestContext<RoleClient>) -> Option<Arc<CallOrigin>> {
-        match context.extensions.get::<InboundStreamOrigin>() {
-            Some(InboundStreamOrigin::OutboundRequest(id)) => self.calls.by_request(id),
-            _ => None,
+    /// The call a request belongs to: the one whose stream the server sent it on (Streamable
+    /// HTTP), else, on transports that do not say (stdio, legacy SSE, WebSocket), the only call
+    /// in flight on this connection. With several in flight it cannot be told.
+    fn origin(&self, context: &RequestContext<RoleClient>) -> Result<Arc<CallOrigin>, Unrouted> {
+        if let Some(InboundStreamOrigin::OutboundRequest(id)) =
+            context.extensions.get::<InboundStreamOrigin>()
+            && let Some(origin) = self.calls.by_request(id)
+        {
+            return Ok(origin);
         }
+        self.calls.sole().ok_or(Unrouted {
+            in_flight: self.calls.in_flight(),
+        })
     }
 
     /// Asks `agent` and waits for its answer, or says why the server is refused.
     async fn ask<M: Message + serde::Serialize>(
         &self,
-        agent: &str,
-        kind: &'static str,
+        route: Route<'_>,
+        kind: Refusal,
         message: &M,
     ) -> Result<Value, ErrorData> {
+        let agent = route.agent(&self.ctx.owner);
         self.ctx
             .hub
-            .ask(agent, kind, message.id(), message, self.ctx.timeout)
+            .ask(
+                agent,
+                kind.a2e_type(),
+                message.id(),
+                message,
+                self.ctx.timeout,
+            )
             .await
-            .map_err(|e| refused(&e.to_string()))
+            .map_err(|e| match (e, route) {
+                (AskError::NotConnected(_), Route::Owner(unrouted)) => kind.refuse(&format!(
+                    "{unrouted}, so it went to the server's owner \"{agent}\", who has no event \
+                     stream open"
+                )),
+                (e, _) => kind.refuse(&e.to_string()),
+            })
     }
 }
 
-/// The JSON-RPC error a server gets when no agent answers or the agent refuses.
-fn refused(why: &str) -> ErrorData {
-    ErrorData::new(
-        ErrorCode(-1),
-        format!("mcp_sampling_refused: {why}"),
-        Some(json!({ "code": "mcp_sampling_refused" })),
-    )
+/// Why a server's request could not be tied to a call.
+#[derive(Debug, Clone, Copy)]
+pub struct Unrouted {
+    in_flight: usize,
+}
+
+impl std::fmt::Display for Unrouted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.in_flight {
+            0 => write!(f, "it came while no call was in flight"),
+            n => write!(
+                f,
+                "the bridge cannot tell which of the {n} calls in flight on this server it belongs to"
+            ),
+        }
+    }
+}
+
+/// Who a server's sampling or elicitation request goes to.
+#[derive(Clone, Copy)]
+pub enum Route<'a> {
+    /// The agent (or `/mcp` client) whose call caused it.
+    Caller(&'a CallOrigin),
+    /// The server's owner, since the call is not known.
+    Owner(Unrouted),
+}
+
+impl<'a> Route<'a> {
+    fn of(origin: &'a Result<Arc<CallOrigin>, Unrouted>) -> Self {
+        match origin {
+            Ok(origin) => Route::Caller(origin),
+            Err(unrouted) => Route::Owner(*unrouted),
+        }
+    }
+
+    fn agent(&self, owner: &'a str) -> &'a str {
+        match self {
+            Route::Caller(origin) => &origin.agent_id,
+            Route::Owner(_) => owner,
+        }
+    }
+
+    fn client(&self) -> Option<&'a super::DownstreamClient> {
+        match self {
+            Route::Caller(origin) => origin.client.as_ref(),
+            Route::Owner(_) => None,
+        }
+    }
+}
+
+/// The kinds of server request an agent can refuse, each with its own error code, so a server
+/// (and whoever reads its error) is told what was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    Sampling,
+    Elicitation,
+}
+
+impl Refusal {
+    pub fn code(self) -> &'static str {
+        match self {
+            Refusal::Sampling => "mcp_sampling_refused",
+            Refusal::Elicitation => "mcp_elicitation_refused",
+        }
+    }
+
+    fn a2e_type(self) -> &'static str {
+        match self {
+            Refusal::Sampling => SamplingRequest::TYPE,
+            Refusal::Elicitation => ElicitRequest::TYPE,
+        }
+    }
+
+    /// The JSON-RPC error a server gets when no agent answers or the agent refuses.
+    pub fn refuse(self, why: &str) -> ErrorData {
+        let code = self.code();
+        ErrorData::new(
+            ErrorCode(-1),
+            format!("{code}: {why}"),
+            Some(json!({ "code": code })),
+        )
+    }
 }
 
 fn request_id(context: &RequestContext<RoleClient>) -> String {
@@ -100,52 +196,87 @@ impl BridgeClient {
     /// through the caller's (or the owner's) event channel.
     pub async fn sample_for(
         &self,
-        origin: Option<&CallOrigin>,
+        route: Route<'_>,
         mcp_request_id: String,
         params: &CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
-        if let Some(client) = origin
-            .and_then(|o| o.client.as_ref())
-            .filter(|c| c.sampling)
-        {
-            let asked =
-                tokio::time::timeout(self.ctx.timeout, client.peer.create_message(params.clone()));
-            return match asked.await {
-                Ok(answer) => answer.map_err(|e| refused(&e.to_string())),
-                Err(_) => Err(refused("the MCP client did not answer in time")),
-            };
+        let kind = Refusal::Sampling;
+        if let Some(client) = route.client().filter(|c| c.sampling) {
+            let input = InputRequest::CreateMessage(CreateMessageRequest::new(params.clone()));
+            return self
+                .ask_client(
+                    client,
+                    kind,
+                    input,
+                    client.peer.create_message(params.clone()),
+                )
+                .await;
         }
-        let agent = origin.map_or(self.ctx.owner.as_str(), |o| o.agent_id.as_str());
         let request = sampling_request(&self.ctx.server_id, mcp_request_id, params);
-        let answer = self.ask(agent, SamplingRequest::TYPE, &request).await?;
+        let answer = self.ask(route, kind, &request).await?;
         sampling_result(answer)
     }
 
     /// Asks for input for the server, by the same route as sampling.
     pub async fn elicit_for(
         &self,
-        origin: Option<&CallOrigin>,
+        route: Route<'_>,
         mcp_request_id: String,
         params: &ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
-        if let Some(client) = origin
-            .and_then(|o| o.client.as_ref())
-            .filter(|c| c.elicitation)
-        {
-            let asked = tokio::time::timeout(
-                self.ctx.timeout,
-                client.peer.create_elicitation(params.clone()),
-            );
-            return match asked.await {
-                Ok(answer) => answer.map_err(|e| refused(&e.to_string())),
-                Err(_) => Err(refused("the MCP client did not answer in time")),
-            };
+        let kind = Refusal::Elicitation;
+        if let Some(client) = route.client().filter(|c| c.elicitation) {
+            let input = InputRequest::Elicitation(McpElicitRequest::new(params.clone()));
+            return self
+                .ask_client(
+                    client,
+                    kind,
+                    input,
+                    client.peer.create_elicitation(params.clone()),
+                )
+                .await;
         }
-        let agent = origin.map_or(self.ctx.owner.as_str(), |o| o.agent_id.as_str());
         let request = elicit_request(&self.ctx.server_id, mcp_request_id, params);
         let schema = request.requested_schema.clone();
-        let answer = self.ask(agent, ElicitRequest::TYPE, &request).await?;
+        let answer = self.ask(route, kind, &request).await?;
         elicit_result(answer, schema.as_ref())
+    }
+
+    /// Asks the `/mcp` client that made the call: a 2025-11-25 session by a request of the
+    /// bridge's own (`by_request`), a stateless 2026-07-28 client through its call's
+    /// input-required result (`input`).
+    async fn ask_client<T: serde::de::DeserializeOwned>(
+        &self,
+        client: &DownstreamClient,
+        kind: Refusal,
+        input: InputRequest,
+        by_request: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+    ) -> Result<T, ErrorData> {
+        let answered = match &client.inputs {
+            Some(inputs) => {
+                let (answer, answered) = tokio::sync::oneshot::channel();
+                if inputs
+                    .send(InputAsk {
+                        request: input,
+                        answer,
+                    })
+                    .is_err()
+                {
+                    return Err(kind.refuse("the MCP client's call has ended"));
+                }
+                let answer = tokio::time::timeout(self.ctx.timeout, answered).await;
+                answer.map(|a| match a {
+                    Ok(Ok(value)) => serde_json::from_value(value)
+                        .map_err(|e| kind.refuse(&format!("the MCP client's answer: {e}"))),
+                    Ok(Err(refusal)) => Err(kind.refuse(&refusal)),
+                    Err(_) => Err(kind.refuse("the MCP client did not come back for it")),
+                })
+            }
+            None => tokio::time::timeout(self.ctx.timeout, by_request)
+                .await
+                .map(|a| a.map_err(|e| kind.refuse(&e.to_string()))),
+        };
+        answered.unwrap_or_else(|_| Err(kind.refuse("the MCP client did not answer in time")))
     }
 
     /// The owner's roots: asked (briefly) when it has a stream open, else as stored.
@@ -221,7 +352,7 @@ impl ClientHandler for BridgeClient {
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let origin = self.origin(&context);
-        self.sample_for(origin.as_deref(), request_id(&context), &params)
+        self.sample_for(Route::of(&origin), request_id(&context), &params)
             .await
     }
 
@@ -238,7 +369,7 @@ impl ClientHandler for BridgeClient {
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let origin = self.origin(&context);
-        self.elicit_for(origin.as_deref(), request_id(&context), &params)
+        self.elicit_for(Route::of(&origin), request_id(&context), &params)
             .await
     }
 }
@@ -291,7 +422,7 @@ pub fn sampling_result(answer: Value) -> Result<CreateMessageResult, ErrorData> 
         .and_then(Value::as_str)
         .unwrap_or_default();
     if !error.is_empty() {
-        return Err(refused(error));
+        return Err(Refusal::Sampling.refuse(error));
     }
     let wire = json!({
         "role": answer.get("role").cloned().unwrap_or(json!("assistant")),

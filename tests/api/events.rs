@@ -614,3 +614,52 @@ async fn the_same_tools_over_the_legacy_handshake_ask_the_owner() {
     assert_eq!(result["content"][0]["text"], "elicitation decline");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn each_kind_of_request_is_refused_in_its_own_words() {
+    let app = spawn_app().await;
+    app.register(everything_stdio("ev")).await;
+    let (_, body) = app.call("ev__trigger-elicitation-request", json!({})).await;
+    let text = body.to_string();
+    assert!(
+        text.contains("mcp_elicitation_refused") && !text.contains("mcp_sampling_refused"),
+        "{text}"
+    );
+    assert!(
+        text.contains("agent \\\"alice\\\" has no event stream open"),
+        "the caller, whose call it is: {text}"
+    );
+    let (_, body) = app
+        .call("ev__trigger-sampling-request", json!({"prompt": "x"}))
+        .await;
+    assert!(body.to_string().contains("mcp_sampling_refused"), "{body}");
+    app.stop().await;
+}
+
+/// Over stdio nothing says which call a server's request belongs to: with two calls in flight the
+/// bridge cannot tell, asks the owner, and says so when the owner cannot be asked.
+#[tokio::test]
+async fn a_request_that_cannot_be_tied_to_a_call_says_so() {
+    let app = spawn_app().await;
+    app.register(everything_stdio("ev")).await;
+    let long = call_in_background(
+        &app,
+        &app.alice,
+        "ev__trigger-long-running-operation",
+        json!({"duration": 3, "steps": 3}),
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, body) = app
+        .call("ev__trigger-sampling-request", json!({"prompt": "x"}))
+        .await;
+    let text = body.to_string();
+    assert!(
+        text.contains("mcp_sampling_refused")
+            && text.contains("cannot tell which of the 2 calls in flight")
+            && text.contains("owner \\\"root\\\""),
+        "{text}"
+    );
+    let (status, _) = long.await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    app.stop().await;
+}

@@ -358,3 +358,106 @@ async fn a_kept_alive_connection_is_not_held_up_by_delayed_acks() {
     client.cancel().await.unwrap();
     app.stop().await;
 }
+
+/// A server's sampling request reaches the `/mcp` client whose call caused it, whatever the
+/// server's transport (Streamable HTTP says which call it belongs to; over stdio the call is the
+/// only one in flight) and in both eras (a stateless client gets it as its call's input-required
+/// result and calls again with the answer).
+#[tokio::test]
+async fn sampling_reaches_the_mcp_client_in_both_eras_over_any_transport() {
+    let peer = everything_http().await;
+    let app = spawn_app().await;
+    app.register(everything_stdio("evs")).await;
+    app.register(json!({"server_id": "evh", "transport": "http", "url": peer.url}))
+        .await;
+    for server in ["evs", "evh"] {
+        for mode in ["legacy", "auto"] {
+            let report = mcp_client(
+                &app,
+                &app.admin,
+                mode,
+                &format!("{server}__trigger-sampling-request"),
+                json!({"prompt": "through the bridge"}),
+                &["--sample", "sampled by the client"],
+            )
+            .await;
+            assert_eq!(
+                report["sampled"].as_array().map(Vec::len),
+                Some(1),
+                "{server} {mode}: {report}"
+            );
+            assert!(
+                report["result"]
+                    .to_string()
+                    .contains("sampled by the client"),
+                "{server} {mode}: {report}"
+            );
+        }
+    }
+    app.stop().await;
+}
+
+/// A stateless (2026-07-28) `tools/call` on `/mcp` by `token`, declaring sampling: its JSON-RPC
+/// result (or error).
+async fn stateless_sampling_call(app: &TestApp, token: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    });
+    let name = params["name"].as_str().unwrap_or_default().to_owned();
+    let resp = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+        .send()
+        .await
+        .unwrap();
+    let text = resp.text().await.unwrap();
+    // JSON, or SSE whose last data line is the answer.
+    let last = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .rfind(|l| !l.trim().is_empty())
+        .unwrap_or(&text);
+    serde_json::from_str(last.trim()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The input-required round as raw protocol: the call pauses with the server's request, only the
+/// agent it belongs to can resume it, and its answer completes the call.
+#[tokio::test]
+async fn a_paused_call_is_resumed_only_by_its_own_agent() {
+    let app = spawn_app().await;
+    app.register(everything_stdio("evs")).await;
+    let call = json!({"name": "evs__trigger-sampling-request", "arguments": {"prompt": "raw"}});
+    let paused = stateless_sampling_call(&app, &app.alice, call.clone()).await;
+    let result = &paused["result"];
+    assert_eq!(result["resultType"], "input_required", "{paused}");
+    let state = result["requestState"].as_str().expect("a requestState");
+    let (key, request) = result["inputRequests"]
+        .as_object()
+        .and_then(|r| r.iter().next())
+        .expect("one input request");
+    assert_eq!(request["method"], "sampling/createMessage", "{paused}");
+    let answer = json!({"role": "assistant", "model": "m",
+        "content": {"type": "text", "text": "alice's answer"}});
+    let mut retry = call.clone();
+    retry["requestState"] = json!(state);
+    retry["inputResponses"] = json!({ key.clone(): answer });
+
+    let stolen = stateless_sampling_call(&app, &app.bob, retry.clone()).await;
+    assert!(
+        stolen.to_string().contains("requestState is unknown"),
+        "{stolen}"
+    );
+    let done = stateless_sampling_call(&app, &app.alice, retry).await;
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert!(done.to_string().contains("alice's answer"), "{done}");
+    app.stop().await;
+}
