@@ -5,6 +5,7 @@ mod a2a;
 mod a2e;
 mod answers;
 mod audit;
+mod discovery;
 mod events;
 mod health;
 mod prompts;
@@ -230,6 +231,7 @@ pub fn router(state: AppState) -> Router {
         .merge(v1)
         .merge(mcp)
         .merge(public)
+        .merge(discovery::router())
         .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
         .fallback(not_found)
         .layer(

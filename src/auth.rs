@@ -83,6 +83,8 @@ pub struct Auth {
     validation: Validation,
     issuer: Option<String>,
     audience: Option<String>,
+    /// `MCP_BRIDGE_PUBLIC_URL`, for the metadata a 401 points to.
+    public_url: Option<String>,
 }
 
 impl std::fmt::Debug for Auth {
@@ -133,6 +135,7 @@ impl Auth {
             validation,
             issuer: config.jwt_issuer.clone(),
             audience: config.jwt_audience.clone(),
+            public_url: config.public_url.clone(),
         })
     }
 
@@ -278,22 +281,68 @@ pub async fn require_agent(
         Some(Ok(agent)) => agent,
         Some(Err(reason)) => {
             tracing::info!(%reason, "token refused");
-            return unauthorized();
+            return auth.unauthorized(&req, true);
         }
-        None => return unauthorized(),
+        None => return auth.unauthorized(&req, false),
     };
     req.extensions_mut().insert(agent);
     next.run(req).await
 }
 
-fn unauthorized() -> Response {
-    let mut resp =
-        ApiError::new(ErrorCode::Unauthorized, "a valid bearer token is required").into_response();
-    resp.headers_mut().insert(
-        axum::http::header::WWW_AUTHENTICATE,
-        axum::http::HeaderValue::from_static("Bearer"),
-    );
-    resp
+/// Where clients reach the bridge: `MCP_BRIDGE_PUBLIC_URL`, else the request's own `Host`.
+pub fn base_url(public_url: Option<&str>, headers: &axum::http::HeaderMap) -> String {
+    if let Some(public) = public_url {
+        return public.to_owned();
+    }
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .filter(|h| !h.is_empty() && !h.contains(['/', '"', ' ', '\\']))
+        .unwrap_or("localhost");
+    format!("http://{host}")
+}
+
+/// The path of the protected resource metadata (RFC 9728) that covers `path`: `/mcp` has its
+/// own (the path-suffixed form MCP clients look for), the REST API the root one.
+pub fn resource_metadata_path(path: &str) -> &'static str {
+    if path == "/mcp" || path.starts_with("/mcp/") {
+        "/.well-known/oauth-protected-resource/mcp"
+    } else {
+        "/.well-known/oauth-protected-resource"
+    }
+}
+
+impl Auth {
+    /// The 401: says a bearer JWT is expected, and points MCP clients (which look for OAuth
+    /// metadata before anything else) at the resource metadata that says the same.
+    fn unauthorized(&self, req: &Request, token_given: bool) -> Response {
+        let message = match token_given {
+            true => {
+                "the bearer token was refused: send `Authorization: Bearer <JWT>` with a JWT this \
+                 bridge accepts (signed with its key, not expired; `mcp-bridge token` mints one)"
+            }
+            false => {
+                "a bearer token is required: send `Authorization: Bearer <JWT>` with a JWT this \
+                 bridge accepts (`mcp-bridge token` mints one)"
+            }
+        };
+        let metadata = format!(
+            "{}{}",
+            base_url(self.public_url.as_deref(), req.headers()),
+            resource_metadata_path(req.uri().path())
+        );
+        // RFC 6750 §3: `invalid_token` when one was given; none when it was missing.
+        let challenge = match token_given {
+            true => format!(r#"Bearer error="invalid_token", resource_metadata="{metadata}""#),
+            false => format!(r#"Bearer resource_metadata="{metadata}""#),
+        };
+        let mut resp = ApiError::new(ErrorCode::Unauthorized, message).into_response();
+        if let Ok(value) = axum::http::HeaderValue::from_str(&challenge) {
+            resp.headers_mut()
+                .insert(axum::http::header::WWW_AUTHENTICATE, value);
+        }
+        resp
+    }
 }
 
 #[cfg(test)]

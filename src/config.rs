@@ -38,6 +38,7 @@ pub const VARIABLES: &[&str] = &[
     "MCP_BRIDGE_JWT_SECRET",
     "MCP_BRIDGE_JWT_PUBLIC_KEY",
     "MCP_BRIDGE_JWT_ISSUER",
+    "MCP_BRIDGE_PUBLIC_URL",
     "MCP_BRIDGE_JWT_AUDIENCE",
     "MCP_BRIDGE_JWT_LEEWAY_SECS",
     "MCP_BRIDGE_MCP_ALLOWED_HOSTS",
@@ -72,6 +73,9 @@ pub struct Config {
     pub jwt_secret: Option<SecretString>,
     pub jwt_public_key: Option<PathBuf>,
     pub jwt_issuer: Option<String>,
+    /// The base URL clients reach the bridge at (no trailing `/`), named in the metadata it
+    /// publishes; by default each request's own `Host`.
+    pub public_url: Option<String>,
     pub jwt_audience: Option<String>,
     pub jwt_leeway_secs: u64,
     /// 64 hex digits: the key that seals `env` and `headers` values at rest.
@@ -125,6 +129,7 @@ impl Default for Config {
             jwt_secret: None,
             jwt_public_key: None,
             jwt_issuer: None,
+            public_url: None,
             jwt_audience: None,
             jwt_leeway_secs: 30,
             secrets_key: None,
@@ -202,6 +207,9 @@ impl Config {
         }
         if let Some(v) = get("MCP_BRIDGE_JWT_ISSUER") {
             self.jwt_issuer = non_empty(v);
+        }
+        if let Some(v) = get("MCP_BRIDGE_PUBLIC_URL") {
+            self.public_url = non_empty(v);
         }
         if let Some(v) = get("MCP_BRIDGE_JWT_AUDIENCE") {
             self.jwt_audience = non_empty(v);
@@ -282,7 +290,7 @@ impl Config {
         Ok(())
     }
 
-    fn validate(&self) -> Result<(), ConfigError> {
+    fn validate(&mut self) -> Result<(), ConfigError> {
         self.bind_addr()?;
         self.secrets_key()?;
         if self.jwt_secret.is_some() && self.jwt_public_key.is_some() {
@@ -350,6 +358,21 @@ impl Config {
                 "MCP_BRIDGE_PING_TIMEOUT_SECS",
                 "must be at least 1",
             ));
+        }
+        if let Some(public) = &mut self.public_url {
+            let parsed = url::Url::parse(public).ok().filter(|u| {
+                matches!(u.scheme(), "http" | "https")
+                    && u.host_str().is_some()
+                    && u.query().is_none()
+                    && u.fragment().is_none()
+            });
+            if parsed.is_none() {
+                return Err(invalid(
+                    "MCP_BRIDGE_PUBLIC_URL",
+                    format!("must be an http(s) URL without query or fragment, not {public:?}"),
+                ));
+            }
+            public.truncate(public.trim_end_matches('/').len());
         }
         if self.max_body_bytes < 1024 {
             return Err(invalid(
@@ -535,6 +558,27 @@ mod tests {
                 readme.contains(&format!("`{name}`")),
                 "{name} is in the README's table"
             );
+        }
+    }
+
+    #[test]
+    fn the_public_url_is_an_http_base_without_a_trailing_slash() {
+        let config = Config::from_env(&env(&[(
+            "MCP_BRIDGE_PUBLIC_URL",
+            "https://bridge.example/gw/",
+        )]))
+        .unwrap();
+        assert_eq!(
+            config.public_url.as_deref(),
+            Some("https://bridge.example/gw")
+        );
+        for bad in [
+            "bridge.example",
+            "ftp://bridge.example",
+            "https://b.example/?x=1",
+        ] {
+            let refused = Config::from_env(&env(&[("MCP_BRIDGE_PUBLIC_URL", bad)]));
+            assert!(refused.is_err(), "{bad}");
         }
     }
 

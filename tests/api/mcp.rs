@@ -121,6 +121,125 @@ async fn mcp_needs_a_token_unless_turned_off_on_loopback() {
     app.stop().await;
 }
 
+/// What the Python SDK's OAuth discovery finds at `url` without a token (resource_metadata.py).
+async fn discover(url: &str) -> Value {
+    let output = tokio::process::Command::new(python())
+        .arg(peers_dir().join("resource_metadata.py"))
+        .arg(url)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// An MCP client without a token is told a bearer JWT is expected, and finds the RFC 9728
+/// metadata that says so (and names the issuer when there is one) where the SDK looks for it.
+#[tokio::test]
+async fn an_mcp_client_is_told_how_to_authenticate() {
+    let app = spawn_app().await;
+    let found = discover(&format!("{}/mcp", app.base)).await;
+    assert_eq!(found["status"], 401, "{found}");
+    let metadata_url = format!("{}/.well-known/oauth-protected-resource/mcp", app.base);
+    assert_eq!(found["header_url"], metadata_url.as_str(), "{found}");
+    assert_eq!(found["metadata_url"], metadata_url.as_str(), "{found}");
+    assert_eq!(found["metadata"]["resource"], format!("{}/mcp", app.base));
+    assert_eq!(
+        found["metadata"]["bearer_methods_supported"],
+        json!(["header"])
+    );
+    // Without an issuer there is no authorization server to name (tokens are minted with the
+    // bridge's key): an SDK that requires one stops here, having been told a JWT is expected.
+    assert!(
+        found["metadata"].get("authorization_servers").is_none(),
+        "{found}"
+    );
+    let error = found["body"]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("Authorization: Bearer <JWT>"), "{found}");
+    assert_eq!(found["body"]["code"], "unauthorized");
+
+    // A refused token is `invalid_token`; the REST API points at the root metadata.
+    let resp = app
+        .client
+        .get(format!("{}/v1/servers", app.base))
+        .bearer_auth("not-a-jwt")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let challenge = resp.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        challenge,
+        format!(
+            r#"Bearer error="invalid_token", resource_metadata="{}/.well-known/oauth-protected-resource""#,
+            app.base
+        )
+    );
+    let (status, root) = app
+        .send(
+            reqwest::Method::GET,
+            "/.well-known/oauth-protected-resource",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(root["resource"], app.base.as_str());
+    app.stop().await;
+
+    // With an issuer, the SDK takes the metadata as it is; a public URL is what it names.
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut settings = config(data_dir.path());
+    settings.jwt_issuer = Some("https://issuer.example".into());
+    let app = spawn_app_with(data_dir, settings).await;
+    let found = discover(&format!("{}/mcp", app.base)).await;
+    assert_eq!(found["sdk_valid"], true, "{found}");
+    assert_eq!(found["covers"], true, "{found}");
+    assert_eq!(
+        found["metadata"]["authorization_servers"],
+        json!(["https://issuer.example"])
+    );
+    app.stop().await;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut settings = config(data_dir.path());
+    settings.jwt_issuer = Some("https://issuer.example".into());
+    settings.public_url = Some("https://bridge.example".into());
+    let app = spawn_app_with(data_dir, settings).await;
+    let resp = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        resp.headers()["www-authenticate"],
+        r#"Bearer resource_metadata="https://bridge.example/.well-known/oauth-protected-resource/mcp""#
+    );
+    let (status, doc) = app
+        .send(
+            reqwest::Method::GET,
+            "/.well-known/oauth-protected-resource/mcp",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(doc["resource"], "https://bridge.example/mcp");
+    assert_eq!(
+        doc["authorization_servers"],
+        json!(["https://issuer.example"])
+    );
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn an_mcp_client_hears_when_the_catalogue_changes() {
     let app = spawn_app().await;
