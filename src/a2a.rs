@@ -129,6 +129,8 @@ async fn check_url(guard: &Guard, what: &str, url: &str) -> Result<(), A2aError>
             "{what} \"{url}\" must be http or https"
         )));
     }
+    crate::guard::check_host_syntax(&parsed)
+        .map_err(|e| A2aError::Invalid(format!("{what}: {e}")))?;
     guard
         .preflight(&parsed)
         .await

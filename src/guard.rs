@@ -172,6 +172,31 @@ impl reqwest::dns::Resolve for GuardedResolver {
 }
 
 /// Link-local (169.254.0.0/16, fe80::/10) and well-known cloud metadata addresses.
+/// Whether a URL's host can be reached at all: an IP literal, or a DNS name (labels of letters,
+/// digits, `-` and `_`, each 1 to 63 long, at most 253 in all; the URL parser has already turned
+/// an international name into its `xn--` form). The URL parser takes hosts such as `$` that no
+/// resolver will ever find: those are invalid input, not a failure to resolve.
+pub fn check_host_syntax(url: &url::Url) -> Result<(), String> {
+    let Some(url::Host::Domain(name)) = url.host() else {
+        return match url.host() {
+            Some(_) => Ok(()),
+            None => Err(format!("\"{url}\" has no host")),
+        };
+    };
+    let trimmed = name.strip_suffix('.').unwrap_or(name);
+    let label_ok = |label: &str| {
+        (1..=63).contains(&label.len())
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    if trimmed.len() <= 253 && trimmed.split('.').all(label_ok) {
+        Ok(())
+    } else {
+        Err(format!("\"{name}\" is not a valid host name"))
+    }
+}
+
 pub fn is_link_local_or_metadata(ip: IpAddr) -> bool {
     match ip.to_canonical() {
         IpAddr::V4(v4) => {
@@ -245,6 +270,32 @@ mod tests {
             assert!(strict.refusal(ip).unwrap().contains("private"), "{ip}");
             assert_eq!(lenient.refusal(ip), None, "{ip}");
         }
+    }
+
+    #[test]
+    fn host_names_must_be_resolvable_names() {
+        let check = |u: &str| check_host_syntax(&url::Url::parse(u).unwrap());
+        for good in [
+            "https://example.com/mcp",
+            "http://my_host.internal:8080/",
+            "http://localhost./",
+            "http://127.0.0.1:1/",
+            "http://[::1]:1/",
+            "https://bücher.example/",
+        ] {
+            assert!(check(good).is_ok(), "{good}");
+        }
+        // The URL parser takes these; no resolver will find them.
+        for bad in [
+            "https://$",
+            "https://a$b.example/",
+            "http://a..b/",
+            "http://a%7Bb/",
+        ] {
+            assert!(check(bad).is_err(), "{bad}");
+        }
+        let long = format!("http://{}.example/", "a".repeat(64));
+        assert!(check(&long).is_err());
     }
 
     #[test]

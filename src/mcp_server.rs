@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
@@ -59,14 +59,26 @@ pub fn service(state: AppState) -> StreamableHttpService<BridgeServer, LocalSess
 
 /// Middleware: the caller of `/mcp` (401 without a valid token, unless the check is off).
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    if state.config.mcp_auth_off {
+    let ending_session = req.method() == axum::http::Method::DELETE;
+    let resp = if state.config.mcp_auth_off {
         req.extensions_mut().insert(Agent {
             id: ANONYMOUS.into(),
             admin: false,
         });
-        return next.run(req).await;
+        next.run(req).await
+    } else {
+        crate::auth::require_agent(State(state.auth.clone()), req, next).await
+    };
+    match ending_session && resp.status() == axum::http::StatusCode::ACCEPTED {
+        true => session_ended(),
+        false => resp,
     }
-    crate::auth::require_agent(State(state.auth.clone()), req, next).await
+}
+
+/// The answer to a session's `DELETE`: rmcp says 202 Accepted, but the session is gone at once
+/// and clients expect 200 or 204 (the Python SDK logs "Session termination failed: 202").
+fn session_ended() -> Response {
+    axum::http::StatusCode::NO_CONTENT.into_response()
 }
 
 /// The 2025-11-25 sessions open now: told when the catalogue changes, and given the resource

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::merge::{self, Cursor};
 use super::resources::template_allowed;
-use super::{Error, Registry, ready};
+use super::{Error, Registry, naming, ready};
 use crate::a2e::{CompletionArgument, McpPrompt, McpPromptArgument, McpPromptMessage};
 use crate::upstream::CallError;
 
@@ -64,6 +64,7 @@ impl Registry {
         if name.is_empty() {
             return Err(Error::Invalid("`name` is required".into()));
         }
+        let (server_id, name) = self.prompt_address(server_id, name);
         let offers = |_: &super::ServerEntry, lists: &crate::upstream::Lists| {
             lists.prompts.iter().any(|p| p.name == name)
         };
@@ -108,6 +109,31 @@ impl Registry {
         Ok((entry.id.clone(), result))
     }
 
+    /// The server and upstream name a prompt is asked for by: as named, or, when no server
+    /// offers that name and it reads `{server_id}__{prompt}` (as tools are named, and prompts on
+    /// `/mcp`), split there. A `server_id` given beside a prefixed name must be the same.
+    fn prompt_address<'a>(&'a self, server_id: &'a str, name: &'a str) -> (&'a str, &'a str) {
+        let offers = |id: &str, name: &str| {
+            self.get(id)
+                .is_ok_and(|e| e.lists().prompts.iter().any(|p| p.name == name))
+        };
+        let as_named = match server_id {
+            "" => self
+                .entries()
+                .iter()
+                .any(|e| e.lists().prompts.iter().any(|p| p.name == name)),
+            id => offers(id, name),
+        };
+        match naming::split(name) {
+            Some((id, prompt))
+                if !as_named && (server_id.is_empty() || server_id == id) && offers(id, prompt) =>
+            {
+                (id, prompt)
+            }
+            _ => (server_id, name),
+        }
+    }
+
     /// Completes an argument of a prompt or a resource template.
     pub async fn complete(
         &self,
@@ -124,6 +150,14 @@ impl Registry {
         if argument.name.is_empty() {
             return Err(Error::Invalid("`argument.name` is required".into()));
         }
+        let mut server_id = server_id.to_owned();
+        let mut reference = reference;
+        if let Reference::Prompt(p) = &mut reference {
+            let (id, name) = self.prompt_address(&server_id, &p.name);
+            let (id, name) = (id.to_owned(), name.to_owned());
+            (server_id, p.name) = (id, name);
+        }
+        let server_id = server_id.as_str();
         let entry = match &reference {
             Reference::Prompt(p) => self.route(
                 server_id,

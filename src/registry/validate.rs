@@ -82,6 +82,7 @@ fn check_remote(config: &McpServerConfig, guard: &Guard) -> Result<(), String> {
             schemes.join(" or ")
         ));
     }
+    crate::guard::check_host_syntax(&url).map_err(|e| format!("`url`: {e}"))?;
     guard
         .check_url(&url)
         .map_err(|refused| format!("`url`: {refused}"))?;

@@ -75,6 +75,14 @@ async fn agents_are_registered_by_their_card_and_survive_a_restart() {
         )
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let (status, body) = app
+        .post("/v1/a2a/agents", &app.alice, json!({"url": "https://$"}))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(
+        body["error"].to_string().contains("not a valid host name"),
+        "{body}"
+    );
     let (status, _) = app
         .post(
             "/v1/a2a/agents",

@@ -106,6 +106,15 @@ async fn invalid_configs_are_refused_with_the_reason() {
             json!({"server_id": "h", "transport": "http", "url": ""}),
             "url",
         ),
+        // A host no resolver can find is invalid input, not a 502 "cannot resolve".
+        (
+            json!({"server_id": "h", "transport": "http", "url": "https://$"}),
+            "not a valid host name",
+        ),
+        (
+            json!({"server_id": "h", "transport": "ws", "url": "ws://a%7Bb:80/"}),
+            "not a valid host name",
+        ),
         (
             json!({"server_id": "t", "cmd": ["x"], "timeout": 0}),
             "timeout",

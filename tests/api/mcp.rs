@@ -580,3 +580,55 @@ async fn a_paused_call_is_resumed_only_by_its_own_agent() {
     assert!(done.to_string().contains("alice's answer"), "{done}");
     app.stop().await;
 }
+
+/// Ending a 2025-11-25 session answers 204 (clients expect 200 or 204; the Python SDK logged
+/// "Session termination failed: 202"), and the session is gone.
+#[tokio::test]
+async fn ending_a_session_answers_no_content() {
+    let app = spawn_app().await;
+    let post = |body: Value, session: Option<&str>| {
+        let mut req = app
+            .client
+            .post(format!("{}/mcp", app.base))
+            .bearer_auth(&app.alice)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(session) = session {
+            req = req
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        req.send()
+    };
+    let opened = post(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(opened.status(), StatusCode::OK);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let ended = app
+        .client
+        .delete(format!("{}/mcp", app.base))
+        .bearer_auth(&app.alice)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), StatusCode::NO_CONTENT);
+    let after = post(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+        Some(&session),
+    )
+    .await
+    .unwrap();
+    assert_eq!(after.status(), StatusCode::NOT_FOUND);
+    app.stop().await;
+}

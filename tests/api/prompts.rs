@@ -1,7 +1,7 @@
 //! Prompts and completions against real peers.
 
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::helpers::*;
 
@@ -103,6 +103,38 @@ async fn a_prompt_several_servers_offer_needs_a_server_id() {
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(body["error"].as_str().unwrap().contains("code"), "{body}");
+    app.stop().await;
+}
+
+/// A prompt may also be named as tools are (`{server_id}__{prompt}`, as `/mcp` shows prompts), so
+/// an agent that copies a name from either side is understood.
+#[tokio::test]
+async fn a_prompt_can_be_named_with_its_server_prefix() {
+    let app = spawn_app().await;
+    app.register(py_stdio("one", &unique("p1"))).await;
+    app.register(py_stdio("two", &unique("p2"))).await;
+    let get = |body: Value| app.post("/v1/prompts/get", &app.alice, body);
+    let (status, body) = get(json!({"name": "two__greet", "arguments": {"name": "Ada"}})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["server_id"], "two", "{body}");
+    assert_eq!(body["messages"][0]["content"]["text"], "Hello, Ada!");
+    // With the same server_id beside it too; a different one is not this prompt.
+    let (status, body) =
+        get(json!({"name": "one__greet", "server_id": "one", "arguments": {"name": "Ada"}})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) =
+        get(json!({"name": "one__greet", "server_id": "two", "arguments": {"name": "Ada"}})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, body) = get(json!({"name": "ghost__greet", "arguments": {"name": "Ada"}})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    // Completions take the prefixed name as well.
+    let (status, body) = app
+        .post("/v1/completions", &app.alice, json!({
+            "ref": {"type": "ref/prompt", "name": "one__greet"}, "argument": {"name": "name", "value": "al"}
+        }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["server_id"], "one", "{body}");
     app.stop().await;
 }
 
