@@ -33,6 +33,14 @@ pub enum AskError {
     TooMany(String, usize),
 }
 
+/// A notification for the MCP clients of `/mcp`, with the server it came from.
+#[derive(Debug, Clone)]
+pub struct McpNotice {
+    pub server_id: String,
+    pub method: String,
+    pub params: Value,
+}
+
 /// How long an agent's channel outlives its last stream.
 const IDLE_CHANNEL: Duration = Duration::from_secs(3600);
 /// How often idle channels are looked for.
@@ -40,8 +48,8 @@ const IDLE_SWEEP: Duration = Duration::from_secs(300);
 
 pub struct Hub {
     channels: RwLock<HashMap<String, Arc<Channel>>>,
-    /// Notifications for MCP clients of `/mcp`: (method, params).
-    downstream: tokio::sync::broadcast::Sender<(String, Value)>,
+    /// Notifications for MCP clients of `/mcp`.
+    downstream: tokio::sync::broadcast::Sender<McpNotice>,
     pending: Pending,
     replay: usize,
     shutdown: CancellationToken,
@@ -119,13 +127,18 @@ impl Hub {
         }
     }
 
-    /// Hands a notification to the MCP clients of `/mcp` (which of them get it is theirs to say).
-    pub fn to_mcp_clients(&self, method: &str, params: Value) {
-        let _ = self.downstream.send((method.to_owned(), params));
+    /// Hands a notification from server `server_id` to the MCP clients of `/mcp` (which of them
+    /// get it is theirs to say).
+    pub fn to_mcp_clients(&self, server_id: &str, method: &str, params: Value) {
+        let _ = self.downstream.send(McpNotice {
+            server_id: server_id.to_owned(),
+            method: method.to_owned(),
+            params,
+        });
     }
 
     /// The notifications for MCP clients of `/mcp`, as they happen.
-    pub fn mcp_client_notifications(&self) -> tokio::sync::broadcast::Receiver<(String, Value)> {
+    pub fn mcp_client_notifications(&self) -> tokio::sync::broadcast::Receiver<McpNotice> {
         self.downstream.subscribe()
     }
 

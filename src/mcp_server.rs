@@ -5,6 +5,7 @@
 
 mod inputs;
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Request, State};
@@ -14,8 +15,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    Prompt, ReadResourceRequestParams, ReadResourceResponse, Reference, ResultType,
-    ServerCapabilities, ServerConfig, Tool,
+    Prompt, ReadResourceRequestParams, ReadResourceResponse, Reference, ResourceContents,
+    ResultType, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -24,6 +25,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
 use crate::auth::Agent;
+use crate::hub::McpNotice;
 use crate::registry::{self, naming};
 use crate::state::AppState;
 use crate::upstream::{CallError, CallOrigin, DownstreamClient};
@@ -93,7 +95,7 @@ struct Session {
     /// The lowest log level it wants (`logging/setLevel`), if any.
     log_level: Option<usize>,
     /// The URIs it subscribed to.
-    uris: std::collections::HashSet<String>,
+    uris: HashSet<String>,
 }
 
 /// Log levels from least to most severe, as MCP names them.
@@ -147,22 +149,41 @@ impl Sessions {
         }
     }
 
-    /// The peers a notification goes to.
-    fn recipients(&self, method: &str, params: &Value) -> Vec<Peer<RoleServer>> {
+    /// The peers a notification goes to, each with the params it gets: a resource update
+    /// names the URI in the form the session subscribed with (plain, or qualified with its server).
+    fn recipients(&self, notice: &McpNotice) -> Vec<(Peer<RoleServer>, Value)> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         open.retain(|s| !s.peer.is_transport_closed());
-        open.iter()
-            .filter(|s| match method {
-                "notifications/resources/updated" => {
-                    params.get("uri").and_then(Value::as_str).is_some_and(|uri| s.uris.contains(uri))
-                }
-                "notifications/message" => {
+        let params = &notice.params;
+        match notice.method.as_str() {
+            "notifications/resources/updated" => {
+                let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+                    return Vec::new();
+                };
+                let qualified = naming::qualify_uri(&notice.server_id, uri);
+                open.iter()
+                    .filter_map(|s| {
+                        let form = [uri, qualified.as_str()]
+                            .into_iter()
+                            .find(|form| s.uris.contains(*form))?;
+                        let mut params = params.clone();
+                        params["uri"] = json!(form);
+                        Some((s.peer.clone(), params))
+                    })
+                    .collect()
+            }
+            "notifications/message" => open
+                .iter()
+                .filter(|s| {
                     matches!((s.log_level, params.get("level").and_then(log_rank)), (Some(min), Some(level)) if level >= min)
-                }
-                _ => true,
-            })
-            .map(|s| s.peer.clone())
-            .collect()
+                })
+                .map(|s| (s.peer.clone(), params.clone()))
+                .collect(),
+            _ => open
+                .iter()
+                .map(|s| (s.peer.clone(), params.clone()))
+                .collect(),
+        }
     }
 }
 
@@ -171,18 +192,21 @@ fn spawn_change_notifier(state: &AppState, sessions: Arc<Sessions>) {
     let shutdown = state.hub.shutdown_token();
     tokio::spawn(async move {
         loop {
-            let (method, params) = tokio::select! {
+            let notice = tokio::select! {
                 _ = shutdown.cancelled() => return,
                 next = notifications.recv() => match next {
-                    Ok(notification) => notification,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        ("notifications/tools/list_changed".to_owned(), json!({}))
-                    }
+                    Ok(notice) => notice,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => McpNotice {
+                        server_id: String::new(),
+                        method: "notifications/tools/list_changed".to_owned(),
+                        params: json!({}),
+                    },
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 },
             };
-            for peer in sessions.recipients(&method, &params) {
-                if let Err(error) = notify(&peer, &method, &params).await {
+            let method = &notice.method;
+            for (peer, params) in sessions.recipients(&notice) {
+                if let Err(error) = notify(&peer, method, &params).await {
                     tracing::debug!(%error, %method, "cannot notify an /mcp client");
                 }
             }
@@ -274,7 +298,7 @@ impl BridgeServer {
     /// that would shadow another is left out.
     fn tools(&self) -> Vec<Tool> {
         let mut tools: Vec<Tool> = Vec::new();
-        let mut names = std::collections::HashSet::new();
+        let mut names = HashSet::new();
         if self.state.a2a.enabled() {
             names.extend(crate::a2a::tools::NAMES.iter().map(|n| n.to_string()));
         }
@@ -471,8 +495,17 @@ impl ServerHandler for BridgeServer {
             .resources_page("", &cursor)
             .await
             .map_err(Self::registry_error)?;
-        let mut result =
-            ListResourcesResult::with_all_items(items.into_iter().map(|(_, r)| r).collect());
+        let (shared, _) = self.state.registry.shared_uris();
+        let resources = items
+            .into_iter()
+            .map(|(server_id, mut resource)| {
+                if self.qualifies(&server_id, &resource.uri, &shared) {
+                    resource.uri = naming::qualify_uri(&server_id, &resource.uri);
+                }
+                resource
+            })
+            .collect();
+        let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = (!next.is_empty()).then_some(next);
         Ok(result)
     }
@@ -490,9 +523,17 @@ impl ServerHandler for BridgeServer {
             .templates_page("", &cursor)
             .await
             .map_err(Self::registry_error)?;
-        let mut result = ListResourceTemplatesResult::with_all_items(
-            items.into_iter().map(|(_, t)| t).collect(),
-        );
+        let (_, shared) = self.state.registry.shared_uris();
+        let templates = items
+            .into_iter()
+            .map(|(server_id, mut template)| {
+                if self.qualifies(&server_id, &template.uri_template, &shared) {
+                    template.uri_template = naming::qualify_uri(&server_id, &template.uri_template);
+                }
+                template
+            })
+            .collect();
+        let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = (!next.is_empty()).then_some(next);
         Ok(result)
     }
@@ -503,12 +544,33 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         caller(&context)?;
+        let uri = request.uri.as_str();
         let (_, mut result) = self
             .state
             .registry
-            .read_resource_raw("", &request.uri)
+            .read_resource_raw(self.unprefixed_offering(uri), uri)
             .await
-            .map_err(Self::registry_error)?;
+            .map_err(|e| match e {
+                registry::Error::Conflict(message) => ErrorData::invalid_params(
+                    format!(
+                        "{message}; on /mcp, name the server in the URI: {}",
+                        naming::qualify_uri("{server_id}", uri)
+                    ),
+                    None,
+                ),
+                other => Self::registry_error(other),
+            })?;
+        // Contents read by a qualified URI answer to it too.
+        if let Some((_, inner)) = naming::split_uri(uri) {
+            for content in &mut result.contents {
+                if let ResourceContents::TextResourceContents { uri: given, .. }
+                | ResourceContents::BlobResourceContents { uri: given, .. } = content
+                    && given == inner
+                {
+                    *given = uri.to_owned();
+                }
+            }
+        }
         result.result_type = Some(ResultType::COMPLETE);
         Ok(ReadResourceResponse::Complete(result))
     }
@@ -593,6 +655,21 @@ impl ServerHandler for BridgeServer {
 }
 
 impl BridgeServer {
+    /// Whether `/mcp` shows a server's resource URI (or template) qualified with the server:
+    /// when another server offers the same one, unless it is the unprefixed server's.
+    fn qualifies(&self, server_id: &str, uri: &str, shared: &HashSet<String>) -> bool {
+        shared.contains(uri) && self.unprefixed() != Some(server_id)
+    }
+
+    /// The unprefixed server, when it offers `uri` (a plain URI it shares with others is its
+    /// own), else "" (routed by URI).
+    fn unprefixed_offering(&self, uri: &str) -> &str {
+        match self.unprefixed() {
+            Some(id) if self.state.registry.offers_uri(id, uri) => id,
+            _ => "",
+        }
+    }
+
     /// The catalogue name (`{server_id}__{tool}`, or an agent-bridge tool) of an `/mcp` tool name.
     fn full_tool_name(&self, name: &str) -> Result<String, ErrorData> {
         if self.state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(name) {

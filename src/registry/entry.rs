@@ -127,7 +127,8 @@ impl ServerEntry {
         };
         self.hub.broadcast(ServerPush::TYPE, &push);
         if method.ends_with("/list_changed") {
-            self.hub.to_mcp_clients(method, serde_json::json!({}));
+            self.hub
+                .to_mcp_clients(&self.id, method, serde_json::json!({}));
         }
     }
 

@@ -48,6 +48,23 @@ pub fn qualify(server_id: &str, tool: &str) -> Option<String> {
     valid.then_some(full)
 }
 
+/// The scheme of a resource URI qualified with its server (`/mcp` shows a URI, or a template,
+/// that several servers offer as `mcp-bridge://{server_id}/{uri}`).
+pub const URI_SCHEME: &str = "mcp-bridge";
+
+/// A resource URI (or URI template) qualified with the server that offers it. Reversible:
+/// [`split_uri`] gives back both parts, whatever the URI holds.
+pub fn qualify_uri(server_id: &str, uri: &str) -> String {
+    format!("{URI_SCHEME}://{server_id}/{uri}")
+}
+
+/// The server id and upstream URI of a qualified URI; `None` for any other URI.
+pub fn split_uri(uri: &str) -> Option<(&str, &str)> {
+    let rest = uri.strip_prefix(URI_SCHEME)?.strip_prefix("://")?;
+    let (server_id, uri) = rest.split_once('/')?;
+    (check_server_id(server_id).is_ok() && !uri.is_empty()).then_some((server_id, uri))
+}
+
 /// Splits a catalogue name at its first `__` into server id and upstream tool name.
 pub fn split(name: &str) -> Option<(&str, &str)> {
     let (server_id, tool) = name.split_once(SEPARATOR)?;
@@ -72,6 +89,23 @@ pub fn allowed(list: &[String], item: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn qualified_uris_give_back_their_parts() {
+        for uri in [
+            "info://server/version",
+            "file:///tmp/a b?x=1#f",
+            "demo://resource/dynamic/{id}",
+            "mcp-bridge://inner/info://x",
+        ] {
+            let qualified = qualify_uri("ev.1", uri);
+            assert_eq!(split_uri(&qualified), Some(("ev.1", uri)), "{qualified}");
+        }
+        assert_eq!(split_uri("info://server/version"), None);
+        assert_eq!(split_uri("mcp-bridge://a__b/x"), None);
+        assert_eq!(split_uri("mcp-bridge://ev/"), None);
+        assert_eq!(split_uri("mcp-bridge://ev"), None);
+    }
 
     #[test]
     fn server_ids() {

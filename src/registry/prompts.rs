@@ -152,10 +152,18 @@ impl Registry {
         }
         let mut server_id = server_id.to_owned();
         let mut reference = reference;
-        if let Reference::Prompt(p) = &mut reference {
-            let (id, name) = self.prompt_address(&server_id, &p.name);
-            let (id, name) = (id.to_owned(), name.to_owned());
-            (server_id, p.name) = (id, name);
+        match &mut reference {
+            Reference::Prompt(p) => {
+                let (id, name) = self.prompt_address(&server_id, &p.name);
+                let (id, name) = (id.to_owned(), name.to_owned());
+                (server_id, p.name) = (id, name);
+            }
+            Reference::Resource(r) => {
+                let (id, uri) = self.address_uri(&server_id, &r.uri);
+                let (id, uri) = (id.to_owned(), uri.to_owned());
+                (server_id, r.uri) = (id, uri);
+            }
+            _ => {}
         }
         let server_id = server_id.as_str();
         let entry = match &reference {

@@ -95,6 +95,81 @@ impl Registry {
         .await
     }
 
+    /// The server and upstream URI a resource is asked for by: as given, or, for a URI qualified
+    /// with a registered server (`mcp-bridge://{server_id}/{uri}`, as `/mcp` shows a URI several
+    /// servers offer), that server and the URI inside. A `server_id` beside it must be the same.
+    pub fn address_uri<'a>(&self, server_id: &'a str, uri: &'a str) -> (&'a str, &'a str) {
+        match naming::split_uri(uri) {
+            Some((id, inner))
+                if (server_id.is_empty() || server_id == id) && self.get(id).is_ok() =>
+            {
+                (id, inner)
+            }
+            _ => (server_id, uri),
+        }
+    }
+
+    /// Whether server `server_id` offers `uri`: lists it, or has a template that produces it
+    /// (allow list applied).
+    pub fn offers_uri(&self, server_id: &str, uri: &str) -> bool {
+        self.get(server_id).is_ok_and(|entry| {
+            let lists = entry.lists();
+            allowed(&entry, uri)
+                && (lists.resources.iter().any(|r| r.uri == uri)
+                    || lists
+                        .templates
+                        .iter()
+                        .any(|t| template::matches(&t.uri_template, uri)))
+        })
+    }
+
+    /// The resource URIs and the template URIs that more than one ready server offers (allow
+    /// lists applied), from the catalogue as last synced.
+    pub fn shared_uris(
+        &self,
+    ) -> (
+        std::collections::HashSet<String>,
+        std::collections::HashSet<String>,
+    ) {
+        let mut uris: std::collections::HashMap<String, usize> = Default::default();
+        let mut templates: std::collections::HashMap<String, usize> = Default::default();
+        for entry in self.entries() {
+            if entry.connection().is_none() {
+                continue;
+            }
+            let lists = entry.lists();
+            let list = &entry.config().resource_allow_list;
+            let mut seen = std::collections::HashSet::new();
+            for r in lists
+                .resources
+                .iter()
+                .filter(|r| naming::allowed(list, &r.uri))
+            {
+                if seen.insert(r.uri.as_str()) {
+                    *uris.entry(r.uri.clone()).or_default() += 1;
+                }
+            }
+            let mut seen = std::collections::HashSet::new();
+            for t in lists
+                .templates
+                .iter()
+                .filter(|t| template_allowed(list, &t.uri_template))
+            {
+                if seen.insert(t.uri_template.as_str()) {
+                    *templates.entry(t.uri_template.clone()).or_default() += 1;
+                }
+            }
+        }
+        let shared = |counts: std::collections::HashMap<String, usize>| {
+            counts
+                .into_iter()
+                .filter(|(_, n)| *n > 1)
+                .map(|(u, _)| u)
+                .collect()
+        };
+        (shared(uris), shared(templates))
+    }
+
     /// The server a resource request goes to: the named one, else the one that listed the URI,
     /// else the one with a template that produces it.
     fn route_uri(&self, server_id: &str, uri: &str) -> Result<Arc<ServerEntry>, Error> {
@@ -141,6 +216,7 @@ impl Registry {
         server_id: &str,
         uri: &str,
     ) -> Result<(String, ReadResourceResult), Error> {
+        let (server_id, uri) = self.address_uri(server_id, uri);
         let entry = self.route_uri(server_id, uri)?;
         let conn = ready(&entry, |c| c.resources.is_some(), "resources")?;
         let timeout = Duration::from_secs(entry.config().timeout);
@@ -167,6 +243,7 @@ impl Registry {
         server_id: &str,
         uri: &str,
     ) -> Result<String, Error> {
+        let (server_id, uri) = self.address_uri(server_id, uri);
         let entry = self.route_uri(server_id, uri)?;
         let conn = ready(
             &entry,
@@ -199,6 +276,7 @@ impl Registry {
         server_id: &str,
         uri: &str,
     ) -> Result<String, Error> {
+        let (server_id, uri) = self.address_uri(server_id, uri);
         let server_id = match server_id {
             "" => {
                 let mut servers = self.store.subscription_servers(agent_id, uri).await?;

@@ -42,7 +42,8 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
             // rmcp itself acts on a cancellation.
             "notifications/cancelled" => {}
             "notifications/resources/updated" => {
-                ctx.hub.to_mcp_clients(&method, params.clone());
+                ctx.hub
+                    .to_mcp_clients(&ctx.server_id, &method, params.clone());
                 let uri = params
                     .get("uri")
                     .and_then(Value::as_str)
@@ -85,7 +86,8 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
                 }
             }
             "notifications/message" => {
-                ctx.hub.to_mcp_clients(&method, params.clone());
+                ctx.hub
+                    .to_mcp_clients(&ctx.server_id, &method, params.clone());
                 ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None));
             }
             _ => ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None)),

@@ -592,19 +592,22 @@ async fn a_2026_input_required_result_reaches_the_caller_as_the_same_events() {
     app.stop().await;
 }
 
+/// Over the legacy handshake on stdio the server does not say which call its request belongs
+/// to; with one call in flight it can only be that one, so the caller is asked, not the owner.
 #[tokio::test]
-async fn the_same_tools_over_the_legacy_handshake_ask_the_owner() {
+async fn the_same_tools_over_the_legacy_handshake_ask_the_caller() {
     let app = spawn_app().await;
     app.register(py_stdio("legacy", &unique("legacy"))).await;
     let mut root = EventStream::open(&app, &app.admin, None).await;
+    let mut alice = EventStream::open(&app, &app.alice, None).await;
     let call = call_in_background(&app, &app.alice, "legacy__ask_name", json!({}));
-    let request = root
+    let request = alice
         .wait_for("mcp/elicit/req", WAIT, |m| m.event == "mcp/elicit/req")
         .await;
     let (status, _) = app
         .post(
             "/v1/elicitation/responses",
-            &app.admin,
+            &app.alice,
             json!({"req_id": request.data["id"], "action": "decline"}),
         )
         .await;
@@ -612,6 +615,13 @@ async fn the_same_tools_over_the_legacy_handshake_ask_the_owner() {
     let (status, result) = call.await.unwrap();
     assert_eq!(status, StatusCode::OK, "{result}");
     assert_eq!(result["content"][0]["text"], "elicitation decline");
+    assert!(
+        root.drain(Duration::from_millis(200))
+            .await
+            .iter()
+            .all(|m| m.event != "mcp/elicit/req"),
+        "the owner was not asked"
+    );
     app.stop().await;
 }
 
