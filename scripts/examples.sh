@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the examples in examples/ against a fresh mcp-bridge: the curl walkthrough, the Python agent
-# and the TypeScript agent. Starts target/debug/mcp-bridge on a free loopback port with a temporary
+# and the TypeScript agent (both use the clients generated from openapi/openapi.json). Starts target/debug/mcp-bridge on a free loopback port with a temporary
 # data dir and a random signing secret, mints an admin token, runs each example, stops the bridge.
 # Exits non-zero when any example failed (the bridge's log is shown then).
 #
@@ -20,6 +20,10 @@ for needed in "$bridge_bin" "$python" "$node" "$everything"; do
         exit 1
     fi
 done
+
+# The TypeScript agent imports openapi-fetch: the pinned copy of tests/peers stands in for
+# `npm install` in examples/typescript (the same versions; scripts/openapi-check.sh checks that).
+[ -e examples/typescript/node_modules ] || ln -s ../../tests/peers/node_modules examples/typescript/node_modules
 
 # This bridge is configured here alone: drop any MCP_BRIDGE_* settings of the caller's shell.
 while read -r name; do unset "$name"; done < <(compgen -e | grep '^MCP_BRIDGE_' || true)

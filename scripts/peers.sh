@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned test and benchmark peers into ignored folders under tests/peers: npm
 # (package-lock.json), the Python MCP SDK and a2a-sdk (.venv), the 1.x SDK for WebSocket (.venv-ws),
-# mcpo (.venv-mcpo) and schemathesis (.venv-fuzz). Safe to run again: an install is skipped while
+# mcpo (.venv-mcpo), schemathesis (.venv-fuzz) and the OpenAPI validator and Python client
+# generator (.venv-openapi). Safe to run again: an install is skipped while
 # its pin file is unchanged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,3 +34,4 @@ venv "the MCP and A2A SDKs" requirements.txt .venv
 venv "the 1.x SDK for WebSocket" requirements-ws.txt .venv-ws
 venv "mcpo for the benchmarks" requirements-mcpo.txt .venv-mcpo
 venv "schemathesis for API fuzzing" requirements-fuzz.txt .venv-fuzz
+venv "the OpenAPI validator and Python client generator" requirements-openapi.txt .venv-openapi

@@ -15,6 +15,9 @@ cargo clippy --locked --test netns -- -D warnings
 echo "== tests (and a smoke run of the benchmark harness, benches/bridge.rs, with tiny sizes)"
 cargo test --locked --all-targets
 
+echo "== the OpenAPI document (validator, redocly lint) and the clients generated from it (scripts/openapi-check.sh)"
+scripts/openapi-check.sh
+
 echo "== the upstream address guard, in a loopback-only network namespace (tests/netns.rs)"
 scripts/netns.sh
 

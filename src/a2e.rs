@@ -75,7 +75,9 @@ macro_rules! field_default {
 
 /// Declares an A2E message: the envelope fields (`type`, `id`, `version`, `ts`) followed by its own.
 /// Every field may be absent on the wire and takes its default (`type` its fixed value, `id` a new
-/// UUID, `ts` now), as the seed's tables say.
+/// UUID, `ts` now), as the seed's tables say. The schema of a field gives that default unless the
+/// field says `#[schema(default)]` (no value: no `default`), as a required field does, whose
+/// empty default would break its own `pattern` or `minLength`.
 macro_rules! a2e_message {
     (
         $(#[$meta:meta])*

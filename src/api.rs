@@ -10,6 +10,7 @@ mod events;
 mod health;
 mod prompts;
 mod resources;
+mod responses;
 mod roots;
 mod servers;
 mod tools;
@@ -54,8 +55,27 @@ fn request<M: crate::a2e::Message + Default>(id: Option<String>) -> M {
         description = "The MCP capability of an A2E host: register MCP servers, use their tools \
                        through one catalogue. Every /v1 route needs a JWT bearer token."
     ),
+    // The document is served by the bridge itself: its API is at the same origin.
+    servers((url = "/", description = "The bridge serving this document")),
     modifiers(&BearerAuth),
-    components(schemas(crate::a2e::ErrorBody, crate::a2e::ErrorCode)),
+    components(
+        schemas(crate::a2e::ErrorBody, crate::a2e::ErrorCode),
+        responses(
+            responses::BadRequest,
+            responses::Unauthorized,
+            responses::Forbidden,
+            responses::NotFound,
+            responses::Conflict,
+            responses::PayloadTooLarge,
+            responses::UnsupportedMediaType,
+            responses::UnprocessableContent,
+            responses::NotImplemented,
+            responses::BadGateway,
+            responses::ServiceUnavailable,
+            responses::GatewayTimeout,
+            responses::TooManyRequests,
+        )
+    ),
     tags(
         (name = "servers", description = "MCP server lifecycle (mcp/server/*)"),
         (name = "tools", description = "The synced tool catalogue (tool/list, tool/call)"),
@@ -107,87 +127,165 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
     let mut doc = public_doc;
     doc.merge(v1_doc);
     answer_rate_limits(&mut doc);
-    pin_request_types(&mut doc);
+    mark_public(&mut doc);
+    pin_message_types(&mut doc);
     (v1, public, doc)
 }
 
-/// A request body's `type` can only be the message its endpoint takes, or empty or absent (the
-/// same): its schema says so with an enum (the macro that declares messages can only give it as
-/// the default).
-fn pin_request_types(doc: &mut utoipa::openapi::OpenApi) {
-    use utoipa::openapi::{RefOr, Schema};
-    let mut bodies = std::collections::BTreeSet::new();
-    for item in doc.paths.paths.values() {
-        for operation in [&item.post, &item.put, &item.patch].into_iter().flatten() {
-            let Some(RefOr::T(body)) = &operation.request_body else {
-                continue;
-            };
-            for content in body.content.values() {
-                if let RefOr::T(content) = content
-                    && let Some(RefOr::Ref(r)) = &content.schema
-                {
-                    bodies.insert(
-                        r.ref_location
-                            .trim_start_matches("#/components/schemas/")
-                            .to_owned(),
-                    );
-                }
-            }
+/// The operations outside `/v1` need no token: `security: []` says so (utoipa's `security(())`
+/// can only write `[{}]`, an empty requirement, which means the same but reads as one).
+fn mark_public(doc: &mut utoipa::openapi::OpenApi) {
+    for (path, item) in doc.paths.paths.iter_mut() {
+        if path.starts_with("/v1") {
+            continue;
+        }
+        for operation in operations(item) {
+            operation.security.get_or_insert_with(Vec::new);
         }
     }
+}
+
+fn operations(
+    item: &mut utoipa::openapi::PathItem,
+) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    [
+        &mut item.get,
+        &mut item.post,
+        &mut item.put,
+        &mut item.patch,
+        &mut item.delete,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// The names of the component schemas `roots` refer to, directly or through other schemas.
+fn reachable_schemas(
+    doc: &utoipa::openapi::OpenApi,
+    roots: &[serde_json::Value],
+) -> std::collections::BTreeSet<String> {
+    fn refs(value: &serde_json::Value, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if let Some(serde_json::Value::String(r)) = map.get("$ref")
+                    && let Some(name) = r.strip_prefix("#/components/schemas/")
+                {
+                    out.push(name.to_owned());
+                }
+                map.values().for_each(|v| refs(v, out));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+            _ => {}
+        }
+    }
+    let schemas = doc.components.as_ref().map(|c| &c.schemas);
+    let mut todo = Vec::new();
+    for root in roots {
+        refs(root, &mut todo);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(name) = todo.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        if let Some(schema) = schemas.and_then(|s| s.get(&name)) {
+            refs(&serde_json::to_value(schema).unwrap_or_default(), &mut todo);
+        }
+    }
+    seen
+}
+
+/// What the schemas of messages say about their envelope and fields, which utoipa cannot say
+/// from the Rust types alone: `#[serde(default)]` (every field of a request may be left out)
+/// makes it mark no field `required`, in answers too, and the macro that declares messages can
+/// give a message's `type` only as a default.
+/// - A request body's `type` is its message's type, or empty, or absent (the same); nothing
+///   the service fills in is required.
+/// - A schema only ever sent by the bridge (an answer, an event) has its `type` fixed (a
+///   one-value enum, which a discriminator can tell apart) and marks required every field the
+///   bridge always writes: all but the nullable ones (`Option`s, left out when `None`). The
+///   schemathesis run (scripts/fuzz-api.sh) checks every answer against these schemas.
+/// - A schema both sent and received (a server config, a root) stays as a request's.
+fn pin_message_types(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{RefOr, Schema};
+    let mut sent = Vec::new();
+    let mut received = Vec::new();
+    for item in doc.paths.paths.values_mut() {
+        for operation in operations(item) {
+            received.push(serde_json::to_value(&operation.request_body).unwrap_or_default());
+            // The error answers are references to `components.responses`, each an `ErrorBody`,
+            // which marks its fields already.
+            sent.push(serde_json::to_value(&operation.responses).unwrap_or_default());
+        }
+    }
+    let received = reachable_schemas(doc, &received);
+    let sent = reachable_schemas(doc, &sent);
     let Some(components) = doc.components.as_mut() else {
         return;
     };
-    for name in bodies {
-        let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(&name) else {
+    for (name, schema) in components.schemas.iter_mut() {
+        let RefOr::T(Schema::Object(object)) = schema else {
             continue;
         };
-        if let Some(RefOr::T(Schema::Object(kind))) = object.properties.get_mut("type")
-            && let Some(default @ serde_json::Value::String(_)) = kind.default.clone()
-        {
-            kind.enum_values = Some(vec![default, serde_json::Value::String(String::new())]);
+        let message_type = match object.properties.get("type") {
+            Some(RefOr::T(Schema::Object(kind))) => match &kind.default {
+                Some(default @ serde_json::Value::String(_)) => Some(default.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        if received.contains(name) {
+            if let Some(message_type) = message_type
+                && let Some(RefOr::T(Schema::Object(kind))) = object.properties.get_mut("type")
+            {
+                kind.enum_values = Some(vec![message_type, serde_json::Value::from("")]);
+            }
+        } else if sent.contains(name) {
+            if let Some(message_type) = message_type
+                && let Some(RefOr::T(Schema::Object(kind))) = object.properties.get_mut("type")
+            {
+                kind.enum_values = Some(vec![message_type]);
+            }
+            object.required = object
+                .properties
+                .iter()
+                .filter(|(_, property)| !nullable(property))
+                .map(|(name, _)| name.clone())
+                .collect();
         }
+    }
+}
+
+/// Whether a property's schema allows `null` (an `Option`).
+fn nullable(schema: &utoipa::openapi::RefOr<utoipa::openapi::Schema>) -> bool {
+    use utoipa::openapi::schema::{SchemaType, Type};
+    use utoipa::openapi::{RefOr, Schema};
+    match schema {
+        RefOr::T(Schema::Object(object)) => match &object.schema_type {
+            SchemaType::Array(types) => types.contains(&Type::Null),
+            SchemaType::Type(t) => *t == Type::Null,
+            SchemaType::AnyValue => true,
+        },
+        RefOr::T(Schema::OneOf(one_of)) => one_of.items.iter().any(nullable),
+        RefOr::T(Schema::Array(array)) => {
+            matches!(&array.schema_type, SchemaType::Array(types) if types.contains(&Type::Null))
+        }
+        _ => false,
     }
 }
 
 /// Every `/v1` operation may answer 429 (the per-agent limits, `crate::limits`).
 fn answer_rate_limits(doc: &mut utoipa::openapi::OpenApi) {
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
-    use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, ResponseBuilder};
-    let response = ResponseBuilder::new()
-        .description("The agent's rate or concurrency limit is reached (`rate_limited`)")
-        .content(
-            "application/json",
-            ContentBuilder::new()
-                .schema(Some(Ref::from_schema_name("ErrorBody")))
-                .build(),
-        )
-        .header(
-            "Retry-After",
-            HeaderBuilder::new()
-                .schema(Some(ObjectBuilder::new().schema_type(Type::Integer)))
-                .description(Some("Seconds to wait before trying again"))
-                .build(),
-        )
-        .build();
+    use utoipa::openapi::Ref;
     for (path, item) in doc.paths.paths.iter_mut() {
         if !path.starts_with("/v1") {
             continue;
         }
-        for operation in [
-            &mut item.get,
-            &mut item.post,
-            &mut item.put,
-            &mut item.patch,
-            &mut item.delete,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            operation
-                .responses
-                .responses
-                .insert("429".into(), response.clone().into());
+        for operation in operations(item) {
+            operation.responses.responses.insert(
+                "429".into(),
+                Ref::from_response_name("TooManyRequests").into(),
+            );
         }
     }
 }

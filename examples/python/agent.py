@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""An agent of mcp-bridge in Python (httpx + asyncio).
+"""An agent of mcp-bridge in Python: REST through the client generated from the bridge's OpenAPI
+document (`mcp_bridge_client` beside this file, written by openapi-python-client:
+scripts/gen-clients.sh), and a hand-written SSE reader for the event stream (generated clients do
+not do server-sent events), with asyncio.
 
-It opens its event stream (GET /v1/events) first, registers server-everything over stdio as
-`py-example`, calls `py-example__echo`, then calls `py-example__trigger-sampling-request` and,
-while that call is in flight, answers the `mcp/sample/req` the server sends back through the
-bridge (POST /v1/sampling/responses). Last, it unregisters the server.
+It opens its event stream (GET /v1/events) first, lists the registered servers, registers
+server-everything over stdio as `py-example`, calls `py-example__echo`, calls a tool that does not
+exist and reads the error answer (404 `mcp_tool_not_found`) through the generated `ErrorBody`,
+then calls `py-example__trigger-sampling-request` and, while that call is in flight, answers the
+`mcp/sample/req` the server sends back through the bridge (POST /v1/sampling/responses). Last, it
+unregisters the server.
+
+Needs httpx and attrs (what the generated client imports); run it from anywhere, the client
+package is found beside this file.
 
 Environment:
     MCP_BRIDGE_URL     the bridge, e.g. http://127.0.0.1:8080
@@ -24,9 +32,29 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
+from mcp_bridge_client import AuthenticatedClient
+from mcp_bridge_client.api.events import sampling_response
+from mcp_bridge_client.api.servers import list_servers, register_server, unregister_server
+from mcp_bridge_client.api.tools import call_tool as call_tool_api
+from mcp_bridge_client.models import (
+    ErrorBody,
+    McpServerConfig,
+    McpServerInfo,
+    SamplingAck,
+    SamplingResponse,
+    SamplingResponseContent,
+    ServerListResponse,
+    ServerRegisterRequest,
+    ServerRegisterResponse,
+    ServerUnregisterResponse,
+    ToolCallRequest,
+    ToolCallRequestArguments,
+    ToolCallResponse,
+)
+from mcp_bridge_client.types import Response
 
 SERVER_ID = "py-example"
 ANSWER_TEXT = "Hello from the Python agent"
@@ -207,42 +235,49 @@ def describe_event(event: SseEvent) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-async def request(
-    client: httpx.AsyncClient, method: str, path: str, expected: int, body: Any = None
-) -> dict[str, Any]:
-    """One REST call; anything but the `expected` status is an ExampleError naming the bridge's
-    `code` and `error`."""
+T = TypeVar("T")
+
+
+async def expect(what: str, expected: int, call: Any, answer_type: type[T]) -> T:
+    """Awaits a generated `asyncio_detailed` call; anything but the `expected` status with an
+    `answer_type` body is an ExampleError naming the bridge's `code` and `error` (every error
+    answer of the API is an ErrorBody)."""
     try:
-        response = await client.request(method, path, json=body)
+        response: Response[Any] = await call
     except httpx.HTTPError as error:
-        raise ExampleError(f"{method} {path} failed: {describe_error(error)}") from error
-    try:
-        answer: dict[str, Any] = response.json()
-    except ValueError:
-        answer = {"error": response.text}
-    if response.status_code != expected:
+        raise ExampleError(f"{what} failed: {describe_error(error)}") from error
+    answer = response.parsed
+    if response.status_code != expected or not isinstance(answer, answer_type):
+        detail = (
+            f"{answer.code} {answer.error}"
+            if isinstance(answer, ErrorBody)
+            else response.content.decode(errors="replace")[:300]
+        )
         raise ExampleError(
-            f"{method} {path} answered HTTP {response.status_code} (expected {expected}): "
-            f"{answer.get('code', '')} {answer.get('error', '')}".rstrip()
+            f"{what} answered HTTP {response.status_code} (expected {expected}): {detail}"
         )
     return answer
 
 
 async def call_tool(
-    client: httpx.AsyncClient, name: str, arguments: dict[str, Any]
-) -> dict[str, Any]:
-    result = await request(
-        client, "POST", "/v1/tools/call", 200, {"name": name, "arguments": arguments}
+    client: AuthenticatedClient, name: str, arguments: dict[str, Any]
+) -> ToolCallResponse:
+    body = ToolCallRequest(name=name, arguments=ToolCallRequestArguments.from_dict(arguments))
+    result = await expect(
+        f"POST /v1/tools/call {name}",
+        200,
+        call_tool_api.asyncio_detailed(client=client, body=body),
+        ToolCallResponse,
     )
-    if result.get("is_error"):
+    if result.is_error:
         raise ExampleError(f"{name} answered a tool error: {tool_text(result)}")
     return result
 
 
-def tool_text(result: dict[str, Any]) -> str:
-    return "\n".join(
-        block.get("text", "") for block in result.get("content", []) if block.get("type") == "text"
-    )
+def tool_text(result: ToolCallResponse) -> str:
+    """The text blocks of a tool result (MCP content blocks: `{"type": "text", "text": ...}`)."""
+    blocks = [block.to_dict() for block in result.content]
+    return "\n".join(str(block.get("text", "")) for block in blocks if block.get("type") == "text")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,38 +286,78 @@ def tool_text(result: dict[str, Any]) -> str:
 
 
 async def run(bridge_url: str, token: str, everything_bin: str) -> None:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(
-        base_url=bridge_url, headers=headers, timeout=REQUEST_TIMEOUT
-    ) as client:
-        events = EventStream(client)
+    client = AuthenticatedClient(
+        base_url=bridge_url, token=token, timeout=httpx.Timeout(REQUEST_TIMEOUT)
+    )
+    async with client:
+        # The event stream goes through the generated client's own httpx client (its base URL
+        # and token).
+        events = EventStream(client.get_async_httpx_client())
         registered = False
         try:
             print("== 1. open the event stream: GET /v1/events")
             await events.open()
             print("   open")
 
-            print(f"== 2. register server-everything over stdio as {SERVER_ID!r}: POST /v1/servers")
-            config = {
-                "server_id": SERVER_ID,
-                "transport": "stdio",
-                "cmd": [everything_bin, "stdio"],
-                "timeout": SERVER_TIMEOUT,
-            }
-            info = await request(client, "POST", "/v1/servers", 201, {"config": config})
-            registered = True
-            server = info["server"]
-            print(f"   status={server['status']} tools={server['tools_count']}", end=" ")
-            print(f"server_name={server['server_name']}")
+            print("== 2. list the registered servers: GET /v1/servers")
+            listing = await expect(
+                "GET /v1/servers",
+                200,
+                list_servers.asyncio_detailed(client=client),
+                ServerListResponse,
+            )
+            ids = ", ".join(f"{s.server_id} ({s.status})" for s in listing.servers)
+            print(f"   {len(listing.servers)} server(s)" + (f": {ids}" if ids else ""))
 
-            print(f"== 3. call {SERVER_ID}__echo: POST /v1/tools/call")
+            print(f"== 3. register server-everything over stdio as {SERVER_ID!r}: POST /v1/servers")
+            config = McpServerConfig(
+                server_id=SERVER_ID,
+                transport="stdio",
+                cmd=[everything_bin, "stdio"],
+                timeout=SERVER_TIMEOUT,
+            )
+            registration = await expect(
+                "POST /v1/servers",
+                201,
+                register_server.asyncio_detailed(
+                    client=client, body=ServerRegisterRequest(config=config)
+                ),
+                ServerRegisterResponse,
+            )
+            registered = True
+            server = registration.server
+            if not isinstance(server, McpServerInfo):
+                raise ExampleError(f"the registration answered no server: {registration}")
+            print(f"   status={server.status} tools={server.tools_count}", end=" ")
+            print(f"server_name={server.server_name}")
+
+            print(f"== 4. call {SERVER_ID}__echo: POST /v1/tools/call")
             echo = await call_tool(client, f"{SERVER_ID}__echo", {"message": "hello from Python"})
             print(f"   result: {tool_text(echo)}")
             if "hello from Python" not in tool_text(echo):
                 raise ExampleError(f"the echo did not come back: {echo}")
 
             print(
-                f"== 4. call {SERVER_ID}__trigger-sampling-request and answer its sampling request"
+                f"== 5. call a tool that does not exist: POST /v1/tools/call {SERVER_ID}__no-such-tool"
+            )
+            missing = await call_tool_api.asyncio_detailed(
+                client=client,
+                body=ToolCallRequest(
+                    name=f"{SERVER_ID}__no-such-tool", arguments=ToolCallRequestArguments()
+                ),
+            )
+            refusal = missing.parsed
+            if missing.status_code != 404 or not isinstance(refusal, ErrorBody):
+                raise ExampleError(f"expected 404, got HTTP {missing.status_code}: {refusal}")
+            print(
+                f"   HTTP 404 code={refusal.code} retryable={refusal.retryable} "
+                f"error={refusal.error!r}"
+            )
+            if refusal.code != "mcp_tool_not_found" or refusal.retryable:
+                raise ExampleError(f"unexpected error answer: {refusal}")
+
+            print(
+                f"== 6. call {SERVER_ID}__trigger-sampling-request and answer its sampling request"
             )
             call = asyncio.create_task(
                 call_tool(client, f"{SERVER_ID}__trigger-sampling-request", {"prompt": "Say hello"})
@@ -299,14 +374,21 @@ async def run(bridge_url: str, token: str, everything_bin: str) -> None:
                 request_data = sample.json()
                 prompt = request_data["messages"][0]["content"].get("text", "")
                 print(f"   sampling request {request_data['id']}: {prompt!r}")
-                answer = {
-                    "req_id": request_data["id"],
-                    "content": {"type": "text", "text": ANSWER_TEXT},
-                    "model": "example-model",
-                    "stop_reason": "endTurn",
-                }
-                ack = await request(client, "POST", "/v1/sampling/responses", 202, answer)
-                print(f"   answered: POST /v1/sampling/responses -> 202 ok={ack.get('ok')}")
+                answer = SamplingResponse(
+                    req_id=request_data["id"],
+                    content=SamplingResponseContent.from_dict(
+                        {"type": "text", "text": ANSWER_TEXT}
+                    ),
+                    model="example-model",
+                    stop_reason="endTurn",
+                )
+                ack = await expect(
+                    "POST /v1/sampling/responses",
+                    202,
+                    sampling_response.asyncio_detailed(client=client, body=answer),
+                    SamplingAck,
+                )
+                print(f"   answered: POST /v1/sampling/responses -> 202 ok={ack.ok}")
                 try:
                     result = await asyncio.wait_for(call, CALL_TIMEOUT)
                 except asyncio.TimeoutError:
@@ -323,14 +405,19 @@ async def run(bridge_url: str, token: str, everything_bin: str) -> None:
                     f"the sampling result does not carry the answer {ANSWER_TEXT!r}: {text}"
                 )
 
-            print(f"== 5. unregister {SERVER_ID}: DELETE /v1/servers/{SERVER_ID}")
-            await request(client, "DELETE", f"/v1/servers/{SERVER_ID}", 200)
+            print(f"== 7. unregister {SERVER_ID}: DELETE /v1/servers/{SERVER_ID}")
+            await expect(
+                f"DELETE /v1/servers/{SERVER_ID}",
+                200,
+                unregister_server.asyncio_detailed(SERVER_ID, client=client),
+                ServerUnregisterResponse,
+            )
             registered = False
             print("   unregistered")
         finally:
             if registered:  # a step failed: do not leave the server behind
                 try:
-                    await client.delete(f"/v1/servers/{SERVER_ID}", timeout=10)
+                    await unregister_server.asyncio_detailed(SERVER_ID, client=client)
                 except httpx.HTTPError:
                     pass
             await events.close()

@@ -1,13 +1,21 @@
-// An agent of mcp-bridge in TypeScript: `fetch` and a hand-written SSE reader, no npm packages.
+// An agent of mcp-bridge in TypeScript: REST through the client generated from the bridge's
+// OpenAPI document (openapi-fetch over the types in schema.d.ts, which openapi-typescript writes:
+// scripts/gen-clients.sh), and a hand-written SSE reader for the event stream (generated clients
+// do not do server-sent events).
 //
-// It opens its event stream (GET /v1/events) first, registers server-everything over stdio as
-// `ts-example`, calls `ts-example__echo`, then calls `ts-example__trigger-sampling-request` and,
-// while that call is in flight, answers the `mcp/sample/req` the server sends back through the
-// bridge (POST /v1/sampling/responses). Last, it unregisters the server.
+// It opens its event stream (GET /v1/events) first, lists the registered servers, registers
+// server-everything over stdio as `ts-example`, calls `ts-example__echo`, calls a tool that does
+// not exist and reads the error answer (404 `mcp_tool_not_found`) through the generated types,
+// then calls `ts-example__trigger-sampling-request` and, while that call is in flight, answers
+// the `mcp/sample/req` the server sends back through the bridge (POST /v1/sampling/responses).
+// Last, it unregisters the server.
 //
-// Run with Node 22.18 or later, which strips the types itself:  node examples/typescript/agent.ts
-// (Node 22.6 to 22.17: add --experimental-strip-types.) Only erasable TypeScript is used here:
-// type annotations, interfaces and type aliases; no enums, namespaces or parameter properties.
+// Needs openapi-fetch (`npm install` in examples/typescript, see package.json; scripts/examples.sh
+// links the pinned copy of tests/peers instead). Run with Node 22.18 or later, which strips the
+// types itself:  node examples/typescript/agent.ts  (Node 22.6 to 22.17: add
+// --experimental-strip-types.) Only erasable TypeScript is used here: type annotations,
+// interfaces and type aliases; no enums, namespaces or parameter properties. It type-checks with
+// `tsc -p examples/typescript` (strict; scripts/openapi-check.sh runs it).
 //
 // Environment:
 //   MCP_BRIDGE_URL     the bridge, e.g. http://127.0.0.1:8080
@@ -16,6 +24,14 @@
 //   EVERYTHING_BIN     the server-everything executable (run as `$EVERYTHING_BIN stdio`)
 //
 // Exits 0 when every step worked, 1 with a message on stderr otherwise (2 for a missing variable).
+
+import createClient from "openapi-fetch";
+import type { Client } from "openapi-fetch";
+
+import type { components, paths } from "./schema.d.ts";
+
+type ErrorBody = components["schemas"]["ErrorBody"];
+type ToolCallResponse = components["schemas"]["ToolCallResponse"];
 
 const SERVER_ID = "ts-example";
 const ANSWER_TEXT = "Hello from the TypeScript agent";
@@ -223,56 +239,54 @@ function describeError(error: unknown): string {
   return String(error);
 }
 
-class Bridge {
-  readonly url: string;
-  readonly headers: Record<string, string>;
+type Bridge = Client<paths>;
 
-  constructor(url: string, token: string) {
-    this.url = url;
-    this.headers = { authorization: `Bearer ${token}` };
-  }
-
-  /** One REST call; anything but the `expected` status is an ExampleError naming the bridge's
-   * `code` and `error`. */
-  async request(method: string, path: string, expected: number, body?: Json, timeoutMs = REQUEST_TIMEOUT): Promise<Json> {
-    let response: Response;
-    let text: string;
-    try {
-      response = await fetch(`${this.url}${path}`, {
-        method,
-        headers: body === undefined ? this.headers : { ...this.headers, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      text = await response.text();
-    } catch (error) {
-      throw new ExampleError(`${method} ${path} failed: ${describeError(error)}`);
-    }
-    let answer: Json;
-    try {
-      answer = JSON.parse(text);
-    } catch {
-      answer = { error: text };
-    }
-    if (response.status !== expected) {
-      throw new ExampleError(
-        `${method} ${path} answered HTTP ${response.status} (expected ${expected}): ${answer.code ?? ""} ${answer.error ?? ""}`.trimEnd(),
-      );
-    }
-    return answer;
-  }
-
-  async callTool(name: string, args: Record<string, unknown>, timeoutMs = REQUEST_TIMEOUT): Promise<Json> {
-    const result = await this.request("POST", "/v1/tools/call", 200, { name, arguments: args }, timeoutMs);
-    if (result.is_error) throw new ExampleError(`${name} answered a tool error: ${toolText(result)}`);
-    return result;
-  }
+/** What an openapi-fetch call resolves to: the answer's body as `data` (typed after the 2XX
+ * response of the operation) or as `error` (an ErrorBody: every error answer of the API is one). */
+interface Answer<T> {
+  data?: T;
+  error?: ErrorBody;
+  response: Response;
 }
 
-function toolText(result: Json): string {
-  return (result.content ?? [])
-    .filter((block: Json) => block.type === "text")
-    .map((block: Json) => block.text as string)
+/** Awaits a REST call; anything but the `expected` status is an ExampleError naming the bridge's
+ * `code` and `error`. */
+async function expect<T>(what: string, expected: number, call: Promise<Answer<T>>): Promise<T> {
+  let answer: Answer<T>;
+  try {
+    answer = await call;
+  } catch (error) {
+    throw new ExampleError(`${what} failed: ${describeError(error)}`);
+  }
+  const { data, error, response } = answer;
+  if (response.status !== expected || data === undefined) {
+    throw new ExampleError(
+      `${what} answered HTTP ${response.status} (expected ${expected}): ${error?.code ?? ""} ${error?.error ?? ""}`.trimEnd(),
+    );
+  }
+  return data;
+}
+
+async function callTool(
+  bridge: Bridge,
+  name: string,
+  args: Record<string, unknown>,
+  timeoutMs = REQUEST_TIMEOUT,
+): Promise<ToolCallResponse> {
+  const result = await expect(
+    `POST /v1/tools/call ${name}`,
+    200,
+    bridge.POST("/v1/tools/call", { body: { name, arguments: args }, signal: AbortSignal.timeout(timeoutMs) }),
+  );
+  if (result.is_error) throw new ExampleError(`${name} answered a tool error: ${toolText(result)}`);
+  return result;
+}
+
+/** The text blocks of a tool result (MCP content blocks: `{"type": "text", "text": ...}`). */
+function toolText(result: ToolCallResponse): string {
+  return result.content
+    .filter((block) => block.type === "text")
+    .map((block) => String(block.text))
     .join("\n");
 }
 
@@ -281,30 +295,61 @@ function toolText(result: Json): string {
 // ---------------------------------------------------------------------------------------------
 
 async function run(bridgeUrl: string, token: string, everythingBin: string): Promise<void> {
-  const bridge = new Bridge(bridgeUrl, token);
-  const events = new EventStream(bridgeUrl, bridge.headers);
+  const headers = { authorization: `Bearer ${token}` };
+  const bridge: Bridge = createClient<paths>({ baseUrl: bridgeUrl, headers });
+  const timeout = () => AbortSignal.timeout(REQUEST_TIMEOUT);
+  const events = new EventStream(bridgeUrl, headers);
   let registered = false;
+  const unregister = () =>
+    bridge.DELETE("/v1/servers/{server_id}", { params: { path: { server_id: SERVER_ID } }, signal: timeout() });
   try {
     console.log("== 1. open the event stream: GET /v1/events");
     await events.open();
     console.log("   open");
 
-    console.log(`== 2. register server-everything over stdio as '${SERVER_ID}': POST /v1/servers`);
-    const config = { server_id: SERVER_ID, transport: "stdio", cmd: [everythingBin, "stdio"], timeout: SERVER_TIMEOUT };
-    const info = await bridge.request("POST", "/v1/servers", 201, { config });
-    registered = true;
-    console.log(`   status=${info.server.status} tools=${info.server.tools_count} server_name=${info.server.server_name}`);
+    console.log("== 2. list the registered servers: GET /v1/servers");
+    const list = await expect("GET /v1/servers", 200, bridge.GET("/v1/servers", { signal: timeout() }));
+    const ids = list.servers.map((server) => `${server.server_id} (${server.status})`);
+    console.log(`   ${list.servers.length} server(s)${ids.length > 0 ? ": " + ids.join(", ") : ""}`);
 
-    console.log(`== 3. call ${SERVER_ID}__echo: POST /v1/tools/call`);
-    const echo = await bridge.callTool(`${SERVER_ID}__echo`, { message: "hello from TypeScript" });
+    console.log(`== 3. register server-everything over stdio as '${SERVER_ID}': POST /v1/servers`);
+    const registration = await expect(
+      "POST /v1/servers",
+      201,
+      bridge.POST("/v1/servers", {
+        body: { config: { server_id: SERVER_ID, transport: "stdio", cmd: [everythingBin, "stdio"], timeout: SERVER_TIMEOUT } },
+        signal: timeout(),
+      }),
+    );
+    registered = true;
+    const info = registration.server;
+    if (info === undefined || info === null) throw new ExampleError("the registration answered no server");
+    console.log(`   status=${info.status} tools=${info.tools_count} server_name=${info.server_name}`);
+
+    console.log(`== 4. call ${SERVER_ID}__echo: POST /v1/tools/call`);
+    const echo = await callTool(bridge, `${SERVER_ID}__echo`, { message: "hello from TypeScript" });
     console.log(`   result: ${toolText(echo)}`);
     if (!toolText(echo).includes("hello from TypeScript")) {
       throw new ExampleError(`the echo did not come back: ${JSON.stringify(echo)}`);
     }
 
-    console.log(`== 4. call ${SERVER_ID}__trigger-sampling-request and answer its sampling request`);
+    console.log(`== 5. call a tool that does not exist: POST /v1/tools/call ${SERVER_ID}__no-such-tool`);
+    const missing = await bridge.POST("/v1/tools/call", {
+      body: { name: `${SERVER_ID}__no-such-tool`, arguments: {} },
+      signal: timeout(),
+    });
+    const refusal: ErrorBody | undefined = missing.error;
+    if (missing.response.status !== 404 || refusal === undefined) {
+      throw new ExampleError(`expected 404, got HTTP ${missing.response.status}: ${JSON.stringify(missing.data ?? missing.error)}`);
+    }
+    console.log(`   HTTP 404 code=${refusal.code} retryable=${refusal.retryable} error=${JSON.stringify(refusal.error)}`);
+    if (refusal.code !== "mcp_tool_not_found" || refusal.retryable) {
+      throw new ExampleError(`unexpected error answer: ${JSON.stringify(refusal)}`);
+    }
+
+    console.log(`== 6. call ${SERVER_ID}__trigger-sampling-request and answer its sampling request`);
     // The call resolves only once the sampling request is answered, so it is not awaited yet.
-    const call = bridge.callTool(`${SERVER_ID}__trigger-sampling-request`, { prompt: "Say hello" }, SAMPLING_WAIT + CALL_TIMEOUT);
+    const call = callTool(bridge, `${SERVER_ID}__trigger-sampling-request`, { prompt: "Say hello" }, SAMPLING_WAIT + CALL_TIMEOUT);
     call.catch(() => {}); // its failure is reported where it is awaited (or by waitFor)
     const sample = await events.waitFor(
       (e) => e.event === "mcp/sample/req" && JSON.parse(e.data).server_id === SERVER_ID,
@@ -312,15 +357,21 @@ async function run(bridgeUrl: string, token: string, everythingBin: string): Pro
       "mcp/sample/req event",
       call,
     );
-    const request = JSON.parse(sample.data);
+    const request: Json = JSON.parse(sample.data);
     console.log(`   sampling request ${request.id}: ${JSON.stringify(request.messages[0]?.content?.text ?? "")}`);
-    const answer = {
-      req_id: request.id,
-      content: { type: "text", text: ANSWER_TEXT },
-      model: "example-model",
-      stop_reason: "endTurn",
-    };
-    const ack = await bridge.request("POST", "/v1/sampling/responses", 202, answer);
+    const ack = await expect(
+      "POST /v1/sampling/responses",
+      202,
+      bridge.POST("/v1/sampling/responses", {
+        body: {
+          req_id: request.id,
+          content: { type: "text", text: ANSWER_TEXT },
+          model: "example-model",
+          stop_reason: "endTurn",
+        },
+        signal: timeout(),
+      }),
+    );
     console.log(`   answered: POST /v1/sampling/responses -> 202 ok=${ack.ok}`);
     const result = await call;
     const text = toolText(result);
@@ -329,14 +380,14 @@ async function run(bridgeUrl: string, token: string, everythingBin: string): Pro
       throw new ExampleError(`the sampling result does not carry the answer '${ANSWER_TEXT}': ${text}`);
     }
 
-    console.log(`== 5. unregister ${SERVER_ID}: DELETE /v1/servers/${SERVER_ID}`);
-    await bridge.request("DELETE", `/v1/servers/${SERVER_ID}`, 200);
+    console.log(`== 7. unregister ${SERVER_ID}: DELETE /v1/servers/${SERVER_ID}`);
+    await expect(`DELETE /v1/servers/${SERVER_ID}`, 200, unregister());
     registered = false;
     console.log("   unregistered");
   } finally {
     if (registered) {
       // A step failed: do not leave the server behind.
-      await bridge.request("DELETE", `/v1/servers/${SERVER_ID}`, 200, undefined, 10_000).catch(() => {});
+      await unregister().catch(() => {});
     }
     await events.close();
   }

@@ -68,7 +68,7 @@ a2e_message! {
         server_id: String,
         /// The MCP notification method, or `bridge/server_status` / `bridge/events_lost`.
         method: String,
-        #[schema(value_type = Object)]
+        #[schema(value_type = HashMap<String, Value>)]
         params: Value = Value::Object(Map::new()),
         /// For progress: the `id` of the call it belongs to.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -173,7 +173,7 @@ a2e_response! {
 a2e_message! {
     /// mcp/resource/read/req.
     ResourceReadRequest = "mcp/resource/read/req" {
-        #[schema(min_length = 1, required = true)]
+        #[schema(min_length = 1, required = true, default)]
         uri: String,
         /// Server hint; routed by URI when empty.
         server_id: String,
@@ -192,7 +192,7 @@ a2e_response! {
 a2e_message! {
     /// mcp/resource/subscribe/req.
     ResourceSubscribeRequest = "mcp/resource/subscribe/req" {
-        #[schema(min_length = 1, required = true)]
+        #[schema(min_length = 1, required = true, default)]
         uri: String,
         server_id: String,
     }
@@ -229,7 +229,7 @@ a2e_response! {
 a2e_message! {
     /// mcp/resource/unsubscribe/req: end this agent's subscription to a URI.
     ResourceUnsubscribeRequest = "mcp/resource/unsubscribe/req" {
-        #[schema(min_length = 1, required = true)]
+        #[schema(min_length = 1, required = true, default)]
         uri: String,
         server_id: String,
     }
@@ -252,7 +252,7 @@ a2e_message! {
         /// An MCP reference, exactly as MCP defines it: `{"type": "ref/prompt", "name": …}` or
         /// `{"type": "ref/resource", "uri": <the template>}`.
         #[serde(rename = "ref")]
-        #[schema(value_type = Object)]
+        #[schema(value_type = HashMap<String, Value>, default)]
         reference: Value,
         argument: CompletionArgument,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -293,9 +293,9 @@ a2e_response! {
 a2e_message! {
     /// mcp/prompt/get/req: render a prompt template.
     PromptGetRequest = "mcp/prompt/get/req" {
-        #[schema(min_length = 1, required = true)]
+        #[schema(min_length = 1, required = true, default)]
         name: String,
-        #[schema(value_type = Object)]
+        #[schema(value_type = HashMap<String, Value>)]
         arguments: Map<String, Value>,
         server_id: String,
     }
@@ -320,9 +320,9 @@ a2e_message! {
         /// The MCP JSON-RPC request id.
         mcp_request_id: String,
         /// Sampling messages, exactly as MCP defines them.
-        #[schema(value_type = Vec<Object>)]
+        #[schema(value_type = Vec<HashMap<String, Value>>)]
         messages: Vec<Value>,
-        #[schema(value_type = Object)]
+        #[schema(value_type = HashMap<String, Value>)]
         model_preferences: Value = Value::Object(Map::new()),
         system_prompt: String,
         /// `none`, `thisServer` or `allServers`.
@@ -330,7 +330,7 @@ a2e_message! {
         temperature: f64 = 1.0,
         max_tokens: u64 = 1024_u64,
         stop_sequences: Vec<String>,
-        #[schema(value_type = Object)]
+        #[schema(value_type = HashMap<String, Value>)]
         metadata: Value = Value::Object(Map::new()),
     }
 }
@@ -342,7 +342,7 @@ a2e_response! {
         mcp_request_id: String,
         role: String = "assistant",
         /// One MCP content block, e.g. `{"type": "text", "text": "..."}`.
-        #[schema(value_type = Object)]
+        #[schema(value_type = HashMap<String, Value>)]
         content: Value = Value::Object(Map::new()),
         model: String,
         /// `endTurn`, `stopSequence` or `maxTokens`.
@@ -426,7 +426,7 @@ a2e_message! {
         message: String,
         /// The JSON Schema of the form, as MCP defines it (form mode).
         #[serde(skip_serializing_if = "Option::is_none")]
-        #[schema(value_type = Option<Object>)]
+        #[schema(value_type = Option<HashMap<String, Value>>)]
         requested_schema: Option<Value>,
         /// The page to open (url mode).
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -438,11 +438,11 @@ a2e_response! {
     /// mcp/elicit/resp: the agent's answer.
     ElicitResponse = "mcp/elicit/resp" {
         /// `accept`, `decline` or `cancel`.
-        #[schema(pattern = "^(accept|decline|cancel)$", required = true)]
+        #[schema(pattern = "^(accept|decline|cancel)$", required = true, default)]
         action: String,
         /// The form's values (accept, form mode).
         #[serde(skip_serializing_if = "Option::is_none")]
-        #[schema(value_type = Option<Object>)]
+        #[schema(value_type = Option<HashMap<String, Value>>)]
         content: Option<Value>,
     }
 }
@@ -480,7 +480,7 @@ a2e_message! {
     ToolCallRequest = "tool/call/req" {
         /// `{server_id}__{tool}`.
         name: String,
-        #[schema(value_type = Object)]
+        #[schema(value_type = HashMap<String, Value>)]
         arguments: Map<String, Value>,
         /// Seconds; bounded by the server's own `timeout`.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -494,10 +494,10 @@ a2e_response! {
         name: String,
         server_id: String,
         /// MCP content blocks, exactly as MCP defines them.
-        #[schema(value_type = Vec<Object>)]
+        #[schema(value_type = Vec<HashMap<String, Value>>)]
         content: Vec<Value>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        #[schema(value_type = Option<Object>)]
+        #[schema(value_type = Option<HashMap<String, Value>>)]
         structured_content: Option<Value>,
         is_error: bool,
     }
@@ -511,7 +511,7 @@ a2e_message! {
         /// 8 hex characters when empty.
         agent_id: String,
         /// The agent's base URL; its card is at `/.well-known/agent-card.json`.
-        #[schema(pattern = "^https?://[^/?#@]+", required = true)]
+        #[schema(pattern = "^https?://[^/?#@]+", required = true, default)]
         url: String,
         /// Headers sent to the agent (values are secret: shown as `***`).
         headers: std::collections::BTreeMap<String, String>,
@@ -551,6 +551,9 @@ a2e_message! {
 a2e_response! {
     /// a2a/agent/get/resp.
     A2aGetResponse = "a2a/agent/get/resp" {
+        // No schema default: an answer's field has none to give, and the default agent's
+        // `card` (null) is not the object its schema says.
+        #[schema(default)]
         agent: A2aAgentInfo,
     }
 }
@@ -566,6 +569,9 @@ a2e_response! {
     /// a2a/agent/refresh/resp.
     A2aRefreshResponse = "a2a/agent/refresh/resp" {
         ok: bool,
+        // No schema default: an answer's field has none to give, and the default agent's
+        // `card` (null) is not the object its schema says.
+        #[schema(default)]
         agent: A2aAgentInfo,
     }
 }
@@ -590,9 +596,9 @@ a2e_message! {
     /// (`servers`) configuration, as it is in that file.
     ServerImportRequest = "mcp/server/import/req" {
         #[serde(rename = "mcpServers")]
-        #[schema(value_type = Object)]
+        #[schema(value_type = HashMap<String, Value>)]
         mcp_servers: serde_json::Map<String, Value>,
-        #[schema(value_type = Object)]
+        #[schema(value_type = HashMap<String, Value>)]
         servers: serde_json::Map<String, Value>,
     }
 }

@@ -296,7 +296,7 @@ pub struct McpPromptMessage {
     /// `user` or `assistant`.
     pub role: String,
     /// One MCP content block, exactly as MCP defines it.
-    #[schema(value_type = Object)]
+    #[schema(value_type = HashMap<String, Value>, default)]
     pub content: Value,
 }
 
@@ -305,7 +305,7 @@ pub struct McpPromptMessage {
 #[serde(default)]
 pub struct McpRoot {
     /// A `file://` URI.
-    #[schema(pattern = "^file://", required = true)]
+    #[schema(pattern = "^file://", required = true, default)]
     pub uri: String,
     pub name: String,
 }
@@ -339,15 +339,15 @@ pub struct ToolInfo {
     pub title: Option<String>,
     pub description: String,
     /// JSON Schema of the arguments, as MCP defines it.
-    #[schema(value_type = Object)]
+    #[schema(value_type = HashMap<String, Value>, default)]
     pub input_schema: Value,
     /// JSON Schema of the structured result, when the tool declares one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<HashMap<String, Value>>)]
     pub output_schema: Option<Value>,
     /// MCP tool annotations.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<HashMap<String, Value>>)]
     pub annotations: Option<Value>,
 }
 
@@ -371,7 +371,7 @@ pub struct A2aAgentInfo {
     /// Headers sent to it (values shown as `***`).
     pub headers: BTreeMap<String, String>,
     /// The agent card as last fetched.
-    #[schema(value_type = Object)]
+    #[schema(value_type = HashMap<String, Value>, default)]
     pub card: Value,
 }
 

@@ -9,12 +9,16 @@ use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::responses::{
+    BadGateway, BadRequest, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
+    PayloadTooLarge, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+};
 use super::servers::IdQuery;
 use super::{Reply, ok, request};
 use crate::a2e::{
     A2aGetRequest, A2aGetResponse, A2aListRequest, A2aListResponse, A2aRefreshRequest,
     A2aRefreshResponse, A2aRegisterRequest, A2aRegisterResponse, A2aUnregisterRequest,
-    A2aUnregisterResponse, ErrorBody, Response,
+    A2aUnregisterResponse, Response,
 };
 use crate::auth::Agent;
 use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
@@ -39,10 +43,10 @@ pub struct AgentsQuery {
 
 /// Register an A2A agent by its URL: its card is fetched first, and nothing is kept if that fails.
 #[utoipa::path(post, path = "/v1/a2a/agents", tag = "a2a", request_body = A2aRegisterRequest, security(("bearer" = [])),
-    responses((status = 201, body = A2aRegisterResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 409, body = ErrorBody), (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 501, body = ErrorBody), (status = 502, body = ErrorBody),
-        (status = 504, body = ErrorBody)))]
+    responses((status = 201, description = "The agent is registered: its card was fetched and the agent kept", body = A2aRegisterResponse), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
+        (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
+        (status = 504, response = GatewayTimeout)))]
 async fn register_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -69,7 +73,7 @@ pub async fn register(
 
 /// The registered A2A agents.
 #[utoipa::path(get, path = "/v1/a2a/agents", tag = "a2a", params(AgentsQuery), security(("bearer" = [])),
-    responses((status = 200, body = A2aListResponse), (status = 401, body = ErrorBody), (status = 501, body = ErrorBody)))]
+    responses((status = 200, description = "The registered A2A agents", body = A2aListResponse), (status = 401, response = Unauthorized), (status = 501, response = NotImplemented)))]
 async fn list_agents(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -109,7 +113,7 @@ pub async fn list(
 /// One A2A agent with its card.
 #[utoipa::path(get, path = "/v1/a2a/agents/{agent_id}", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
     security(("bearer" = [])),
-    responses((status = 200, body = A2aGetResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "The agent", body = A2aGetResponse), (status = 401, response = Unauthorized), (status = 404, response = NotFound)))]
 async fn get_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -138,8 +142,8 @@ pub async fn get(
 /// Fetch an agent's card again: its registrant or an admin.
 #[utoipa::path(post, path = "/v1/a2a/agents/{agent_id}/refresh", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
     security(("bearer" = [])),
-    responses((status = 200, body = A2aRefreshResponse), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 502, body = ErrorBody), (status = 504, body = ErrorBody)))]
+    responses((status = 200, description = "The agent with its card fetched again", body = A2aRefreshResponse), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
+        (status = 404, response = NotFound), (status = 502, response = BadGateway), (status = 504, response = GatewayTimeout)))]
 async fn refresh_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -170,8 +174,8 @@ pub async fn refresh(
 /// Forget an A2A agent: its registrant or an admin.
 #[utoipa::path(delete, path = "/v1/a2a/agents/{agent_id}", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
     security(("bearer" = [])),
-    responses((status = 200, body = A2aUnregisterResponse), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "The agent is removed", body = A2aUnregisterResponse), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
+        (status = 404, response = NotFound)))]
 async fn unregister_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,

@@ -10,8 +10,12 @@ use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::responses::{
+    BadGateway, BadRequest, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
+    PayloadTooLarge, ServiceUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+};
 use super::{Reply, a2a, answers, prompts, resources, roots, servers, tools};
-use crate::a2e::{self, ErrorBody, Message};
+use crate::a2e::{self, Message};
 use crate::auth::Agent;
 use crate::error::{A2eJson, ApiError, Failure};
 use crate::state::AppState;
@@ -28,7 +32,7 @@ pub struct Envelope {
     #[schema(min_length = 1)]
     pub kind: String,
     #[serde(flatten)]
-    #[schema(value_type = Object)]
+    #[schema(value_type = HashMap<String, Value>)]
     pub fields: serde_json::Map<String, Value>,
 }
 
@@ -56,12 +60,12 @@ impl Message for Envelope {
 /// with the status its REST route would give.
 #[utoipa::path(post, path = "/v1/a2e", tag = "a2e", request_body = Envelope, security(("bearer" = [])),
     responses(
-        (status = 200, description = "The response message", body = Object),
-        (status = 201, description = "The response message of a registration", body = Object),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
-        (status = 415, body = ErrorBody), (status = 422, body = ErrorBody), (status = 501, body = ErrorBody),
-        (status = 502, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)))]
+        (status = 200, description = "The response message", body = HashMap<String, Value>),
+        (status = 201, description = "The response message of a registration", body = HashMap<String, Value>),
+        (status = 400, response = BadRequest), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
+        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge),
+        (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented),
+        (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn a2e_message(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,

@@ -9,8 +9,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Reply;
+use super::responses::{
+    BadRequest, Conflict, NotFound, PayloadTooLarge, Unauthorized, UnprocessableContent,
+    UnsupportedMediaType,
+};
 use crate::a2e::{
-    ElicitAck, ElicitRequest, ElicitResponse, ErrorBody, ErrorCode, Message, Response, RootsAck,
+    ElicitAck, ElicitRequest, ElicitResponse, ErrorCode, Message, Response, RootsAck,
     RootsListRequest, RootsListResponse, SamplingAck, SamplingRequest, SamplingResponse,
 };
 use crate::auth::Agent;
@@ -52,9 +56,9 @@ fn deliver<Ack: Response + serde::Serialize>(
 /// Answer a sampling request (mcp/sample/resp); an `error` refuses it.
 #[utoipa::path(post, path = "/v1/sampling/responses", tag = "events", request_body = SamplingResponse,
     security(("bearer" = [])),
-    responses((status = 202, body = SamplingAck), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
-        (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 202, description = "The answer was taken and passed to the server", body = SamplingAck), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge),
+        (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn sampling_response(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -91,9 +95,9 @@ pub async fn answer_sampling(
 /// Answer a roots request (mcp/root/list/resp).
 #[utoipa::path(post, path = "/v1/roots/responses", tag = "events", request_body = RootsListResponse,
     security(("bearer" = [])),
-    responses((status = 202, body = RootsAck), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
-        (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 202, description = "The answer was taken and passed to the server", body = RootsAck), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge),
+        (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn roots_response(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -122,9 +126,9 @@ pub async fn answer_roots(
 /// Answer an elicitation request (mcp/elicit/resp): `accept` with `content`, `decline` or `cancel`.
 #[utoipa::path(post, path = "/v1/elicitation/responses", tag = "events", request_body = ElicitResponse,
     security(("bearer" = [])),
-    responses((status = 202, body = ElicitAck), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
-        (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 202, description = "The answer was taken and passed to the server", body = ElicitAck), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge),
+        (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn elicitation_response(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,

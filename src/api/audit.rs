@@ -8,7 +8,8 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::a2e::{ErrorBody, ErrorCode};
+use super::responses::{Forbidden, Unauthorized, UnprocessableContent};
+use crate::a2e::ErrorCode;
 use crate::auth::Agent;
 use crate::error::{A2eQuery, ApiError};
 use crate::state::AppState;
@@ -45,8 +46,8 @@ pub struct AuditListResponse {
 /// The audit log: every registration, change and removal of a server or an A2A agent, by
 /// whom and when (newest first, in pages).
 #[utoipa::path(get, path = "/v1/audit", tag = "audit", params(AuditQuery), security(("bearer" = [])),
-    responses((status = 200, body = AuditListResponse), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 200, description = "A page of the audit log, newest first", body = AuditListResponse), (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden), (status = 422, response = UnprocessableContent)))]
 async fn list_audit(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,

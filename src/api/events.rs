@@ -20,9 +20,8 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::a2e::{
-    ElicitRequest, ErrorBody, Message, RootsListRequest, SamplingRequest, ServerPush,
-};
+use super::responses::Unauthorized;
+use crate::a2e::{ElicitRequest, Message, RootsListRequest, SamplingRequest, ServerPush};
 use crate::auth::Agent;
 use crate::hub::{self, Event};
 use crate::state::AppState;
@@ -31,9 +30,16 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(events))
 }
 
-/// What an event's `data:` holds: one of these A2E messages, named by the event's `event:`.
+/// What an event's `data:` holds: one of these A2E messages, named by the event's `event:` and
+/// by its own `type`.
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
+#[schema(discriminator(property_name = "type", mapping(
+    ("mcp/server/push" = "#/components/schemas/ServerPush"),
+    ("mcp/sample/req" = "#/components/schemas/SamplingRequest"),
+    ("mcp/root/list/req" = "#/components/schemas/RootsListRequest"),
+    ("mcp/elicit/req" = "#/components/schemas/ElicitRequest"),
+)))]
 #[allow(dead_code)] // Documents the stream; the messages are built where they happen.
 enum StreamEvent {
     /// `mcp/server/push`: a forwarded notification, a status change (`bridge/server_status`) or
@@ -53,7 +59,7 @@ enum StreamEvent {
     params(("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id")),
     responses(
         (status = 200, description = "Server-sent events", content_type = "text/event-stream", body = StreamEvent),
-        (status = 401, body = ErrorBody)))]
+        (status = 401, response = Unauthorized)))]
 async fn events(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,

@@ -27,7 +27,7 @@ struct Health {
 }
 
 /// Liveness: the process is up.
-#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, body = Health)))]
+#[utoipa::path(get, path = "/healthz", tag = "health", responses((status = 200, description = "The process is up: `{\"status\": \"ok\"}`", body = Health)))]
 async fn healthz() -> Json<Health> {
     Json(Health {
         status: "ok".into(),
@@ -39,7 +39,10 @@ async fn healthz() -> Json<Health> {
     get,
     path = "/readyz",
     tag = "health",
-    responses((status = 200, body = Health), (status = 503, body = Health))
+    responses(
+        (status = 200, description = "Ready: `{\"status\": \"ok\"}`", body = Health),
+        (status = 503, description = "Not ready yet: `status` says what it waits for", body = Health)
+    )
 )]
 async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     let unready = |why: &str| {

@@ -8,12 +8,15 @@ use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::responses::{
+    BadGateway, BadRequest, Conflict, GatewayTimeout, NotFound, NotImplemented, PayloadTooLarge,
+    ServiceUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+};
 use super::{Reply, ok, request};
 use crate::a2e::{
-    ErrorBody, ResourceListRequest, ResourceListResponse, ResourceReadRequest,
-    ResourceReadResponse, ResourceSubscribeRequest, ResourceSubscribeResponse,
-    ResourceTemplatesRequest, ResourceTemplatesResponse, ResourceUnsubscribeRequest,
-    ResourceUnsubscribeResponse, Response,
+    ResourceListRequest, ResourceListResponse, ResourceReadRequest, ResourceReadResponse,
+    ResourceSubscribeRequest, ResourceSubscribeResponse, ResourceTemplatesRequest,
+    ResourceTemplatesResponse, ResourceUnsubscribeRequest, ResourceUnsubscribeResponse, Response,
 };
 use crate::auth::Agent;
 use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
@@ -44,9 +47,9 @@ pub struct PageQuery {
 
 /// Resources of every ready server, merged and paged (mcp/resource/list).
 #[utoipa::path(get, path = "/v1/resources", tag = "resources", params(PageQuery), security(("bearer" = [])),
-    responses((status = 200, body = ResourceListResponse), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 501, body = ErrorBody),
-        (status = 502, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)))]
+    responses((status = 200, description = "A page of the resources of every ready server (or of `server_id`)", body = ResourceListResponse), (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound), (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented),
+        (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn list_resources(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -76,9 +79,9 @@ pub async fn list(
 
 /// Resource templates of every ready server, merged and paged (mcp/resource/templates).
 #[utoipa::path(get, path = "/v1/resources/templates", tag = "resources", params(PageQuery), security(("bearer" = [])),
-    responses((status = 200, body = ResourceTemplatesResponse), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 501, body = ErrorBody),
-        (status = 502, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)))]
+    responses((status = 200, description = "A page of the resource templates of every ready server (or of `server_id`)", body = ResourceTemplatesResponse), (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound), (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented),
+        (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn list_templates(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -110,11 +113,11 @@ pub async fn templates(
 /// or has a template producing it.
 #[utoipa::path(post, path = "/v1/resources/read", tag = "resources", request_body = ResourceReadRequest,
     security(("bearer" = [])),
-    responses((status = 200, body = ResourceReadResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
-        (status = 501, body = ErrorBody), (status = 502, body = ErrorBody), (status = 503, body = ErrorBody),
-        (status = 504, body = ErrorBody)))]
+    responses((status = 200, description = "The resource's contents", body = ResourceReadResponse), (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized), (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent),
+        (status = 501, response = NotImplemented), (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable),
+        (status = 504, response = GatewayTimeout)))]
 async fn read_resource(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -143,11 +146,11 @@ pub async fn read(
 /// reconnect or a restart.
 #[utoipa::path(post, path = "/v1/resources/subscribe", tag = "resources", request_body = ResourceSubscribeRequest,
     security(("bearer" = [])),
-    responses((status = 200, body = ResourceSubscribeResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody),
-        (status = 501, body = ErrorBody), (status = 502, body = ErrorBody), (status = 503, body = ErrorBody),
-        (status = 504, body = ErrorBody)))]
+    responses((status = 200, description = "The agent is subscribed; updates come on its event stream", body = ResourceSubscribeResponse), (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized), (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent),
+        (status = 501, response = NotImplemented), (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable),
+        (status = 504, response = GatewayTimeout)))]
 async fn subscribe_resource(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -175,9 +178,9 @@ pub async fn subscribe(
 /// Stop following a resource (mcp/resource/unsubscribe).
 #[utoipa::path(post, path = "/v1/resources/unsubscribe", tag = "resources", request_body = ResourceUnsubscribeRequest,
     security(("bearer" = [])),
-    responses((status = 200, body = ResourceUnsubscribeResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 200, description = "The agent's subscription is ended", body = ResourceUnsubscribeResponse), (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized), (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn unsubscribe_resource(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,

@@ -6,11 +6,13 @@ use axum::extract::State;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::responses::{
+    BadRequest, PayloadTooLarge, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+};
 use super::servers::IdQuery;
 use super::{Reply, ok, request};
 use crate::a2e::{
-    ErrorBody, McpRoot, Response, RootsGetRequest, RootsGetResponse, RootsSetRequest,
-    RootsSetResponse,
+    McpRoot, Response, RootsGetRequest, RootsGetResponse, RootsSetRequest, RootsSetResponse,
 };
 use crate::auth::Agent;
 use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
@@ -42,7 +44,7 @@ pub fn check_roots(roots: &[McpRoot]) -> Result<(), ApiError> {
 
 /// The roots this agent exposes.
 #[utoipa::path(get, path = "/v1/roots", tag = "events", params(IdQuery), security(("bearer" = [])),
-    responses((status = 200, body = RootsGetResponse), (status = 401, body = ErrorBody)))]
+    responses((status = 200, description = "The roots this agent exposes", body = RootsGetResponse), (status = 401, response = Unauthorized)))]
 async fn get_roots(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -68,8 +70,8 @@ pub async fn get(
 
 /// Replace the roots this agent exposes; the servers it owns are told they changed.
 #[utoipa::path(put, path = "/v1/roots", tag = "events", request_body = RootsSetRequest, security(("bearer" = [])),
-    responses((status = 200, body = RootsSetResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 200, description = "The roots are stored and the agent's servers told", body = RootsSetResponse), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
+        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn set_roots(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,

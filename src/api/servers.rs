@@ -9,9 +9,13 @@ use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::responses::{
+    BadGateway, BadRequest, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
+    PayloadTooLarge, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+};
 use super::{Reply, ok, request};
 use crate::a2e::{
-    ErrorBody, McpServerStatus, Response, ServerGetRequest, ServerGetResponse, ServerImportRequest,
+    McpServerStatus, Response, ServerGetRequest, ServerGetResponse, ServerImportRequest,
     ServerImportResponse, ServerListRequest, ServerListResponse, ServerReconnectRequest,
     ServerReconnectResponse, ServerRegisterRequest, ServerRegisterResponse,
     ServerUnregisterRequest, ServerUnregisterResponse, ServerUpdateRequest, ServerUpdateResponse,
@@ -33,8 +37,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// and the answer says per server what happened (a bad entry does not stop the others).
 #[utoipa::path(post, path = "/v1/servers/import", tag = "servers", request_body = ServerImportRequest,
     security(("bearer" = [])),
-    responses((status = 200, body = ServerImportResponse), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 200, description = "What happened to each server of the file", body = ServerImportResponse), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
+        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn import_servers(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -77,7 +81,7 @@ pub struct ListQuery {
 /// List registered servers (mcp/server/list).
 #[utoipa::path(get, path = "/v1/servers", tag = "servers", params(ListQuery),
     security(("bearer" = [])),
-    responses((status = 200, body = ServerListResponse), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 200, description = "The registered servers and their status", body = ServerListResponse), (status = 401, response = Unauthorized), (status = 422, response = UnprocessableContent)))]
 async fn list_servers(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -120,11 +124,11 @@ pub async fn list(
 #[utoipa::path(post, path = "/v1/servers", tag = "servers", request_body = ServerRegisterRequest,
     security(("bearer" = [])),
     responses(
-        (status = 201, body = ServerRegisterResponse),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
-        (status = 409, body = ErrorBody), (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 501, body = ErrorBody), (status = 502, body = ErrorBody),
-        (status = 504, body = ErrorBody)))]
+        (status = 201, description = "The server is connected, its tools listed, and its config stored", body = ServerRegisterResponse),
+        (status = 400, response = BadRequest), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
+        (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
+        (status = 504, response = GatewayTimeout)))]
 async fn register_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -152,7 +156,7 @@ pub async fn register(
 /// One server with its config, secret values shown as `***` (mcp/server/get).
 #[utoipa::path(get, path = "/v1/servers/{server_id}", tag = "servers",
     params(("server_id" = String, Path), IdQuery), security(("bearer" = [])),
-    responses((status = 200, body = ServerGetResponse), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "The server and its config (secret values shown as `***`)", body = ServerGetResponse), (status = 401, response = Unauthorized), (status = 404, response = NotFound)))]
 async fn get_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -184,9 +188,9 @@ pub async fn get(
 #[utoipa::path(patch, path = "/v1/servers/{server_id}", tag = "servers",
     params(("server_id" = String, Path)), request_body = ServerUpdateRequest, security(("bearer" = [])),
     responses(
-        (status = 200, body = ServerUpdateResponse), (status = 400, body = ErrorBody),
-        (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)))]
+        (status = 200, description = "The server after the change", body = ServerUpdateResponse), (status = 400, response = BadRequest),
+        (status = 401, response = Unauthorized), (status = 403, response = Forbidden), (status = 404, response = NotFound),
+        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn update_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -224,8 +228,8 @@ pub async fn update(
 /// Disconnect and remove a server (mcp/server/unregister): its owner or an admin only.
 #[utoipa::path(delete, path = "/v1/servers/{server_id}", tag = "servers",
     params(("server_id" = String, Path), IdQuery), security(("bearer" = [])),
-    responses((status = 200, body = ServerUnregisterResponse), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "The server is disconnected and removed", body = ServerUnregisterResponse), (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden), (status = 404, response = NotFound)))]
 async fn unregister_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -257,8 +261,8 @@ pub async fn unregister(
 /// has finished (bounded by the server's connect timeout).
 #[utoipa::path(post, path = "/v1/servers/{server_id}/reconnect", tag = "servers",
     params(("server_id" = String, Path), IdQuery), security(("bearer" = [])),
-    responses((status = 200, body = ServerReconnectResponse), (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, description = "The server after the reconnect attempt", body = ServerReconnectResponse), (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden), (status = 404, response = NotFound)))]
 async fn reconnect_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,

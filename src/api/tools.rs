@@ -16,9 +16,13 @@ use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::responses::{
+    BadGateway, BadRequest, GatewayTimeout, NotFound, NotImplemented, PayloadTooLarge,
+    ServiceUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+};
 use super::{Reply, ok, request};
 use crate::a2e::{
-    ErrorBody, Message, Response, ServerPush, ToolCallRequest, ToolCallResponse, ToolListRequest,
+    Message, Response, ServerPush, ToolCallRequest, ToolCallResponse, ToolListRequest,
     ToolListResponse,
 };
 use crate::auth::Agent;
@@ -51,7 +55,7 @@ pub struct ToolsQuery {
 /// The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
 /// (tool/list), in pages.
 #[utoipa::path(get, path = "/v1/tools", tag = "tools", params(ToolsQuery), security(("bearer" = [])),
-    responses((status = 200, body = ToolListResponse), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 200, description = "A page of the catalogue", body = ToolListResponse), (status = 401, response = Unauthorized), (status = 422, response = UnprocessableContent)))]
 async fn list_tools(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,
@@ -100,16 +104,26 @@ pub async fn list(
 }
 
 /// Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
-/// `is_error: true`; the server's `timeout` bounds the call. With `Accept: text/event-stream` the
-/// answer is a stream: the call's progress (`mcp/server/push`), then its `tool/call/resp` (or the
-/// error, in the same shape as the JSON answer's).
+/// `is_error: true`; the server's `timeout` bounds the call.
+///
+/// **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
+/// server-sent events instead: zero or more `event: mcp/server/push` (the call's progress,
+/// `method: "notifications/progress"`, `data:` a `ServerPush` carrying this call's `req_id`),
+/// then one last `event: tool/call/resp` whose `data:` is the `ToolCallResponse` the JSON answer
+/// would carry or, when the call failed, its `ErrorBody` (with `code`, `error`, `retryable`);
+/// the stream ends after it. A body that cannot be read is refused before the stream starts,
+/// with the statuses below. Closing the stream abandons the call. Only the JSON answer is listed
+/// as this operation's content, so that generated clients get one typed body; the stream's
+/// events are the same schemas.
+// The stream is kept out of `responses` on purpose: a second content type makes the 200 body a
+// union in generated clients (openapi-typescript, openapi-python-client).
 #[utoipa::path(post, path = "/v1/tools/call", tag = "tools", request_body = ToolCallRequest, security(("bearer" = [])),
     responses(
-        (status = 200, content((ToolCallResponse = "application/json"), (ServerPush = "text/event-stream"))),
-        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 413, body = ErrorBody), (status = 415, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 501, body = ErrorBody), (status = 502, body = ErrorBody),
-        (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)))]
+        (status = 200, description = "The tool's result (`Accept: application/json` or none; see above for `text/event-stream`)", body = ToolCallResponse),
+        (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
+        (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn call_tool(
     State(state): State<AppState>,
     Extension(agent): Extension<Agent>,

@@ -1,0 +1,192 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.a2a_get_response import A2AGetResponse
+from ...models.error_body import ErrorBody
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    agent_id: str,
+    *,
+    id: str | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["id"] = id
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/a2a/agents/{agent_id}".format(
+            agent_id=quote(str(agent_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> A2AGetResponse | ErrorBody | None:
+    if response.status_code == 200:
+        response_200 = A2AGetResponse.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorBody.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = ErrorBody.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[A2AGetResponse | ErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    agent_id: str,
+    *,
+    client: AuthenticatedClient,
+    id: str | Unset = UNSET,
+) -> Response[A2AGetResponse | ErrorBody]:
+    """One A2A agent with its card.
+
+    Args:
+        agent_id (str):
+        id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[A2AGetResponse | ErrorBody]
+    """
+
+    kwargs = _get_kwargs(
+        agent_id=agent_id,
+        id=id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    agent_id: str,
+    *,
+    client: AuthenticatedClient,
+    id: str | Unset = UNSET,
+) -> A2AGetResponse | ErrorBody | None:
+    """One A2A agent with its card.
+
+    Args:
+        agent_id (str):
+        id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        A2AGetResponse | ErrorBody
+    """
+
+    return sync_detailed(
+        agent_id=agent_id,
+        client=client,
+        id=id,
+    ).parsed
+
+
+async def asyncio_detailed(
+    agent_id: str,
+    *,
+    client: AuthenticatedClient,
+    id: str | Unset = UNSET,
+) -> Response[A2AGetResponse | ErrorBody]:
+    """One A2A agent with its card.
+
+    Args:
+        agent_id (str):
+        id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[A2AGetResponse | ErrorBody]
+    """
+
+    kwargs = _get_kwargs(
+        agent_id=agent_id,
+        id=id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    agent_id: str,
+    *,
+    client: AuthenticatedClient,
+    id: str | Unset = UNSET,
+) -> A2AGetResponse | ErrorBody | None:
+    """One A2A agent with its card.
+
+    Args:
+        agent_id (str):
+        id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        A2AGetResponse | ErrorBody
+    """
+
+    return (
+        await asyncio_detailed(
+            agent_id=agent_id,
+            client=client,
+            id=id,
+        )
+    ).parsed

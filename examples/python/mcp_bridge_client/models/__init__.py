@@ -1,0 +1,293 @@
+"""Contains all the data models used in inputs/outputs"""
+
+from .a2a_agent_info import A2AAgentInfo
+from .a2a_agent_info_card import A2AAgentInfoCard
+from .a2a_agent_info_headers import A2AAgentInfoHeaders
+from .a2a_get_response import A2AGetResponse
+from .a2a_get_response_type import A2AGetResponseType
+from .a2a_list_response import A2AListResponse
+from .a2a_list_response_type import A2AListResponseType
+from .a2a_refresh_response import A2ARefreshResponse
+from .a2a_refresh_response_type import A2ARefreshResponseType
+from .a2a_register_request import A2ARegisterRequest
+from .a2a_register_request_headers import A2ARegisterRequestHeaders
+from .a2a_register_request_type import A2ARegisterRequestType
+from .a2a_register_response import A2ARegisterResponse
+from .a2a_register_response_type import A2ARegisterResponseType
+from .a2a_unregister_response import A2AUnregisterResponse
+from .a2a_unregister_response_type import A2AUnregisterResponseType
+from .a2e_message_response_200 import A2EMessageResponse200
+from .a2e_message_response_201 import A2EMessageResponse201
+from .audit_entry import AuditEntry
+from .audit_list_response import AuditListResponse
+from .completion_argument import CompletionArgument
+from .completion_context import CompletionContext
+from .completion_context_arguments import CompletionContextArguments
+from .completion_request import CompletionRequest
+from .completion_request_ref import CompletionRequestRef
+from .completion_request_type import CompletionRequestType
+from .completion_response import CompletionResponse
+from .completion_response_type import CompletionResponseType
+from .elicit_ack import ElicitAck
+from .elicit_ack_type import ElicitAckType
+from .elicit_request import ElicitRequest
+from .elicit_request_requested_schema_type_0 import ElicitRequestRequestedSchemaType0
+from .elicit_request_type import ElicitRequestType
+from .elicit_response import ElicitResponse
+from .elicit_response_content_type_0 import ElicitResponseContentType0
+from .elicit_response_type import ElicitResponseType
+from .envelope import Envelope
+from .error_body import ErrorBody
+from .error_code import ErrorCode
+from .health import Health
+from .import_result import ImportResult
+from .mcp_prompt import McpPrompt
+from .mcp_prompt_argument import McpPromptArgument
+from .mcp_prompt_message import McpPromptMessage
+from .mcp_prompt_message_content import McpPromptMessageContent
+from .mcp_resource import McpResource
+from .mcp_resource_annotations import McpResourceAnnotations
+from .mcp_resource_content import McpResourceContent
+from .mcp_resource_content_type import McpResourceContentType
+from .mcp_resource_template import McpResourceTemplate
+from .mcp_resource_template_annotations import McpResourceTemplateAnnotations
+from .mcp_root import McpRoot
+from .mcp_server_config import McpServerConfig
+from .mcp_server_config_env import McpServerConfigEnv
+from .mcp_server_config_headers import McpServerConfigHeaders
+from .mcp_server_info import McpServerInfo
+from .mcp_server_status import McpServerStatus
+from .mcp_transport import McpTransport
+from .prompt_get_request import PromptGetRequest
+from .prompt_get_request_arguments import PromptGetRequestArguments
+from .prompt_get_request_type import PromptGetRequestType
+from .prompt_get_response import PromptGetResponse
+from .prompt_get_response_type import PromptGetResponseType
+from .prompt_list_response import PromptListResponse
+from .prompt_list_response_type import PromptListResponseType
+from .resource_list_response import ResourceListResponse
+from .resource_list_response_type import ResourceListResponseType
+from .resource_read_request import ResourceReadRequest
+from .resource_read_request_type import ResourceReadRequestType
+from .resource_read_response import ResourceReadResponse
+from .resource_read_response_type import ResourceReadResponseType
+from .resource_subscribe_request import ResourceSubscribeRequest
+from .resource_subscribe_request_type import ResourceSubscribeRequestType
+from .resource_subscribe_response import ResourceSubscribeResponse
+from .resource_subscribe_response_type import ResourceSubscribeResponseType
+from .resource_templates_response import ResourceTemplatesResponse
+from .resource_templates_response_type import ResourceTemplatesResponseType
+from .resource_unsubscribe_request import ResourceUnsubscribeRequest
+from .resource_unsubscribe_request_type import ResourceUnsubscribeRequestType
+from .resource_unsubscribe_response import ResourceUnsubscribeResponse
+from .resource_unsubscribe_response_type import ResourceUnsubscribeResponseType
+from .roots_ack import RootsAck
+from .roots_ack_type import RootsAckType
+from .roots_get_response import RootsGetResponse
+from .roots_get_response_type import RootsGetResponseType
+from .roots_list_request import RootsListRequest
+from .roots_list_request_type import RootsListRequestType
+from .roots_list_response import RootsListResponse
+from .roots_list_response_type import RootsListResponseType
+from .roots_set_request import RootsSetRequest
+from .roots_set_request_type import RootsSetRequestType
+from .roots_set_response import RootsSetResponse
+from .roots_set_response_type import RootsSetResponseType
+from .sampling_ack import SamplingAck
+from .sampling_ack_type import SamplingAckType
+from .sampling_request import SamplingRequest
+from .sampling_request_messages_item import SamplingRequestMessagesItem
+from .sampling_request_metadata import SamplingRequestMetadata
+from .sampling_request_model_preferences import SamplingRequestModelPreferences
+from .sampling_request_type import SamplingRequestType
+from .sampling_response import SamplingResponse
+from .sampling_response_content import SamplingResponseContent
+from .sampling_response_type import SamplingResponseType
+from .server_get_response import ServerGetResponse
+from .server_get_response_type import ServerGetResponseType
+from .server_import_request import ServerImportRequest
+from .server_import_request_mcp_servers import ServerImportRequestMcpServers
+from .server_import_request_servers import ServerImportRequestServers
+from .server_import_request_type import ServerImportRequestType
+from .server_import_response import ServerImportResponse
+from .server_import_response_type import ServerImportResponseType
+from .server_list_response import ServerListResponse
+from .server_list_response_type import ServerListResponseType
+from .server_push import ServerPush
+from .server_push_params import ServerPushParams
+from .server_push_type import ServerPushType
+from .server_reconnect_response import ServerReconnectResponse
+from .server_reconnect_response_type import ServerReconnectResponseType
+from .server_register_request import ServerRegisterRequest
+from .server_register_request_type import ServerRegisterRequestType
+from .server_register_response import ServerRegisterResponse
+from .server_register_response_type import ServerRegisterResponseType
+from .server_unregister_response import ServerUnregisterResponse
+from .server_unregister_response_type import ServerUnregisterResponseType
+from .server_update_request import ServerUpdateRequest
+from .server_update_request_env_type_0 import ServerUpdateRequestEnvType0
+from .server_update_request_headers_type_0 import ServerUpdateRequestHeadersType0
+from .server_update_request_type import ServerUpdateRequestType
+from .server_update_response import ServerUpdateResponse
+from .server_update_response_type import ServerUpdateResponseType
+from .tool_call_request import ToolCallRequest
+from .tool_call_request_arguments import ToolCallRequestArguments
+from .tool_call_request_type import ToolCallRequestType
+from .tool_call_response import ToolCallResponse
+from .tool_call_response_content_item import ToolCallResponseContentItem
+from .tool_call_response_structured_content_type_0 import (
+    ToolCallResponseStructuredContentType0,
+)
+from .tool_call_response_type import ToolCallResponseType
+from .tool_info import ToolInfo
+from .tool_info_annotations_type_0 import ToolInfoAnnotationsType0
+from .tool_info_input_schema import ToolInfoInputSchema
+from .tool_info_output_schema_type_0 import ToolInfoOutputSchemaType0
+from .tool_list_response import ToolListResponse
+from .tool_list_response_type import ToolListResponseType
+
+__all__ = (
+    "A2AAgentInfo",
+    "A2AAgentInfoCard",
+    "A2AAgentInfoHeaders",
+    "A2AGetResponse",
+    "A2AGetResponseType",
+    "A2AListResponse",
+    "A2AListResponseType",
+    "A2ARefreshResponse",
+    "A2ARefreshResponseType",
+    "A2ARegisterRequest",
+    "A2ARegisterRequestHeaders",
+    "A2ARegisterRequestType",
+    "A2ARegisterResponse",
+    "A2ARegisterResponseType",
+    "A2AUnregisterResponse",
+    "A2AUnregisterResponseType",
+    "A2EMessageResponse200",
+    "A2EMessageResponse201",
+    "AuditEntry",
+    "AuditListResponse",
+    "CompletionArgument",
+    "CompletionContext",
+    "CompletionContextArguments",
+    "CompletionRequest",
+    "CompletionRequestRef",
+    "CompletionRequestType",
+    "CompletionResponse",
+    "CompletionResponseType",
+    "ElicitAck",
+    "ElicitAckType",
+    "ElicitRequest",
+    "ElicitRequestRequestedSchemaType0",
+    "ElicitRequestType",
+    "ElicitResponse",
+    "ElicitResponseContentType0",
+    "ElicitResponseType",
+    "Envelope",
+    "ErrorBody",
+    "ErrorCode",
+    "Health",
+    "ImportResult",
+    "McpPrompt",
+    "McpPromptArgument",
+    "McpPromptMessage",
+    "McpPromptMessageContent",
+    "McpResource",
+    "McpResourceAnnotations",
+    "McpResourceContent",
+    "McpResourceContentType",
+    "McpResourceTemplate",
+    "McpResourceTemplateAnnotations",
+    "McpRoot",
+    "McpServerConfig",
+    "McpServerConfigEnv",
+    "McpServerConfigHeaders",
+    "McpServerInfo",
+    "McpServerStatus",
+    "McpTransport",
+    "PromptGetRequest",
+    "PromptGetRequestArguments",
+    "PromptGetRequestType",
+    "PromptGetResponse",
+    "PromptGetResponseType",
+    "PromptListResponse",
+    "PromptListResponseType",
+    "ResourceListResponse",
+    "ResourceListResponseType",
+    "ResourceReadRequest",
+    "ResourceReadRequestType",
+    "ResourceReadResponse",
+    "ResourceReadResponseType",
+    "ResourceSubscribeRequest",
+    "ResourceSubscribeRequestType",
+    "ResourceSubscribeResponse",
+    "ResourceSubscribeResponseType",
+    "ResourceTemplatesResponse",
+    "ResourceTemplatesResponseType",
+    "ResourceUnsubscribeRequest",
+    "ResourceUnsubscribeRequestType",
+    "ResourceUnsubscribeResponse",
+    "ResourceUnsubscribeResponseType",
+    "RootsAck",
+    "RootsAckType",
+    "RootsGetResponse",
+    "RootsGetResponseType",
+    "RootsListRequest",
+    "RootsListRequestType",
+    "RootsListResponse",
+    "RootsListResponseType",
+    "RootsSetRequest",
+    "RootsSetRequestType",
+    "RootsSetResponse",
+    "RootsSetResponseType",
+    "SamplingAck",
+    "SamplingAckType",
+    "SamplingRequest",
+    "SamplingRequestMessagesItem",
+    "SamplingRequestMetadata",
+    "SamplingRequestModelPreferences",
+    "SamplingRequestType",
+    "SamplingResponse",
+    "SamplingResponseContent",
+    "SamplingResponseType",
+    "ServerGetResponse",
+    "ServerGetResponseType",
+    "ServerImportRequest",
+    "ServerImportRequestMcpServers",
+    "ServerImportRequestServers",
+    "ServerImportRequestType",
+    "ServerImportResponse",
+    "ServerImportResponseType",
+    "ServerListResponse",
+    "ServerListResponseType",
+    "ServerPush",
+    "ServerPushParams",
+    "ServerPushType",
+    "ServerReconnectResponse",
+    "ServerReconnectResponseType",
+    "ServerRegisterRequest",
+    "ServerRegisterRequestType",
+    "ServerRegisterResponse",
+    "ServerRegisterResponseType",
+    "ServerUnregisterResponse",
+    "ServerUnregisterResponseType",
+    "ServerUpdateRequest",
+    "ServerUpdateRequestEnvType0",
+    "ServerUpdateRequestHeadersType0",
+    "ServerUpdateRequestType",
+    "ServerUpdateResponse",
+    "ServerUpdateResponseType",
+    "ToolCallRequest",
+    "ToolCallRequestArguments",
+    "ToolCallRequestType",
+    "ToolCallResponse",
+    "ToolCallResponseContentItem",
+    "ToolCallResponseStructuredContentType0",
+    "ToolCallResponseType",
+    "ToolInfo",
+    "ToolInfoAnnotationsType0",
+    "ToolInfoInputSchema",
+    "ToolInfoOutputSchemaType0",
+    "ToolListResponse",
+    "ToolListResponseType",
+)

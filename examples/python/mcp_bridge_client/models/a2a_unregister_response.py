@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.a2a_unregister_response_type import (
+    A2AUnregisterResponseType,
+    check_a2a_unregister_response_type,
+)
+
+T = TypeVar("T", bound="A2AUnregisterResponse")
+
+
+@_attrs_define
+class A2AUnregisterResponse:
+    """a2a/agent/unregister/resp.
+
+    Attributes:
+        type_ (A2AUnregisterResponseType): The A2E message type. Default: 'a2a/agent/unregister/resp'.
+        id (str): Message id; a UUID when absent.
+        version (str): A2E protocol version. Default: '1.0'. Example: 1.0.
+        ts (float): Timestamp, seconds since the Unix epoch; now when absent.
+        req_id (str): Echoes the request's `id`. Default: ''.
+        ok (bool):  Default: False.
+        agent_id (str):  Default: ''.
+    """
+
+    id: str
+    ts: float
+    type_: A2AUnregisterResponseType = "a2a/agent/unregister/resp"
+    version: str = "1.0"
+    req_id: str = ""
+    ok: bool = False
+    agent_id: str = ""
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        type_: str = self.type_
+
+        id = self.id
+
+        version = self.version
+
+        ts = self.ts
+
+        req_id = self.req_id
+
+        ok = self.ok
+
+        agent_id = self.agent_id
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "type": type_,
+                "id": id,
+                "version": version,
+                "ts": ts,
+                "req_id": req_id,
+                "ok": ok,
+                "agent_id": agent_id,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        d = dict(src_dict)
+        type_ = check_a2a_unregister_response_type(d.pop("type"))
+
+        id = d.pop("id")
+
+        version = d.pop("version")
+
+        ts = d.pop("ts")
+
+        req_id = d.pop("req_id")
+
+        ok = d.pop("ok")
+
+        agent_id = d.pop("agent_id")
+
+        a2a_unregister_response = cls(
+            type_=type_,
+            id=id,
+            version=version,
+            ts=ts,
+            req_id=req_id,
+            ok=ok,
+            agent_id=agent_id,
+        )
+
+        a2a_unregister_response.additional_properties = d
+        return a2a_unregister_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,222 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.mcp_transport import McpTransport, check_mcp_transport
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.mcp_server_config_env import McpServerConfigEnv
+    from ..models.mcp_server_config_headers import McpServerConfigHeaders
+
+
+T = TypeVar("T", bound="McpServerConfig")
+
+
+@_attrs_define
+class McpServerConfig:
+    """MCPServerConfig: how to reach one MCP server and what of it to expose.
+
+    Attributes:
+        server_id (str | Unset): Unique server identifier; 8 hex characters are generated when empty.
+        name (str | Unset): Display name.
+        transport (McpTransport | Unset): How mcp-bridge reaches an MCP server.
+        cmd (list[str] | Unset): Stdio command and its arguments.
+        cwd (str | Unset): Working directory of the stdio command.
+        env (McpServerConfigEnv | Unset): Environment variables of the stdio command (values are secret: shown as
+            `***`).
+        url (str | Unset): URL of an `http`, `sse` or `ws` server.
+        headers (McpServerConfigHeaders | Unset): HTTP headers sent to an `http`, `sse` or `ws` server (values are
+            secret: shown as `***`).
+        timeout (int | Unset): Request timeout in seconds.
+        connect_timeout (int | Unset): Bound on connecting and initialising, in seconds (the smaller of this and
+            `timeout` applies).
+        auto_reconnect (bool | Unset): Reconnect on its own when the connection drops.
+        protocol_version (str | Unset): How to start the session: `2025-11-25` (the `initialize` handshake, the
+            default),
+            `2026-07-28` (stateless, `server/discover`) or `auto` (discover, falling back to
+            `initialize`; a silent older server costs up to 10 s).
+        tool_allow_list (list[str] | Unset): Upstream tool names exposed (exact match); empty exposes all.
+        resource_allow_list (list[str] | Unset): Resource URIs exposed: exact, or a prefix when an entry ends with `*`;
+            empty exposes all.
+    """
+
+    server_id: str | Unset = UNSET
+    name: str | Unset = UNSET
+    transport: McpTransport | Unset = UNSET
+    cmd: list[str] | Unset = UNSET
+    cwd: str | Unset = UNSET
+    env: McpServerConfigEnv | Unset = UNSET
+    url: str | Unset = UNSET
+    headers: McpServerConfigHeaders | Unset = UNSET
+    timeout: int | Unset = UNSET
+    connect_timeout: int | Unset = UNSET
+    auto_reconnect: bool | Unset = UNSET
+    protocol_version: str | Unset = UNSET
+    tool_allow_list: list[str] | Unset = UNSET
+    resource_allow_list: list[str] | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        server_id = self.server_id
+
+        name = self.name
+
+        transport: str | Unset = UNSET
+        if not isinstance(self.transport, Unset):
+            transport = self.transport
+
+        cmd: list[str] | Unset = UNSET
+        if not isinstance(self.cmd, Unset):
+            cmd = self.cmd
+
+        cwd = self.cwd
+
+        env: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.env, Unset):
+            env = self.env.to_dict()
+
+        url = self.url
+
+        headers: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.headers, Unset):
+            headers = self.headers.to_dict()
+
+        timeout = self.timeout
+
+        connect_timeout = self.connect_timeout
+
+        auto_reconnect = self.auto_reconnect
+
+        protocol_version = self.protocol_version
+
+        tool_allow_list: list[str] | Unset = UNSET
+        if not isinstance(self.tool_allow_list, Unset):
+            tool_allow_list = self.tool_allow_list
+
+        resource_allow_list: list[str] | Unset = UNSET
+        if not isinstance(self.resource_allow_list, Unset):
+            resource_allow_list = self.resource_allow_list
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if server_id is not UNSET:
+            field_dict["server_id"] = server_id
+        if name is not UNSET:
+            field_dict["name"] = name
+        if transport is not UNSET:
+            field_dict["transport"] = transport
+        if cmd is not UNSET:
+            field_dict["cmd"] = cmd
+        if cwd is not UNSET:
+            field_dict["cwd"] = cwd
+        if env is not UNSET:
+            field_dict["env"] = env
+        if url is not UNSET:
+            field_dict["url"] = url
+        if headers is not UNSET:
+            field_dict["headers"] = headers
+        if timeout is not UNSET:
+            field_dict["timeout"] = timeout
+        if connect_timeout is not UNSET:
+            field_dict["connect_timeout"] = connect_timeout
+        if auto_reconnect is not UNSET:
+            field_dict["auto_reconnect"] = auto_reconnect
+        if protocol_version is not UNSET:
+            field_dict["protocol_version"] = protocol_version
+        if tool_allow_list is not UNSET:
+            field_dict["tool_allow_list"] = tool_allow_list
+        if resource_allow_list is not UNSET:
+            field_dict["resource_allow_list"] = resource_allow_list
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.mcp_server_config_env import McpServerConfigEnv
+        from ..models.mcp_server_config_headers import McpServerConfigHeaders
+
+        d = dict(src_dict)
+        server_id = d.pop("server_id", UNSET)
+
+        name = d.pop("name", UNSET)
+
+        _transport = d.pop("transport", UNSET)
+        transport: McpTransport | Unset
+        if isinstance(_transport, Unset):
+            transport = UNSET
+        else:
+            transport = check_mcp_transport(_transport)
+
+        cmd = cast(list[str], d.pop("cmd", UNSET))
+
+        cwd = d.pop("cwd", UNSET)
+
+        _env = d.pop("env", UNSET)
+        env: McpServerConfigEnv | Unset
+        if isinstance(_env, Unset):
+            env = UNSET
+        else:
+            env = McpServerConfigEnv.from_dict(_env)
+
+        url = d.pop("url", UNSET)
+
+        _headers = d.pop("headers", UNSET)
+        headers: McpServerConfigHeaders | Unset
+        if isinstance(_headers, Unset):
+            headers = UNSET
+        else:
+            headers = McpServerConfigHeaders.from_dict(_headers)
+
+        timeout = d.pop("timeout", UNSET)
+
+        connect_timeout = d.pop("connect_timeout", UNSET)
+
+        auto_reconnect = d.pop("auto_reconnect", UNSET)
+
+        protocol_version = d.pop("protocol_version", UNSET)
+
+        tool_allow_list = cast(list[str], d.pop("tool_allow_list", UNSET))
+
+        resource_allow_list = cast(list[str], d.pop("resource_allow_list", UNSET))
+
+        mcp_server_config = cls(
+            server_id=server_id,
+            name=name,
+            transport=transport,
+            cmd=cmd,
+            cwd=cwd,
+            env=env,
+            url=url,
+            headers=headers,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            auto_reconnect=auto_reconnect,
+            protocol_version=protocol_version,
+            tool_allow_list=tool_allow_list,
+            resource_allow_list=resource_allow_list,
+        )
+
+        mcp_server_config.additional_properties = d
+        return mcp_server_config
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.prompt_get_response_type import (
+    PromptGetResponseType,
+    check_prompt_get_response_type,
+)
+
+if TYPE_CHECKING:
+    from ..models.mcp_prompt_message import McpPromptMessage
+
+
+T = TypeVar("T", bound="PromptGetResponse")
+
+
+@_attrs_define
+class PromptGetResponse:
+    """mcp/prompt/get/resp: LLM-ready messages.
+
+    Attributes:
+        type_ (PromptGetResponseType): The A2E message type. Default: 'mcp/prompt/get/resp'.
+        id (str): Message id; a UUID when absent.
+        version (str): A2E protocol version. Default: '1.0'. Example: 1.0.
+        ts (float): Timestamp, seconds since the Unix epoch; now when absent.
+        req_id (str): Echoes the request's `id`. Default: ''.
+        description (str):  Default: ''.
+        messages (list[McpPromptMessage]):
+        server_id (str):  Default: ''.
+        error (str):  Default: ''.
+    """
+
+    id: str
+    ts: float
+    messages: list[McpPromptMessage]
+    type_: PromptGetResponseType = "mcp/prompt/get/resp"
+    version: str = "1.0"
+    req_id: str = ""
+    description: str = ""
+    server_id: str = ""
+    error: str = ""
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        type_: str = self.type_
+
+        id = self.id
+
+        version = self.version
+
+        ts = self.ts
+
+        req_id = self.req_id
+
+        description = self.description
+
+        messages = []
+        for messages_item_data in self.messages:
+            messages_item = messages_item_data.to_dict()
+            messages.append(messages_item)
+
+        server_id = self.server_id
+
+        error = self.error
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "type": type_,
+                "id": id,
+                "version": version,
+                "ts": ts,
+                "req_id": req_id,
+                "description": description,
+                "messages": messages,
+                "server_id": server_id,
+                "error": error,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.mcp_prompt_message import McpPromptMessage
+
+        d = dict(src_dict)
+        type_ = check_prompt_get_response_type(d.pop("type"))
+
+        id = d.pop("id")
+
+        version = d.pop("version")
+
+        ts = d.pop("ts")
+
+        req_id = d.pop("req_id")
+
+        description = d.pop("description")
+
+        messages = []
+        _messages = d.pop("messages")
+        for messages_item_data in _messages:
+            messages_item = McpPromptMessage.from_dict(messages_item_data)
+
+            messages.append(messages_item)
+
+        server_id = d.pop("server_id")
+
+        error = d.pop("error")
+
+        prompt_get_response = cls(
+            type_=type_,
+            id=id,
+            version=version,
+            ts=ts,
+            req_id=req_id,
+            description=description,
+            messages=messages,
+            server_id=server_id,
+            error=error,
+        )
+
+        prompt_get_response.additional_properties = d
+        return prompt_get_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.server_reconnect_response_type import (
+    ServerReconnectResponseType,
+    check_server_reconnect_response_type,
+)
+
+if TYPE_CHECKING:
+    from ..models.mcp_server_info import McpServerInfo
+
+
+T = TypeVar("T", bound="ServerReconnectResponse")
+
+
+@_attrs_define
+class ServerReconnectResponse:
+    """mcp/server/reconnect/resp: the server after the attempt.
+
+    Attributes:
+        type_ (ServerReconnectResponseType): The A2E message type. Default: 'mcp/server/reconnect/resp'.
+        id (str): Message id; a UUID when absent.
+        version (str): A2E protocol version. Default: '1.0'. Example: 1.0.
+        ts (float): Timestamp, seconds since the Unix epoch; now when absent.
+        req_id (str): Echoes the request's `id`. Default: ''.
+        ok (bool):  Default: False.
+        server (McpServerInfo): MCPServerInfo: a registered server as it is now.
+    """
+
+    id: str
+    ts: float
+    server: McpServerInfo
+    type_: ServerReconnectResponseType = "mcp/server/reconnect/resp"
+    version: str = "1.0"
+    req_id: str = ""
+    ok: bool = False
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        type_: str = self.type_
+
+        id = self.id
+
+        version = self.version
+
+        ts = self.ts
+
+        req_id = self.req_id
+
+        ok = self.ok
+
+        server = self.server.to_dict()
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "type": type_,
+                "id": id,
+                "version": version,
+                "ts": ts,
+                "req_id": req_id,
+                "ok": ok,
+                "server": server,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.mcp_server_info import McpServerInfo
+
+        d = dict(src_dict)
+        type_ = check_server_reconnect_response_type(d.pop("type"))
+
+        id = d.pop("id")
+
+        version = d.pop("version")
+
+        ts = d.pop("ts")
+
+        req_id = d.pop("req_id")
+
+        ok = d.pop("ok")
+
+        server = McpServerInfo.from_dict(d.pop("server"))
+
+        server_reconnect_response = cls(
+            type_=type_,
+            id=id,
+            version=version,
+            ts=ts,
+            req_id=req_id,
+            ok=ok,
+            server=server,
+        )
+
+        server_reconnect_response.additional_properties = d
+        return server_reconnect_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

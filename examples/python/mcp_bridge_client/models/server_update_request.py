@@ -1,0 +1,428 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.server_update_request_type import (
+    ServerUpdateRequestType,
+    check_server_update_request_type,
+)
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.server_update_request_env_type_0 import ServerUpdateRequestEnvType0
+    from ..models.server_update_request_headers_type_0 import (
+        ServerUpdateRequestHeadersType0,
+    )
+
+
+T = TypeVar("T", bound="ServerUpdateRequest")
+
+
+@_attrs_define
+class ServerUpdateRequest:
+    """mcp/server/update/req: change some fields of a server's config. Absent fields stay as they
+    are; a secret value given as `***` keeps the stored value.
+
+        Attributes:
+            type_ (ServerUpdateRequestType | Unset): The A2E message type. Default: 'mcp/server/update/req'.
+            id (str | Unset): Message id; a UUID when absent.
+            version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
+            ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
+            server_id (str | Unset):  Default: ''.
+            name (None | str | Unset):
+            cmd (list[str] | None | Unset):
+            cwd (None | str | Unset):
+            env (None | ServerUpdateRequestEnvType0 | Unset):
+            url (None | str | Unset):
+            headers (None | ServerUpdateRequestHeadersType0 | Unset):
+            timeout (int | None | Unset):
+            connect_timeout (int | None | Unset):
+            auto_reconnect (bool | None | Unset):
+            protocol_version (None | str | Unset):
+            tool_allow_list (list[str] | None | Unset):
+            resource_allow_list (list[str] | None | Unset):
+    """
+
+    type_: ServerUpdateRequestType | Unset = "mcp/server/update/req"
+    id: str | Unset = UNSET
+    version: str | Unset = "1.0"
+    ts: float | Unset = UNSET
+    server_id: str | Unset = ""
+    name: None | str | Unset = UNSET
+    cmd: list[str] | None | Unset = UNSET
+    cwd: None | str | Unset = UNSET
+    env: None | ServerUpdateRequestEnvType0 | Unset = UNSET
+    url: None | str | Unset = UNSET
+    headers: None | ServerUpdateRequestHeadersType0 | Unset = UNSET
+    timeout: int | None | Unset = UNSET
+    connect_timeout: int | None | Unset = UNSET
+    auto_reconnect: bool | None | Unset = UNSET
+    protocol_version: None | str | Unset = UNSET
+    tool_allow_list: list[str] | None | Unset = UNSET
+    resource_allow_list: list[str] | None | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.server_update_request_env_type_0 import (
+            ServerUpdateRequestEnvType0,
+        )
+        from ..models.server_update_request_headers_type_0 import (
+            ServerUpdateRequestHeadersType0,
+        )
+
+        type_: str | Unset = UNSET
+        if not isinstance(self.type_, Unset):
+            type_ = self.type_
+
+        id = self.id
+
+        version = self.version
+
+        ts = self.ts
+
+        server_id = self.server_id
+
+        name: None | str | Unset
+        if isinstance(self.name, Unset):
+            name = UNSET
+        else:
+            name = self.name
+
+        cmd: list[str] | None | Unset
+        if isinstance(self.cmd, Unset):
+            cmd = UNSET
+        elif isinstance(self.cmd, list):
+            cmd = self.cmd
+
+        else:
+            cmd = self.cmd
+
+        cwd: None | str | Unset
+        if isinstance(self.cwd, Unset):
+            cwd = UNSET
+        else:
+            cwd = self.cwd
+
+        env: dict[str, Any] | None | Unset
+        if isinstance(self.env, Unset):
+            env = UNSET
+        elif isinstance(self.env, ServerUpdateRequestEnvType0):
+            env = self.env.to_dict()
+        else:
+            env = self.env
+
+        url: None | str | Unset
+        if isinstance(self.url, Unset):
+            url = UNSET
+        else:
+            url = self.url
+
+        headers: dict[str, Any] | None | Unset
+        if isinstance(self.headers, Unset):
+            headers = UNSET
+        elif isinstance(self.headers, ServerUpdateRequestHeadersType0):
+            headers = self.headers.to_dict()
+        else:
+            headers = self.headers
+
+        timeout: int | None | Unset
+        if isinstance(self.timeout, Unset):
+            timeout = UNSET
+        else:
+            timeout = self.timeout
+
+        connect_timeout: int | None | Unset
+        if isinstance(self.connect_timeout, Unset):
+            connect_timeout = UNSET
+        else:
+            connect_timeout = self.connect_timeout
+
+        auto_reconnect: bool | None | Unset
+        if isinstance(self.auto_reconnect, Unset):
+            auto_reconnect = UNSET
+        else:
+            auto_reconnect = self.auto_reconnect
+
+        protocol_version: None | str | Unset
+        if isinstance(self.protocol_version, Unset):
+            protocol_version = UNSET
+        else:
+            protocol_version = self.protocol_version
+
+        tool_allow_list: list[str] | None | Unset
+        if isinstance(self.tool_allow_list, Unset):
+            tool_allow_list = UNSET
+        elif isinstance(self.tool_allow_list, list):
+            tool_allow_list = self.tool_allow_list
+
+        else:
+            tool_allow_list = self.tool_allow_list
+
+        resource_allow_list: list[str] | None | Unset
+        if isinstance(self.resource_allow_list, Unset):
+            resource_allow_list = UNSET
+        elif isinstance(self.resource_allow_list, list):
+            resource_allow_list = self.resource_allow_list
+
+        else:
+            resource_allow_list = self.resource_allow_list
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if type_ is not UNSET:
+            field_dict["type"] = type_
+        if id is not UNSET:
+            field_dict["id"] = id
+        if version is not UNSET:
+            field_dict["version"] = version
+        if ts is not UNSET:
+            field_dict["ts"] = ts
+        if server_id is not UNSET:
+            field_dict["server_id"] = server_id
+        if name is not UNSET:
+            field_dict["name"] = name
+        if cmd is not UNSET:
+            field_dict["cmd"] = cmd
+        if cwd is not UNSET:
+            field_dict["cwd"] = cwd
+        if env is not UNSET:
+            field_dict["env"] = env
+        if url is not UNSET:
+            field_dict["url"] = url
+        if headers is not UNSET:
+            field_dict["headers"] = headers
+        if timeout is not UNSET:
+            field_dict["timeout"] = timeout
+        if connect_timeout is not UNSET:
+            field_dict["connect_timeout"] = connect_timeout
+        if auto_reconnect is not UNSET:
+            field_dict["auto_reconnect"] = auto_reconnect
+        if protocol_version is not UNSET:
+            field_dict["protocol_version"] = protocol_version
+        if tool_allow_list is not UNSET:
+            field_dict["tool_allow_list"] = tool_allow_list
+        if resource_allow_list is not UNSET:
+            field_dict["resource_allow_list"] = resource_allow_list
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.server_update_request_env_type_0 import (
+            ServerUpdateRequestEnvType0,
+        )
+        from ..models.server_update_request_headers_type_0 import (
+            ServerUpdateRequestHeadersType0,
+        )
+
+        d = dict(src_dict)
+        _type_ = d.pop("type", UNSET)
+        type_: ServerUpdateRequestType | Unset
+        if isinstance(_type_, Unset):
+            type_ = UNSET
+        else:
+            type_ = check_server_update_request_type(_type_)
+
+        id = d.pop("id", UNSET)
+
+        version = d.pop("version", UNSET)
+
+        ts = d.pop("ts", UNSET)
+
+        server_id = d.pop("server_id", UNSET)
+
+        def _parse_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        name = _parse_name(d.pop("name", UNSET))
+
+        def _parse_cmd(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                cmd_type_0 = cast(list[str], data)
+
+                return cmd_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        cmd = _parse_cmd(d.pop("cmd", UNSET))
+
+        def _parse_cwd(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        cwd = _parse_cwd(d.pop("cwd", UNSET))
+
+        def _parse_env(data: object) -> None | ServerUpdateRequestEnvType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                env_type_0 = ServerUpdateRequestEnvType0.from_dict(data)
+
+                return env_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | ServerUpdateRequestEnvType0 | Unset, data)
+
+        env = _parse_env(d.pop("env", UNSET))
+
+        def _parse_url(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        url = _parse_url(d.pop("url", UNSET))
+
+        def _parse_headers(
+            data: object,
+        ) -> None | ServerUpdateRequestHeadersType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                headers_type_0 = ServerUpdateRequestHeadersType0.from_dict(data)
+
+                return headers_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | ServerUpdateRequestHeadersType0 | Unset, data)
+
+        headers = _parse_headers(d.pop("headers", UNSET))
+
+        def _parse_timeout(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        timeout = _parse_timeout(d.pop("timeout", UNSET))
+
+        def _parse_connect_timeout(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        connect_timeout = _parse_connect_timeout(d.pop("connect_timeout", UNSET))
+
+        def _parse_auto_reconnect(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        auto_reconnect = _parse_auto_reconnect(d.pop("auto_reconnect", UNSET))
+
+        def _parse_protocol_version(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        protocol_version = _parse_protocol_version(d.pop("protocol_version", UNSET))
+
+        def _parse_tool_allow_list(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                tool_allow_list_type_0 = cast(list[str], data)
+
+                return tool_allow_list_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        tool_allow_list = _parse_tool_allow_list(d.pop("tool_allow_list", UNSET))
+
+        def _parse_resource_allow_list(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                resource_allow_list_type_0 = cast(list[str], data)
+
+                return resource_allow_list_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        resource_allow_list = _parse_resource_allow_list(
+            d.pop("resource_allow_list", UNSET)
+        )
+
+        server_update_request = cls(
+            type_=type_,
+            id=id,
+            version=version,
+            ts=ts,
+            server_id=server_id,
+            name=name,
+            cmd=cmd,
+            cwd=cwd,
+            env=env,
+            url=url,
+            headers=headers,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            auto_reconnect=auto_reconnect,
+            protocol_version=protocol_version,
+            tool_allow_list=tool_allow_list,
+            resource_allow_list=resource_allow_list,
+        )
+
+        server_update_request.additional_properties = d
+        return server_update_request
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

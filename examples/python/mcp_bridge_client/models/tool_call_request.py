@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.tool_call_request_type import (
+    ToolCallRequestType,
+    check_tool_call_request_type,
+)
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.tool_call_request_arguments import ToolCallRequestArguments
+
+
+T = TypeVar("T", bound="ToolCallRequest")
+
+
+@_attrs_define
+class ToolCallRequest:
+    """tool/call/req: call a catalogue tool by its namespaced name.
+
+    Attributes:
+        type_ (ToolCallRequestType | Unset): The A2E message type. Default: 'tool/call/req'.
+        id (str | Unset): Message id; a UUID when absent.
+        version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
+        ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
+        name (str | Unset): `{server_id}__{tool}`. Default: ''.
+        arguments (ToolCallRequestArguments | Unset):
+        timeout (float | None | Unset): Seconds; bounded by the server's own `timeout`.
+    """
+
+    type_: ToolCallRequestType | Unset = "tool/call/req"
+    id: str | Unset = UNSET
+    version: str | Unset = "1.0"
+    ts: float | Unset = UNSET
+    name: str | Unset = ""
+    arguments: ToolCallRequestArguments | Unset = UNSET
+    timeout: float | None | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        type_: str | Unset = UNSET
+        if not isinstance(self.type_, Unset):
+            type_ = self.type_
+
+        id = self.id
+
+        version = self.version
+
+        ts = self.ts
+
+        name = self.name
+
+        arguments: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.arguments, Unset):
+            arguments = self.arguments.to_dict()
+
+        timeout: float | None | Unset
+        if isinstance(self.timeout, Unset):
+            timeout = UNSET
+        else:
+            timeout = self.timeout
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if type_ is not UNSET:
+            field_dict["type"] = type_
+        if id is not UNSET:
+            field_dict["id"] = id
+        if version is not UNSET:
+            field_dict["version"] = version
+        if ts is not UNSET:
+            field_dict["ts"] = ts
+        if name is not UNSET:
+            field_dict["name"] = name
+        if arguments is not UNSET:
+            field_dict["arguments"] = arguments
+        if timeout is not UNSET:
+            field_dict["timeout"] = timeout
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.tool_call_request_arguments import ToolCallRequestArguments
+
+        d = dict(src_dict)
+        _type_ = d.pop("type", UNSET)
+        type_: ToolCallRequestType | Unset
+        if isinstance(_type_, Unset):
+            type_ = UNSET
+        else:
+            type_ = check_tool_call_request_type(_type_)
+
+        id = d.pop("id", UNSET)
+
+        version = d.pop("version", UNSET)
+
+        ts = d.pop("ts", UNSET)
+
+        name = d.pop("name", UNSET)
+
+        _arguments = d.pop("arguments", UNSET)
+        arguments: ToolCallRequestArguments | Unset
+        if isinstance(_arguments, Unset):
+            arguments = UNSET
+        else:
+            arguments = ToolCallRequestArguments.from_dict(_arguments)
+
+        def _parse_timeout(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        timeout = _parse_timeout(d.pop("timeout", UNSET))
+
+        tool_call_request = cls(
+            type_=type_,
+            id=id,
+            version=version,
+            ts=ts,
+            name=name,
+            arguments=arguments,
+            timeout=timeout,
+        )
+
+        tool_call_request.additional_properties = d
+        return tool_call_request
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

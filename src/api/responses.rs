@@ -1,0 +1,81 @@
+//! The error answers of the OpenAPI document, one reusable response per status (its
+//! description says which A2E error codes it carries; ARCHITECTURE.md "Errors"). Each is an
+//! [`ErrorBody`]; a route lists the ones it can give.
+
+use utoipa::ToResponse;
+
+use crate::a2e::ErrorBody;
+
+/// The body is not JSON, or not an object (`invalid_request`).
+#[derive(ToResponse)]
+#[allow(dead_code)] // Documents the answer; `crate::error::ApiError` builds it.
+pub struct BadRequest(ErrorBody);
+
+/// No bearer token, or one that is not valid (`unauthorized`).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct Unauthorized(ErrorBody);
+
+/// The token is valid but the agent may not do this: registering a stdio server needs the
+/// `admin` role, a server or agent is changed or removed by its owner or an admin (`forbidden`).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct Forbidden(ErrorBody);
+
+/// What the request names does not exist or is not visible to this agent
+/// (`mcp_server_not_found`, `mcp_tool_not_found`, `mcp_resource_not_found`,
+/// `mcp_prompt_not_found`, `not_found`).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct NotFound(ErrorBody);
+
+/// The request clashes with what exists: an id already taken, a name or URI offered by several
+/// servers asked for without `server_id`, a request answered twice (`conflict`).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct Conflict(ErrorBody);
+
+/// The body is larger than `MCP_BRIDGE_MAX_BODY_BYTES` (`payload_too_large`).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct PayloadTooLarge(ErrorBody);
+
+/// The body is not sent as `application/json` (`invalid_request`).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct UnsupportedMediaType(ErrorBody);
+
+/// A field is missing, of the wrong type or not a valid value; also an upstream's -32602
+/// (`invalid_request`).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct UnprocessableContent(ErrorBody);
+
+/// The server does not offer this capability, or the feature is turned off
+/// (`mcp_capability_missing`).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct NotImplemented(ErrorBody);
+
+/// The upstream could not be reached or answered outside the protocol (`mcp_transport_error`,
+/// retryable; `mcp_protocol_error`).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct BadGateway(ErrorBody);
+
+/// The server is not connected right now (`mcp_server_unavailable`, retryable).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct ServiceUnavailable(ErrorBody);
+
+/// The upstream did not answer in time (`timeout`, retryable).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct GatewayTimeout(ErrorBody);
+
+/// The agent's rate or concurrency limit is reached (`rate_limited`, retryable after
+/// `Retry-After` seconds).
+#[derive(ToResponse)]
+#[response(headers(("Retry-After" = u64, description = "Seconds to wait before trying again")))]
+#[allow(dead_code)]
+pub struct TooManyRequests(ErrorBody);
