@@ -12,6 +12,27 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
+/// Runs a Python peer script of tests/peers (bounded); the JSON object on its last line.
+async fn run_peer(script: &str, args: &[&str]) -> Value {
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(python())
+            .arg(peers_dir().join(script))
+            .args(args)
+            .output(),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{script} finishes within 60 s"))
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{script} failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
+}
+
 /// Runs the Python client against `/mcp`; its JSON report.
 async fn mcp_client(
     app: &TestApp,
@@ -21,30 +42,11 @@ async fn mcp_client(
     arguments: Value,
     flags: &[&str],
 ) -> Value {
-    let output = tokio::time::timeout(
-        Duration::from_secs(60),
-        tokio::process::Command::new(python())
-            .arg(peers_dir().join("mcp_client.py"))
-            .args([
-                &format!("{}/mcp", app.base),
-                token,
-                mode,
-                tool,
-                &arguments.to_string(),
-            ])
-            .args(flags)
-            .output(),
-    )
-    .await
-    .expect("the MCP client finishes within 60 s")
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the MCP client failed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
+    let url = format!("{}/mcp", app.base);
+    let arguments = arguments.to_string();
+    let mut args = vec![url.as_str(), token, mode, tool, &arguments];
+    args.extend_from_slice(flags);
+    run_peer("mcp_client.py", &args).await
 }
 
 #[tokio::test]
@@ -123,18 +125,7 @@ async fn mcp_needs_a_token_unless_turned_off_on_loopback() {
 
 /// What the Python SDK's OAuth discovery finds at `url` without a token (resource_metadata.py).
 async fn discover(url: &str) -> Value {
-    let output = tokio::process::Command::new(python())
-        .arg(peers_dir().join("resource_metadata.py"))
-        .arg(url)
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
+    run_peer("resource_metadata.py", &[url]).await
 }
 
 /// An MCP client without a token is told a bearer JWT is expected, and finds the RFC 9728
@@ -635,24 +626,10 @@ async fn ending_a_session_answers_no_content() {
 
 /// Runs mcp_resources.py against `/mcp`; its JSON report.
 async fn read_everything(app: &TestApp, mode: &str, flags: &[&str]) -> Value {
-    let output = tokio::time::timeout(
-        Duration::from_secs(60),
-        tokio::process::Command::new(python())
-            .arg(peers_dir().join("mcp_resources.py"))
-            .args([&format!("{}/mcp", app.base), &app.admin, mode])
-            .args(flags)
-            .output(),
-    )
-    .await
-    .expect("the MCP client finishes within 60 s")
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
+    let url = format!("{}/mcp", app.base);
+    let mut args = vec![url.as_str(), &app.admin, mode];
+    args.extend_from_slice(flags);
+    run_peer("mcp_resources.py", &args).await
 }
 
 fn unreadable(report: &Value) -> Vec<(String, String)> {
