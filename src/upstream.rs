@@ -5,6 +5,8 @@
 mod calls;
 mod handler;
 mod http;
+pub mod limit;
+mod lines;
 mod notify;
 mod sse;
 mod stdio;
@@ -404,11 +406,17 @@ pub enum CallError {
     Transport(String),
     #[error("the server answered something unexpected: {0}")]
     Protocol(String),
+    /// The server's answer was over `max_message_bytes` (the sentence names the limit).
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 impl CallError {
     fn from_service(error: ServiceError, lost: &CancellationToken) -> Self {
         match error {
+            ServiceError::McpError(e) if e.code.0 == limit::MESSAGE_TOO_LARGE => {
+                Self::TooLarge(e.message.into_owned())
+            }
             ServiceError::McpError(e) => Self::Rejected {
                 code: e.code.0,
                 message: e.message.into_owned(),
@@ -454,7 +462,7 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
     }
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {
-            let (transport, stderr) = stdio::spawn(config)?;
+            let (transport, stderr) = stdio::spawn(config, ctx.max_message_bytes)?;
             match bounded(deadline, start(handler, taps.wrap(transport), protocol)).await {
                 Ok(client) => (client, Some(stderr)),
                 Err(Some(ConnectError::Initialize(e, _))) => {
