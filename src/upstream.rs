@@ -10,7 +10,7 @@ mod lines;
 mod notify;
 mod sse;
 mod stdio;
-pub use sse::Frames;
+pub use sse::{Event as SseEvent, Frames};
 pub use stdio::BASE_ENV;
 pub mod supervisor;
 mod watched;
@@ -479,7 +479,13 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
         McpTransport::Sse => {
             let opened = tokio::time::timeout_at(
                 deadline,
-                sse::connect(&config.url, http::header_map(config)?, guard),
+                sse::connect(
+                    &config.url,
+                    http::header_map(config)?,
+                    guard,
+                    ctx.max_message_bytes,
+                    &config.server_id,
+                ),
             );
             let transport = taps.wrap(opened.await.map_err(|_| timed_out())??);
             let client = bounded(deadline, start(handler, transport, protocol)).await;
