@@ -472,7 +472,7 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
             }
         }
         McpTransport::Http => {
-            let transport = taps.wrap(http::transport(config, guard)?);
+            let transport = taps.wrap(http::transport(config, guard, ctx.max_message_bytes)?);
             let client = bounded(deadline, start(handler, transport, protocol)).await;
             (client.map_err(|e| e.unwrap_or_else(timed_out))?, None)
         }
