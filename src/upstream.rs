@@ -137,14 +137,16 @@ impl Connection {
         // that awaits an upstream that large, moved whole wherever one is spawned (rmcp spawns
         // each `/mcp` request's handler), copied several times per call.
         let request = Box::pin(request);
+        // The answer first: one that came in just before the connection ended still counts
+        // (a WebSocket message over the limit fails every call, then ends the connection).
         tokio::select! {
             biased;
-            _ = self.lost.cancelled() => Err(CallError::Lost),
             result = tokio::time::timeout(timeout, request) => match result {
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(error)) => Err(CallError::from_service(error, &self.lost)),
                 Err(_) => Err(CallError::Timeout(timeout)),
             },
+            _ = self.lost.cancelled() => Err(CallError::Lost),
         }
     }
 
@@ -494,7 +496,13 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
         McpTransport::Ws => {
             let opened = tokio::time::timeout_at(
                 deadline,
-                ws::connect(&config.url, http::header_map(config)?, guard),
+                ws::connect(
+                    &config.url,
+                    http::header_map(config)?,
+                    guard,
+                    ctx.max_message_bytes,
+                    &config.server_id,
+                ),
             );
             let transport = taps.wrap(opened.await.map_err(|_| timed_out())??);
             let client = bounded(deadline, start(handler, transport, protocol)).await;

@@ -1,28 +1,35 @@
 //! The WebSocket transport (not in the MCP specification, but in the A2E transport enum):
 //! JSON-RPC as text frames over ws/wss, offering the subprotocol `mcp`, `headers` on the upgrade.
+//!
+//! A message over `max_message_bytes` cannot be skipped here: tungstenite stops at the frame
+//! header (or once a fragmented message passes the limit) with the rest of the message unread,
+//! and the socket cannot be read past it. So every request in flight gets the error answer
+//! naming the limit at once, and the connection ends (the supervisor reconnects), rather than
+//! the calls learning of it as a lost connection.
 
+use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
 
 use axum::http::{HeaderMap, HeaderValue};
 use futures::{SinkExt, StreamExt};
 use rmcp::RoleClient;
+use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
-use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Error as Tungstenite, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::ConnectError;
+use super::limit;
 use crate::guard::Guard;
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-/// Largest message accepted from a server (16 MiB).
-const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -31,6 +38,12 @@ pub struct WsError(String);
 pub struct WsTransport {
     sink: Arc<Mutex<futures::stream::SplitSink<Socket, Message>>>,
     stream: futures::stream::SplitStream<Socket>,
+    limit: usize,
+    server_id: String,
+    /// The requests sent and not yet answered (nor cancelled).
+    pending: Arc<std::sync::Mutex<HashSet<RequestId>>>,
+    /// Error answers still to hand on before the end, once a message was over the limit.
+    failing: Option<VecDeque<RxJsonRpcMessage<RoleClient>>>,
 }
 
 /// Opens the WebSocket, offering the `mcp` subprotocol, to an address the guard allows.
@@ -38,6 +51,8 @@ pub async fn connect(
     url: &str,
     headers: HeaderMap,
     guard: Guard,
+    limit: usize,
+    server_id: &str,
 ) -> Result<WsTransport, ConnectError> {
     let mut request = url
         .into_client_request()
@@ -60,9 +75,10 @@ pub async fn connect(
     request
         .headers_mut()
         .insert("Sec-WebSocket-Protocol", HeaderValue::from_static("mcp"));
-    // The largest message taken, as rmcp bounds Streamable HTTP answers and the legacy SSE
-    // transport its events.
-    let limits = WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE));
+    // The largest message taken (max_message_bytes), whether in one frame or several.
+    let limits = WebSocketConfig::default()
+        .max_message_size(Some(limit))
+        .max_frame_size(Some(limit));
     let (socket, _response) =
         tokio_tungstenite::client_async_tls_with_config(request, tcp, Some(limits), None)
             .await
@@ -73,7 +89,44 @@ pub async fn connect(
     Ok(WsTransport {
         sink: Arc::new(Mutex::new(sink)),
         stream,
+        limit,
+        server_id: server_id.to_owned(),
+        pending: Default::default(),
+        failing: None,
     })
+}
+
+impl WsTransport {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A message over the limit: every request in flight fails with the error naming it.
+    fn fail_pending(&mut self, size: usize) {
+        let pending: Vec<RequestId> = self.pending().drain().collect();
+        tracing::warn!(
+            server_id = %self.server_id,
+            size,
+            limit = self.limit,
+            calls = pending.len(),
+            "a WebSocket message of the server is larger than {} ({}); the connection ends \
+             and the calls in flight fail",
+            limit::human(self.limit),
+            limit::SETTING
+        );
+        let why = format!(
+            "a message of the server is larger than the {} limit ({}); over WebSocket that \
+             ends the connection, and every call in flight on it",
+            limit::human(self.limit),
+            limit::SETTING
+        );
+        self.failing = Some(
+            pending
+                .into_iter()
+                .map(|id| limit::failed(id, why.clone()))
+                .collect(),
+        );
+    }
 }
 
 impl Transport<RoleClient> for WsTransport {
@@ -83,6 +136,19 @@ impl Transport<RoleClient> for WsTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        match &item {
+            JsonRpcMessage::Request(request) => {
+                self.pending().insert(request.id.clone());
+            }
+            JsonRpcMessage::Notification(n) => {
+                if let ClientNotification::CancelledNotification(cancelled) = &n.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    self.pending().remove(id);
+                }
+            }
+            _ => {}
+        }
         let sink = self.sink.clone();
         async move {
             let text = serde_json::to_string(&item).map_err(|e| WsError(e.to_string()))?;
@@ -96,21 +162,44 @@ impl Transport<RoleClient> for WsTransport {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
+            if let Some(failing) = &mut self.failing {
+                // Then None: the connection has ended.
+                return failing.pop_front();
+            }
             let bytes = match self.stream.next().await? {
                 Ok(Message::Text(text)) => text.as_bytes().to_vec(),
                 Ok(Message::Binary(bytes)) => bytes.to_vec(),
                 Ok(Message::Close(_)) => return None,
                 // Pings are answered by the library; pongs and raw frames carry no message.
                 Ok(_) => continue,
+                Err(Tungstenite::Capacity(CapacityError::MessageTooLong { size, .. })) => {
+                    self.fail_pending(size);
+                    continue;
+                }
                 Err(error) => {
                     tracing::debug!(%error, "the WebSocket broke");
                     return None;
                 }
             };
-            match serde_json::from_slice(&bytes) {
-                Ok(message) => return Some(message),
-                Err(error) => tracing::warn!(%error, "a WebSocket frame is not JSON-RPC"),
+            let message: RxJsonRpcMessage<RoleClient> = match serde_json::from_slice(&bytes) {
+                Ok(message) => message,
+                Err(error) => {
+                    tracing::warn!(%error, "a WebSocket frame is not JSON-RPC");
+                    continue;
+                }
+            };
+            match &message {
+                JsonRpcMessage::Response(response) => {
+                    self.pending().remove(&response.id);
+                }
+                JsonRpcMessage::Error(error) => {
+                    if let Some(id) = &error.id {
+                        self.pending().remove(id);
+                    }
+                }
+                _ => {}
             }
+            return Some(message);
         }
     }
 
