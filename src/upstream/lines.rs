@@ -12,8 +12,10 @@ use tokio::io::{AsyncRead, ReadBuf};
 
 use super::limit::{self, IdScanner};
 
-/// Bytes read from the server at once.
-const CHUNK: usize = 64 * 1024;
+/// Bytes read from the server at once (as rmcp's own buffered reader behind this one).
+const CHUNK: usize = 8 * 1024;
+/// Room kept for lines once a longer one has been handed on.
+const KEEP: usize = 64 * 1024;
 
 pub struct BoundedLines<R> {
     inner: R,
@@ -91,6 +93,10 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLines<R> {
                     this.buf.drain(..this.ready);
                     this.pos = 0;
                     this.ready = 0;
+                    // One long answer does not keep its room for the connection's life.
+                    if this.buf.capacity() > KEEP && this.buf.len() <= KEEP {
+                        this.buf.shrink_to(KEEP);
+                    }
                 }
                 return Poll::Ready(Ok(()));
             }
