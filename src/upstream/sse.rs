@@ -454,6 +454,56 @@ mod tests {
     }
 
     #[test]
+    fn any_stream_is_framed_the_same_however_chunked_with_a_limit() {
+        const PIECES: &[&str] = &[
+            "data: ",
+            "data:",
+            "event: endpoint",
+            "\n",
+            "\r\n",
+            "\r",
+            ": c",
+            "{",
+            "}",
+            "\"id\":",
+            "7",
+            ",",
+            "\"method\":",
+            "\"x\\\"",
+            "xxxxxxxxxxxxxxxx",
+            "id: 3",
+        ];
+        let mut seed = 0x2545_f491_u64;
+        let (mut whole_events, mut too_large) = (0, 0);
+        for _ in 0..300 {
+            let mut stream = Vec::new();
+            for _ in 0..60 {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                stream.extend_from_slice(PIECES[(seed >> 33) as usize % PIECES.len()].as_bytes());
+            }
+            let whole = events_with(&stream, stream.len(), 40);
+            for event in &whole {
+                match event {
+                    Event::Whole(..) => whole_events += 1,
+                    Event::TooLarge { .. } => too_large += 1,
+                }
+            }
+            for chunk in 1..8 {
+                assert_eq!(
+                    events_with(&stream, chunk, 40),
+                    whole,
+                    "{:?} in chunks of {chunk}",
+                    String::from_utf8_lossy(&stream)
+                );
+            }
+        }
+        assert!(
+            whole_events > 20 && too_large > 20,
+            "{whole_events} {too_large}"
+        );
+    }
+
+    #[test]
     fn an_event_over_the_limit_is_read_through_for_its_id() {
         let big = "x".repeat(500);
         let stream = format!(
