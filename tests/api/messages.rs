@@ -147,6 +147,37 @@ async fn an_answer_over_the_limit_fails_every_call_at_once_over_websocket() {
     peer.stop().await;
 }
 
+/// A log message over the limit sent during a call is dropped; the call and the connection go on.
+async fn a_notification_over_the_limit_is_dropped(config: Value) {
+    let app = app_with_limit().await;
+    let server = app.register(config).await;
+    let connected_at = server["connected_at"].as_f64().unwrap();
+    let (status, body) = call(&app, "big__shout", json!({ "size": 2 * LIMIT })).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["text"], "said", "{body}");
+    let (_, got) = app.get("/v1/servers/big", &app.admin).await;
+    assert_eq!(got["server"]["status"], "ready", "{got}");
+    assert_eq!(
+        got["server"]["connected_at"].as_f64().unwrap(),
+        connected_at,
+        "the same connection: {got}"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_notification_over_the_limit_is_dropped_over_stdio() {
+    a_notification_over_the_limit_is_dropped(py_stdio("big", &unique("big"))).await;
+}
+
+#[tokio::test]
+async fn a_notification_over_the_limit_is_dropped_over_legacy_sse() {
+    let peer = py_sse().await;
+    let config = json!({ "server_id": "big", "transport": "sse", "url": peer.url });
+    a_notification_over_the_limit_is_dropped(config).await;
+    peer.stop().await;
+}
+
 #[tokio::test]
 async fn an_mcp_client_reads_the_limit_in_the_tool_error() {
     let app = app_with_limit().await;

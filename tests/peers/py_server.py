@@ -13,7 +13,7 @@ Usage (first argument selects the mode):
     py_server.py hang                read stdin until EOF, never answering anything
 
 Server "py-fixture" 1.2.3 exposes the tools add, echo, image, audio, link, embedded, fail,
-slow, big (see below), getenv, cwd, grow (which adds a tool at run time and sends tools/list_changed), subscriptions, touch
+slow, big and shout (see below), getenv, cwd, grow (which adds a tool at run time and sends tools/list_changed), subscriptions, touch
 (see below), ask_name and ask_llm (see further below), the resource fixture://doc/1, the resource template
 fixture://note/{name} (reads as "note {name}"), the prompts greet and code_review, and completions for
 greet's `name` (alice, alfred, bob) and fixture://note/{name}'s `name` (one, two, three).
@@ -26,7 +26,8 @@ The tool subscriptions() returns the subscribed URIs sorted and joined with "\n"
 touch(uri) sends notifications/resources/updated for that uri to the calling client and returns "touched".
 
 The tool big(size) returns one text block of exactly `size` bytes ("x" repeated), to test the bridge's bound on
-the size of one message (its JSON-RPC answer is some 100 bytes more than `size`).
+the size of one message (its JSON-RPC answer is some 100 bytes more than `size`); shout(size) first sends the
+client a log message (notifications/message, level info) whose data is such a text, then returns "said".
 
 Two tools need input from the client during the call:
     ask_name()          form elicitation "What is your name?" for {"name": string}; returns "name: <name>" on
@@ -140,6 +141,12 @@ def build_server():
     def big(size: int) -> str:
         """Return a text of exactly `size` bytes ("x" repeated)."""
         return "x" * size
+
+    @mcp.tool(structured_output=False)
+    async def shout(size: int, ctx: Context) -> str:
+        """Send a log message of `size` bytes ("x" repeated) to the client, then return "said"."""
+        await ctx.info("x" * size)
+        return "said"
 
     @mcp.tool(structured_output=False)
     def getenv(name: str) -> str:
