@@ -132,6 +132,16 @@ async fn a_json_answer_over_the_limit_fails_its_call_alone_over_streamable_http(
 }
 
 #[tokio::test]
+async fn an_answer_over_the_limit_fails_its_call_alone_over_stateless_http() {
+    let peer = py_http_stateless().await;
+    let config = json!({
+        "server_id": "big", "transport": "http", "url": peer.url, "protocol_version": "2026-07-28"
+    });
+    over_the_limit(config, true).await;
+    peer.stop().await;
+}
+
+#[tokio::test]
 async fn an_answer_over_the_limit_fails_its_call_alone_over_legacy_sse() {
     let peer = py_sse().await;
     let config = json!({ "server_id": "big", "transport": "sse", "url": peer.url });
