@@ -1,11 +1,12 @@
 //! The WebSocket transport (not in the MCP specification, but in the A2E transport enum):
 //! JSON-RPC as text frames over ws/wss, offering the subprotocol `mcp`, `headers` on the upgrade.
 //!
-//! A message over `max_message_bytes` cannot be skipped here: tungstenite stops at the frame
-//! header (or once a fragmented message passes the limit) with the rest of the message unread,
-//! and the socket cannot be read past it. So every request in flight gets the error answer
-//! naming the limit at once, and the connection ends (the supervisor reconnects), rather than
-//! the calls learning of it as a lost connection.
+//! A message over `max_message_bytes` sent in one frame (as servers send them) is read through
+//! below tungstenite by [`BoundedFrames`]: its call alone fails, the connection stays. One sent
+//! in several frames is caught by tungstenite, which stops with the rest of it unread: the
+//! socket cannot be read past it, so every request in flight gets the error answer naming the
+//! limit at once and the connection ends (the supervisor reconnects), rather than the calls
+//! learning of it as a lost connection.
 
 use std::collections::{HashSet, VecDeque};
 use std::future::Future;
@@ -27,9 +28,12 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::ConnectError;
 use super::limit;
+use bounded::BoundedFrames;
+
+mod bounded;
 use crate::guard::Guard;
 
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+type Socket = WebSocketStream<BoundedFrames<MaybeTlsStream<TcpStream>>>;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -79,8 +83,18 @@ pub async fn connect(
     let limits = WebSocketConfig::default()
         .max_message_size(Some(limit))
         .max_frame_size(Some(limit));
+    // TLS is set up here rather than by tungstenite, so that BoundedFrames sits between it and
+    // tungstenite, on the plain frames.
+    let stream =
+        match parsed.scheme() {
+            "wss" => MaybeTlsStream::Rustls(tls(host, tcp).await.map_err(|e| {
+                ConnectError::Initialize(format!("TLS to {url}: {e}"), String::new())
+            })?),
+            _ => MaybeTlsStream::Plain(tcp),
+        };
+    let stream = BoundedFrames::new(stream, limit, server_id);
     let (socket, _response) =
-        tokio_tungstenite::client_async_tls_with_config(request, tcp, Some(limits), None)
+        tokio_tungstenite::client_async_with_config(request, stream, Some(limits))
             .await
             .map_err(|e| {
                 ConnectError::Initialize(format!("WebSocket upgrade of {url}: {e}"), String::new())
@@ -96,12 +110,31 @@ pub async fn connect(
     })
 }
 
+/// TLS to `host` over `tcp`, with the web's root certificates (what tungstenite would do).
+async fn tls(
+    host: &str,
+    tcp: TcpStream,
+) -> std::io::Result<tokio_rustls::client::TlsStream<TcpStream>> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let config = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+}
+
 impl WsTransport {
     fn pending(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A message over the limit: every request in flight fails with the error naming it.
+    /// A message in several frames over the limit: every request in flight fails with the
+    /// error naming it, then the connection ends.
     fn fail_pending(&mut self, size: usize) {
         let pending: Vec<RequestId> = self.pending().drain().collect();
         tracing::warn!(

@@ -150,10 +150,10 @@ async fn an_answer_over_the_limit_fails_its_call_alone_over_legacy_sse() {
 }
 
 #[tokio::test]
-async fn an_answer_over_the_limit_fails_every_call_at_once_over_websocket() {
+async fn an_answer_over_the_limit_fails_its_call_alone_over_websocket() {
     let peer = ws_server(None).await;
     let config = json!({ "server_id": "big", "transport": "ws", "url": peer.url });
-    over_the_limit(config, false).await;
+    over_the_limit(config, true).await;
     peer.stop().await;
 }
 
