@@ -1,6 +1,6 @@
-//! A server's answer over `max_message_bytes` (MCP_BRIDGE_MAX_MESSAGE_BYTES), on every
-//! transport: that call fails at once, not retryable, naming the limit; a call in flight beside
-//! it and the connection are not touched (WebSocket excepted: it cannot skip a message).
+//! A server's message over `max_message_bytes` (MCP_BRIDGE_MAX_MESSAGE_BYTES), on every
+//! transport: an answer fails its call at once, not retryable, naming the limit; a call in flight
+//! beside it and the connection are not touched; a notification is dropped.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -185,6 +185,47 @@ async fn a_notification_over_the_limit_is_dropped_over_legacy_sse() {
     let peer = py_sse().await;
     let config = json!({ "server_id": "big", "transport": "sse", "url": peer.url });
     a_notification_over_the_limit_is_dropped(config).await;
+    peer.stop().await;
+}
+
+/// Over Streamable HTTP, a notification over the limit on the standalone GET stream is dropped
+/// and the stream reopened: the server's change notices still arrive.
+#[tokio::test]
+async fn a_notification_over_the_limit_on_the_standalone_stream_is_dropped() {
+    let peer = py_http().await;
+    let app = app_with_limit().await;
+    let config = json!({ "server_id": "big", "transport": "http", "url": peer.url });
+    let connected_at = app.register(config).await["connected_at"].as_f64().unwrap();
+    let arguments = json!({ "size": 2 * LIMIT, "related": false });
+    let (status, body) = call(&app, "big__shout", arguments).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["text"], "said", "{body}");
+    // grow announces its new tool on the standalone stream: once it is open again, it shows.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for attempt in 0.. {
+        let name = format!("sprout{attempt}");
+        let (status, body) = call(&app, "big__grow", json!({ "name": name })).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        if app
+            .tool_names("?server_id=big")
+            .await
+            .contains(&format!("big__{name}"))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no change notice came on the standalone stream within 20 s"
+        );
+    }
+    let (_, got) = app.get("/v1/servers/big", &app.admin).await;
+    assert_eq!(got["server"]["status"], "ready", "{got}");
+    assert_eq!(
+        got["server"]["connected_at"].as_f64().unwrap(),
+        connected_at
+    );
+    app.stop().await;
     peer.stop().await;
 }
 

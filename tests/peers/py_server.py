@@ -27,7 +27,8 @@ touch(uri) sends notifications/resources/updated for that uri to the calling cli
 
 The tool big(size) returns one text block of exactly `size` bytes ("x" repeated), to test the bridge's bound on
 the size of one message (its JSON-RPC answer is some 100 bytes more than `size`); shout(size) first sends the
-client a log message (notifications/message, level info) whose data is such a text, then returns "said".
+client a log message (notifications/message, level info) whose data is such a text, then returns "said";
+shout(size, related=false) sends it unrelated to the call (over Streamable HTTP: on the standalone GET stream).
 
 Two tools need input from the client during the call:
     ask_name()          form elicitation "What is your name?" for {"name": string}; returns "name: <name>" on
@@ -143,9 +144,15 @@ def build_server():
         return "x" * size
 
     @mcp.tool(structured_output=False)
-    async def shout(size: int, ctx: Context) -> str:
-        """Send a log message of `size` bytes ("x" repeated) to the client, then return "said"."""
-        await ctx.info("x" * size)
+    async def shout(size: int, ctx: Context, related: bool = True) -> str:
+        """Send a log message of `size` bytes ("x" repeated) to the client, then return "said".
+
+        With related=false the message is not tied to the call: over Streamable HTTP it goes on the
+        standalone GET stream rather than on the call's own stream."""
+        if related:
+            await ctx.info("x" * size)
+        else:
+            await ctx.session.send_log_message(level="info", data="x" * size)
         return "said"
 
     @mcp.tool(structured_output=False)
