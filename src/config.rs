@@ -29,6 +29,14 @@ fn invalid(name: &'static str, message: impl Into<String>) -> ConfigError {
     }
 }
 
+/// The default of `max_message_bytes`: 16 MiB, what rmcp bounds its transports to by default.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// The smallest `max_message_bytes`: below 64 KiB an ordinary tool list would not fit.
+pub const MIN_MAX_MESSAGE_BYTES: usize = 64 * 1024;
+/// The largest `max_message_bytes`: 1 GiB; a message is held whole in memory (more than once
+/// while it is decoded), so more would let one server exhaust the bridge.
+pub const MAX_MAX_MESSAGE_BYTES: usize = 1024 * 1024 * 1024;
+
 /// Every environment variable the service reads (each documented in the README).
 pub const VARIABLES: &[&str] = &[
     "MCP_BRIDGE_CONFIG",
@@ -49,6 +57,7 @@ pub const VARIABLES: &[&str] = &[
     "MCP_BRIDGE_A2A_ENABLED",
     "MCP_BRIDGE_LOG",
     "MCP_BRIDGE_MAX_BODY_BYTES",
+    "MCP_BRIDGE_MAX_MESSAGE_BYTES",
     "MCP_BRIDGE_SHUTDOWN_GRACE_SECS",
     "MCP_BRIDGE_PAGE_SIZE",
     "MCP_BRIDGE_REPLAY_BUFFER",
@@ -86,6 +95,8 @@ pub struct Config {
     pub log: String,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// Largest message taken from an upstream server, in bytes, on every transport.
+    pub max_message_bytes: usize,
     /// Longest wait before a shutdown stops waiting for open requests, in seconds.
     pub shutdown_grace_secs: u64,
     /// Most entries in one page of resources, templates or prompts.
@@ -138,6 +149,7 @@ impl Default for Config {
             allow_private_upstreams: false,
             log: "info".into(),
             max_body_bytes: 1024 * 1024,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_grace_secs: 10,
             page_size: 100,
             replay_buffer: 1000,
@@ -231,6 +243,9 @@ impl Config {
         }
         if let Some(v) = get("MCP_BRIDGE_MAX_BODY_BYTES") {
             self.max_body_bytes = parse_number("MCP_BRIDGE_MAX_BODY_BYTES", &v)?;
+        }
+        if let Some(v) = get("MCP_BRIDGE_MAX_MESSAGE_BYTES") {
+            self.max_message_bytes = parse_number("MCP_BRIDGE_MAX_MESSAGE_BYTES", &v)?;
         }
         if let Some(v) = get("MCP_BRIDGE_PAGE_SIZE") {
             self.page_size = parse_number("MCP_BRIDGE_PAGE_SIZE", &v)?;
@@ -380,6 +395,14 @@ impl Config {
                 "must be at least 1024",
             ));
         }
+        if !(MIN_MAX_MESSAGE_BYTES..=MAX_MAX_MESSAGE_BYTES).contains(&self.max_message_bytes) {
+            return Err(invalid(
+                "MCP_BRIDGE_MAX_MESSAGE_BYTES",
+                format!(
+                    "must be between {MIN_MAX_MESSAGE_BYTES} (64 KiB) and {MAX_MAX_MESSAGE_BYTES} (1 GiB)"
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -393,6 +416,7 @@ impl Config {
                 .then(|| Duration::from_secs(self.ping_interval_secs)),
             ping_timeout: Duration::from_secs(self.ping_timeout_secs),
             guard: crate::guard::Guard::new(self.allow_private_upstreams),
+            max_message_bytes: self.max_message_bytes,
         }
     }
 
@@ -543,6 +567,18 @@ mod tests {
         let err =
             Config::from_env(&env(&[("MCP_BRIDGE_DATABASE_URL", "postgres://x")])).unwrap_err();
         assert!(err.to_string().contains("sqlite:"), "{err}");
+        let err = Config::from_env(&env(&[("MCP_BRIDGE_MAX_MESSAGE_BYTES", "65535")])).unwrap_err();
+        assert!(
+            err.to_string().contains("MCP_BRIDGE_MAX_MESSAGE_BYTES"),
+            "{err}"
+        );
+        let config = Config::from_env(&env(&[("MCP_BRIDGE_MAX_MESSAGE_BYTES", "65536")])).unwrap();
+        assert_eq!(config.max_message_bytes, 65536);
+        assert_eq!(
+            Config::default().max_message_bytes,
+            16 * 1024 * 1024,
+            "the default is rmcp's own bound"
+        );
     }
 
     #[test]

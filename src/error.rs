@@ -240,7 +240,10 @@ impl ApiError {
                 CallError::Rejected { code: -32602, .. } => ErrorCode::InvalidRequest,
                 CallError::Rejected { code: -32601, .. } => ErrorCode::McpCapabilityMissing,
                 CallError::Rejected { code: -32002, .. } => ErrorCode::McpResourceNotFound,
-                CallError::Rejected { .. } | CallError::Protocol(_) => ErrorCode::McpProtocolError,
+                // An answer over max_message_bytes: the same call would get it again.
+                CallError::Rejected { .. } | CallError::Protocol(_) | CallError::TooLarge(_) => {
+                    ErrorCode::McpProtocolError
+                }
                 CallError::Transport(_) => ErrorCode::McpTransportError,
             },
             E::Store(_) | E::Internal(_) => ErrorCode::Internal,

@@ -220,7 +220,7 @@ impl Registry {
                 server.config,
                 self.hub.clone(),
                 self.store.clone(),
-                self.supervision.guard,
+                &self.supervision,
             );
             self.insert(entry, inbox);
         }
@@ -263,7 +263,7 @@ impl Registry {
             config.clone(),
             self.hub.clone(),
             self.store.clone(),
-            self.supervision.guard,
+            &self.supervision,
         );
         let established = upstream::connect(&config, entry.upstream_context())
             .await

@@ -5,10 +5,12 @@
 mod calls;
 mod handler;
 mod http;
+pub mod limit;
+mod lines;
 mod notify;
 mod sse;
 mod stdio;
-pub use sse::Frames;
+pub use sse::{Event as SseEvent, Frames};
 pub use stdio::BASE_ENV;
 pub mod supervisor;
 mod watched;
@@ -135,14 +137,16 @@ impl Connection {
         // that awaits an upstream that large, moved whole wherever one is spawned (rmcp spawns
         // each `/mcp` request's handler), copied several times per call.
         let request = Box::pin(request);
+        // The answer first: one that came in just before the connection ended still counts
+        // (a WebSocket message over the limit fails every call, then ends the connection).
         tokio::select! {
             biased;
-            _ = self.lost.cancelled() => Err(CallError::Lost),
             result = tokio::time::timeout(timeout, request) => match result {
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(error)) => Err(CallError::from_service(error, &self.lost)),
                 Err(_) => Err(CallError::Timeout(timeout)),
             },
+            _ = self.lost.cancelled() => Err(CallError::Lost),
         }
     }
 
@@ -404,11 +408,17 @@ pub enum CallError {
     Transport(String),
     #[error("the server answered something unexpected: {0}")]
     Protocol(String),
+    /// The server's answer was over `max_message_bytes` (the sentence names the limit).
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 impl CallError {
     fn from_service(error: ServiceError, lost: &CancellationToken) -> Self {
         match error {
+            ServiceError::McpError(e) if e.code.0 == limit::MESSAGE_TOO_LARGE => {
+                Self::TooLarge(e.message.into_owned())
+            }
             ServiceError::McpError(e) => Self::Rejected {
                 code: e.code.0,
                 message: e.message.into_owned(),
@@ -454,7 +464,7 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
     }
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {
-            let (transport, stderr) = stdio::spawn(config)?;
+            let (transport, stderr) = stdio::spawn(config, ctx.max_message_bytes)?;
             match bounded(deadline, start(handler, taps.wrap(transport), protocol)).await {
                 Ok(client) => (client, Some(stderr)),
                 Err(Some(ConnectError::Initialize(e, _))) => {
@@ -464,14 +474,20 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
             }
         }
         McpTransport::Http => {
-            let transport = taps.wrap(http::transport(config, guard)?);
+            let transport = taps.wrap(http::transport(config, guard, ctx.max_message_bytes)?);
             let client = bounded(deadline, start(handler, transport, protocol)).await;
             (client.map_err(|e| e.unwrap_or_else(timed_out))?, None)
         }
         McpTransport::Sse => {
             let opened = tokio::time::timeout_at(
                 deadline,
-                sse::connect(&config.url, http::header_map(config)?, guard),
+                sse::connect(
+                    &config.url,
+                    http::header_map(config)?,
+                    guard,
+                    ctx.max_message_bytes,
+                    &config.server_id,
+                ),
             );
             let transport = taps.wrap(opened.await.map_err(|_| timed_out())??);
             let client = bounded(deadline, start(handler, transport, protocol)).await;
@@ -480,7 +496,13 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
         McpTransport::Ws => {
             let opened = tokio::time::timeout_at(
                 deadline,
-                ws::connect(&config.url, http::header_map(config)?, guard),
+                ws::connect(
+                    &config.url,
+                    http::header_map(config)?,
+                    guard,
+                    ctx.max_message_bytes,
+                    &config.server_id,
+                ),
             );
             let transport = taps.wrap(opened.await.map_err(|_| timed_out())??);
             let client = bounded(deadline, start(handler, transport, protocol)).await;

@@ -3,15 +3,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_bridge::upstream::Frames;
+use mcp_bridge::upstream::{Frames, SseEvent};
 
-fn events(stream: &[u8], chunk: usize) -> Vec<(String, String)> {
-    let mut frames = Frames::default();
+/// Events of at most 1 KiB, so that events over the limit (read through) are exercised too.
+fn events(stream: &[u8], chunk: usize) -> Vec<SseEvent> {
+    let mut frames = Frames::new(1024);
     let mut events = Vec::new();
     for part in stream.chunks(chunk.max(1)) {
-        if !frames.push(part) {
-            break;
-        }
+        frames.push(part);
         while let Some(event) = frames.next_event() {
             events.push(event);
         }

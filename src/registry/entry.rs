@@ -57,6 +57,7 @@ pub struct ServerEntry {
     hub: Arc<Hub>,
     store: Store,
     guard: crate::guard::Guard,
+    max_message_bytes: usize,
     /// Fired to stop the supervisor (unregister, shutdown).
     pub stop: CancellationToken,
     /// Fired when the supervisor has stopped and the connection is closed.
@@ -75,7 +76,7 @@ impl ServerEntry {
         config: McpServerConfig,
         hub: Arc<Hub>,
         store: Store,
-        guard: crate::guard::Guard,
+        supervision: &upstream::supervisor::Supervision,
     ) -> (Arc<Self>, Inbox) {
         let (control_tx, control) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
@@ -90,7 +91,8 @@ impl ServerEntry {
             changing: tokio::sync::Mutex::new(()),
             hub,
             store,
-            guard,
+            guard: supervision.guard,
+            max_message_bytes: supervision.max_message_bytes,
             stop: CancellationToken::new(),
             stopped: CancellationToken::new(),
         });
@@ -114,6 +116,7 @@ impl ServerEntry {
             timeout: Duration::from_secs(self.config().timeout),
             events: self.events.clone(),
             guard: self.guard,
+            max_message_bytes: self.max_message_bytes,
         }
     }
 

@@ -44,6 +44,8 @@ pub struct Context {
     pub events: tokio::sync::mpsc::UnboundedSender<UpstreamEvent>,
     /// Where the server may be reached (`http`, `sse`, `ws`).
     pub guard: crate::guard::Guard,
+    /// Largest message taken from the server (`max_message_bytes`).
+    pub max_message_bytes: usize,
 }
 
 pub struct BridgeClient {

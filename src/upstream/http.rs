@@ -1,13 +1,23 @@
-//! The Streamable HTTP transport: rmcp's client with the configured `headers` on every request;
+//! The Streamable HTTP transport: rmcp's client with the configured `headers` on every request,
+//! over [`Bounded`], which turns an answer over `max_message_bytes` into an error for its call;
 //! and those headers, checked, for the other HTTP-based transports.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use rmcp::model::{ClientJsonRpcMessage, RequestId};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
 
 use super::ConnectError;
+use super::limit;
 use crate::a2e::McpServerConfig;
 use crate::guard::Guard;
 
@@ -25,17 +35,21 @@ pub fn header_map(config: &McpServerConfig) -> Result<HeaderMap, ConnectError> {
     Ok(headers)
 }
 
-/// rmcp's client transport over an HTTP client of the address guard.
+/// rmcp's client transport over an HTTP client of the address guard, taking messages of up to
+/// `limit` bytes.
 pub fn transport(
     config: &McpServerConfig,
     guard: Guard,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, ConnectError> {
+    limit: usize,
+) -> Result<StreamableHttpClientTransport<Bounded>, ConnectError> {
     let headers: HashMap<HeaderName, HeaderValue> = header_map(config)?
         .into_iter()
         .filter_map(|(k, v)| Some((k?, v)))
         .collect();
-    let transport_config =
-        StreamableHttpClientTransportConfig::with_uri(config.url.as_str()).custom_headers(headers);
+    let transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str())
+        .custom_headers(headers)
+        .max_json_response_size(limit)
+        .max_sse_event_size(limit);
     // No idle connections kept, as rmcp's own default client: reusing one whose last answer
     // (an SSE stream) was not read to its end stalls on delayed ACKs (~40 ms a call).
     let client = guard
@@ -43,8 +57,221 @@ pub fn transport(
         .pool_max_idle_per_host(0)
         .build()
         .map_err(|e| ConnectError::Config(format!("cannot make an HTTP client: {e}")))?;
+    let client = Bounded {
+        client,
+        server_id: config.server_id.as_str().into(),
+    };
     Ok(StreamableHttpClientTransport::with_client(
         client,
         transport_config,
     ))
+}
+
+/// rmcp's reqwest client, except for a message over the limits rmcp passes (set from
+/// `max_message_bytes`). rmcp would fail the POST (a JSON body), or end the stream with an
+/// error that it reports as the connection closed (an SSE event): instead the request the POST
+/// carried gets the error answer for its id, and nothing else is touched. An event over the
+/// limit on the standalone GET stream is dropped with a warning and the stream reopened.
+///
+/// rmcp reads an SSE event through up to the limit and then stops reading that stream: an
+/// event over it on a call's stream is taken as the call's answer, even where it was a
+/// notification or a request of the server's sent before the answer.
+#[derive(Clone)]
+pub struct Bounded {
+    client: reqwest::Client,
+    server_id: Arc<str>,
+}
+
+type Events = BoxStream<'static, Result<Sse, SseError>>;
+
+/// Whether rmcp's SSE reader stopped at an event over its limit (its error type is private:
+/// its message is matched, and the test of each transport over the limit checks it still is).
+fn over_the_limit(error: &SseError) -> bool {
+    matches!(error, SseError::Body(inner)
+        if inner.to_string().starts_with("SSE event exceeded the maximum size"))
+}
+
+impl Bounded {
+    /// `events`, with an event over `limit` turned into the error answer for `id` (or, without
+    /// an id, dropped), ending the stream.
+    fn bounded(&self, events: Events, id: Option<RequestId>, limit: usize) -> Events {
+        let server_id = self.server_id.clone();
+        futures::stream::unfold(Some(events), move |events| {
+            let id = id.clone();
+            let server_id = server_id.clone();
+            async move {
+                let mut events = events?;
+                match events.next().await? {
+                    Err(error) if over_the_limit(&error) => {
+                        let Some(id) = id else {
+                            limit::dropped(&server_id, limit, true);
+                            return None;
+                        };
+                        tracing::warn!(
+                            %server_id,
+                            %id,
+                            limit,
+                            "an event on a call's stream is larger than {} ({}); the call fails",
+                            limit::human(limit),
+                            limit::SETTING
+                        );
+                        let answer = serde_json::to_string(&limit::too_large(id, limit)).ok()?;
+                        let event = Sse {
+                            data: Some(answer),
+                            ..Sse::default()
+                        };
+                        Some((Ok(event), None))
+                    }
+                    item => Some((item, Some(events))),
+                }
+            }
+        })
+        .boxed()
+    }
+}
+
+impl StreamableHttpClient for Bounded {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let id = match &message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        let posted = self
+            .client
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await;
+        match (posted, id) {
+            (Err(StreamableHttpError::ResponseBodyTooLarge { max_size }), Some(id)) => {
+                tracing::warn!(
+                    server_id = %self.server_id,
+                    %id,
+                    limit = max_size,
+                    "an answer of the server is larger than {} ({}); the call fails",
+                    limit::human(max_size),
+                    limit::SETTING
+                );
+                let answer = limit::too_large(id, max_size);
+                Ok(StreamableHttpPostResponse::Json(answer, None))
+            }
+            (Ok(StreamableHttpPostResponse::Sse(events, session)), id) => {
+                let events = self.bounded(events, id, limits.max_sse_event_size);
+                Ok(StreamableHttpPostResponse::Sse(events, session))
+            }
+            (posted, _) => posted,
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.client
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<Events, StreamableHttpError<Self::Error>> {
+        let limit = StreamableHttpResponseLimits::default().max_sse_event_size;
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            limit,
+        )
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<Events, StreamableHttpError<Self::Error>> {
+        let events = self
+            .client
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await?;
+        // Ended rather than failed: rmcp reopens a stream that ends, and gives up on one that fails.
+        Ok(self.bounded(events, None, max_sse_event_size))
+    }
 }

@@ -7,11 +7,13 @@ use std::future::Future;
 use axum::http::HeaderMap;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use rmcp::RoleClient;
+use rmcp::model::RequestId;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::{mpsc, oneshot};
 
 use super::ConnectError;
+use super::limit::{self, IdScanner};
 use crate::guard::Guard;
 
 /// A failed send or a broken stream.
@@ -32,6 +34,8 @@ pub async fn connect(
     url: &str,
     headers: HeaderMap,
     guard: Guard,
+    limit: usize,
+    server_id: &str,
 ) -> Result<SseTransport, ConnectError> {
     let fail = |why: String| ConnectError::Initialize(why, String::new());
     let url = reqwest::Url::parse(url).map_err(|e| ConnectError::Config(format!("`url`: {e}")))?;
@@ -56,6 +60,8 @@ pub async fn connect(
         resp,
         messages_tx,
         endpoint_tx,
+        limit,
+        server_id.to_owned(),
     ))));
     let Ok(path) = endpoint_rx.await else {
         return Err(fail(format!(
@@ -98,33 +104,96 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Longest event accepted; a stream that sends more without an event boundary is dropped.
-const MAX_EVENT: usize = 16 * 1024 * 1024;
+/// One event of the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A whole event: its name (`message` when absent) and its data.
+    Whole(String, String),
+    /// An event larger than the limit, read through: its message's top-level `id` and whether
+    /// it has a `method`.
+    TooLarge {
+        id: Option<RequestId>,
+        has_method: bool,
+    },
+}
 
-/// The framing of an SSE stream: bytes in, whole events out (name and data). Bytes are decoded
-/// only once a whole event is in, so a character split between chunks stays whole; each byte is
-/// looked at once for the blank line that ends an event, however the stream is chunked.
-#[derive(Debug, Default)]
+/// The framing of an SSE stream: bytes in, events out. Bytes are decoded only once a whole
+/// event is in, so a character split between chunks stays whole; each byte is looked at once
+/// for the blank line that ends an event, however the stream is chunked. An event larger than
+/// the limit is never held: it is read through with [`Skipping`].
+#[derive(Debug)]
 pub struct Frames {
+    limit: usize,
     buffer: Vec<u8>,
     /// How far `buffer` is known to hold no event boundary.
     scanned: usize,
+    /// Reading through an event over the limit.
+    skipping: Option<Skipping>,
+    /// An event over the limit that has ended, not yet taken.
+    skipped: Option<Event>,
+}
+
+impl Default for Frames {
+    fn default() -> Self {
+        Self::new(crate::config::DEFAULT_MAX_MESSAGE_BYTES)
+    }
 }
 
 impl Frames {
-    /// Adds a chunk; `false` when the event being read is larger than [`MAX_EVENT`].
-    pub fn push(&mut self, chunk: &[u8]) -> bool {
-        self.buffer.extend_from_slice(chunk);
-        self.buffer.len() <= MAX_EVENT
+    /// Framing that takes events of up to `limit` bytes.
+    pub fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            buffer: Vec::new(),
+            scanned: 0,
+            skipping: None,
+            skipped: None,
+        }
     }
 
-    /// The next whole event: its name (`message` when absent) and its data.
-    pub fn next_event(&mut self) -> Option<(String, String)> {
-        let end = self.event_end()?;
+    /// Adds a chunk.
+    pub fn push(&mut self, mut chunk: &[u8]) {
+        if let Some(skipping) = &mut self.skipping {
+            match skipping.feed(chunk) {
+                None => return,
+                Some(end) => {
+                    self.skipped = Some(skipping.event());
+                    self.skipping = None;
+                    chunk = &chunk[end..];
+                }
+            }
+        }
+        self.buffer.extend_from_slice(chunk);
+    }
+
+    /// The next event, whole or read through.
+    pub fn next_event(&mut self) -> Option<Event> {
+        if let Some(skipped) = self.skipped.take() {
+            return Some(skipped);
+        }
+        let Some(end) = self.event_end() else {
+            if self.buffer.len() > self.limit {
+                let mut skipping = Skipping::default();
+                let ended = skipping.feed(&self.buffer);
+                debug_assert!(ended.is_none(), "no boundary in the buffer");
+                self.buffer.clear();
+                self.scanned = 0;
+                self.skipping = Some(skipping);
+            }
+            return None;
+        };
         let block: Vec<u8> = self.buffer.drain(..end).collect();
         self.scanned = 0;
+        if block.len() > self.limit {
+            // Came in whole, but larger than the limit all the same.
+            let mut skipping = Skipping::default();
+            let ended = skipping.feed(&block);
+            debug_assert_eq!(ended, Some(block.len()));
+            return Some(skipping.event());
+        }
         let block = String::from_utf8_lossy(&block).replace("\r\n", "\n");
-        Some(parse_event(&block))
+        let (event, data) = parse_event(&block);
+        Some(Event::Whole(event, data))
     }
 
     /// The end of the first event (after its blank line), for `\n` or `\r\n` lines.
@@ -151,44 +220,152 @@ impl Frames {
     }
 }
 
-/// Reads the event stream: the first `endpoint` event, then every `message` event. Bytes are
-/// decoded only once a whole event is in, so a character split between chunks stays whole.
+/// The field of the line being read through.
+#[derive(Debug)]
+enum Field {
+    /// Its name so far (only the first bytes: `data` is short).
+    Name(Vec<u8>),
+    /// A `data` value; `started` once past the space that may follow the colon.
+    Data {
+        started: bool,
+    },
+    Other,
+}
+
+impl Default for Field {
+    fn default() -> Self {
+        Self::Name(Vec::new())
+    }
+}
+
+/// Reads through an event line by line, handing only its data to an [`IdScanner`].
+#[derive(Debug, Default)]
+struct Skipping {
+    scanner: IdScanner,
+    field: Field,
+    /// Bytes in the current line (a CR not counted).
+    line: usize,
+    /// A data line has ended: the next one's data comes after a newline.
+    newline: bool,
+    /// The last three bytes, the newest last: the event ends at `\n\n` or `\r\n\r\n`, as in
+    /// [`Frames::event_end`].
+    last: [u8; 3],
+}
+
+impl Skipping {
+    fn event(&self) -> Event {
+        Event::TooLarge {
+            id: self.scanner.id(),
+            has_method: self.scanner.has_method(),
+        }
+    }
+
+    /// Reads bytes of the event; where the event ended (after its blank line), if it did.
+    fn feed(&mut self, bytes: &[u8]) -> Option<usize> {
+        for (at, &byte) in bytes.iter().enumerate() {
+            let last = self.last;
+            self.last = [last[1], last[2], byte];
+            if byte == b'\n' && (last[2] == b'\n' || last == *b"\r\n\r") {
+                return Some(at + 1);
+            }
+            match byte {
+                b'\n' => {
+                    if matches!(self.field, Field::Data { .. }) {
+                        self.newline = true;
+                    }
+                    self.field = Field::default();
+                    self.line = 0;
+                }
+                b'\r' => {}
+                _ => {
+                    self.line += 1;
+                    match &mut self.field {
+                        Field::Name(name) if byte == b':' => {
+                            self.field = if name == b"data" {
+                                Field::Data { started: false }
+                            } else {
+                                Field::Other
+                            };
+                        }
+                        Field::Name(name) if name.len() < 8 => name.push(byte),
+                        Field::Name(_) => self.field = Field::Other,
+                        Field::Data { started } => {
+                            let first = !*started;
+                            *started = true;
+                            if !(first && byte == b' ') {
+                                if self.newline {
+                                    self.newline = false;
+                                    self.scanner.feed(b"\n");
+                                }
+                                self.scanner.feed(std::slice::from_ref(&byte));
+                            }
+                        }
+                        Field::Other => {}
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Reads the event stream: the first `endpoint` event, then every `message` event. An event
+/// over `limit` that answers a request becomes the error answer for it.
 async fn read_events(
     mut resp: reqwest::Response,
     messages: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
     endpoint: oneshot::Sender<String>,
+    limit: usize,
+    server_id: String,
 ) {
     let mut endpoint = Some(endpoint);
-    let mut frames = Frames::default();
+    let mut frames = Frames::new(limit);
     loop {
         let chunk = match resp.chunk().await {
             Ok(Some(chunk)) => chunk,
             Ok(None) => return,
             Err(error) => return tracing::debug!(%error, "the SSE stream broke"),
         };
-        if !frames.push(&chunk) {
-            return tracing::warn!(
-                "an SSE event is larger than {MAX_EVENT} bytes; the stream is dropped"
-            );
-        }
-        while let Some((event, data)) = frames.next_event() {
-            match event.as_str() {
-                "endpoint" => {
-                    if let Some(tx) = endpoint.take() {
-                        let _ = tx.send(data);
-                    }
-                }
-                "message" if !data.is_empty() => match serde_json::from_str(&data) {
-                    Ok(message) => {
-                        if messages.send(message).await.is_err() {
-                            return;
+        frames.push(&chunk);
+        while let Some(event) = frames.next_event() {
+            let message = match event {
+                Event::Whole(event, data) => match event.as_str() {
+                    "endpoint" => {
+                        if let Some(tx) = endpoint.take() {
+                            let _ = tx.send(data);
                         }
+                        continue;
                     }
-                    Err(error) => {
-                        tracing::warn!(%error, "a message on the SSE stream is not JSON-RPC")
-                    }
+                    "message" if !data.is_empty() => match serde_json::from_str(&data) {
+                        Ok(message) => message,
+                        Err(error) => {
+                            tracing::warn!(%error, "a message on the SSE stream is not JSON-RPC");
+                            continue;
+                        }
+                    },
+                    _ => continue,
                 },
-                _ => {}
+                Event::TooLarge {
+                    id: Some(id),
+                    has_method: false,
+                } => {
+                    tracing::warn!(
+                        %server_id,
+                        %id,
+                        limit,
+                        "an answer of the server is larger than {} ({}); the call fails",
+                        limit::human(limit),
+                        limit::SETTING
+                    );
+                    limit::too_large(id, limit)
+                }
+                Event::TooLarge { has_method, .. } => {
+                    limit::dropped(&server_id, limit, has_method);
+                    continue;
+                }
+            };
+            if messages.send(message).await.is_err() {
+                return;
             }
         }
     }
@@ -254,16 +431,106 @@ impl Drop for SseTransport {
 mod tests {
     use super::*;
 
-    fn events_of(stream: &[u8], chunk: usize) -> Vec<(String, String)> {
-        let mut frames = Frames::default();
+    fn events_with(stream: &[u8], chunk: usize, limit: usize) -> Vec<Event> {
+        let mut frames = Frames::new(limit);
         let mut events = Vec::new();
         for part in stream.chunks(chunk) {
-            assert!(frames.push(part));
+            frames.push(part);
             while let Some(event) = frames.next_event() {
                 events.push(event);
             }
         }
         events
+    }
+
+    fn events_of(stream: &[u8], chunk: usize) -> Vec<(String, String)> {
+        events_with(stream, chunk, 1 << 20)
+            .into_iter()
+            .map(|event| match event {
+                Event::Whole(name, data) => (name, data),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn any_stream_is_framed_the_same_however_chunked_with_a_limit() {
+        const PIECES: &[&str] = &[
+            "data: ",
+            "data:",
+            "event: endpoint",
+            "\n",
+            "\r\n",
+            "\r",
+            ": c",
+            "{",
+            "}",
+            "\"id\":",
+            "7",
+            ",",
+            "\"method\":",
+            "\"x\\\"",
+            "xxxxxxxxxxxxxxxx",
+            "id: 3",
+        ];
+        let mut seed = 0x2545_f491_u64;
+        let (mut whole_events, mut too_large) = (0, 0);
+        for _ in 0..300 {
+            let mut stream = Vec::new();
+            for _ in 0..60 {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                stream.extend_from_slice(PIECES[(seed >> 33) as usize % PIECES.len()].as_bytes());
+            }
+            let whole = events_with(&stream, stream.len(), 40);
+            for event in &whole {
+                match event {
+                    Event::Whole(..) => whole_events += 1,
+                    Event::TooLarge { .. } => too_large += 1,
+                }
+            }
+            for chunk in 1..8 {
+                assert_eq!(
+                    events_with(&stream, chunk, 40),
+                    whole,
+                    "{:?} in chunks of {chunk}",
+                    String::from_utf8_lossy(&stream)
+                );
+            }
+        }
+        assert!(
+            whole_events > 20 && too_large > 20,
+            "{whole_events} {too_large}"
+        );
+    }
+
+    #[test]
+    fn an_event_over_the_limit_is_read_through_for_its_id() {
+        let big = "x".repeat(500);
+        let stream = format!(
+            "event: endpoint\ndata: /m\n\n\
+             data: {{\"jsonrpc\":\"2.0\",\"result\":{{\"t\":\"{big}\"}},\r\ndata: \"id\":7}}\r\n\r\n\
+             data: {{\"method\":\"m\",\"params\":\"{big}\"}}\n\n\
+             data: {{\"id\":8,\"result\":{{}}}}\n\n"
+        );
+        let expected = vec![
+            Event::Whole("endpoint".into(), "/m".into()),
+            Event::TooLarge {
+                id: Some(rmcp::model::NumberOrString::Number(7)),
+                has_method: false,
+            },
+            Event::TooLarge {
+                id: None,
+                has_method: true,
+            },
+            Event::Whole("message".into(), "{\"id\":8,\"result\":{}}".into()),
+        ];
+        for chunk in [1, 2, 3, 5, 64, 100, 1000, stream.len()] {
+            assert_eq!(
+                events_with(stream.as_bytes(), chunk, 100),
+                expected,
+                "chunks of {chunk}"
+            );
+        }
     }
 
     #[test]

@@ -4,20 +4,25 @@
 //! `MCP_BRIDGE_*` settings, nor any secret it was started with); its stderr is
 //! drained into the log and its last lines kept for error messages. Where util-linux `setpriv`
 //! is installed, the child is started through it with a parent-death signal, so it dies with
-//! the bridge even when the bridge is killed outright.
+//! the bridge even when the bridge is killed outright. Its stdout is read through
+//! [`BoundedLines`], so a message over `max_message_bytes` fails its call alone.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
-use rmcp::transport::TokioChildProcess;
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::RoleClient;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::ChildStderr;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio_util::sync::CancellationToken;
 
 use super::ConnectError;
+use super::lines::BoundedLines;
 use crate::a2e::McpServerConfig;
 
 /// How many stderr lines are kept for error messages.
@@ -88,10 +93,11 @@ pub const BASE_ENV: &[&str] = &[
     "XDG_DATA_HOME",
 ];
 
-/// Starts the child and its stderr drain.
+/// Starts the child and its stderr drain; no line over `max_message_bytes` is taken from it.
 pub fn spawn(
     config: &McpServerConfig,
-) -> Result<(TokioChildProcess, Arc<StderrTail>), ConnectError> {
+    max_message_bytes: usize,
+) -> Result<(StdioTransport, Arc<StderrTail>), ConnectError> {
     let (program, args) = config
         .cmd
         .split_first()
@@ -117,14 +123,31 @@ pub fn spawn(
     command.envs(&config.env);
     let mut wrapped = CommandWrap::from(command);
     wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-    let (transport, stderr) = TokioChildProcess::builder(wrapped)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| ConnectError::Spawn {
-            command: program.clone(),
-            source,
-            stderr: String::new(),
-        })?;
+    wrapped
+        .command_mut()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let spawn_error = |source| ConnectError::Spawn {
+        command: program.clone(),
+        source,
+        stderr: String::new(),
+    };
+    let mut child = wrapped.spawn().map_err(spawn_error)?;
+    let (Some(stdin), Some(stdout)) = (
+        child.inner_mut().stdin().take(),
+        child.inner_mut().stdout().take(),
+    ) else {
+        return Err(spawn_error(std::io::Error::other("no pipes to the child")));
+    };
+    let stderr = child.inner_mut().stderr().take();
+    let lines = BoundedLines::new(stdout, max_message_bytes, &config.server_id);
+    // rmcp's own bound, above ours (a line's newline, and a CR before it), never reached.
+    let io = AsyncRwTransport::new(lines, stdin).with_max_line_length(max_message_bytes + 2);
+    let transport = StdioTransport {
+        child: Some(child),
+        io,
+    };
     let tail = Arc::new(StderrTail::default());
     match stderr {
         Some(stderr) => {
@@ -133,6 +156,80 @@ pub fn spawn(
         None => tail.done.cancel(),
     }
     Ok((transport, tail))
+}
+
+/// How long a closing child gets to exit, first after its stdin closes, then after SIGTERM.
+const EXIT_WAIT: Duration = Duration::from_secs(3);
+
+/// Whether the child exits within [`EXIT_WAIT`].
+async fn exited(child: &mut Box<dyn ChildWrapper>) -> bool {
+    matches!(
+        tokio::time::timeout(EXIT_WAIT, child.wait()).await,
+        Ok(Ok(_))
+    )
+}
+
+/// A child process speaking MCP on its stdin and stdout, as rmcp's `TokioChildProcess` (whose
+/// stdout reader cannot be replaced): closing it closes stdin and waits for the child to exit,
+/// then sends SIGTERM to its group, then kills the group; dropping it kills the group.
+pub struct StdioTransport {
+    child: Option<Box<dyn ChildWrapper>>,
+    io: AsyncRwTransport<RoleClient, BoundedLines<ChildStdout>, ChildStdin>,
+}
+
+impl Transport<RoleClient> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.io.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.io.receive()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // The child stays here until it has exited, so a close given up still kills it (drop).
+        let Some(child) = self.child.as_mut() else {
+            return Ok(());
+        };
+        self.io.close().await?;
+        if exited(child).await {
+            self.child = None;
+            return Ok(());
+        }
+        match child.signal(libc::SIGTERM) {
+            Ok(()) if exited(child).await => {
+                self.child = None;
+                return Ok(());
+            }
+            Ok(()) => {}
+            Err(error) => tracing::warn!(%error, "cannot send SIGTERM to a stdio server"),
+        }
+        let killed = Box::into_pin(child.kill()).await;
+        self.child = None;
+        killed
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            // kill() waits for the child, so it is not left a zombie.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    if let Err(error) = Box::into_pin(child.kill()).await {
+                        tracing::warn!(%error, "cannot kill a stdio server");
+                    }
+                });
+            } else {
+                let _ = child.start_kill();
+            }
+        }
+    }
 }
 
 /// The `setpriv` program, when this machine has one.

@@ -24,6 +24,8 @@ pub struct Supervision {
     pub ping_timeout: Duration,
     /// Where `http`, `sse` and `ws` servers may be.
     pub guard: crate::guard::Guard,
+    /// Largest message taken from a server (`max_message_bytes`).
+    pub max_message_bytes: usize,
 }
 
 impl Default for Supervision {
@@ -34,6 +36,7 @@ impl Default for Supervision {
             ping_interval: Some(Duration::from_secs(30)),
             guard: crate::guard::Guard::default(),
             ping_timeout: Duration::from_secs(10),
+            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }

@@ -1,28 +1,39 @@
 //! The WebSocket transport (not in the MCP specification, but in the A2E transport enum):
 //! JSON-RPC as text frames over ws/wss, offering the subprotocol `mcp`, `headers` on the upgrade.
+//!
+//! A message over `max_message_bytes` sent in one frame (as servers send them) is read through
+//! below tungstenite by [`BoundedFrames`]: its call alone fails, the connection stays. One sent
+//! in several frames is caught by tungstenite, which stops with the rest of it unread: the
+//! socket cannot be read past it, so every request in flight gets the error answer naming the
+//! limit at once and the connection ends (the supervisor reconnects), rather than the calls
+//! learning of it as a lost connection.
 
+use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::sync::Arc;
 
 use axum::http::{HeaderMap, HeaderValue};
 use futures::{SinkExt, StreamExt};
 use rmcp::RoleClient;
+use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
-use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{Error as Tungstenite, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::ConnectError;
+use super::limit;
+use bounded::BoundedFrames;
+
+mod bounded;
 use crate::guard::Guard;
 
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-/// Largest message accepted from a server (16 MiB).
-const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+type Socket = WebSocketStream<BoundedFrames<MaybeTlsStream<TcpStream>>>;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -31,6 +42,12 @@ pub struct WsError(String);
 pub struct WsTransport {
     sink: Arc<Mutex<futures::stream::SplitSink<Socket, Message>>>,
     stream: futures::stream::SplitStream<Socket>,
+    limit: usize,
+    server_id: String,
+    /// The requests sent and not yet answered (nor cancelled).
+    pending: Arc<std::sync::Mutex<HashSet<RequestId>>>,
+    /// Error answers still to hand on before the end, once a message was over the limit.
+    failing: Option<VecDeque<RxJsonRpcMessage<RoleClient>>>,
 }
 
 /// Opens the WebSocket, offering the `mcp` subprotocol, to an address the guard allows.
@@ -38,6 +55,8 @@ pub async fn connect(
     url: &str,
     headers: HeaderMap,
     guard: Guard,
+    limit: usize,
+    server_id: &str,
 ) -> Result<WsTransport, ConnectError> {
     let mut request = url
         .into_client_request()
@@ -60,11 +79,22 @@ pub async fn connect(
     request
         .headers_mut()
         .insert("Sec-WebSocket-Protocol", HeaderValue::from_static("mcp"));
-    // The largest message taken, as rmcp bounds Streamable HTTP answers and the legacy SSE
-    // transport its events.
-    let limits = WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE));
+    // The largest message taken (max_message_bytes), whether in one frame or several.
+    let limits = WebSocketConfig::default()
+        .max_message_size(Some(limit))
+        .max_frame_size(Some(limit));
+    // TLS is set up here rather than by tungstenite, so that BoundedFrames sits between it and
+    // tungstenite, on the plain frames.
+    let stream =
+        match parsed.scheme() {
+            "wss" => MaybeTlsStream::Rustls(tls(host, tcp).await.map_err(|e| {
+                ConnectError::Initialize(format!("TLS to {url}: {e}"), String::new())
+            })?),
+            _ => MaybeTlsStream::Plain(tcp),
+        };
+    let stream = BoundedFrames::new(stream, limit, server_id);
     let (socket, _response) =
-        tokio_tungstenite::client_async_tls_with_config(request, tcp, Some(limits), None)
+        tokio_tungstenite::client_async_with_config(request, stream, Some(limits))
             .await
             .map_err(|e| {
                 ConnectError::Initialize(format!("WebSocket upgrade of {url}: {e}"), String::new())
@@ -73,7 +103,63 @@ pub async fn connect(
     Ok(WsTransport {
         sink: Arc::new(Mutex::new(sink)),
         stream,
+        limit,
+        server_id: server_id.to_owned(),
+        pending: Default::default(),
+        failing: None,
     })
+}
+
+/// TLS to `host` over `tcp`, with the web's root certificates (what tungstenite would do).
+async fn tls(
+    host: &str,
+    tcp: TcpStream,
+) -> std::io::Result<tokio_rustls::client::TlsStream<TcpStream>> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let config = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+}
+
+impl WsTransport {
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A message in several frames over the limit: every request in flight fails with the
+    /// error naming it, then the connection ends.
+    fn fail_pending(&mut self, size: usize) {
+        let pending: Vec<RequestId> = self.pending().drain().collect();
+        tracing::warn!(
+            server_id = %self.server_id,
+            size,
+            limit = self.limit,
+            calls = pending.len(),
+            "a WebSocket message of the server is larger than {} ({}); the connection ends \
+             and the calls in flight fail",
+            limit::human(self.limit),
+            limit::SETTING
+        );
+        let why = format!(
+            "a message of the server is larger than the {} limit ({}); over WebSocket that \
+             ends the connection, and every call in flight on it",
+            limit::human(self.limit),
+            limit::SETTING
+        );
+        self.failing = Some(
+            pending
+                .into_iter()
+                .map(|id| limit::failed(id, why.clone()))
+                .collect(),
+        );
+    }
 }
 
 impl Transport<RoleClient> for WsTransport {
@@ -83,6 +169,19 @@ impl Transport<RoleClient> for WsTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        match &item {
+            JsonRpcMessage::Request(request) => {
+                self.pending().insert(request.id.clone());
+            }
+            JsonRpcMessage::Notification(n) => {
+                if let ClientNotification::CancelledNotification(cancelled) = &n.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    self.pending().remove(id);
+                }
+            }
+            _ => {}
+        }
         let sink = self.sink.clone();
         async move {
             let text = serde_json::to_string(&item).map_err(|e| WsError(e.to_string()))?;
@@ -96,21 +195,44 @@ impl Transport<RoleClient> for WsTransport {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
+            if let Some(failing) = &mut self.failing {
+                // Then None: the connection has ended.
+                return failing.pop_front();
+            }
             let bytes = match self.stream.next().await? {
                 Ok(Message::Text(text)) => text.as_bytes().to_vec(),
                 Ok(Message::Binary(bytes)) => bytes.to_vec(),
                 Ok(Message::Close(_)) => return None,
                 // Pings are answered by the library; pongs and raw frames carry no message.
                 Ok(_) => continue,
+                Err(Tungstenite::Capacity(CapacityError::MessageTooLong { size, .. })) => {
+                    self.fail_pending(size);
+                    continue;
+                }
                 Err(error) => {
                     tracing::debug!(%error, "the WebSocket broke");
                     return None;
                 }
             };
-            match serde_json::from_slice(&bytes) {
-                Ok(message) => return Some(message),
-                Err(error) => tracing::warn!(%error, "a WebSocket frame is not JSON-RPC"),
+            let message: RxJsonRpcMessage<RoleClient> = match serde_json::from_slice(&bytes) {
+                Ok(message) => message,
+                Err(error) => {
+                    tracing::warn!(%error, "a WebSocket frame is not JSON-RPC");
+                    continue;
+                }
+            };
+            match &message {
+                JsonRpcMessage::Response(response) => {
+                    self.pending().remove(&response.id);
+                }
+                JsonRpcMessage::Error(error) => {
+                    if let Some(id) = &error.id {
+                        self.pending().remove(id);
+                    }
+                }
+                _ => {}
             }
+            return Some(message);
         }
     }
 

@@ -390,6 +390,13 @@ pub async fn py_http_on(port: u16, extra: &[&str]) -> Peer {
     reporting_peer(command, "/mcp", "http").await
 }
 
+/// The Python fixture over legacy HTTP+SSE (`/sse`); it reports its port.
+pub async fn py_sse() -> Peer {
+    let mut command = tokio::process::Command::new(python());
+    command.args([py_server().as_str(), "sse", "--port", "0"]);
+    reporting_peer(command, "/sse", "http").await
+}
+
 /// The 1.x Python SDK's WebSocket server; `required_header` (`Name=value`) must be on the upgrade.
 pub async fn ws_server(required_header: Option<&str>) -> Peer {
     let mut command =

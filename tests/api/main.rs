@@ -10,6 +10,7 @@ mod import;
 mod inputs;
 mod limits;
 mod mcp;
+mod messages;
 mod metrics;
 mod openapi;
 mod prompts;

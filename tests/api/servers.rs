@@ -58,12 +58,12 @@ async fn python_server_over_stdio_and_http() {
     let stdio = app.register(py_stdio("pys", &unique("pys"))).await;
     assert_eq!(stdio["server_name"], "py-fixture");
     assert_eq!(stdio["server_version"], "1.2.3");
-    assert_eq!(stdio["tools_count"], 15);
+    assert_eq!(stdio["tools_count"], 17);
     let http = app
         .register(json!({ "server_id": "pyh", "transport": "http", "url": peer.url }))
         .await;
     assert_eq!(http["status"], "ready");
-    assert_eq!(http["tools_count"], 15);
+    assert_eq!(http["tools_count"], 17);
     for name in ["pys__add", "pyh__add"] {
         let (status, body) = app.call(name, json!({"a": 2, "b": 3})).await;
         assert_eq!(status, StatusCode::OK, "{body}");
@@ -244,7 +244,7 @@ async fn patch_changes_allow_lists_and_keeps_secrets() {
         "headers": {"Authorization": "Bearer upstream-s3cret"}
     }))
     .await;
-    assert_eq!(app.tool_names("?server_id=p").await.len(), 15);
+    assert_eq!(app.tool_names("?server_id=p").await.len(), 17);
 
     let (status, body) = app
         .patch(
@@ -271,7 +271,7 @@ async fn patch_changes_allow_lists_and_keeps_secrets() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["server"]["status"], "ready");
-    assert_eq!(body["server"]["tools_count"], 15);
+    assert_eq!(body["server"]["tools_count"], 17);
 
     let (status, body) = app
         .patch("/v1/servers/p", &app.admin, json!({"timeout": 0}))

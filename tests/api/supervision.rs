@@ -75,7 +75,7 @@ async fn the_python_sdk_websocket_server() {
     assert_eq!(server["status"], "ready");
     assert_eq!(server["server_name"], "ws-fixture");
     assert_eq!(server["mcp_version"], "2025-11-25");
-    assert_eq!(server["tools_count"], 3);
+    assert_eq!(server["tools_count"], 4);
     let (status, body) = app.call("wss__add", json!({"a": 2, "b": 40})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["structured_content"], json!({"result": 42}));

@@ -17,7 +17,7 @@ async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
     assert_eq!(body["req_id"], "list-1");
     assert_eq!(body["next_cursor"], "");
     let tools = body["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 32);
+    assert_eq!(tools.len(), 34);
     let echo = tools
         .iter()
         .find(|t| t["name"] == "ev__echo")
@@ -44,13 +44,13 @@ async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
         .map(|t| t["name"].as_str().unwrap().split_once("__").unwrap())
         .collect();
     assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
-    assert_eq!(app.tool_names("?server_id=py").await.len(), 15);
+    assert_eq!(app.tool_names("?server_id=py").await.len(), 17);
     assert_eq!(
         app.tool_names("?source=a2a").await.len(),
         4,
         "the agent-bridge tools"
     );
-    assert_eq!(app.tool_names("").await.len(), 36, "the whole catalogue");
+    assert_eq!(app.tool_names("").await.len(), 38, "the whole catalogue");
     let (status, _) = app.get("/v1/tools?source=carrier", &app.alice).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     let (status, body) = app.get("/v1/tools?cursor=not-a-cursor", &app.alice).await;
@@ -206,6 +206,6 @@ async fn a_tools_list_changed_notification_re_syncs_the_catalogue() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["content"][0]["text"], "grown");
     let (_, server) = app.get("/v1/servers/py", &app.alice).await;
-    assert_eq!(server["server"]["tools_count"], 16);
+    assert_eq!(server["server"]["tools_count"], 18);
     app.stop().await;
 }

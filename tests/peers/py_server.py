@@ -2,15 +2,18 @@
 
 Usage (first argument selects the mode):
     py_server.py stdio               serve MCP over stdin/stdout
-    py_server.py http [--port N] [--stateless]
+    py_server.py http [--port N] [--stateless] [--json]
                                      serve Streamable HTTP at http://127.0.0.1:N/mcp (N=0: free port);
                                      prints one line "PORT=<port>" to stdout once listening; --stateless
-                                     serves it statelessly (the SDK's stateless_http: no Mcp-Session-Id)
+                                     serves it statelessly (the SDK's stateless_http: no Mcp-Session-Id);
+                                     --json answers each POST with a JSON body instead of an SSE stream
+    py_server.py sse [--port N]      serve legacy HTTP+SSE (protocol 2024-11-05): GET http://127.0.0.1:N/sse,
+                                     messages POSTed to /messages/; prints "PORT=<port>" as http does
     py_server.py crash               print two lines to stderr and exit 3 without speaking MCP
     py_server.py hang                read stdin until EOF, never answering anything
 
 Server "py-fixture" 1.2.3 exposes the tools add, echo, image, audio, link, embedded, fail,
-slow, getenv, cwd, grow (which adds a tool at run time and sends tools/list_changed), subscriptions, touch
+slow, big and shout (see below), getenv, cwd, grow (which adds a tool at run time and sends tools/list_changed), subscriptions, touch
 (see below), ask_name and ask_llm (see further below), the resource fixture://doc/1, the resource template
 fixture://note/{name} (reads as "note {name}"), the prompts greet and code_review, and completions for
 greet's `name` (alice, alfred, bob) and fixture://note/{name}'s `name` (one, two, three).
@@ -21,6 +24,11 @@ process. Subscribing to a URI that is neither a static resource nor one a templa
 error -32002 ("Resource not found"); subscribing twice and unsubscribing a URI not subscribed both succeed.
 The tool subscriptions() returns the subscribed URIs sorted and joined with "\n" ("" when none); the tool
 touch(uri) sends notifications/resources/updated for that uri to the calling client and returns "touched".
+
+The tool big(size) returns one text block of exactly `size` bytes ("x" repeated), to test the bridge's bound on
+the size of one message (its JSON-RPC answer is some 100 bytes more than `size`); shout(size) first sends the
+client a log message (notifications/message, level info) whose data is such a text, then returns "said";
+shout(size, related=false) sends it unrelated to the call (over Streamable HTTP: on the standalone GET stream).
 
 Two tools need input from the client during the call:
     ask_name()          form elicitation "What is your name?" for {"name": string}; returns "name: <name>" on
@@ -129,6 +137,23 @@ def build_server():
         """Sleep for the given number of seconds, then return "done"."""
         await asyncio.sleep(seconds)
         return "done"
+
+    @mcp.tool(structured_output=False)
+    def big(size: int) -> str:
+        """Return a text of exactly `size` bytes ("x" repeated)."""
+        return "x" * size
+
+    @mcp.tool(structured_output=False)
+    async def shout(size: int, ctx: Context, related: bool = True) -> str:
+        """Send a log message of `size` bytes ("x" repeated) to the client, then return "said".
+
+        With related=false the message is not tied to the call: over Streamable HTTP it goes on the
+        standalone GET stream rather than on the call's own stream."""
+        if related:
+            await ctx.info("x" * size)
+        else:
+            await ctx.session.send_log_message(level="info", data="x" * size)
+        return "said"
 
     @mcp.tool(structured_output=False)
     def getenv(name: str) -> str:
@@ -332,10 +357,11 @@ def install_paging(mcp, page: int) -> None:
     lowlevel.add_request_handler("prompts/list", PaginatedRequestParams, list_prompts)
 
 
-async def serve_http(mcp, port: int, stateless: bool = False) -> None:
-    """Serve Streamable HTTP on a socket bound here, so the printed port is the one listening.
+async def serve_http(mcp, port: int, stateless: bool = False, json: bool = False, sse: bool = False) -> None:
+    """Serve Streamable HTTP (or legacy SSE) on a socket bound here, so the printed port is the one listening.
 
-    `stateless` is the SDK's stateless_http: no Mcp-Session-Id, a fresh transport per POST.
+    `stateless` is the SDK's stateless_http: no Mcp-Session-Id, a fresh transport per POST; `json` its
+    json_response (a JSON body per POST); `sse` serves the legacy HTTP+SSE app instead.
     """
     import uvicorn
 
@@ -343,7 +369,12 @@ async def serve_http(mcp, port: int, stateless: bool = False) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
-    app = mcp.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1", stateless_http=stateless)
+    if sse:
+        app = mcp.sse_app(host="127.0.0.1")
+    else:
+        app = mcp.streamable_http_app(
+            streamable_http_path="/mcp", host="127.0.0.1", stateless_http=stateless, json_response=json
+        )
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
@@ -356,12 +387,13 @@ async def serve_http(mcp, port: int, stateless: bool = False) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["stdio", "http", "crash", "hang"])
+    parser.add_argument("mode", choices=["stdio", "http", "sse", "crash", "hang"])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--stateless", action="store_true", help="http mode: serve Streamable HTTP statelessly")
+    parser.add_argument("--json", action="store_true", help="http mode: answer POSTs with JSON bodies, not SSE")
     args = parser.parse_args()
-    if args.stateless and args.mode != "http":
-        parser.error("--stateless applies to http mode only")
+    if (args.stateless or args.json) and args.mode != "http":
+        parser.error("--stateless and --json apply to http mode only")
 
     if args.mode == "crash":
         sys.stderr.write("fixture: starting\nfixture: fatal: config missing\n")
@@ -373,7 +405,7 @@ def main() -> None:
     elif args.mode == "stdio":
         build_server().run("stdio")
     else:
-        asyncio.run(serve_http(build_server(), args.port, args.stateless))
+        asyncio.run(serve_http(build_server(), args.port, args.stateless, args.json, args.mode == "sse"))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ Server "ws-fixture" 0.1.0 (FastMCP of SDK 1.x) exposes the tools:
     echo(text: str) -> str      returns text
     add(a: int, b: int) -> int  returns a + b
     slow(seconds: float) -> str sleeps (asynchronously) for `seconds`, then returns "done"
+    big(size: int) -> str       returns a text of exactly `size` bytes ("x" repeated)
 
 Transport: the SDK's mcp.server.websocket.websocket_server inside a Starlette app (WebSocket route /ws), run by
 uvicorn on 127.0.0.1. One JSON-RPC message per text frame, one MCP session per WebSocket connection. The
@@ -79,6 +80,12 @@ async def slow(seconds: float) -> str:
     """Sleep for the given number of seconds, then return "done"."""
     await asyncio.sleep(seconds)
     return "done"
+
+
+@mcp.tool()
+def big(size: int) -> str:
+    """Return a text of exactly `size` bytes ("x" repeated)."""
+    return "x" * size
 
 
 def required_header() -> tuple[bytes, bytes] | None:
