@@ -317,6 +317,21 @@ impl BridgeServer {
         tools
     }
 
+    /// A resource request's error; one that several servers could answer says how to name one,
+    /// since an MCP client has no `server_id` to give.
+    fn uri_error(error: registry::Error, uri: &str) -> ErrorData {
+        match error {
+            registry::Error::Conflict(message) => ErrorData::invalid_params(
+                format!(
+                    "{message}; on /mcp, name the server in the URI: {}",
+                    naming::qualify_uri("{server_id}", uri)
+                ),
+                None,
+            ),
+            other => Self::registry_error(other),
+        }
+    }
+
     fn registry_error(error: registry::Error) -> ErrorData {
         let message = error.to_string();
         match error {
@@ -378,11 +393,12 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let agent = caller(&context)?;
+        let uri = request.uri.as_str();
         self.state
             .registry
-            .subscribe(&agent.id, "", &request.uri)
+            .subscribe(&agent.id, self.unprefixed_offering(uri), uri)
             .await
-            .map_err(Self::registry_error)?;
+            .map_err(|e| Self::uri_error(e, uri))?;
         self.sessions.update(&context.peer, |s| {
             s.uris.insert(request.uri.clone());
         });
@@ -550,16 +566,7 @@ impl ServerHandler for BridgeServer {
             .registry
             .read_resource_raw(self.unprefixed_offering(uri), uri)
             .await
-            .map_err(|e| match e {
-                registry::Error::Conflict(message) => ErrorData::invalid_params(
-                    format!(
-                        "{message}; on /mcp, name the server in the URI: {}",
-                        naming::qualify_uri("{server_id}", uri)
-                    ),
-                    None,
-                ),
-                other => Self::registry_error(other),
-            })?;
+            .map_err(|e| Self::uri_error(e, uri))?;
         // Contents read by a qualified URI answer to it too.
         if let Some((_, inner)) = naming::split_uri(uri) {
             for content in &mut result.contents {

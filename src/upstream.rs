@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 use crate::a2e::{McpServerConfig, McpTransport, PROTOCOL_AUTO, PROTOCOL_STATELESS};
 use calls::Calls;
 pub use calls::{CallOrigin, DownstreamClient, InputAsk};
-pub use handler::{BridgeClient, Context, Refusal, Route, UpstreamEvent, sampling_result};
+pub use handler::{BridgeClient, Context, Route, UpstreamEvent, sampling_result};
 pub use stdio::StderrTail;
 use watched::Watched;
 

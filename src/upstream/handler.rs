@@ -160,7 +160,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn code(self) -> &'static str {
+    fn code(self) -> &'static str {
         match self {
             Refusal::Sampling => "mcp_sampling_refused",
             Refusal::Elicitation => "mcp_elicitation_refused",
