@@ -117,20 +117,25 @@ impl Registry {
             self.get(id)
                 .is_ok_and(|e| e.lists().prompts.iter().any(|p| p.name == name))
         };
-        let as_named = match server_id {
+        let as_named = (server_id, name);
+        let Some((id, prompt)) = naming::split(name) else {
+            return as_named;
+        };
+        if !(server_id.is_empty() || server_id == id) || !offers(id, prompt) {
+            return as_named;
+        }
+        // Both readings are possible: a name some server offers as it is stays that name.
+        let offered_as_named = match server_id {
             "" => self
                 .entries()
                 .iter()
                 .any(|e| e.lists().prompts.iter().any(|p| p.name == name)),
             id => offers(id, name),
         };
-        match naming::split(name) {
-            Some((id, prompt))
-                if !as_named && (server_id.is_empty() || server_id == id) && offers(id, prompt) =>
-            {
-                (id, prompt)
-            }
-            _ => (server_id, name),
+        if offered_as_named {
+            as_named
+        } else {
+            (id, prompt)
         }
     }
 
