@@ -3,12 +3,15 @@
 //! `Retry-After`; nothing of the request has run.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::HeaderValue;
 use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -130,15 +133,24 @@ impl Limits {
     }
 }
 
-/// Middleware (after authentication): the caller's limits. The event stream counts against the
-/// rate only: it stays open for as long as the agent listens.
+/// Middleware (after authentication): the caller's limits. A request stays in flight until its
+/// answer has been sent, streamed answers (a call's progress, `/mcp` over SSE) included. The
+/// event streams (`GET /v1/events`, a session's `GET /mcp`) count against the rate only: they
+/// stay open for as long as the agent listens.
 pub async fn limit_agent(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let Some(agent) = req.extensions().get::<Agent>() else {
         return next.run(req).await;
     };
-    let streaming = req.uri().path() == "/v1/events";
-    match state.limits.admit(&agent.id, !streaming, Instant::now()) {
-        Ok(_in_flight) => next.run(req).await,
+    let path = req.uri().path();
+    let listening = path == "/v1/events" || (path == "/mcp" && req.method() == Method::GET);
+    match state.limits.admit(&agent.id, !listening, Instant::now()) {
+        Ok(None) => next.run(req).await,
+        Ok(Some(in_flight)) => next.run(req).await.map(|body| {
+            Body::new(Counted {
+                body,
+                _in_flight: in_flight,
+            })
+        }),
         Err(refused) => {
             let message = format!(
                 "{} for agent \"{}\"; retry after {} s",
@@ -152,6 +164,32 @@ pub async fn limit_agent(State(state): State<AppState>, req: Request, next: Next
             }
             resp
         }
+    }
+}
+
+/// An answer's body, with its request counted in flight until the body is sent (or dropped).
+struct Counted {
+    body: Body,
+    _in_flight: InFlight,
+}
+
+impl http_body::Body for Counted {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
     }
 }
 

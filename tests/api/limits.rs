@@ -81,6 +81,62 @@ async fn an_agent_has_a_bounded_number_of_requests_in_flight() {
     assert_eq!(status, StatusCode::OK, "free again once the call ended");
 }
 
+/// A streamed answer keeps its request in flight until it ends: a call streamed over REST
+/// (`Accept: text/event-stream`) and one on `/mcp` answered over SSE, whose headers go out at
+/// once, were counted only until then.
+#[tokio::test]
+async fn a_streamed_answer_stays_in_flight_until_it_ends() {
+    let app = app_with(0, 0, 1).await;
+    app.register(everything_stdio("ev")).await;
+    let long = json!({ "duration": 2, "steps": 4 });
+    let streamed = app
+        .client
+        .post(format!("{}/v1/tools/call", app.base))
+        .bearer_auth(&app.alice)
+        .header("accept", "text/event-stream")
+        .json(&json!({ "name": "ev__trigger-long-running-operation", "arguments": long }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(streamed.status(), StatusCode::OK);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, body) = app.get("/v1/tools", &app.alice).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    let text = streamed.text().await.unwrap();
+    assert!(text.contains("tool/call/resp"), "{text}");
+    let (status, _) = app.get("/v1/tools", &app.alice).await;
+    assert_eq!(status, StatusCode::OK, "free again once the stream ended");
+
+    // The same on /mcp: a stateless call with a progress token is answered over SSE.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "ev__trigger-long-running-operation", "arguments": long,
+        "_meta": {"progressToken": "p1",
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}}});
+    let streamed = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(&app.alice)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "ev__trigger-long-running-operation")
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(streamed.status(), StatusCode::OK);
+    assert_eq!(streamed.headers()["content-type"], "text/event-stream");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, body) = app.get("/v1/tools", &app.alice).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    let text = streamed.text().await.unwrap();
+    assert!(text.contains("\"result\""), "{text}");
+    let (status, _) = app.get("/v1/tools", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
 #[tokio::test]
 async fn the_audit_log_says_who_changed_what_without_secrets() {
     let app = spawn_app().await;
