@@ -39,6 +39,8 @@ pub struct McpNotice {
     pub server_id: String,
     pub method: String,
     pub params: Value,
+    /// The agents whose sessions may have it; `None`: any session.
+    pub agents: Option<Vec<String>>,
 }
 
 /// How long an agent's channel outlives its last stream.
@@ -134,6 +136,23 @@ impl Hub {
             server_id: server_id.to_owned(),
             method: method.to_owned(),
             params,
+            agents: None,
+        });
+    }
+
+    /// Like [`to_mcp_clients`](Self::to_mcp_clients), for the sessions of `agents` only.
+    pub fn to_mcp_clients_of(
+        &self,
+        server_id: &str,
+        agents: Vec<String>,
+        method: &str,
+        params: Value,
+    ) {
+        let _ = self.downstream.send(McpNotice {
+            server_id: server_id.to_owned(),
+            method: method.to_owned(),
+            params,
+            agents: Some(agents),
         });
     }
 

@@ -92,6 +92,8 @@ struct Sessions {
 
 struct Session {
     peer: Peer<RoleServer>,
+    /// The agent whose token opened it.
+    agent: String,
     /// The lowest log level it wants (`logging/setLevel`), if any.
     log_level: Option<usize>,
     /// The URIs it subscribed to.
@@ -120,12 +122,13 @@ fn same_session(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
 }
 
 impl Sessions {
-    fn add(&self, peer: Peer<RoleServer>) {
+    fn add(&self, peer: Peer<RoleServer>, agent: &str) {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         open.retain(|s| !s.peer.is_transport_closed());
         if !open.iter().any(|s| same_session(&s.peer, &peer)) {
             open.push(Session {
                 peer,
+                agent: agent.to_owned(),
                 log_level: None,
                 uris: Default::default(),
             });
@@ -133,13 +136,14 @@ impl Sessions {
     }
 
     /// Changes the session `peer` belongs to.
-    fn update(&self, peer: &Peer<RoleServer>, change: impl FnOnce(&mut Session)) {
+    fn update(&self, peer: &Peer<RoleServer>, agent: &str, change: impl FnOnce(&mut Session)) {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         match open.iter_mut().find(|s| same_session(&s.peer, peer)) {
             Some(session) => change(session),
             None => {
                 let mut session = Session {
                     peer: peer.clone(),
+                    agent: agent.to_owned(),
                     log_level: None,
                     uris: Default::default(),
                 };
@@ -172,8 +176,15 @@ impl Sessions {
                     })
                     .collect()
             }
+            // A server's log is its owner's, and its caller's during the only call in flight.
             "notifications/message" => open
                 .iter()
+                .filter(|s| {
+                    notice
+                        .agents
+                        .as_ref()
+                        .is_none_or(|agents| agents.contains(&s.agent))
+                })
                 .filter(|s| {
                     matches!((s.log_level, params.get("level").and_then(log_rank)), (Some(min), Some(level)) if level >= min)
                 })
@@ -200,6 +211,7 @@ fn spawn_change_notifier(state: &AppState, sessions: Arc<Sessions>) {
                         server_id: String::new(),
                         method: "notifications/tools/list_changed".to_owned(),
                         params: json!({}),
+                        agents: None,
                     },
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 },
@@ -372,7 +384,14 @@ impl ServerHandler for BridgeServer {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        self.sessions.add(context.peer);
+        let agent = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Agent>())
+            .map(|a| a.id.clone());
+        if let Some(agent) = agent {
+            self.sessions.add(context.peer, &agent);
+        }
     }
 
     #[allow(deprecated)] // Logging is deprecated for 2026-07-28; 2025-11-25 clients still ask.
@@ -381,9 +400,10 @@ impl ServerHandler for BridgeServer {
         request: rmcp::model::SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        caller(&context)?;
+        let agent = caller(&context)?;
         let rank = log_rank(&serde_json::to_value(request.level).unwrap_or_default());
-        self.sessions.update(&context.peer, |s| s.log_level = rank);
+        self.sessions
+            .update(&context.peer, &agent.id, |s| s.log_level = rank);
         Ok(())
     }
 
@@ -399,7 +419,7 @@ impl ServerHandler for BridgeServer {
             .subscribe(&agent.id, self.unprefixed_offering(uri), uri)
             .await
             .map_err(|e| Self::uri_error(e, uri))?;
-        self.sessions.update(&context.peer, |s| {
+        self.sessions.update(&context.peer, &agent.id, |s| {
             s.uris.insert(request.uri.clone());
         });
         Ok(())
@@ -411,7 +431,7 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let agent = caller(&context)?;
-        self.sessions.update(&context.peer, |s| {
+        self.sessions.update(&context.peer, &agent.id, |s| {
             s.uris.remove(&request.uri);
         });
         match self

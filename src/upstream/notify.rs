@@ -86,8 +86,12 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
                 }
             }
             "notifications/message" => {
+                // A server's log is its owner's, and the caller's when it came during the only
+                // call in flight (it may be that call's): never every session's.
+                let mut agents = vec![ctx.owner.clone()];
+                agents.extend(calls.sole().map(|origin| origin.agent_id.clone()));
                 ctx.hub
-                    .to_mcp_clients(&ctx.server_id, &method, params.clone());
+                    .to_mcp_clients_of(&ctx.server_id, agents, &method, params.clone());
                 ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None));
             }
             _ => ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None)),

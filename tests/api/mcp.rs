@@ -719,3 +719,59 @@ async fn the_unprefixed_server_keeps_its_uris() {
     assert_eq!(unreadable(&report), vec![], "{report}");
     app.stop().await;
 }
+
+/// A `/mcp` session listening to log messages (mcp_logs.py), ready once it has set its level.
+async fn listen_to_logs(app: &TestApp, token: &str) -> tokio::process::Child {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(python())
+        .arg(peers_dir().join("mcp_logs.py"))
+        .args([&format!("{}/mcp", app.base), token, "3"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.as_mut().unwrap();
+    let mut first = String::new();
+    let mut lines = tokio::io::BufReader::new(stdout);
+    tokio::time::timeout(Duration::from_secs(20), lines.read_line(&mut first))
+        .await
+        .expect("the listener is ready within 20 s")
+        .unwrap();
+    assert_eq!(first.trim(), "ready");
+    child
+}
+
+async fn logs_heard(child: tokio::process::Child) -> Vec<Value> {
+    let output = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    report["logs"].as_array().cloned().unwrap_or_default()
+}
+
+/// A server's log messages reach the `/mcp` sessions of its owner and of the agent whose call
+/// produced them, not every session that set a level.
+#[tokio::test]
+async fn log_messages_reach_the_owner_and_the_caller_only() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("logs"))).await;
+    let owner = listen_to_logs(&app, &app.admin).await;
+    let caller = listen_to_logs(&app, &app.alice).await;
+    let other = listen_to_logs(&app, &app.bob).await;
+    let (status, body) = app.call("py__shout", json!({"size": 10})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (owner, caller, other) = (
+        logs_heard(owner).await,
+        logs_heard(caller).await,
+        logs_heard(other).await,
+    );
+    assert_eq!(owner.len(), 1, "{owner:?}");
+    assert_eq!(caller.len(), 1, "{caller:?}");
+    assert_eq!(
+        other,
+        Vec::<Value>::new(),
+        "another agent's session heard it"
+    );
+}
