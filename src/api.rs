@@ -312,19 +312,7 @@ pub fn router(state: AppState) -> Router {
                 crate::limits::limit_agent,
             )),
     );
-    let mcp = Router::new()
-        .route_service("/mcp", crate::mcp_server::service(state.clone()))
-        .layer(
-            ServiceBuilder::new()
-                .layer(middleware::from_fn_with_state(
-                    state.clone(),
-                    crate::mcp_server::authenticate,
-                ))
-                .layer(middleware::from_fn_with_state(
-                    state.clone(),
-                    crate::limits::limit_agent,
-                )),
-        );
+    let mcp = crate::mcp_server::router(state.clone());
     Router::new()
         .merge(v1)
         .merge(mcp)

@@ -269,24 +269,35 @@ pub async fn require_agent(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let token = req
-        .headers()
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' '))
-        // The scheme is case-insensitive (RFC 9110 §11.1).
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim());
-    let agent = match token.map(|t| auth.verify(t)) {
-        Some(Ok(agent)) => agent,
-        Some(Err(reason)) => {
-            tracing::info!(%reason, "token refused");
-            return auth.unauthorized(&req, true);
+    match auth.caller_of(&req) {
+        Ok(agent) => {
+            req.extensions_mut().insert(agent);
+            next.run(req).await
         }
-        None => return auth.unauthorized(&req, false),
-    };
-    req.extensions_mut().insert(agent);
-    next.run(req).await
+        Err(refused) => *refused,
+    }
+}
+
+impl Auth {
+    /// The agent a request's bearer token stands for, or the 401 to answer it with.
+    pub fn caller_of(&self, req: &Request) -> Result<Agent, Box<Response>> {
+        let token = req
+            .headers()
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once(' '))
+            // The scheme is case-insensitive (RFC 9110 §11.1).
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim());
+        match token.map(|t| self.verify(t)) {
+            Some(Ok(agent)) => Ok(agent),
+            Some(Err(reason)) => {
+                tracing::info!(%reason, "token refused");
+                Err(Box::new(self.unauthorized(req, true)))
+            }
+            None => Err(Box::new(self.unauthorized(req, false))),
+        }
+    }
 }
 
 /// Where clients reach the bridge: `MCP_BRIDGE_PUBLIC_URL`, else the request's own `Host`.

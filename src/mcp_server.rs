@@ -4,11 +4,14 @@
 //! configured), resources, templates, prompts (`{server_id}__{prompt}`) and completions.
 
 mod inputs;
+mod owners;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use axum::Router;
 use axum::extract::{Request, State};
+use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{
@@ -30,12 +33,36 @@ use crate::registry::{self, naming};
 use crate::state::AppState;
 use crate::upstream::{CallError, CallOrigin, DownstreamClient};
 use inputs::{Running, Step, Suspended};
+use owners::SessionOwners;
 
 /// The agent `/mcp` runs as when its token check is off.
 pub const ANONYMOUS: &str = "anonymous";
 
-/// The `/mcp` service, ready to nest in the router.
-pub fn service(state: AppState) -> StreamableHttpService<BridgeServer, LocalSessionManager> {
+/// `/mcp`: rmcp's Streamable HTTP service, behind the caller's token check, its session
+/// binding and its limits.
+pub fn router(state: AppState) -> Router<AppState> {
+    let manager = Arc::new(LocalSessionManager::default());
+    let front = Front {
+        state: state.clone(),
+        owners: Arc::new(SessionOwners::new(manager.clone())),
+    };
+    Router::new()
+        .route_service("/mcp", service(state.clone(), manager))
+        .layer(
+            // One ServiceBuilder, outermost first: the caller is known before its limits count.
+            tower::ServiceBuilder::new()
+                .layer(axum::middleware::from_fn_with_state(front, authenticate))
+                .layer(axum::middleware::from_fn_with_state(
+                    state,
+                    crate::limits::limit_agent,
+                )),
+        )
+}
+
+fn service(
+    state: AppState,
+    manager: Arc<LocalSessionManager>,
+) -> StreamableHttpService<BridgeServer, LocalSessionManager> {
     let sessions = Arc::new(Sessions::default());
     spawn_change_notifier(&state, sessions.clone());
     // A stateless (2026-07-28) call whose first message is its answer gets plain JSON; one that
@@ -52,35 +79,71 @@ pub fn service(state: AppState) -> StreamableHttpService<BridgeServer, LocalSess
         sessions,
         suspended: Suspended::default(),
     };
-    StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    )
+    StreamableHttpService::new(move || Ok(server.clone()), manager, config)
 }
 
-/// Middleware: the caller of `/mcp` (401 without a valid token, unless the check is off).
-pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let ending_session = req.method() == axum::http::Method::DELETE;
-    let resp = if state.config.mcp_auth_off {
-        req.extensions_mut().insert(Agent {
+/// What the `/mcp` middleware needs.
+#[derive(Clone)]
+struct Front {
+    state: AppState,
+    owners: Arc<SessionOwners>,
+}
+
+const SESSION_ID: &str = "mcp-session-id";
+
+/// Middleware: the caller of `/mcp` (401 without a valid token, unless the check is off), and
+/// only in a session it opened.
+async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) -> Response {
+    let agent = match front.state.config.mcp_auth_off {
+        true => Agent {
             id: ANONYMOUS.into(),
             admin: false,
-        });
-        next.run(req).await
-    } else {
-        crate::auth::require_agent(State(state.auth.clone()), req, next).await
+        },
+        false => match front.state.auth.caller_of(&req) {
+            Ok(agent) => agent,
+            Err(refused) => return *refused,
+        },
     };
-    match ending_session && resp.status() == axum::http::StatusCode::ACCEPTED {
-        true => session_ended(),
-        false => resp,
+    let session = req
+        .headers()
+        .get(SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    // Only a request without a session can open one: the agent is kept for it alone.
+    let opener = match &session {
+        Some(id) if !front.owners.allows(id, &agent.id) => return session_not_found(),
+        Some(_) => None,
+        None => Some(agent.id.clone()),
+    };
+    let ending_session = req.method() == axum::http::Method::DELETE;
+    req.extensions_mut().insert(agent);
+    let resp = next.run(req).await;
+    if let (Some(agent), Some(opened)) = (opener, resp.headers().get(SESSION_ID))
+        && let Ok(opened) = opened.to_str()
+    {
+        front.owners.opened(opened, agent).await;
+    }
+    match (
+        ending_session && resp.status() == StatusCode::ACCEPTED,
+        &session,
+    ) {
+        (true, Some(id)) => {
+            front.owners.closed(id);
+            session_ended()
+        }
+        _ => resp,
     }
 }
 
 /// The answer to a session's `DELETE`: rmcp says 202 Accepted, but the session is gone at once
 /// and clients expect 200 or 204 (the Python SDK logs "Session termination failed: 202").
 fn session_ended() -> Response {
-    axum::http::StatusCode::NO_CONTENT.into_response()
+    StatusCode::NO_CONTENT.into_response()
+}
+
+/// What rmcp answers for a session it does not know: the client starts a new one.
+fn session_not_found() -> Response {
+    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
 /// The 2025-11-25 sessions open now: told when the catalogue changes, and given the resource

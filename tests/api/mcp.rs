@@ -572,55 +572,104 @@ async fn a_paused_call_is_resumed_only_by_its_own_agent() {
     app.stop().await;
 }
 
+/// Opens a 2025-11-25 session on `/mcp` as `token`; its id.
+async fn open_session(app: &TestApp, token: &str) -> String {
+    let opened = session_request(
+        app,
+        token,
+        None,
+        reqwest::Method::POST,
+        Some(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}})),
+    )
+    .await;
+    assert_eq!(opened.status(), StatusCode::OK);
+    opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// A raw request to `/mcp` as `token`, in `session` when given.
+async fn session_request(
+    app: &TestApp,
+    token: &str,
+    session: Option<&str>,
+    method: reqwest::Method,
+    body: Option<Value>,
+) -> reqwest::Response {
+    let mut req = app
+        .client
+        .request(method, format!("{}/mcp", app.base))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream");
+    if let Some(session) = session {
+        req = req
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    req.send().await.unwrap()
+}
+
 /// Ending a 2025-11-25 session answers 204 (clients expect 200 or 204; the Python SDK logged
 /// "Session termination failed: 202"), and the session is gone.
 #[tokio::test]
 async fn ending_a_session_answers_no_content() {
     let app = spawn_app().await;
-    let post = |body: Value, session: Option<&str>| {
-        let mut req = app
-            .client
-            .post(format!("{}/mcp", app.base))
-            .bearer_auth(&app.alice)
-            .header("accept", "application/json, text/event-stream")
-            .json(&body);
-        if let Some(session) = session {
-            req = req
-                .header("mcp-session-id", session)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        req.send()
-    };
-    let opened = post(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}}),
+    let session = open_session(&app, &app.alice).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let ended = session_request(
+        &app,
+        &app.alice,
+        Some(&session),
+        reqwest::Method::DELETE,
         None,
     )
-    .await
-    .unwrap();
-    assert_eq!(opened.status(), StatusCode::OK);
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    let ended = app
-        .client
-        .delete(format!("{}/mcp", app.base))
-        .bearer_auth(&app.alice)
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
+    .await;
     assert_eq!(ended.status(), StatusCode::NO_CONTENT);
-    let after = post(
-        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    let after = session_request(
+        &app,
+        &app.alice,
         Some(&session),
+        reqwest::Method::POST,
+        Some(ping),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(after.status(), StatusCode::NOT_FOUND);
+    app.stop().await;
+}
+
+/// A session is its agent's: another agent's token with its id can neither call through it,
+/// listen to it, nor end it; it is answered as if the session did not exist.
+#[tokio::test]
+async fn a_session_is_only_its_own_agents() {
+    let app = spawn_app().await;
+    let session = open_session(&app, &app.alice).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let (post, get, delete) = (
+        reqwest::Method::POST,
+        reqwest::Method::GET,
+        reqwest::Method::DELETE,
+    );
+    for (method, body) in [
+        (post.clone(), Some(ping.clone())),
+        (get, None),
+        (delete, None),
+    ] {
+        let resp = session_request(&app, &app.bob, Some(&session), method.clone(), body).await;
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND, "bob's {method}");
+    }
+    let alice = session_request(&app, &app.alice, Some(&session), post, Some(ping)).await;
+    assert_eq!(
+        alice.status(),
+        StatusCode::OK,
+        "alice's session is untouched"
+    );
     app.stop().await;
 }
 
@@ -720,12 +769,14 @@ async fn the_unprefixed_server_keeps_its_uris() {
     app.stop().await;
 }
 
-/// A `/mcp` session listening to log messages (mcp_logs.py), ready once it has set its level.
+/// A `/mcp` session listening to log messages (mcp_logs.py), ready once it has set its level;
+/// it listens until [`logs_heard`].
 async fn listen_to_logs(app: &TestApp, token: &str) -> tokio::process::Child {
     use tokio::io::AsyncBufReadExt;
     let mut child = tokio::process::Command::new(python())
         .arg(peers_dir().join("mcp_logs.py"))
-        .args([&format!("{}/mcp", app.base), token, "3"])
+        .args([&format!("{}/mcp", app.base), token])
+        .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -741,7 +792,9 @@ async fn listen_to_logs(app: &TestApp, token: &str) -> tokio::process::Child {
     child
 }
 
-async fn logs_heard(child: tokio::process::Child) -> Vec<Value> {
+/// What a listener heard until now (closing its stdin ends it).
+async fn logs_heard(mut child: tokio::process::Child) -> Vec<Value> {
+    drop(child.stdin.take());
     let output = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
         .await
         .unwrap()
@@ -762,6 +815,8 @@ async fn log_messages_reach_the_owner_and_the_caller_only() {
     let other = listen_to_logs(&app, &app.bob).await;
     let (status, body) = app.call("py__shout", json!({"size": 10})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    // The log message was sent before the answer; give its delivery a moment.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let (owner, caller, other) = (
         logs_heard(owner).await,
         logs_heard(caller).await,

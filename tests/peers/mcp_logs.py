@@ -1,10 +1,10 @@
 """A real MCP client (the Python `mcp` 2.x SDK) listening to the log messages `/mcp` sends it.
 
-Usage: mcp_logs.py URL TOKEN SECONDS
+Usage: mcp_logs.py URL TOKEN
 
 Opens a 2025-11-25 session with `Authorization: Bearer TOKEN`, asks for every level
-(`logging/setLevel` debug), prints the line `ready`, then for SECONDS collects the
-`notifications/message` it gets and prints one JSON object: {"logs": [their data, as text]}.
+(`logging/setLevel` debug), prints the line `ready`, then collects the `notifications/message`
+it gets until its standard input closes, and prints one JSON object: {"logs": [their data]}.
 """
 
 import asyncio
@@ -17,7 +17,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 
 async def main() -> None:
-    url, token, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    url, token = sys.argv[1], sys.argv[2]
     logs = []
 
     async def on_log(params):
@@ -27,7 +27,7 @@ async def main() -> None:
     async with Client(transport, mode="legacy", logging_callback=on_log) as client:
         await client.set_logging_level("debug")
         print("ready", flush=True)
-        await asyncio.sleep(seconds)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     print(json.dumps({"logs": logs}), flush=True)
 
 
