@@ -5,6 +5,7 @@ mod a2e;
 mod auth;
 mod deploy;
 mod events;
+mod exhaustion;
 mod helpers;
 mod import;
 mod inputs;
