@@ -3,6 +3,7 @@
 //! token names: every server's tools as `{server_id}__{tool}` (one server's unprefixed when
 //! configured), resources, templates, prompts (`{server_id}__{prompt}`) and completions.
 
+mod hop;
 mod inputs;
 
 use std::collections::HashSet;
@@ -59,8 +60,12 @@ pub fn service(state: AppState) -> StreamableHttpService<BridgeServer, LocalSess
     )
 }
 
-/// Middleware: the caller of `/mcp` (401 without a valid token, unless the check is off).
+/// Middleware: the caller of `/mcp` (401 without a valid token, unless the check is off); a
+/// request from an mcp-bridge is refused first (see [`hop`]).
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    if req.headers().contains_key(crate::guard::HOP_HEADER) {
+        return hop::refuse(req, state.config.max_body_bytes).await;
+    }
     let ending_session = req.method() == axum::http::Method::DELETE;
     let resp = if state.config.mcp_auth_off {
         req.extensions_mut().insert(Agent {

@@ -10,6 +10,7 @@ mod helpers;
 mod import;
 mod inputs;
 mod limits;
+mod loops;
 mod mcp;
 mod messages;
 mod metrics;
