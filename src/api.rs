@@ -312,19 +312,22 @@ pub fn router(state: AppState) -> Router {
                 crate::limits::limit_agent,
             )),
     );
-    let mcp = Router::new()
-        .route_service("/mcp", crate::mcp_server::service(state.clone()))
-        .layer(
-            ServiceBuilder::new()
-                .layer(middleware::from_fn_with_state(
-                    state.clone(),
-                    crate::mcp_server::authenticate,
-                ))
-                .layer(middleware::from_fn_with_state(
-                    state.clone(),
-                    crate::limits::limit_agent,
-                )),
-        );
+    let (mcp_service, mcp_sessions) = crate::mcp_server::service(state.clone());
+    let mcp = Router::new().route_service("/mcp", mcp_service).layer(
+        ServiceBuilder::new()
+            .layer(middleware::from_fn_with_state(
+                state.clone(),
+                crate::mcp_server::authenticate,
+            ))
+            .layer(middleware::from_fn_with_state(
+                state.clone(),
+                crate::limits::limit_agent,
+            ))
+            .layer(middleware::from_fn_with_state(
+                mcp_sessions,
+                crate::mcp_server::limit_sessions,
+            )),
+    );
     Router::new()
         .merge(v1)
         .merge(mcp)

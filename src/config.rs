@@ -71,6 +71,7 @@ pub const VARIABLES: &[&str] = &[
     "MCP_BRIDGE_AGENT_BURST",
     "MCP_BRIDGE_AGENT_CONCURRENCY",
     "MCP_BRIDGE_AGENT_EVENT_STREAMS",
+    "MCP_BRIDGE_AGENT_MCP_SESSIONS",
     "MCP_BRIDGE_MAX_CONNECTIONS",
     "MCP_BRIDGE_HEADER_TIMEOUT_SECS",
     "MCP_BRIDGE_BODY_TIMEOUT_SECS",
@@ -125,6 +126,8 @@ pub struct Config {
     pub agent_concurrency: usize,
     /// Event streams each agent may have open at once; 0: no limit.
     pub agent_event_streams: usize,
+    /// `/mcp` sessions each agent may have open at once; 0: no limit.
+    pub agent_mcp_sessions: usize,
     /// Client connections open at once; past it, new ones wait in the listen backlog.
     pub max_connections: usize,
     /// Seconds a client may take to send a request's headers (an idle kept-alive connection
@@ -175,6 +178,7 @@ impl Default for Config {
             agent_burst: 0,
             agent_concurrency: 64,
             agent_event_streams: 8,
+            agent_mcp_sessions: 100,
             max_connections: 10_000,
             header_timeout_secs: 10,
             body_timeout_secs: 30,
@@ -318,6 +322,9 @@ impl Config {
         }
         if let Some(v) = get("MCP_BRIDGE_AGENT_EVENT_STREAMS") {
             self.agent_event_streams = parse_number("MCP_BRIDGE_AGENT_EVENT_STREAMS", &v)?;
+        }
+        if let Some(v) = get("MCP_BRIDGE_AGENT_MCP_SESSIONS") {
+            self.agent_mcp_sessions = parse_number("MCP_BRIDGE_AGENT_MCP_SESSIONS", &v)?;
         }
         if let Some(v) = get("MCP_BRIDGE_MAX_CONNECTIONS") {
             self.max_connections = parse_number("MCP_BRIDGE_MAX_CONNECTIONS", &v)?;

@@ -5,6 +5,9 @@
 
 mod hop;
 mod inputs;
+mod session_cap;
+
+pub use session_cap::{SessionCap, limit as limit_sessions};
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -35,8 +38,14 @@ use inputs::{Running, Step, Suspended};
 /// The agent `/mcp` runs as when its token check is off.
 pub const ANONYMOUS: &str = "anonymous";
 
-/// The `/mcp` service, ready to nest in the router.
-pub fn service(state: AppState) -> StreamableHttpService<BridgeServer, LocalSessionManager> {
+/// The `/mcp` service, ready to nest in the router, and the cap on its sessions per agent (a
+/// middleware's state, see [`limit_sessions`]).
+pub fn service(
+    state: AppState,
+) -> (
+    StreamableHttpService<BridgeServer, LocalSessionManager>,
+    Arc<SessionCap>,
+) {
     let sessions = Arc::new(Sessions::default());
     spawn_change_notifier(&state, sessions.clone());
     // A stateless (2026-07-28) call whose first message is its answer gets plain JSON; one that
@@ -53,11 +62,10 @@ pub fn service(state: AppState) -> StreamableHttpService<BridgeServer, LocalSess
         sessions,
         suspended: Suspended::default(),
     };
-    StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    )
+    let manager = Arc::new(LocalSessionManager::default());
+    let cap = SessionCap::new(manager.clone(), server.state.config.agent_mcp_sessions);
+    let service = StreamableHttpService::new(move || Ok(server.clone()), manager, config);
+    (service, cap)
 }
 
 /// Middleware: the caller of `/mcp` (401 without a valid token, unless the check is off); a

@@ -181,3 +181,76 @@ async fn an_agent_has_a_bounded_number_of_event_streams() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// Opens a 2025-11-25 `/mcp` session; the answer.
+async fn initialize(app: &TestApp, token: &str) -> reqwest::Response {
+    app.client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": { "name": "exhaustion-test", "version": "1" }
+            }
+        }))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_agent_has_a_bounded_number_of_mcp_sessions() {
+    let app = app_with(|c| c.agent_mcp_sessions = 2).await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let resp = initialize(&app, &app.alice).await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        ids.push(
+            resp.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let resp = initialize(&app, &app.alice).await;
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(resp.headers()["retry-after"], "5");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["code"], "rate_limited", "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("MCP_BRIDGE_AGENT_MCP_SESSIONS"),
+        "{body}"
+    );
+    // Per agent; and a session's own requests are not refused.
+    assert_eq!(initialize(&app, &app.bob).await.status(), StatusCode::OK);
+    let ping = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(&app.alice)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &ids[0])
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(ping.status().is_success(), "{}", ping.status());
+    // Ending one frees its slot.
+    let deleted = app
+        .client
+        .delete(format!("{}/mcp", app.base))
+        .bearer_auth(&app.alice)
+        .header("mcp-session-id", &ids[0])
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    assert_eq!(initialize(&app, &app.alice).await.status(), StatusCode::OK);
+}
