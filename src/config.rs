@@ -70,6 +70,11 @@ pub const VARIABLES: &[&str] = &[
     "MCP_BRIDGE_AGENT_RATE",
     "MCP_BRIDGE_AGENT_BURST",
     "MCP_BRIDGE_AGENT_CONCURRENCY",
+    "MCP_BRIDGE_AGENT_EVENT_STREAMS",
+    "MCP_BRIDGE_AGENT_MCP_SESSIONS",
+    "MCP_BRIDGE_MAX_CONNECTIONS",
+    "MCP_BRIDGE_HEADER_TIMEOUT_SECS",
+    "MCP_BRIDGE_BODY_TIMEOUT_SECS",
 ];
 
 /// The service's settings. File keys are the variable names without `MCP_BRIDGE_`, in lower case.
@@ -119,6 +124,17 @@ pub struct Config {
     pub agent_burst: u32,
     /// Requests each agent may have in flight; 0: no limit.
     pub agent_concurrency: usize,
+    /// Event streams each agent may have open at once; 0: no limit.
+    pub agent_event_streams: usize,
+    /// `/mcp` sessions each agent may have open at once; 0: no limit.
+    pub agent_mcp_sessions: usize,
+    /// Client connections open at once; past it, new ones wait in the listen backlog.
+    pub max_connections: usize,
+    /// Seconds a client may take to send a request's headers (an idle kept-alive connection
+    /// is closed after as long).
+    pub header_timeout_secs: u64,
+    /// Seconds a client may take to send a request's body.
+    pub body_timeout_secs: u64,
     /// No token check on `/mcp` (loopback binds only; calls run as `anonymous`). File key
     /// `mcp_auth = "off"`, as the variable.
     #[serde(rename = "mcp_auth", deserialize_with = "auth_off")]
@@ -161,6 +177,11 @@ impl Default for Config {
             agent_rate: 0,
             agent_burst: 0,
             agent_concurrency: 64,
+            agent_event_streams: 8,
+            agent_mcp_sessions: 100,
+            max_connections: 10_000,
+            header_timeout_secs: 10,
+            body_timeout_secs: 30,
             mcp_auth_off: false,
             mcp_unprefixed_server: None,
             a2a_enabled: true,
@@ -299,6 +320,26 @@ impl Config {
         if let Some(v) = get("MCP_BRIDGE_AGENT_CONCURRENCY") {
             self.agent_concurrency = parse_number("MCP_BRIDGE_AGENT_CONCURRENCY", &v)?;
         }
+        if let Some(v) = get("MCP_BRIDGE_AGENT_EVENT_STREAMS") {
+            self.agent_event_streams = parse_number("MCP_BRIDGE_AGENT_EVENT_STREAMS", &v)?;
+        }
+        if let Some(v) = get("MCP_BRIDGE_AGENT_MCP_SESSIONS") {
+            self.agent_mcp_sessions = parse_number("MCP_BRIDGE_AGENT_MCP_SESSIONS", &v)?;
+        }
+        if let Some(v) = get("MCP_BRIDGE_MAX_CONNECTIONS") {
+            self.max_connections = parse_number("MCP_BRIDGE_MAX_CONNECTIONS", &v)?;
+        }
+        for (name, field) in [
+            (
+                "MCP_BRIDGE_HEADER_TIMEOUT_SECS",
+                &mut self.header_timeout_secs,
+            ),
+            ("MCP_BRIDGE_BODY_TIMEOUT_SECS", &mut self.body_timeout_secs),
+        ] {
+            if let Some(v) = get(name) {
+                *field = parse_number(name, &v)?;
+            }
+        }
         if let Some(v) = get("MCP_BRIDGE_SHUTDOWN_GRACE_SECS") {
             self.shutdown_grace_secs = parse_number("MCP_BRIDGE_SHUTDOWN_GRACE_SECS", &v)?;
         }
@@ -350,6 +391,15 @@ impl Config {
         }
         if self.keepalive_secs == 0 {
             return Err(invalid("MCP_BRIDGE_KEEPALIVE_SECS", "must be at least 1"));
+        }
+        for (name, value) in [
+            ("MCP_BRIDGE_MAX_CONNECTIONS", self.max_connections as u64),
+            ("MCP_BRIDGE_HEADER_TIMEOUT_SECS", self.header_timeout_secs),
+            ("MCP_BRIDGE_BODY_TIMEOUT_SECS", self.body_timeout_secs),
+        ] {
+            if value == 0 {
+                return Err(invalid(name, "must be at least 1"));
+            }
         }
         if self.reconnect_base_ms == 0
             || self.reconnect_base_ms > self.reconnect_max_secs.saturating_mul(1000)

@@ -20,6 +20,30 @@ const METADATA_NAMES: &[&str] = &["metadata.google.internal", "metadata.goog"];
 /// How many redirects an HTTP client of the bridge follows, each one checked.
 pub const MAX_REDIRECTS: usize = 5;
 
+/// The header mcp-bridge sets on every HTTP request it sends out (Streamable HTTP, legacy SSE,
+/// the WebSocket upgrade, A2A), its value this process's instance id. `/mcp` refuses a request
+/// that carries it: a bridge registered as its own upstream, or bridges registered as each
+/// other's, would otherwise re-enter the merged listings without end.
+pub const HOP_HEADER: &str = "mcp-bridge-hop";
+
+/// The start of `/mcp`'s JSON-RPC error message when it refuses a request from a bridge; the
+/// upstream client recognises it.
+pub const LOOP_REFUSED: &str = "mcp-bridge refused a request from an mcp-bridge";
+
+/// This process's instance id (random, per start): the value of [`HOP_HEADER`].
+pub fn instance_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
+}
+
+/// [`HOP_HEADER`] with this instance's id.
+pub fn hop_header() -> (reqwest::header::HeaderName, reqwest::header::HeaderValue) {
+    (
+        reqwest::header::HeaderName::from_static(HOP_HEADER),
+        reqwest::header::HeaderValue::from_static(instance_id()),
+    )
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Guard {
     allow_private: bool,
@@ -152,7 +176,9 @@ impl Guard {
                 Err(why) => attempt.error(why),
             }
         });
+        let (name, value) = hop_header();
         reqwest::Client::builder()
+            .default_headers([(name, value)].into_iter().collect())
             .dns_resolver(Arc::new(GuardedResolver(guard)))
             .redirect(policy)
     }

@@ -14,6 +14,7 @@ pub mod limits;
 pub mod mcp_server;
 pub mod metrics;
 pub mod registry;
+pub mod serve;
 pub mod startup;
 pub mod state;
 pub mod store;

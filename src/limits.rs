@@ -1,5 +1,5 @@
 //! Per-agent limits on `/v1` and `/mcp`: requests per second (a token bucket that allows
-//! bursts) and requests in flight. Over either, the answer is 429 `rate_limited` with a
+//! bursts), requests in flight and event streams open. Over either, the answer is 429 `rate_limited` with a
 //! `Retry-After`; nothing of the request has run.
 
 use std::collections::HashMap;
@@ -30,6 +30,8 @@ pub struct Limits {
     burst: f64,
     /// Requests in flight per agent; 0: no limit.
     concurrency: usize,
+    /// Event streams open per agent; 0: no limit.
+    streams: usize,
     agents: Mutex<HashMap<String, Usage>>,
 }
 
@@ -37,6 +39,7 @@ struct Usage {
     tokens: f64,
     refilled: Instant,
     in_flight: usize,
+    streams: usize,
 }
 
 /// Why a request was not admitted, and when to try again.
@@ -50,20 +53,24 @@ pub struct Refused {
 pub struct InFlight {
     limits: Arc<Limits>,
     agent: String,
+    stream: bool,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
         let mut agents = self.limits.agents.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(usage) = agents.get_mut(&self.agent) {
-            usage.in_flight = usage.in_flight.saturating_sub(1);
+            match self.stream {
+                true => usage.streams = usage.streams.saturating_sub(1),
+                false => usage.in_flight = usage.in_flight.saturating_sub(1),
+            }
         }
     }
 }
 
 impl Limits {
     /// `burst` 0 means twice the rate (at least 1).
-    pub fn new(rate: u32, burst: u32, concurrency: usize) -> Arc<Self> {
+    pub fn new(rate: u32, burst: u32, concurrency: usize, streams: usize) -> Arc<Self> {
         let rate = f64::from(rate);
         let burst = if burst == 0 {
             (rate * 2.0).max(1.0)
@@ -74,6 +81,7 @@ impl Limits {
             rate,
             burst,
             concurrency,
+            streams,
             agents: Mutex::default(),
         })
     }
@@ -86,7 +94,28 @@ impl Limits {
         in_flight: bool,
         now: Instant,
     ) -> Result<Option<InFlight>, Refused> {
-        if self.rate == 0.0 && (self.concurrency == 0 || !in_flight) {
+        self.admit_as(agent, in_flight, false, now)
+    }
+
+    /// Admits an event stream of `agent` at `now`: counted against the rate, and against the
+    /// streams limit until the returned guard is dropped.
+    pub fn admit_stream(
+        self: &Arc<Self>,
+        agent: &str,
+        now: Instant,
+    ) -> Result<Option<InFlight>, Refused> {
+        self.admit_as(agent, false, true, now)
+    }
+
+    fn admit_as(
+        self: &Arc<Self>,
+        agent: &str,
+        in_flight: bool,
+        stream: bool,
+        now: Instant,
+    ) -> Result<Option<InFlight>, Refused> {
+        let counted = (in_flight && self.concurrency > 0) || (stream && self.streams > 0);
+        if self.rate == 0.0 && !counted {
             return Ok(None);
         }
         let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
@@ -95,18 +124,25 @@ impl Limits {
             let (rate, burst) = (self.rate, self.burst);
             agents.retain(|_, u| {
                 let refill = now.saturating_duration_since(u.refilled).as_secs_f64() * rate;
-                u.in_flight > 0 || u.tokens + refill < burst
+                u.in_flight > 0 || u.streams > 0 || u.tokens + refill < burst
             });
         }
         let usage = agents.entry(agent.to_owned()).or_insert(Usage {
             tokens: self.burst,
             refilled: now,
             in_flight: 0,
+            streams: 0,
         });
         if in_flight && self.concurrency > 0 && usage.in_flight >= self.concurrency {
             return Err(Refused {
                 why: "too many requests in flight",
                 retry_after: Duration::from_secs(1),
+            });
+        }
+        if stream && self.streams > 0 && usage.streams >= self.streams {
+            return Err(Refused {
+                why: "too many event streams open (MCP_BRIDGE_AGENT_EVENT_STREAMS)",
+                retry_after: Duration::from_secs(5),
             });
         }
         if self.rate > 0.0 {
@@ -122,35 +158,44 @@ impl Limits {
             }
             usage.tokens -= 1.0;
         }
-        if !in_flight || self.concurrency == 0 {
+        if !counted {
             return Ok(None);
         }
-        usage.in_flight += 1;
+        match stream {
+            true => usage.streams += 1,
+            false => usage.in_flight += 1,
+        }
         Ok(Some(InFlight {
             limits: self.clone(),
             agent: agent.to_owned(),
+            stream,
         }))
     }
 }
 
 /// Middleware (after authentication): the caller's limits. A request stays in flight until its
 /// answer has been sent, streamed answers (a call's progress, `/mcp` over SSE) included. The
-/// event streams (`GET /v1/events`, a session's `GET /mcp`) count against the rate only: they
-/// stay open for as long as the agent listens.
+/// event streams count against the rate only, not the requests in flight: they stay open for as
+/// long as the agent listens; `GET /v1/events` also holds one of the agent's stream slots
+/// (`MCP_BRIDGE_AGENT_EVENT_STREAMS`) until it ends (a session's `GET /mcp` is bounded by the
+/// sessions cap instead).
 pub async fn limit_agent(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let Some(agent) = req.extensions().get::<Agent>() else {
         return next.run(req).await;
     };
     let path = req.uri().path();
-    let listening = path == "/v1/events" || (path == "/mcp" && req.method() == Method::GET);
-    match state.limits.admit(&agent.id, !listening, Instant::now()) {
+    let events = path == "/v1/events";
+    let listening = events || (path == "/mcp" && req.method() == Method::GET);
+    let admitted = match events {
+        true => state.limits.admit_stream(&agent.id, Instant::now()),
+        false => state.limits.admit(&agent.id, !listening, Instant::now()),
+    };
+    match admitted {
         Ok(None) => next.run(req).await,
-        Ok(Some(in_flight)) => next.run(req).await.map(|body| {
-            Body::new(Counted {
-                body,
-                _in_flight: in_flight,
-            })
-        }),
+        Ok(Some(held)) => next
+            .run(req)
+            .await
+            .map(|body| Body::new(Held { body, _held: held })),
         Err(refused) => {
             let message = format!(
                 "{} for agent \"{}\"; retry after {} s",
@@ -167,13 +212,14 @@ pub async fn limit_agent(State(state): State<AppState>, req: Request, next: Next
     }
 }
 
-/// An answer's body, with its request counted in flight until the body is sent (or dropped).
-struct Counted {
+/// An answer's body holding its request's slot (in flight, or an event stream's) until the body
+/// is sent or dropped.
+struct Held {
     body: Body,
-    _in_flight: InFlight,
+    _held: InFlight,
 }
 
-impl http_body::Body for Counted {
+impl http_body::Body for Held {
     type Data = bytes::Bytes;
     type Error = axum::Error;
 
@@ -199,7 +245,7 @@ mod tests {
 
     #[test]
     fn the_rate_allows_a_burst_then_refills() {
-        let limits = Limits::new(10, 3, 0);
+        let limits = Limits::new(10, 3, 0, 0);
         let t0 = Instant::now();
         for _ in 0..3 {
             assert!(limits.admit("alice", true, t0).is_ok());
@@ -215,7 +261,7 @@ mod tests {
 
     #[test]
     fn requests_in_flight_are_bounded_until_they_end() {
-        let limits = Limits::new(0, 0, 2);
+        let limits = Limits::new(0, 0, 2, 0);
         let now = Instant::now();
         let first = limits.admit("alice", true, now).unwrap();
         let _second = limits.admit("alice", true, now).unwrap();
@@ -233,7 +279,7 @@ mod tests {
 
     #[test]
     fn no_limits_track_nothing() {
-        let limits = Limits::new(0, 0, 0);
+        let limits = Limits::new(0, 0, 0, 0);
         for _ in 0..1000 {
             assert!(
                 limits
@@ -243,5 +289,22 @@ mod tests {
             );
         }
         assert!(limits.agents.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn event_streams_are_bounded_until_they_end() {
+        let limits = Limits::new(0, 0, 1, 2);
+        let now = Instant::now();
+        let first = limits.admit_stream("alice", now).unwrap();
+        let _second = limits.admit_stream("alice", now).unwrap();
+        let refused = limits.admit_stream("alice", now).err().unwrap();
+        assert!(refused.why.contains("event streams"), "{}", refused.why);
+        assert!(limits.admit_stream("bob", now).is_ok(), "per agent");
+        assert!(
+            limits.admit("alice", true, now).unwrap().is_some(),
+            "streams are not requests in flight"
+        );
+        drop(first);
+        assert!(limits.admit_stream("alice", now).is_ok());
     }
 }

@@ -3,6 +3,7 @@
 //! token names: every server's tools as `{server_id}__{tool}` (one server's unprefixed when
 //! configured), resources, templates, prompts (`{server_id}__{prompt}`) and completions.
 
+mod hop;
 mod inputs;
 mod owners;
 
@@ -44,7 +45,10 @@ pub fn router(state: AppState) -> Router<AppState> {
     let manager = Arc::new(LocalSessionManager::default());
     let front = Front {
         state: state.clone(),
-        owners: Arc::new(SessionOwners::new(manager.clone())),
+        owners: Arc::new(SessionOwners::new(
+            manager.clone(),
+            state.config.agent_mcp_sessions,
+        )),
     };
     Router::new()
         .route_service("/mcp", service(state.clone(), manager))
@@ -92,8 +96,12 @@ struct Front {
 const SESSION_ID: &str = "mcp-session-id";
 
 /// Middleware: the caller of `/mcp` (401 without a valid token, unless the check is off), and
-/// only in a session it opened.
+/// only in a session it opened, up to its cap of sessions; a request from an mcp-bridge is
+/// refused first (see [`hop`]).
 async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) -> Response {
+    if req.headers().contains_key(crate::guard::HOP_HEADER) {
+        return hop::refuse(req, front.state.config.max_body_bytes).await;
+    }
     let agent = match front.state.config.mcp_auth_off {
         true => Agent {
             id: ANONYMOUS.into(),
@@ -115,6 +123,12 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         Some(_) => None,
         None => Some(agent.id.clone()),
     };
+    if opener.is_some()
+        && req.method() == axum::http::Method::POST
+        && let Some(cap) = front.owners.full(&agent.id).await
+    {
+        return too_many_sessions(&agent.id, cap);
+    }
     let ending_session = req.method() == axum::http::Method::DELETE;
     req.extensions_mut().insert(agent);
     let resp = next.run(req).await;
@@ -139,6 +153,21 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
 /// and clients expect 200 or 204 (the Python SDK logs "Session termination failed: 202").
 fn session_ended() -> Response {
     StatusCode::NO_CONTENT.into_response()
+}
+
+/// A session past the agent's cap: 429, as the other per-agent limits.
+fn too_many_sessions(agent: &str, cap: usize) -> Response {
+    let message = format!(
+        "too many /mcp sessions open (MCP_BRIDGE_AGENT_MCP_SESSIONS, {cap}) for agent \"{agent}\"; \
+         end one (DELETE /mcp) or retry after 5 s"
+    );
+    let mut resp =
+        crate::error::ApiError::new(crate::a2e::ErrorCode::RateLimited, message).into_response();
+    resp.headers_mut().insert(
+        axum::http::header::RETRY_AFTER,
+        axum::http::HeaderValue::from_static("5"),
+    );
+    resp
 }
 
 /// What rmcp answers for a session it does not know: the client starts a new one.

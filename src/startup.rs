@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -75,6 +74,7 @@ impl Application {
             config.agent_rate,
             config.agent_burst,
             config.agent_concurrency,
+            config.agent_event_streams,
         );
         let state = AppState::new(Shared {
             config: Arc::new(config),
@@ -121,18 +121,12 @@ impl Application {
             stop.cancel();
         });
         let grace = Duration::from_secs(state.config.shutdown_grace_secs);
-        // No Nagle delay: where a response goes out in more than one write (event streams, rmcp's
-        // `/mcp` answers), a later write would wait for the client's delayed ACK, some 40 ms per
-        // call on a kept-alive connection.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::debug!(%error, "cannot turn Nagle's algorithm off");
-            }
-        });
-        // `into_make_service`: each connection shares the router. Served as the router itself,
-        // axum rebuilds every route for each new connection (some 300k instructions here).
-        let server = axum::serve(listener, app.into_make_service())
-            .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        let bounds = crate::serve::Bounds {
+            max_connections: state.config.max_connections,
+            header_timeout: Duration::from_secs(state.config.header_timeout_secs),
+            body_timeout: Duration::from_secs(state.config.body_timeout_secs),
+        };
+        let server = crate::serve::serve(listener, app, bounds, shutdown.clone());
         // Open requests (a long tool call, say) get the grace period to finish, then are dropped.
         let served = tokio::select! {
             served = server => served,

@@ -470,7 +470,8 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
                 Err(Some(ConnectError::Initialize(e, _))) => {
                     return Err(ConnectError::Initialize(e, stderr.settled_tail().await));
                 }
-                Err(_) => return Err(ConnectError::Timeout(bound, stderr.settled_tail().await)),
+                Err(Some(other)) => return Err(other),
+                Err(None) => return Err(ConnectError::Timeout(bound, stderr.settled_tail().await)),
             }
         }
         McpTransport::Http => {
@@ -573,6 +574,14 @@ async fn bounded(
 ) -> Result<RunningService<RoleClient, BridgeClient>, Option<ConnectError>> {
     match tokio::time::timeout_at(deadline, start).await {
         Ok(Ok(client)) => Ok(client),
+        // An mcp-bridge's `/mcp` (this one or another) refused us: not worth retrying as a
+        // transport error, the config is wrong.
+        Ok(Err(e)) if e.to_string().contains(crate::guard::LOOP_REFUSED) => {
+            Err(Some(ConnectError::Config(format!(
+                "the server is an mcp-bridge's /mcp endpoint (this bridge or another), which \
+                 cannot be an upstream of a bridge: requests would loop ({e})"
+            ))))
+        }
         Ok(Err(e)) => Err(Some(ConnectError::Initialize(e.to_string(), String::new()))),
         Err(_) => Err(None),
     }

@@ -1,6 +1,8 @@
 //! Which agent opened each 2025-11-25 session of `/mcp`, by its `Mcp-Session-Id`: a session is
-//! its agent's alone. Another agent's token with a leaked session id is answered as if the
-//! session did not exist (it can neither call through it, listen to it, nor end it).
+//! its agent's alone, and an agent has at most `MCP_BRIDGE_AGENT_MCP_SESSIONS` open (without a
+//! cap one agent opened 5,000 sessions in 15 s, 284 MB, each kept until it idles out). Another
+//! agent's token with a leaked session id is answered as if the session did not exist (it can
+//! neither call through it, listen to it, nor end it).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -12,20 +14,34 @@ const PRUNE_FROM: usize = 1024;
 
 pub struct SessionOwners {
     manager: Arc<LocalSessionManager>,
+    /// Sessions per agent; 0: no limit.
+    cap: usize,
     owners: Mutex<Owners>,
 }
 
 #[derive(Default)]
 struct Owners {
     by_session: HashMap<String, String>,
+    per_agent: HashMap<String, usize>,
     /// How many entries make the next prune.
     prune_at: usize,
 }
 
+impl Owners {
+    fn count(&mut self, agent: &str, by: isize) {
+        let n = self.per_agent.entry(agent.to_owned()).or_default();
+        *n = n.saturating_add_signed(by);
+        if *n == 0 {
+            self.per_agent.remove(agent);
+        }
+    }
+}
+
 impl SessionOwners {
-    pub fn new(manager: Arc<LocalSessionManager>) -> Self {
+    pub fn new(manager: Arc<LocalSessionManager>, cap: usize) -> Self {
         Self {
             manager,
+            cap,
             owners: Mutex::new(Owners {
                 prune_at: PRUNE_FROM,
                 ..Owners::default()
@@ -46,30 +62,66 @@ impl SessionOwners {
             .is_none_or(|owner| owner == agent)
     }
 
+    /// The cap, when `agent` has reached it (sessions rmcp has dropped no longer count).
+    pub async fn full(&self, agent: &str) -> Option<usize> {
+        let at_cap = |owners: &Owners| {
+            self.cap > 0 && owners.per_agent.get(agent).is_some_and(|n| *n >= self.cap)
+        };
+        if !at_cap(&self.lock()) {
+            return None;
+        }
+        self.prune().await;
+        at_cap(&self.lock()).then_some(self.cap)
+    }
+
     /// Records the session `agent` has just opened; now and then forgets the sessions rmcp no
     /// longer has.
     pub async fn opened(&self, id: &str, agent: String) {
         let prune = {
             let mut owners = self.lock();
-            owners.by_session.insert(id.to_owned(), agent);
+            if owners
+                .by_session
+                .insert(id.to_owned(), agent.clone())
+                .is_none()
+            {
+                owners.count(&agent, 1);
+            }
             owners.by_session.len() >= owners.prune_at
         };
         if prune {
-            let open: HashSet<String> = self
-                .manager
-                .sessions
-                .read()
-                .await
-                .keys()
-                .map(|id| id.to_string())
-                .collect();
-            let mut owners = self.lock();
-            owners.by_session.retain(|id, _| open.contains(id));
-            owners.prune_at = (owners.by_session.len() * 2).max(PRUNE_FROM);
+            self.prune().await;
         }
     }
 
     pub fn closed(&self, id: &str) {
-        self.lock().by_session.remove(id);
+        let mut owners = self.lock();
+        if let Some(agent) = owners.by_session.remove(id) {
+            owners.count(&agent, -1);
+        }
+    }
+
+    /// Forgets the sessions rmcp no longer has (deleted, or expired).
+    async fn prune(&self) {
+        let open: HashSet<String> = self
+            .manager
+            .sessions
+            .read()
+            .await
+            .keys()
+            .map(|id| id.to_string())
+            .collect();
+        let mut owners = self.lock();
+        let gone: Vec<String> = owners
+            .by_session
+            .keys()
+            .filter(|id| !open.contains(*id))
+            .cloned()
+            .collect();
+        for id in gone {
+            if let Some(agent) = owners.by_session.remove(&id) {
+                owners.count(&agent, -1);
+            }
+        }
+        owners.prune_at = (owners.by_session.len() * 2).max(PRUNE_FROM);
     }
 }

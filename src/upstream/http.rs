@@ -21,7 +21,8 @@ use super::limit;
 use crate::a2e::McpServerConfig;
 use crate::guard::Guard;
 
-/// The configured `headers`, as HTTP headers.
+/// The configured `headers`, as HTTP headers, with the bridge's hop marker
+/// ([`crate::guard::HOP_HEADER`]).
 pub fn header_map(config: &McpServerConfig) -> Result<HeaderMap, ConnectError> {
     let mut headers = HeaderMap::new();
     for (name, value) in &config.headers {
@@ -32,6 +33,9 @@ pub fn header_map(config: &McpServerConfig) -> Result<HeaderMap, ConnectError> {
         })?;
         headers.insert(name, value);
     }
+    // Last, so that no configured header can remove it.
+    let (name, value) = crate::guard::hop_header();
+    headers.insert(name, value);
     Ok(headers)
 }
 

@@ -1,0 +1,256 @@
+//! Descriptor exhaustion (issue 15, item 6): slow or idle connections are closed after the
+//! header or body timeout and do not starve a well-behaved agent; event streams per agent are
+//! bounded.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::helpers::*;
+
+async fn app_with(edit: impl FnOnce(&mut mcp_bridge::config::Config)) -> TestApp {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    edit(&mut config);
+    spawn_app_with(data_dir, config).await
+}
+
+/// Waits for the server to close `tcp` (EOF or reset), at most `within`; whether it did.
+async fn closed_within(tcp: &mut TcpStream, within: Duration) -> bool {
+    let mut buf = [0u8; 1024];
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        match tokio::time::timeout_at(deadline, tcp.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue, // an error answer before the close
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_thousand_slow_connections_do_not_starve_an_agent_and_are_closed() {
+    let app = app_with(|c| {
+        c.header_timeout_secs = 2;
+        c.body_timeout_secs = 2;
+    })
+    .await;
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    // 1,000 connections without a token: half send a request's first header lines and stop,
+    // half send whole headers announcing a body and only part of it.
+    let mut slow = Vec::new();
+    for i in 0..1000 {
+        let mut tcp = TcpStream::connect(&addr).await.unwrap();
+        let partial: &[u8] = match i % 2 {
+            0 => b"GET /v1/tools HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+            _ => b"POST /v1/tools/call HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"name\":",
+        };
+        tcp.write_all(partial).await.unwrap();
+        slow.push(tcp);
+    }
+    let opened = Instant::now();
+    // A well-behaved agent is answered at once.
+    let (status, body) =
+        tokio::time::timeout(Duration::from_secs(2), app.get("/v1/tools", &app.alice))
+            .await
+            .expect(
+                "a normal request is answered within 2 s while 1,000 slow connections are open",
+            );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Every slow one is closed after the timeout (2 s here), not left open.
+    let mut still_open = 0;
+    for tcp in &mut slow {
+        let left = Duration::from_secs(8).saturating_sub(opened.elapsed());
+        if !closed_within(tcp, left).await {
+            still_open += 1;
+        }
+    }
+    assert_eq!(
+        still_open, 0,
+        "slow connections left open 8 s after they stopped sending"
+    );
+    let (status, _) = app.get("/v1/tools", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_body_sent_too_slowly_fails_with_the_a2e_error_shape() {
+    let app = app_with(|c| c.body_timeout_secs = 1).await;
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let mut tcp = TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /v1/tools/call HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"name\":",
+        app.alice
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut answer))
+        .await
+        .expect("the request is answered and the connection closed within 5 s")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 4"), "{answer}");
+    assert!(answer.contains("\"code\":\"invalid_request\""), "{answer}");
+    assert!(answer.contains("MCP_BRIDGE_BODY_TIMEOUT_SECS"), "{answer}");
+}
+
+#[tokio::test]
+async fn connections_past_the_global_limit_wait_for_a_free_one() {
+    let app = app_with(|c| {
+        c.max_connections = 20;
+        c.header_timeout_secs = 2;
+    })
+    .await;
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    // The harness's own client keeps one kept-alive connection: 19 more fill the limit.
+    let mut idle = Vec::new();
+    for _ in 0..19 {
+        idle.push(TcpStream::connect(&addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The 21st waits (in the backlog) until the idle ones time out, then is served.
+    let started = Instant::now();
+    let resp = tokio::time::timeout(
+        Duration::from_secs(6),
+        reqwest::Client::new()
+            .get(format!("{}/v1/tools", app.base))
+            .bearer_auth(&app.alice)
+            .send(),
+    )
+    .await
+    .expect("served once the idle connections are closed")
+    .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "served at once: the limit of 20 connections was not applied"
+    );
+}
+
+#[tokio::test]
+async fn an_agent_has_a_bounded_number_of_event_streams() {
+    let app = app_with(|c| {
+        c.agent_event_streams = 2;
+        c.keepalive_secs = 1;
+    })
+    .await;
+    let first = EventStream::open(&app, &app.alice, None).await;
+    let _second = EventStream::open(&app, &app.alice, None).await;
+    let resp = app
+        .client
+        .get(format!("{}/v1/events", app.base))
+        .bearer_auth(&app.alice)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(resp.headers().contains_key("retry-after"));
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["code"], "rate_limited", "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("event streams"),
+        "{body}"
+    );
+    // Per agent; and REST calls are not counted against it.
+    let _bobs = EventStream::open(&app, &app.bob, None).await;
+    let (status, _) = app.get("/v1/tools", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+    // A closed stream frees its slot (noticed at its next keep-alive).
+    drop(first);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let resp = app
+            .client
+            .get(format!("{}/v1/events", app.base))
+            .bearer_auth(&app.alice)
+            .send()
+            .await
+            .unwrap();
+        if resp.status() == StatusCode::OK {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a closed stream's slot was not freed within 5 s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Opens a 2025-11-25 `/mcp` session; the answer.
+async fn initialize(app: &TestApp, token: &str) -> reqwest::Response {
+    app.client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": { "name": "exhaustion-test", "version": "1" }
+            }
+        }))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_agent_has_a_bounded_number_of_mcp_sessions() {
+    let app = app_with(|c| c.agent_mcp_sessions = 2).await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let resp = initialize(&app, &app.alice).await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        ids.push(
+            resp.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let resp = initialize(&app, &app.alice).await;
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(resp.headers()["retry-after"], "5");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["code"], "rate_limited", "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("MCP_BRIDGE_AGENT_MCP_SESSIONS"),
+        "{body}"
+    );
+    // Per agent; and a session's own requests are not refused.
+    assert_eq!(initialize(&app, &app.bob).await.status(), StatusCode::OK);
+    let ping = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(&app.alice)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &ids[0])
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(ping.status().is_success(), "{}", ping.status());
+    // Ending one frees its slot.
+    let deleted = app
+        .client
+        .delete(format!("{}/mcp", app.base))
+        .bearer_auth(&app.alice)
+        .header("mcp-session-id", &ids[0])
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    assert_eq!(initialize(&app, &app.alice).await.status(), StatusCode::OK);
+}
