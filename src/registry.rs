@@ -552,7 +552,9 @@ impl Error {
 /// its secrets).
 fn describe(config: &McpServerConfig) -> String {
     let target = match config.transport {
-        McpTransport::Stdio => config.cmd.first().cloned().unwrap_or_default(),
+        McpTransport::Stdio => {
+            crate::a2e::redact_arg(config.cmd.first().map_or("", String::as_str))
+        }
         _ => crate::a2e::redact_url(&config.url),
     };
     format!("{} {target}", config.transport.as_str())

@@ -14,6 +14,7 @@ mod messages;
 mod metrics;
 mod openapi;
 mod prompts;
+mod redaction;
 mod resources;
 mod secrets;
 mod servers;
