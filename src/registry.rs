@@ -602,8 +602,18 @@ fn apply_change(old: &McpServerConfig, change: ServerUpdateRequest) -> McpServer
     if let Some(v) = change.name {
         new.name = v;
     }
+    // An argument as shown (a URL's secrets hidden) sent back unchanged keeps the stored one.
     if let Some(v) = change.cmd {
-        new.cmd = v;
+        new.cmd = v
+            .into_iter()
+            .enumerate()
+            .map(|(i, arg)| match old.cmd.get(i) {
+                Some(stored) if arg != *stored && arg == crate::a2e::redact_arg(stored) => {
+                    stored.clone()
+                }
+                _ => arg,
+            })
+            .collect();
     }
     if let Some(v) = change.cwd {
         new.cwd = v;

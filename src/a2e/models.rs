@@ -161,6 +161,7 @@ impl McpServerConfig {
             env: hide(&self.env),
             headers: hide(&self.headers),
             url: redact_url(&self.url),
+            cmd: self.cmd.iter().map(|arg| redact_arg(arg)).collect(),
             ..self.clone()
         }
     }

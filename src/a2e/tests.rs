@@ -212,5 +212,9 @@ fn error_text_is_redacted_like_a_config() {
         "error sending request for url (http://u:***@h:1/mcp?api_key=***): \
          key *** token *** db *** *** 1"
     );
+    assert_eq!(
+        config.redacted().cmd,
+        ["run", "postgresql://app:***@db/prod"]
+    );
     assert_eq!(redact_text("no secrets here", &[]), "no secrets here");
 }

@@ -126,3 +126,52 @@ async fn a_stderr_tail_goes_to_the_owner_and_admins_only() {
     }
     app.stop().await;
 }
+
+/// A stdio `cmd` argument holding a URL shows without its password or query values; the
+/// stored argument is still the real one (the server runs with it, a PATCH sending it back
+/// as shown keeps it).
+#[tokio::test]
+async fn cmd_arguments_are_shown_without_url_credentials() {
+    let app = spawn_app().await;
+    let marker = unique("cmd");
+    let mut config = py_stdio("cmdargs", &marker);
+    let mut cmd = config["cmd"].as_array().unwrap().clone();
+    cmd.insert(0, json!("env"));
+    cmd.insert(
+        1,
+        json!("DB=postgresql://app:S3cretPW@db/prod?sslpassword=QS3cret"),
+    );
+    config["cmd"] = json!(cmd);
+    let registered = app.register(config).await;
+    assert_eq!(registered["status"], "ready", "{registered}");
+    let (_, shown) = app.get("/v1/servers/cmdargs", &app.bob).await;
+    let text = shown.to_string();
+    assert!(
+        !text.contains("S3cretPW") && !text.contains("QS3cret"),
+        "{text}"
+    );
+    let shown_cmd = shown["config"]["cmd"].clone();
+    assert!(
+        shown_cmd[1].as_str().unwrap().contains("app:***@db"),
+        "{shown_cmd}"
+    );
+    // Sent back as shown, with another change: the real argument stays (the child still runs
+    // with it).
+    let (status, body) = app
+        .patch(
+            "/v1/servers/cmdargs",
+            &app.admin,
+            json!({"cmd": shown_cmd, "timeout": 60}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(!body.to_string().contains("S3cretPW"), "{body}");
+    let pids = pids_with_marker(&marker);
+    assert_eq!(pids.len(), 1);
+    let environ = std::fs::read(format!("/proc/{}/environ", pids[0])).unwrap();
+    assert!(
+        String::from_utf8_lossy(&environ).contains("app:S3cretPW@db"),
+        "the child got the real value"
+    );
+    app.stop().await;
+}
