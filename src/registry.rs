@@ -337,6 +337,19 @@ impl Registry {
         (config.transport == McpTransport::Stdio && !listed).then_some(program.as_str())
     }
 
+    /// Whether `agent` may put `config` in place of the registered `existing`: its owner or an
+    /// admin, with the rights `config` itself needs. Checked before anything is compared, so
+    /// nobody else learns anything of the stored config.
+    pub fn may_replace(
+        &self,
+        agent: &Agent,
+        existing: &ServerEntry,
+        config: &McpServerConfig,
+    ) -> Result<(), Error> {
+        self.managed(agent, &existing.id)?;
+        self.check_command_rights(agent, config)
+    }
+
     fn managed(&self, agent: &Agent, server_id: &str) -> Result<Arc<ServerEntry>, Error> {
         let entry = self.get(server_id)?;
         if !agent.may_manage(&entry.owner) {
