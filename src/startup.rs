@@ -44,6 +44,7 @@ impl Application {
         let _ = rustls::crypto::ring::default_provider().install_default();
         std::fs::create_dir_all(&config.data_dir)
             .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
+        crate::store::private_dir(&config.data_dir);
         let mut store = Store::open(&config.database_url()).await?;
         if let Some(key) = config.secrets_key()? {
             store = store.sealing(&key).await?;
