@@ -88,3 +88,39 @@ async fn the_data_dir_and_database_are_private() {
     );
     app.stop().await;
 }
+
+/// Without `MCP_BRIDGE_SECRETS_KEY`, a key is generated in the data dir (0600) on first start,
+/// so secret values are sealed at rest by default; a restart uses the same key.
+#[tokio::test]
+async fn secrets_are_sealed_by_default_with_a_generated_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let app = spawn_app_in(data_dir.clone()).await;
+    let mut config = everything_stdio("sealed-default");
+    config["env"] = json!({ "DEFAULT_SECRET": "plain-by-default-before" });
+    app.register(config).await;
+    app.stop().await;
+    let key_file = data_dir.path().join("secrets.key");
+    let meta = std::fs::metadata(&key_file).expect("a key was generated");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::read_to_string(&key_file).unwrap().trim().len(), 64);
+    let stored = stored_bytes(&data_dir);
+    assert!(
+        !stored.contains("plain-by-default-before"),
+        "sealed at rest"
+    );
+    assert!(stored.contains("enc:v1:"));
+
+    let app = spawn_app_in(data_dir.clone()).await;
+    app.wait_status(
+        "sealed-default",
+        "ready",
+        std::time::Duration::from_secs(20),
+    )
+    .await;
+    let (_, answer) = app.call("sealed-default__get-env", json!({})).await;
+    let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+    let env: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(env["DEFAULT_SECRET"], "plain-by-default-before");
+    app.stop().await;
+}
