@@ -89,8 +89,19 @@ impl A2aAgent {
         card
     }
 
-    /// The agent as the REST API shows it (header values hidden).
-    pub fn model(&self) -> A2aAgentInfo {
+    /// The agent as `caller` may see it: header values hidden from everyone, and the password
+    /// and query values of its URLs from anyone but its registrant and admins.
+    pub fn model_for(&self, caller: &Agent) -> A2aAgentInfo {
+        let mut info = self.model();
+        if !caller.may_manage(&self.owner) {
+            info.url = crate::a2e::redact_url(&info.url);
+            info.endpoint = crate::a2e::redact_url(&info.endpoint);
+        }
+        info
+    }
+
+    /// The agent with its header values hidden.
+    fn model(&self) -> A2aAgentInfo {
         A2aAgentInfo {
             agent_id: self.agent_id.clone(),
             name: self.card_text("name"),

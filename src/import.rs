@@ -104,7 +104,15 @@ async fn upsert(
     config: McpServerConfig,
 ) -> ImportResult {
     let server_id = config.server_id.clone();
-    let existing = registry.get(&server_id).ok().map(|entry| entry.config());
+    let existing = registry.get(&server_id).ok();
+    // Rights first: comparing a posted `env` or `headers` value with the stored one for anyone
+    // else would tell them whether a guessed secret is right.
+    if let Some(entry) = &existing
+        && let Err(error) = registry.may_replace(agent, entry, &config)
+    {
+        return failed(server_id, error);
+    }
+    let existing = existing.map(|entry| entry.config());
     if existing.as_deref() == Some(&config) {
         return ImportResult {
             server_id,

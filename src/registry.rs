@@ -337,6 +337,19 @@ impl Registry {
         (config.transport == McpTransport::Stdio && !listed).then_some(program.as_str())
     }
 
+    /// Whether `agent` may put `config` in place of the registered `existing`: its owner or an
+    /// admin, with the rights `config` itself needs. Checked before anything is compared, so
+    /// nobody else learns anything of the stored config.
+    pub fn may_replace(
+        &self,
+        agent: &Agent,
+        existing: &ServerEntry,
+        config: &McpServerConfig,
+    ) -> Result<(), Error> {
+        self.managed(agent, &existing.id)?;
+        self.check_command_rights(agent, config)
+    }
+
     fn managed(&self, agent: &Agent, server_id: &str) -> Result<Arc<ServerEntry>, Error> {
         let entry = self.get(server_id)?;
         if !agent.may_manage(&entry.owner) {
@@ -552,7 +565,9 @@ impl Error {
 /// its secrets).
 fn describe(config: &McpServerConfig) -> String {
     let target = match config.transport {
-        McpTransport::Stdio => config.cmd.first().cloned().unwrap_or_default(),
+        McpTransport::Stdio => {
+            crate::a2e::redact_arg(config.cmd.first().map_or("", String::as_str))
+        }
         _ => crate::a2e::redact_url(&config.url),
     };
     format!("{} {target}", config.transport.as_str())
@@ -600,8 +615,18 @@ fn apply_change(old: &McpServerConfig, change: ServerUpdateRequest) -> McpServer
     if let Some(v) = change.name {
         new.name = v;
     }
+    // An argument as shown (a URL's secrets hidden) sent back unchanged keeps the stored one.
     if let Some(v) = change.cmd {
-        new.cmd = v;
+        new.cmd = v
+            .into_iter()
+            .enumerate()
+            .map(|(i, arg)| match old.cmd.get(i) {
+                Some(stored) if arg != *stored && arg == crate::a2e::redact_arg(stored) => {
+                    stored.clone()
+                }
+                _ => arg,
+            })
+            .collect();
     }
     if let Some(v) = change.cwd {
         new.cwd = v;

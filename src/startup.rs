@@ -43,8 +43,19 @@ impl Application {
         let _ = rustls::crypto::ring::default_provider().install_default();
         std::fs::create_dir_all(&config.data_dir)
             .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
+        crate::store::private_dir(&config.data_dir);
         let mut store = Store::open(&config.database_url()).await?;
-        if let Some(key) = config.secrets_key()? {
+        // Sealing is on by default: without a configured key, one generated in the data dir
+        // (a store shared by replicas needs the same configured key on each).
+        let key = match config.secrets_key()? {
+            Some(key) => Some(key),
+            None if config.database_url().starts_with("sqlite:") => Some(
+                crate::store::sealed::load_or_generate_key(&config.data_dir)
+                    .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?,
+            ),
+            None => None,
+        };
+        if let Some(key) = key {
             store = store.sealing(&key).await?;
         }
         let auth = Arc::new(Auth::from_config(&config)?);

@@ -74,6 +74,63 @@ impl StoreError {
     }
 }
 
+/// Makes the database file readable by this user only (0600) before SQLite opens it: created
+/// with that mode when missing, narrowed when it exists (it holds every server's config). SQLite
+/// gives its `-wal`, `-shm` and `-journal` files the mode of the database file; existing ones are
+/// narrowed too.
+pub fn private_database(path: &std::path::Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let name = path.to_string_lossy();
+        if name.is_empty() || name.starts_with(':') || name.starts_with("file:") {
+            return Ok(());
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+        {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let file = std::path::PathBuf::from(format!("{name}{suffix}"));
+            if let Ok(meta) = std::fs::metadata(&file)
+                && meta.permissions().mode() & 0o077 != 0
+            {
+                std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// Makes the data dir (the database, the generated JWT secret and secrets key) this user's
+/// only (0700); a failure (a directory someone else owns) is logged, not fatal.
+pub fn private_dir(dir: &std::path::Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(dir)
+            && meta.permissions().mode() & 0o077 != 0
+            && let Err(error) =
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        {
+            tracing::warn!(dir = %dir.display(), %error, "cannot make the data dir private (0700)");
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
 /// The connection pool, cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -85,7 +142,12 @@ pub struct Store {
 impl Store {
     /// Opens (creating when needed) the database at `url` and applies the migrations.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
-        let options = SqliteConnectOptions::from_str(url)?
+        let options = SqliteConnectOptions::from_str(url)?;
+        if !url.contains("memory") {
+            private_database(options.get_filename())
+                .map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
+        }
+        let options = options
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(Duration::from_secs(5))

@@ -72,6 +72,47 @@ pub enum ConnectError {
     Config(String),
 }
 
+impl ConnectError {
+    /// The same error with `config`'s secrets hidden in its text (see `a2e::redact_text`).
+    fn redacted(self, config: &McpServerConfig) -> Self {
+        let secrets = config.secret_values();
+        let hide = |text: String| crate::a2e::redact_text(&text, &secrets);
+        match self {
+            Self::Spawn {
+                command,
+                source,
+                stderr,
+            } => Self::Spawn {
+                command: hide(command),
+                source: std::io::Error::new(source.kind(), hide(source.to_string())),
+                stderr: hide(stderr),
+            },
+            Self::Timeout(bound, stderr) => Self::Timeout(bound, hide(stderr)),
+            Self::Initialize(why, stderr) => Self::Initialize(hide(why), hide(stderr)),
+            Self::List(why) => Self::List(hide(why)),
+            Self::Config(why) => Self::Config(hide(why)),
+        }
+    }
+
+    /// The last stderr lines of a stdio server the error carries (empty when none).
+    pub fn stderr_tail(&self) -> &str {
+        match self {
+            Self::Spawn { stderr, .. } | Self::Timeout(_, stderr) | Self::Initialize(_, stderr) => {
+                stderr
+            }
+            Self::List(_) | Self::Config(_) => "",
+        }
+    }
+
+    /// The sentence without the stderr tail (for agents other than the server's owner).
+    pub fn without_tail(&self) -> String {
+        let text = self.to_string();
+        text.strip_suffix(self.stderr_tail())
+            .map(str::to_owned)
+            .unwrap_or(text)
+    }
+}
+
 /// Everything a server lists, as last synced.
 #[derive(Debug, Default, Clone)]
 pub struct Lists {
@@ -98,6 +139,8 @@ pub struct Connection {
     subscribed: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The calls in flight, by request id and progress token.
     calls: Arc<Calls>,
+    /// The config's secret values, hidden in every error text a call makes.
+    secrets: Vec<String>,
 }
 
 /// A new connection with the server's catalogue as first listed.
@@ -110,6 +153,11 @@ impl Connection {
     /// Resolves when the connection has been lost or is closing.
     pub async fn lost(&self) {
         self.lost.cancelled().await
+    }
+
+    /// `text` with the server's secrets hidden (for errors not made by a call).
+    pub fn redact(&self, text: &str) -> String {
+        crate::a2e::redact_text(text, &self.secrets)
     }
 
     pub fn is_lost(&self) -> bool {
@@ -143,7 +191,9 @@ impl Connection {
             biased;
             result = tokio::time::timeout(timeout, request) => match result {
                 Ok(Ok(result)) => Ok(result),
-                Ok(Err(error)) => Err(CallError::from_service(error, &self.lost)),
+                Ok(Err(error)) => {
+                    Err(CallError::from_service(error, &self.lost).redacted(&self.secrets))
+                }
                 Err(_) => Err(CallError::Timeout(timeout)),
             },
             _ = self.lost.cancelled() => Err(CallError::Lost),
@@ -414,6 +464,21 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The same error with `secrets` hidden in its text (see `a2e::redact_text`).
+    fn redacted(self, secrets: &[String]) -> Self {
+        let hide = |text: String| crate::a2e::redact_text(&text, secrets);
+        match self {
+            Self::Rejected { code, message } => Self::Rejected {
+                code,
+                message: hide(message),
+            },
+            Self::Transport(why) => Self::Transport(hide(why)),
+            Self::Protocol(why) => Self::Protocol(hide(why)),
+            Self::TooLarge(why) => Self::TooLarge(hide(why)),
+            other @ (Self::Lost | Self::Timeout(_)) => other,
+        }
+    }
+
     fn from_service(error: ServiceError, lost: &CancellationToken) -> Self {
         match error {
             ServiceError::McpError(e) if e.code.0 == limit::MESSAGE_TOO_LARGE => {
@@ -434,7 +499,17 @@ impl CallError {
 
 /// Connects to the server `config` describes, initialises within `config.connect_bound()` and
 /// lists its catalogue. What the server asks of agents and tells them goes through `ctx`.
+/// Every error's text has the config's secrets hidden.
 pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Established, ConnectError> {
+    connect_unredacted(config, ctx)
+        .await
+        .map_err(|error| error.redacted(config))
+}
+
+async fn connect_unredacted(
+    config: &McpServerConfig,
+    ctx: Context,
+) -> Result<Established, ConnectError> {
     let bound = config.connect_bound();
     let calls = Arc::new(Calls::default());
     let (notes_tx, notes_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -536,6 +611,7 @@ pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Establish
         connected_at: crate::a2e::now(),
         subscribed: Default::default(),
         calls,
+        secrets: config.secret_values(),
         client,
         lost,
         closed,

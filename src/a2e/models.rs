@@ -161,14 +161,121 @@ impl McpServerConfig {
             env: hide(&self.env),
             headers: hide(&self.headers),
             url: redact_url(&self.url),
+            cmd: self.cmd.iter().map(|arg| redact_arg(arg)).collect(),
             ..self.clone()
         }
+    }
+
+    /// Every secret value this config holds: `env` and `headers` values (and the credential of a
+    /// `Scheme credential` header), and the passwords and query values of `url` and of URLs in
+    /// `cmd`. Values shorter than [`MIN_SECRET_LEN`] are left out (they would blank out text).
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut secrets: Vec<String> = self.env.values().cloned().collect();
+        for value in self.headers.values() {
+            secrets.push(value.clone());
+            if let Some((_, credential)) = value.trim().split_once(' ') {
+                secrets.push(credential.trim().to_owned());
+            }
+        }
+        secrets.extend(url_secrets(&self.url));
+        for arg in &self.cmd {
+            for (start, end) in embedded_urls(arg) {
+                secrets.extend(url_secrets(&arg[start..end]));
+            }
+        }
+        secrets.retain(|s| s.len() >= MIN_SECRET_LEN);
+        // The longest first, so a secret containing another is replaced whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        secrets
+    }
+
+    /// `text` (an error, a log line, a stderr line) with this config's secrets hidden: see
+    /// [`redact_text`].
+    pub fn redact_text(&self, text: &str) -> String {
+        redact_text(text, &self.secret_values())
     }
 
     /// The bound on connecting and initialising: the smaller of `connect_timeout` and `timeout`.
     pub fn connect_bound(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.connect_timeout.min(self.timeout))
     }
+}
+
+/// Where the URLs in `text` are (`scheme://…` up to a space, a quote or a bracket).
+fn embedded_urls(text: &str) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("://").map(|i| from + i) {
+        // The scheme: the letters, digits and `+-.` just before `://`.
+        let start = text[from..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            .map_or(from, |i| from + i + 1);
+        let end = text[at..]
+            .find(|c: char| c.is_whitespace() || "\"'<>()[]{}`,|".contains(c))
+            .map_or(text.len(), |i| at + i);
+        found.push((start, end));
+        from = end;
+    }
+    found
+}
+
+/// A `cmd` argument as shown: the URLs in it (`postgresql://app:pw@db`, `DB=https://…?key=…`)
+/// without their password and query values.
+pub fn redact_arg(arg: &str) -> String {
+    redact_text(arg, &[])
+}
+
+/// Shortest value treated as a secret when hiding secrets in free text.
+pub const MIN_SECRET_LEN: usize = 4;
+
+/// The password and query values of `url`, as written and decoded (none when it is no URL).
+fn url_secrets(url: &str) -> Vec<String> {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return Vec::new();
+    };
+    let mut secrets = Vec::new();
+    if let Some(password) = parsed.password() {
+        secrets.push(password.to_owned());
+        secrets.push(percent_decode(password));
+    }
+    if let Some(query) = parsed.query() {
+        for pair in query.split('&') {
+            if let Some((_, value)) = pair.split_once('=') {
+                secrets.push(value.to_owned());
+            }
+        }
+        secrets.extend(parsed.query_pairs().map(|(_, v)| v.into_owned()));
+    }
+    secrets
+}
+
+fn percent_decode(text: &str) -> String {
+    url::form_urlencoded::parse(format!("x={text}").as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+/// `text` with every URL in it shown as [`redact_url`] shows it (password and query values
+/// `***`), and every one of `secrets` (see [`McpServerConfig::secret_values`]) replaced by `***`
+/// wherever it appears. Applied where an upstream's error text is made, so what reaches an
+/// agent or the log never holds a configured secret.
+pub fn redact_text(text: &str, secrets: &[String]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    for (start, end) in embedded_urls(text) {
+        out.push_str(&text[done..start]);
+        out.push_str(&redact_url(&text[start..end]));
+        done = end;
+    }
+    out.push_str(&text[done..]);
+    for secret in secrets.iter().filter(|s| s.len() >= MIN_SECRET_LEN) {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), REDACTED);
+        }
+    }
+    out
 }
 
 /// A URL with its password and its query values replaced by `***` (it may carry credentials).

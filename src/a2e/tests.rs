@@ -194,3 +194,27 @@ fn error_codes_say_whether_to_retry() {
         json!("mcp_capability_missing")
     );
 }
+
+#[test]
+fn error_text_is_redacted_like_a_config() {
+    let config: McpServerConfig = serde_json::from_value(json!({
+        "url": "http://u:pa%24s@h:1/mcp?api_key=k3y-value",
+        "env": {"API_KEY": "sk-live-123", "DEBUG": "1"},
+        "headers": {"Authorization": "Bearer t0ken-abc"},
+        "cmd": ["run", "postgresql://app:S3cretPW@db/prod"]
+    }))
+    .unwrap();
+    let text = "error sending request for url (http://u:pa%24s@h:1/mcp?api_key=k3y-value): \
+                key sk-live-123 token t0ken-abc db S3cretPW pa$s 1";
+    let shown = config.redact_text(text);
+    assert_eq!(
+        shown,
+        "error sending request for url (http://u:***@h:1/mcp?api_key=***): \
+         key *** token *** db *** *** 1"
+    );
+    assert_eq!(
+        config.redacted().cmd,
+        ["run", "postgresql://app:***@db/prod"]
+    );
+    assert_eq!(redact_text("no secrets here", &[]), "no secrets here");
+}

@@ -67,7 +67,7 @@ pub async fn register(
         .map_err(|e| ApiError::from(e).answering::<A2aRegisterResponse>(&req.id))?;
     let mut resp = A2aRegisterResponse::answering(&req.id);
     resp.ok = true;
-    resp.agent = Some(agent.model());
+    resp.agent = Some(agent.model_for(caller));
     Ok((StatusCode::CREATED, Json(resp)))
 }
 
@@ -92,7 +92,7 @@ async fn list_agents(
 
 pub async fn list(
     state: &AppState,
-    _caller: &Agent,
+    caller: &Agent,
     req: A2aListRequest,
 ) -> Result<Reply<A2aListResponse>, Failure> {
     if !state.a2a.enabled() {
@@ -105,7 +105,7 @@ pub async fn list(
         .a2a
         .list(&req.skill_tags)
         .iter()
-        .map(|a| a.model())
+        .map(|a| a.model_for(caller))
         .collect();
     Ok(ok(resp))
 }
@@ -127,7 +127,7 @@ async fn get_agent(
 
 pub async fn get(
     state: &AppState,
-    _caller: &Agent,
+    caller: &Agent,
     req: A2aGetRequest,
 ) -> Result<Reply<A2aGetResponse>, Failure> {
     let agent = state
@@ -135,7 +135,7 @@ pub async fn get(
         .get(&req.agent_id)
         .map_err(|e| ApiError::from(e).answering::<A2aGetResponse>(&req.id))?;
     let mut resp = A2aGetResponse::answering(&req.id);
-    resp.agent = agent.model();
+    resp.agent = agent.model_for(caller);
     Ok(ok(resp))
 }
 
@@ -167,7 +167,7 @@ pub async fn refresh(
         .map_err(|e| ApiError::from(e).answering::<A2aRefreshResponse>(&req.id))?;
     let mut resp = A2aRefreshResponse::answering(&req.id);
     resp.ok = true;
-    resp.agent = agent.model();
+    resp.agent = agent.model_for(caller);
     Ok(ok(resp))
 }
 

@@ -94,7 +94,7 @@ async fn list_servers(
 
 pub async fn list(
     state: &AppState,
-    _agent: &Agent,
+    agent: &Agent,
     req: ServerListRequest,
 ) -> Result<Reply<ServerListResponse>, Failure> {
     let filter = match req.status_filter.as_str() {
@@ -113,7 +113,7 @@ pub async fn list(
         .registry
         .entries()
         .iter()
-        .map(|entry| entry.info())
+        .map(|entry| entry.info_for(agent))
         .filter(|info| filter.is_none_or(|status| info.status == status))
         .collect();
     Ok(ok(resp))
@@ -170,7 +170,7 @@ async fn get_server(
 
 pub async fn get(
     state: &AppState,
-    _agent: &Agent,
+    agent: &Agent,
     req: ServerGetRequest,
 ) -> Result<Reply<ServerGetResponse>, Failure> {
     let entry = state
@@ -178,7 +178,7 @@ pub async fn get(
         .get(&req.server_id)
         .map_err(|e| ApiError::from(e).answering::<ServerGetResponse>(&req.id))?;
     let mut resp = ServerGetResponse::answering(&req.id);
-    resp.server = entry.info();
+    resp.server = entry.info_for(agent);
     resp.config = entry.config().redacted();
     Ok(ok(resp))
 }
@@ -220,7 +220,7 @@ pub async fn update(
         .map_err(|e| ApiError::from(e).answering::<ServerUpdateResponse>(&id))?;
     let mut resp = ServerUpdateResponse::answering(&id);
     resp.ok = true;
-    resp.server = entry.info();
+    resp.server = entry.info_for(agent);
     resp.config = entry.config().redacted();
     Ok(ok(resp))
 }
@@ -285,7 +285,7 @@ pub async fn reconnect(
         .await
         .map_err(|e| ApiError::from(e).answering::<ServerReconnectResponse>(&req.id))?;
     let mut resp = ServerReconnectResponse::answering(&req.id);
-    resp.server = entry.info();
+    resp.server = entry.info_for(agent);
     resp.ok = resp.server.status == McpServerStatus::Ready;
     Ok(ok(resp))
 }

@@ -23,7 +23,11 @@ pub enum Control {
 #[derive(Debug, Clone, Default)]
 pub struct State {
     pub status: McpServerStatus,
+    /// The last error, its secrets hidden and without a stdio server's stderr lines.
     pub error: String,
+    /// The last stderr lines of a stdio server that went with `error` (secrets hidden): shown to
+    /// the server's owner and admins only, since a server may print what it is given.
+    pub stderr_tail: String,
     pub last_ping_ms: f64,
     /// How many connection attempts have finished, successful or not.
     pub attempts: u64,
@@ -169,6 +173,7 @@ impl ServerEntry {
         self.replace_lists(Some(established.lists));
         let reconnected = self.state().connections > 0;
         self.update_state(|s| {
+            s.stderr_tail.clear();
             s.status = McpServerStatus::Ready;
             s.attempts += 1;
             s.connections += 1;
@@ -218,7 +223,17 @@ impl ServerEntry {
             .take()
     }
 
-    /// The server as it is now.
+    /// The server as `agent` may see it: the owner and admins also get the stderr lines that
+    /// went with the last error.
+    pub fn info_for(&self, agent: &crate::auth::Agent) -> McpServerInfo {
+        let mut info = self.info();
+        if agent.may_manage(&self.owner) {
+            info.error.push_str(&self.state.borrow().stderr_tail);
+        }
+        info
+    }
+
+    /// The server as every agent may see it (what status pushes carry).
     pub fn info(&self) -> McpServerInfo {
         let config = self.config();
         let state = self.state();

@@ -34,11 +34,25 @@ const MAX_LINE: usize = 1000;
 #[derive(Debug, Default)]
 pub struct StderrTail {
     lines: Mutex<VecDeque<String>>,
+    /// The server's secret values, hidden in each line as it is read (it may print its key).
+    secrets: Vec<String>,
     /// Fired when stderr reaches end of file.
     done: CancellationToken,
 }
 
 impl StderrTail {
+    fn new(secrets: Vec<String>) -> Self {
+        Self {
+            secrets,
+            ..Default::default()
+        }
+    }
+
+    /// `line` with the server's secrets hidden.
+    fn redact(&self, line: &str) -> String {
+        crate::a2e::redact_text(line, &self.secrets)
+    }
+
     fn push(&self, mut line: String) {
         if line.len() > MAX_LINE {
             let mut end = MAX_LINE;
@@ -148,7 +162,7 @@ pub fn spawn(
         child: Some(child),
         io,
     };
-    let tail = Arc::new(StderrTail::default());
+    let tail = Arc::new(StderrTail::new(config.secret_values()));
     match stderr {
         Some(stderr) => {
             tokio::spawn(drain(stderr, config.server_id.clone(), tail.clone()));
@@ -253,6 +267,7 @@ async fn drain(stderr: ChildStderr, server_id: String, tail: Arc<StderrTail>) {
     loop {
         match lines.next_line().await {
             Ok(Some(line)) => {
+                let line = tail.redact(&line);
                 tracing::info!(target: "mcp_bridge::upstream::stderr", %server_id, "{line}");
                 tail.push(line);
             }

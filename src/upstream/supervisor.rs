@@ -84,11 +84,13 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervisio
             Ended::Reconnect => conn.shutdown().await,
             Ended::Lost(why) => {
                 conn.shutdown().await;
+                // `why` and the tail come with the server's secrets hidden.
                 let tail = conn.stderr.as_ref().map(|t| t.render()).unwrap_or_default();
                 tracing::warn!(server_id = %entry.id, "{why}{tail}");
                 entry.update_state(|s| {
                     s.status = McpServerStatus::Disconnected;
-                    s.error = format!("{why}{tail}");
+                    s.error = why;
+                    s.stderr_tail = tail;
                 });
                 failures += 1;
                 if !wait_before_retry(&entry, &mut inbox, failures, &supervision).await {
@@ -131,7 +133,8 @@ async fn connect(entry: &ServerEntry, store: &Store) -> Option<Result<Arc<Connec
             tracing::warn!(server_id = %entry.id, %error, "cannot connect");
             entry.update_state(|s| {
                 s.status = McpServerStatus::Error;
-                s.error = error.to_string();
+                s.error = error.without_tail();
+                s.stderr_tail = error.stderr_tail().to_owned();
                 s.attempts += 1;
             });
             Err(())
@@ -215,7 +218,10 @@ async fn relist(entry: &ServerEntry, conn: &Connection, events: &[UpstreamEvent]
                 entry.push_to_all(method, serde_json::json!({}));
             }
         }
-        Ok(Err(error)) => tracing::warn!(server_id = %entry.id, %error, "re-listing failed"),
+        Ok(Err(error)) => {
+            let error = conn.redact(&error.to_string());
+            tracing::warn!(server_id = %entry.id, %error, "re-listing failed")
+        }
         Err(_) => tracing::warn!(server_id = %entry.id, "re-listing timed out"),
     }
 }

@@ -293,3 +293,46 @@ async fn the_tools_reach_agents_from_an_mcp_client_and_can_be_turned_off() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     app.stop().await;
 }
+
+/// An A2A agent's URL credentials (`user:pw@`, `?token=`) are for its registrant and admins:
+/// every other agent sees them as `***`.
+#[tokio::test]
+async fn agent_url_credentials_are_hidden_from_other_agents() {
+    let py = a2a_agent_py().await;
+    let app = spawn_app().await;
+    let mut url = reqwest::Url::parse(&py.url).unwrap();
+    url.set_username("agentuser").unwrap();
+    url.set_password(Some("PWSECRET1")).unwrap();
+    url.set_query(Some("token=TOKSECRET1"));
+    let (status, body) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({"agent_id": "creds", "url": url.as_str()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert!(
+        body.to_string().contains("PWSECRET1"),
+        "the registrant sees it: {body}"
+    );
+    let (_, list) = app.get("/v1/a2a/agents", &app.bob).await;
+    let (_, one) = app.get("/v1/a2a/agents/creds", &app.bob).await;
+    for shown in [&list, &one] {
+        let text = shown.to_string();
+        assert!(
+            !text.contains("PWSECRET1") && !text.contains("TOKSECRET1"),
+            "{text}"
+        );
+    }
+    assert!(
+        one["agent"]["url"]
+            .as_str()
+            .unwrap()
+            .contains("agentuser:***@"),
+        "{one}"
+    );
+    let (_, admin) = app.get("/v1/a2a/agents/creds", &app.admin).await;
+    assert_eq!(admin["agent"]["url"], url.as_str(), "{admin}");
+    app.stop().await;
+}

@@ -133,3 +133,40 @@ async fn the_import_command_talks_to_the_running_bridge() {
         .await
         .expect("exits");
 }
+
+/// Importing over another agent's server is refused before anything is compared: a guessed
+/// header value, right or wrong, gets the same 403-coded answer (it used to say `unchanged`
+/// when the guess was right).
+#[tokio::test]
+async fn an_import_over_another_agents_server_is_no_secret_oracle() {
+    let peer = py_http().await;
+    let app = spawn_app().await;
+    let (status, body) = app
+        .post(
+            "/v1/servers",
+            &app.alice,
+            json!({"config": {
+                "server_id": "guarded", "name": "guarded", "transport": "http", "url": peer.url,
+                "headers": {"X-Key": "right-guess-42"}
+            }}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut answers = Vec::new();
+    for guess in ["right-guess-42", "wrong-guess-42"] {
+        let document = json!({"mcpServers": {
+            "guarded": {"url": peer.url, "headers": {"X-Key": guess}}
+        }});
+        let (status, body) = app.post("/v1/servers/import", &app.bob, document).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let result = body["results"][0].clone();
+        assert_eq!(result["action"], "failed", "{body}");
+        assert_eq!(result["code"], "forbidden", "{body}");
+        answers.push(result);
+    }
+    assert_eq!(answers[0], answers[1], "the same answer whatever the guess");
+    // The owner's server is still there, untouched.
+    let (_, shown) = app.get("/v1/servers/guarded", &app.alice).await;
+    assert_eq!(shown["server"]["status"], "ready", "{shown}");
+    app.stop().await;
+}

@@ -16,6 +16,7 @@ mod messages;
 mod metrics;
 mod openapi;
 mod prompts;
+mod redaction;
 mod resources;
 mod secrets;
 mod servers;

@@ -59,3 +59,68 @@ async fn env_values_are_sealed_in_the_store_and_reach_the_server() {
     let (_, shown) = app.get("/v1/servers/sealed", &app.admin).await;
     assert_eq!(shown["config"]["env"]["SEALED_SECRET"], "***", "{shown}");
 }
+
+/// The data dir is 0700 and the database with its WAL and SHM files 0600, whatever the umask:
+/// they hold every server's config.
+#[tokio::test]
+async fn the_data_dir_and_database_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    std::fs::set_permissions(data_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let app = spawn_app_in(data_dir.clone()).await;
+    app.register(everything_stdio("perm")).await;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(data_dir.path()), 0o700, "the data dir");
+    let mut seen = Vec::new();
+    for entry in std::fs::read_dir(data_dir.path()).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("mcp-bridge.db") {
+            assert_eq!(mode(&entry.path()), 0o600, "{name}");
+            seen.push(name);
+        }
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        ["mcp-bridge.db", "mcp-bridge.db-shm", "mcp-bridge.db-wal"],
+        "the WAL and SHM files were checked too"
+    );
+    app.stop().await;
+}
+
+/// Without `MCP_BRIDGE_SECRETS_KEY`, a key is generated in the data dir (0600) on first start,
+/// so secret values are sealed at rest by default; a restart uses the same key.
+#[tokio::test]
+async fn secrets_are_sealed_by_default_with_a_generated_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let app = spawn_app_in(data_dir.clone()).await;
+    let mut config = everything_stdio("sealed-default");
+    config["env"] = json!({ "DEFAULT_SECRET": "plain-by-default-before" });
+    app.register(config).await;
+    app.stop().await;
+    let key_file = data_dir.path().join("secrets.key");
+    let meta = std::fs::metadata(&key_file).expect("a key was generated");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::read_to_string(&key_file).unwrap().trim().len(), 64);
+    let stored = stored_bytes(&data_dir);
+    assert!(
+        !stored.contains("plain-by-default-before"),
+        "sealed at rest"
+    );
+    assert!(stored.contains("enc:v1:"));
+
+    let app = spawn_app_in(data_dir.clone()).await;
+    app.wait_status(
+        "sealed-default",
+        "ready",
+        std::time::Duration::from_secs(20),
+    )
+    .await;
+    let (_, answer) = app.call("sealed-default__get-env", json!({})).await;
+    let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+    let env: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(env["DEFAULT_SECRET"], "plain-by-default-before");
+    app.stop().await;
+}
