@@ -2,6 +2,7 @@
 //! demand), a JSON-RPC client for them (A2A 1.0 with `A2A-Version: 1.0`, or 0.3 method names when
 //! the card says so), and the four agent-bridge tools on top.
 
+mod body;
 mod card;
 pub mod tools;
 
@@ -16,7 +17,8 @@ use crate::auth::Agent;
 use crate::guard::{Guard, Refused};
 use crate::registry::naming;
 use crate::store::{Store, StoreError, StoredAgent};
-pub use card::Endpoint;
+use body::BodyError;
+pub use card::{Endpoint, MAX_CARD_BYTES};
 
 /// Added to the caller's timeout for the HTTP wait, so the agent's own deadline comes first.
 const TIMEOUT_BUFFER: Duration = Duration::from_secs(5);
@@ -117,6 +119,8 @@ pub struct A2a {
     store: Store,
     client: reqwest::Client,
     guard: Guard,
+    /// The largest JSON-RPC reply taken from an agent (`MCP_BRIDGE_MAX_MESSAGE_BYTES`).
+    max_reply_bytes: usize,
 }
 
 /// Checks an agent's card or endpoint URL as MCP upstream URLs are checked: http(s), and an
@@ -142,9 +146,21 @@ async fn check_url(guard: &Guard, what: &str, url: &str) -> Result<(), A2aError>
 
 impl A2a {
     /// The registry with every stored agent.
-    pub async fn open(store: Store, enabled: bool, guard: Guard) -> Result<Arc<Self>, StoreError> {
+    /// `max_reply_bytes` bounds each JSON-RPC reply (cards are bounded by `MAX_CARD_BYTES`).
+    pub async fn open(
+        store: Store,
+        enabled: bool,
+        guard: Guard,
+        max_reply_bytes: usize,
+    ) -> Result<Arc<Self>, StoreError> {
         let mut agents = BTreeMap::new();
         for stored in store.list_agents().await? {
+            // A card stored before cards were bounded would be shown in every listing.
+            let stored_bytes = serde_json::to_string(&stored.card).map_or(0, |s| s.len());
+            if stored_bytes > card::MAX_CARD_BYTES {
+                tracing::error!(agent_id = %stored.agent_id, stored_bytes, "stored card larger than the card limit; skipped (refresh it after the agent shrinks it)");
+                continue;
+            }
             match card::endpoint(&stored.card) {
                 Ok(endpoint) => {
                     let agent = A2aAgent {
@@ -169,6 +185,7 @@ impl A2a {
             store,
             client,
             guard,
+            max_reply_bytes,
         }))
     }
 
@@ -406,9 +423,17 @@ impl A2a {
             }
         })?;
         let status = resp.status();
-        let answer: Value = resp
-            .json()
+        let bytes = body::read(resp, self.max_reply_bytes)
             .await
+            .map_err(|e| match e {
+                BodyError::TooLarge => A2aError::Protocol(format!(
+                    "the agent's answer is larger than the {} limit (MCP_BRIDGE_MAX_MESSAGE_BYTES)",
+                    body::size(self.max_reply_bytes)
+                )),
+                BodyError::Read(e) if e.is_timeout() => A2aError::Timeout(wait),
+                BodyError::Read(e) => A2aError::Unreachable(e.to_string()),
+            })?;
+        let answer: Value = serde_json::from_slice(&bytes)
             .map_err(|e| A2aError::Protocol(format!("HTTP {status}, not JSON-RPC: {e}")))?;
         if let Some(error) = answer.get("error") {
             return Err(A2aError::Rpc(error.clone()));

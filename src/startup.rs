@@ -62,6 +62,7 @@ impl Application {
             store.clone(),
             config.a2a_enabled,
             crate::guard::Guard::new(config.allow_private_upstreams),
+            config.max_message_bytes,
         )
         .await?;
         let bind = config.bind_addr()?;
