@@ -16,7 +16,7 @@ use crate::a2e::A2aAgentInfo;
 use crate::auth::Agent;
 use crate::guard::{Guard, Refused};
 use crate::registry::naming;
-use crate::store::{Store, StoreError, StoredAgent};
+use crate::store::{Owned, Store, StoreError, StoredAgent};
 use body::BodyError;
 pub use card::{Endpoint, MAX_CARD_BYTES};
 
@@ -348,9 +348,77 @@ impl A2a {
         Ok(agent)
     }
 
-    /// Sends a user message; the agent's reply (a message, or the task when not blocking).
+    /// Whether `caller` created task or context `id` at `agent` through the bridge.
+    async fn owner(
+        &self,
+        agent: &A2aAgent,
+        kind: Owned,
+        id: &str,
+    ) -> Result<Option<String>, A2aError> {
+        Ok(self.store.a2a_owner(&agent.agent_id, kind, id).await?)
+    }
+
+    /// Refuses a message that names a task or a context of another caller, as the agent refuses
+    /// a task it does not have. A task must be the caller's; a context the bridge has not seen
+    /// is a new one (a client may choose its context id) and becomes the caller's.
+    async fn check_message(
+        &self,
+        caller: &str,
+        agent: &A2aAgent,
+        message: Option<&Value>,
+    ) -> Result<(), A2aError> {
+        let field = |name| message.and_then(|m| m.get(name)).and_then(Value::as_str);
+        if let Some(task) = field("taskId")
+            && self.owner(agent, Owned::Task, task).await?.as_deref() != Some(caller)
+        {
+            return Err(task_not_found());
+        }
+        if let Some(context) = field("contextId")
+            && self
+                .owner(agent, Owned::Context, context)
+                .await?
+                .is_some_and(|owner| owner != caller)
+        {
+            return Err(task_not_found());
+        }
+        Ok(())
+    }
+
+    /// Records the tasks and contexts a reply to `caller`'s message names as the caller's.
+    async fn remember(&self, caller: &str, agent: &A2aAgent, result: &Value) {
+        let mut owned = Vec::new();
+        for object in [Some(result), result.get("task"), result.get("message")]
+            .into_iter()
+            .flatten()
+        {
+            let text = |name| object.get(name).and_then(Value::as_str);
+            let is_task = object.get("status").is_some() || text("kind") == Some("task");
+            if is_task && let Some(id) = text("id") {
+                owned.push((Owned::Task, id));
+            }
+            if let Some(id) = text("taskId") {
+                owned.push((Owned::Task, id));
+            }
+            if let Some(id) = text("contextId") {
+                owned.push((Owned::Context, id));
+            }
+        }
+        for (kind, id) in owned {
+            if let Err(error) = self
+                .store
+                .insert_a2a_owned(&agent.agent_id, kind, id, caller)
+                .await
+            {
+                tracing::error!(agent_id = %agent.agent_id, %error, "could not record who owns an A2A task");
+            }
+        }
+    }
+
+    /// Sends a user message for `caller`; the agent's reply (a message, or the task when not
+    /// blocking).
     pub async fn send(
         &self,
+        caller: &str,
         agent: &A2aAgent,
         text: &str,
         blocking: bool,
@@ -373,19 +441,64 @@ impl A2a {
         if let Some(context_id) = context_id {
             message["contextId"] = json!(context_id);
         }
+        self.check_message(caller, agent, Some(&message)).await?;
         let params = json!({"message": message, "configuration": configuration});
-        self.rpc(agent, method, params, timeout_secs).await
+        let result = self.rpc(agent, method, params, timeout_secs).await?;
+        self.remember(caller, agent, &result).await;
+        Ok(result)
     }
 
-    /// Forwards a JSON-RPC method; A2A 0.3 and 1.0 names are translated to the agent's.
+    /// Forwards a JSON-RPC method for `caller`; A2A 0.3 and 1.0 names are translated to the
+    /// agent's. Tasks and contexts are the caller's own: a message naming another caller's,
+    /// and a method addressing another caller's task (get, cancel, resubscribe, push
+    /// notification configs), are answered as a task that does not exist; `ListTasks` lists
+    /// the caller's tasks only. Other methods are passed on as they are.
     pub async fn query(
         &self,
+        caller: &str,
         agent: &A2aAgent,
         method: &str,
         params: Value,
         timeout_secs: u64,
     ) -> Result<Value, A2aError> {
         let method = translate(method, &agent.endpoint.protocol);
+        let text = |name| params.get(name).and_then(Value::as_str);
+        match translate(method, "1.0") {
+            "SendMessage" | "SendStreamingMessage" => {
+                self.check_message(caller, agent, params.get("message"))
+                    .await?;
+                let result = self.rpc(agent, method, params, timeout_secs).await?;
+                self.remember(caller, agent, &result).await;
+                return Ok(result);
+            }
+            "ListTasks" | "tasks/list" => {
+                let mut result = self.rpc(agent, method, params, timeout_secs).await?;
+                if let Some(tasks) = result.get_mut("tasks").and_then(Value::as_array_mut) {
+                    let mut own = Vec::with_capacity(tasks.len());
+                    for task in tasks.drain(..) {
+                        let id = task.get("id").and_then(Value::as_str).unwrap_or_default();
+                        if self.owner(agent, Owned::Task, id).await?.as_deref() == Some(caller) {
+                            own.push(task);
+                        }
+                    }
+                    *tasks = own;
+                }
+                // The agent's total counts every caller's tasks.
+                if let Some(map) = result.as_object_mut() {
+                    map.remove("totalSize");
+                }
+                return Ok(result);
+            }
+            m if matches!(m, "GetTask" | "CancelTask" | "SubscribeToTask")
+                || m.to_ascii_lowercase().contains("pushnotificationconfig") =>
+            {
+                let task = text("taskId").or_else(|| text("id")).unwrap_or_default();
+                if self.owner(agent, Owned::Task, task).await?.as_deref() != Some(caller) {
+                    return Err(task_not_found());
+                }
+            }
+            _ => {}
+        }
         self.rpc(agent, method, params, timeout_secs).await
     }
 
@@ -443,6 +556,12 @@ impl A2a {
             .cloned()
             .ok_or_else(|| A2aError::Protocol(format!("HTTP {status}, no result: {answer}")))
     }
+}
+
+/// What an A2A agent answers for a task it does not have (`TaskNotFoundError`); a task or a
+/// context of another caller is answered the same.
+fn task_not_found() -> A2aError {
+    A2aError::Rpc(json!({"code": -32001, "message": "Task not found"}))
 }
 
 /// A method name in the agent's protocol version: A2A 1.0 names are PascalCase, 0.3 names are

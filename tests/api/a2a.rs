@@ -410,3 +410,121 @@ async fn oversized_cards_and_replies_are_refused_without_being_held() {
     assert!(sent < 32 << 20, "the reply was read on: {sent} bytes sent");
     app.stop().await;
 }
+
+/// An agent-bridge tool called by the holder of `token`.
+async fn bridge_tool_as(
+    app: &TestApp,
+    token: &str,
+    name: &str,
+    arguments: Value,
+) -> (bool, String) {
+    let (status, body) = app
+        .post(
+            "/v1/tools/call",
+            token,
+            json!({"name": name, "arguments": arguments}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    (
+        body["is_error"].as_bool().unwrap(),
+        body["content"][0]["text"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn a2a_tasks_and_contexts_belong_to_the_caller_that_made_them() {
+    let py = a2a_agent_py().await;
+    let app = spawn_app().await;
+    let (status, body) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({"agent_id": "echo", "url": py.url}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let query = |token: &str, method: &str, params: Value| {
+        let args = json!({"agent_id": "echo", "method": method, "params": params});
+        let token = token.to_owned();
+        let app = &app;
+        async move { bridge_tool_as(app, &token, "agent_query", args).await }
+    };
+
+    // Alice starts a task in her context.
+    let (is_error, text) = bridge_tool_as(&app, &app.alice, "agent_send", json!({
+        "agent_id": "echo", "message": "alice's secret", "blocking": false, "context_id": "ctx-alice"
+    }))
+    .await;
+    assert!(!is_error, "{text}");
+    let task: Value = serde_json::from_str(&text).unwrap();
+    let task_id = task["task"]["id"].as_str().expect("a task id").to_owned();
+
+    // What the agent itself answers for a task it does not have.
+    let (is_error, missing) = query(&app.bob, "GetTask", json!({"id": "no-such-task"})).await;
+    assert!(is_error, "{missing}");
+
+    // Bob: before, GetTask and CancelTask worked on alice's task, ListTasks showed it with its
+    // history, and agent_send continued her context. Now all as if it did not exist.
+    for method in ["GetTask", "tasks/get", "CancelTask"] {
+        let (is_error, text) = query(&app.bob, method, json!({"id": task_id})).await;
+        assert!(is_error, "{method}: {text}");
+        assert_eq!(text, missing, "{method}");
+    }
+    let (is_error, text) = bridge_tool_as(
+        &app,
+        &app.bob,
+        "agent_send",
+        json!({
+            "agent_id": "echo", "message": "hi", "context_id": "ctx-alice"
+        }),
+    )
+    .await;
+    assert!(is_error, "{text}");
+    assert_eq!(text, missing);
+    let (is_error, text) = query(&app.bob, "SendMessage", json!({"message": {
+        "role": "ROLE_USER", "parts": [{"text": "more"}], "messageId": "m-bob", "taskId": task_id
+    }}))
+    .await;
+    assert!(is_error, "{text}");
+    assert_eq!(text, missing);
+    let (is_error, text) = query(&app.bob, "ListTasks", json!({})).await;
+    assert!(!is_error, "{text}");
+    assert!(
+        !text.contains(&task_id) && !text.contains("secret"),
+        "{text}"
+    );
+
+    // Bob's own task is his to see; alice still sees hers, and her task in her list.
+    let (is_error, text) = bridge_tool_as(
+        &app,
+        &app.bob,
+        "agent_send",
+        json!({
+            "agent_id": "echo", "message": "bob's", "blocking": false
+        }),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    let bobs: Value = serde_json::from_str(&text).unwrap();
+    let bobs = bobs["task"]["id"].as_str().unwrap().to_owned();
+    let (is_error, text) = query(&app.bob, "GetTask", json!({"id": bobs})).await;
+    assert!(!is_error, "{text}");
+    let (is_error, text) = query(&app.alice, "GetTask", json!({"id": task_id})).await;
+    assert!(!is_error && text.contains("alice's secret"), "{text}");
+    let (_, text) = query(&app.alice, "ListTasks", json!({})).await;
+    assert!(text.contains(&task_id) && !text.contains(&bobs), "{text}");
+    let (_, text) = query(&app.bob, "ListTasks", json!({})).await;
+    assert!(text.contains(&bobs) && !text.contains(&task_id), "{text}");
+    let (is_error, text) = bridge_tool_as(
+        &app,
+        &app.alice,
+        "agent_send",
+        json!({
+            "agent_id": "echo", "message": "again", "context_id": "ctx-alice"
+        }),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    app.stop().await;
+}
