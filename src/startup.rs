@@ -55,6 +55,7 @@ impl Application {
             store.clone(),
             hub.clone(),
             config.stdio_allowed_commands.clone(),
+            config.stdio_allowed_env.clone(),
             config.page_size,
             config.supervision(),
         );
