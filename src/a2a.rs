@@ -155,20 +155,23 @@ impl A2a {
     ) -> Result<Arc<Self>, StoreError> {
         let mut agents = BTreeMap::new();
         for stored in store.list_agents().await? {
-            // A card stored before cards were bounded would be shown in every listing.
-            let stored_bytes = serde_json::to_string(&stored.card).map_or(0, |s| s.len());
-            if stored_bytes > card::MAX_CARD_BYTES {
-                tracing::error!(agent_id = %stored.agent_id, stored_bytes, "stored card larger than the card limit; skipped (refresh it after the agent shrinks it)");
-                continue;
-            }
             match card::endpoint(&stored.card) {
                 Ok(endpoint) => {
+                    // A card stored before cards were bounded would be shown in every listing:
+                    // the agent stays usable (and can be refreshed or removed) without it.
+                    let stored_bytes = serde_json::to_string(&stored.card).map_or(0, |s| s.len());
+                    let card = if stored_bytes > card::MAX_CARD_BYTES {
+                        tracing::error!(agent_id = %stored.agent_id, stored_bytes, "stored card larger than the card limit; shown empty until refreshed");
+                        json!({})
+                    } else {
+                        stored.card
+                    };
                     let agent = A2aAgent {
                         agent_id: stored.agent_id.clone(),
                         owner: stored.owner,
                         url: stored.url,
                         headers: stored.headers,
-                        card: stored.card,
+                        card,
                         endpoint,
                     };
                     agents.insert(stored.agent_id, Arc::new(agent));

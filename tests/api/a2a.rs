@@ -361,7 +361,7 @@ async fn oversized_cards_and_replies_are_refused_without_being_held() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let mut config = config(data_dir.path());
     config.max_message_bytes = 64 * 1024;
-    let app = spawn_app_with(data_dir, config).await;
+    let app = spawn_app_with(data_dir.clone(), config.clone()).await;
 
     // A 256 MiB card (before: read whole, stored, and returned by every listing).
     let (url, sent) = oversized_agent(true).await;
@@ -408,6 +408,35 @@ async fn oversized_cards_and_replies_are_refused_without_being_held() {
     );
     let sent = sent.load(Ordering::Relaxed);
     assert!(sent < 32 << 20, "the reply was read on: {sent} bytes sent");
+    app.stop().await;
+
+    // A card over the bound stored before there was one: shown empty, the agent still there.
+    let db = format!(
+        "sqlite://{}",
+        data_dir.path().join("mcp-bridge.db").display()
+    );
+    let pool = sqlx::SqlitePool::connect(&db).await.unwrap();
+    let mut card: Value =
+        json!({"name": "big", "url": format!("{url}rpc"), "protocolVersion": "0.3"});
+    card["pad"] = json!("a".repeat(600 * 1024));
+    sqlx::query("UPDATE a2a_agents SET card = $1 WHERE agent_id = 'chatty'")
+        .bind(card.to_string())
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let app = spawn_app_with(data_dir, config).await;
+    let (status, body) = app.get("/v1/a2a/agents", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body["agents"][0]["agent_id"],
+        "chatty",
+        "{}",
+        body.to_string().len()
+    );
+    assert_eq!(body["agents"][0]["card"], json!({}));
+    let (status, _) = app.delete("/v1/a2a/agents/chatty", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
     app.stop().await;
 }
 
