@@ -2,6 +2,7 @@
 //! demand), a JSON-RPC client for them (A2A 1.0 with `A2A-Version: 1.0`, or 0.3 method names when
 //! the card says so), and the four agent-bridge tools on top.
 
+mod body;
 mod card;
 pub mod tools;
 
@@ -15,8 +16,9 @@ use crate::a2e::A2aAgentInfo;
 use crate::auth::Agent;
 use crate::guard::{Guard, Refused};
 use crate::registry::naming;
-use crate::store::{Store, StoreError, StoredAgent};
-pub use card::Endpoint;
+use crate::store::{Owned, Store, StoreError, StoredAgent};
+use body::BodyError;
+pub use card::{Endpoint, MAX_CARD_BYTES};
 
 /// Added to the caller's timeout for the HTTP wait, so the agent's own deadline comes first.
 const TIMEOUT_BUFFER: Duration = Duration::from_secs(5);
@@ -128,6 +130,8 @@ pub struct A2a {
     store: Store,
     client: reqwest::Client,
     guard: Guard,
+    /// The largest JSON-RPC reply taken from an agent (`MCP_BRIDGE_MAX_MESSAGE_BYTES`).
+    max_reply_bytes: usize,
 }
 
 /// Checks an agent's card or endpoint URL as MCP upstream URLs are checked: http(s), and an
@@ -153,17 +157,32 @@ async fn check_url(guard: &Guard, what: &str, url: &str) -> Result<(), A2aError>
 
 impl A2a {
     /// The registry with every stored agent.
-    pub async fn open(store: Store, enabled: bool, guard: Guard) -> Result<Arc<Self>, StoreError> {
+    /// `max_reply_bytes` bounds each JSON-RPC reply (cards are bounded by `MAX_CARD_BYTES`).
+    pub async fn open(
+        store: Store,
+        enabled: bool,
+        guard: Guard,
+        max_reply_bytes: usize,
+    ) -> Result<Arc<Self>, StoreError> {
         let mut agents = BTreeMap::new();
         for stored in store.list_agents().await? {
             match card::endpoint(&stored.card) {
                 Ok(endpoint) => {
+                    // A card stored before cards were bounded would be shown in every listing:
+                    // the agent stays usable (and can be refreshed or removed) without it.
+                    let stored_bytes = serde_json::to_string(&stored.card).map_or(0, |s| s.len());
+                    let card = if stored_bytes > card::MAX_CARD_BYTES {
+                        tracing::error!(agent_id = %stored.agent_id, stored_bytes, "stored card larger than the card limit; shown empty until refreshed");
+                        json!({})
+                    } else {
+                        stored.card
+                    };
                     let agent = A2aAgent {
                         agent_id: stored.agent_id.clone(),
                         owner: stored.owner,
                         url: stored.url,
                         headers: stored.headers,
-                        card: stored.card,
+                        card,
                         endpoint,
                     };
                     agents.insert(stored.agent_id, Arc::new(agent));
@@ -180,6 +199,7 @@ impl A2a {
             store,
             client,
             guard,
+            max_reply_bytes,
         }))
     }
 
@@ -342,9 +362,77 @@ impl A2a {
         Ok(agent)
     }
 
-    /// Sends a user message; the agent's reply (a message, or the task when not blocking).
+    /// Whether `caller` created task or context `id` at `agent` through the bridge.
+    async fn owner(
+        &self,
+        agent: &A2aAgent,
+        kind: Owned,
+        id: &str,
+    ) -> Result<Option<String>, A2aError> {
+        Ok(self.store.a2a_owner(&agent.agent_id, kind, id).await?)
+    }
+
+    /// Refuses a message that names a task or a context of another caller, as the agent refuses
+    /// a task it does not have. A task must be the caller's; a context the bridge has not seen
+    /// is a new one (a client may choose its context id) and becomes the caller's.
+    async fn check_message(
+        &self,
+        caller: &str,
+        agent: &A2aAgent,
+        message: Option<&Value>,
+    ) -> Result<(), A2aError> {
+        let field = |name| message.and_then(|m| m.get(name)).and_then(Value::as_str);
+        if let Some(task) = field("taskId")
+            && self.owner(agent, Owned::Task, task).await?.as_deref() != Some(caller)
+        {
+            return Err(task_not_found());
+        }
+        if let Some(context) = field("contextId")
+            && self
+                .owner(agent, Owned::Context, context)
+                .await?
+                .is_some_and(|owner| owner != caller)
+        {
+            return Err(task_not_found());
+        }
+        Ok(())
+    }
+
+    /// Records the tasks and contexts a reply to `caller`'s message names as the caller's.
+    async fn remember(&self, caller: &str, agent: &A2aAgent, result: &Value) {
+        let mut owned = Vec::new();
+        for object in [Some(result), result.get("task"), result.get("message")]
+            .into_iter()
+            .flatten()
+        {
+            let text = |name| object.get(name).and_then(Value::as_str);
+            let is_task = object.get("status").is_some() || text("kind") == Some("task");
+            if is_task && let Some(id) = text("id") {
+                owned.push((Owned::Task, id));
+            }
+            if let Some(id) = text("taskId") {
+                owned.push((Owned::Task, id));
+            }
+            if let Some(id) = text("contextId") {
+                owned.push((Owned::Context, id));
+            }
+        }
+        for (kind, id) in owned {
+            if let Err(error) = self
+                .store
+                .insert_a2a_owned(&agent.agent_id, kind, id, caller)
+                .await
+            {
+                tracing::error!(agent_id = %agent.agent_id, %error, "could not record who owns an A2A task");
+            }
+        }
+    }
+
+    /// Sends a user message for `caller`; the agent's reply (a message, or the task when not
+    /// blocking).
     pub async fn send(
         &self,
+        caller: &str,
         agent: &A2aAgent,
         text: &str,
         blocking: bool,
@@ -367,19 +455,64 @@ impl A2a {
         if let Some(context_id) = context_id {
             message["contextId"] = json!(context_id);
         }
+        self.check_message(caller, agent, Some(&message)).await?;
         let params = json!({"message": message, "configuration": configuration});
-        self.rpc(agent, method, params, timeout_secs).await
+        let result = self.rpc(agent, method, params, timeout_secs).await?;
+        self.remember(caller, agent, &result).await;
+        Ok(result)
     }
 
-    /// Forwards a JSON-RPC method; A2A 0.3 and 1.0 names are translated to the agent's.
+    /// Forwards a JSON-RPC method for `caller`; A2A 0.3 and 1.0 names are translated to the
+    /// agent's. Tasks and contexts are the caller's own: a message naming another caller's,
+    /// and a method addressing another caller's task (get, cancel, resubscribe, push
+    /// notification configs), are answered as a task that does not exist; `ListTasks` lists
+    /// the caller's tasks only. Other methods are passed on as they are.
     pub async fn query(
         &self,
+        caller: &str,
         agent: &A2aAgent,
         method: &str,
         params: Value,
         timeout_secs: u64,
     ) -> Result<Value, A2aError> {
         let method = translate(method, &agent.endpoint.protocol);
+        let text = |name| params.get(name).and_then(Value::as_str);
+        match translate(method, "1.0") {
+            "SendMessage" | "SendStreamingMessage" => {
+                self.check_message(caller, agent, params.get("message"))
+                    .await?;
+                let result = self.rpc(agent, method, params, timeout_secs).await?;
+                self.remember(caller, agent, &result).await;
+                return Ok(result);
+            }
+            "ListTasks" | "tasks/list" => {
+                let mut result = self.rpc(agent, method, params, timeout_secs).await?;
+                if let Some(tasks) = result.get_mut("tasks").and_then(Value::as_array_mut) {
+                    let mut own = Vec::with_capacity(tasks.len());
+                    for task in tasks.drain(..) {
+                        let id = task.get("id").and_then(Value::as_str).unwrap_or_default();
+                        if self.owner(agent, Owned::Task, id).await?.as_deref() == Some(caller) {
+                            own.push(task);
+                        }
+                    }
+                    *tasks = own;
+                }
+                // The agent's total counts every caller's tasks.
+                if let Some(map) = result.as_object_mut() {
+                    map.remove("totalSize");
+                }
+                return Ok(result);
+            }
+            m if matches!(m, "GetTask" | "CancelTask" | "SubscribeToTask")
+                || m.to_ascii_lowercase().contains("pushnotificationconfig") =>
+            {
+                let task = text("taskId").or_else(|| text("id")).unwrap_or_default();
+                if self.owner(agent, Owned::Task, task).await?.as_deref() != Some(caller) {
+                    return Err(task_not_found());
+                }
+            }
+            _ => {}
+        }
         self.rpc(agent, method, params, timeout_secs).await
     }
 
@@ -417,9 +550,17 @@ impl A2a {
             }
         })?;
         let status = resp.status();
-        let answer: Value = resp
-            .json()
+        let bytes = body::read(resp, self.max_reply_bytes)
             .await
+            .map_err(|e| match e {
+                BodyError::TooLarge => A2aError::Protocol(format!(
+                    "the agent's answer is larger than the {} limit (MCP_BRIDGE_MAX_MESSAGE_BYTES)",
+                    body::size(self.max_reply_bytes)
+                )),
+                BodyError::Read(e) if e.is_timeout() => A2aError::Timeout(wait),
+                BodyError::Read(e) => A2aError::Unreachable(e.to_string()),
+            })?;
+        let answer: Value = serde_json::from_slice(&bytes)
             .map_err(|e| A2aError::Protocol(format!("HTTP {status}, not JSON-RPC: {e}")))?;
         if let Some(error) = answer.get("error") {
             return Err(A2aError::Rpc(error.clone()));
@@ -429,6 +570,12 @@ impl A2a {
             .cloned()
             .ok_or_else(|| A2aError::Protocol(format!("HTTP {status}, no result: {answer}")))
     }
+}
+
+/// What an A2A agent answers for a task it does not have (`TaskNotFoundError`); a task or a
+/// context of another caller is answered the same.
+fn task_not_found() -> A2aError {
+    A2aError::Rpc(json!({"code": -32001, "message": "Task not found"}))
 }
 
 /// A method name in the agent's protocol version: A2A 1.0 names are PascalCase, 0.3 names are

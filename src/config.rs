@@ -53,6 +53,7 @@ pub const VARIABLES: &[&str] = &[
     "MCP_BRIDGE_MCP_AUTH",
     "MCP_BRIDGE_MCP_UNPREFIXED_SERVER",
     "MCP_BRIDGE_STDIO_ALLOWED_COMMANDS",
+    "MCP_BRIDGE_STDIO_ALLOWED_ENV",
     "MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS",
     "MCP_BRIDGE_A2A_ENABLED",
     "MCP_BRIDGE_LOG",
@@ -96,6 +97,8 @@ pub struct Config {
     pub secrets_key: Option<SecretString>,
     pub mcp_allowed_hosts: Vec<String>,
     pub stdio_allowed_commands: Vec<String>,
+    /// Variables of `STDIO_LOADER_ENV` a stdio server's `env` may set nonetheless.
+    pub stdio_allowed_env: Vec<String>,
     pub allow_private_upstreams: bool,
     pub log: String,
     /// Largest request body accepted, in bytes.
@@ -162,6 +165,7 @@ impl Default for Config {
             secrets_key: None,
             mcp_allowed_hosts: Vec::new(),
             stdio_allowed_commands: Vec::new(),
+            stdio_allowed_env: Vec::new(),
             allow_private_upstreams: false,
             log: "info".into(),
             max_body_bytes: 1024 * 1024,
@@ -255,6 +259,9 @@ impl Config {
         }
         if let Some(v) = get("MCP_BRIDGE_STDIO_ALLOWED_COMMANDS") {
             self.stdio_allowed_commands = list(&v);
+        }
+        if let Some(v) = get("MCP_BRIDGE_STDIO_ALLOWED_ENV") {
+            self.stdio_allowed_env = list(&v);
         }
         if let Some(v) = get("MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS") {
             self.allow_private_upstreams = parse_bool("MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS", &v)?;

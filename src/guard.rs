@@ -1,8 +1,9 @@
 //! The upstream address guard (against SSRF): where mcp-bridge may connect for an MCP upstream
 //! (`http`, `sse`, `ws`) or an A2A agent. Loopback is allowed. Link-local addresses
 //! (169.254.0.0/16, fe80::/10), cloud metadata addresses, and addresses that are not unicast are
-//! always refused; private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7) unless
-//! `MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS` is on.
+//! always refused; private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, fec0::/10,
+//! 64:ff9b:1::/48) unless `MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS` is on. An IPv6 address carrying
+//! an IPv4 one (mapped, compatible, NAT64, 6to4, Teredo) is judged by that IPv4 address.
 //!
 //! A literal address is checked when a URL is registered, before each connection and on every
 //! redirect; a host name is checked on the addresses it resolves to, by the resolver of every
@@ -69,6 +70,11 @@ impl Guard {
         let ip = ip.to_canonical();
         if ip.is_loopback() {
             return None;
+        }
+        if let IpAddr::V6(v6) = ip
+            && let Some(v4) = embedded_ipv4(v6)
+        {
+            return self.refusal(IpAddr::V4(v4));
         }
         if is_link_local_or_metadata(ip) {
             return Some("a link-local or cloud metadata address");
@@ -237,14 +243,36 @@ pub fn is_link_local_or_metadata(ip: IpAddr) -> bool {
     }
 }
 
-/// RFC 1918, shared address space (RFC 6598) and unique local IPv6 addresses.
+/// The IPv4 address an IPv6 address carries, where the network may deliver it to that IPv4
+/// address: IPv4-compatible `::a.b.c.d` (deprecated, RFC 4291), NAT64 `64:ff9b::/96` (RFC 6052),
+/// 6to4 `2002:AABB:CCDD::/48` (RFC 3056) and Teredo `2001:0::/32` (RFC 4380: the server, and
+/// the client obfuscated in the last 32 bits; the client is returned, the server is public by
+/// construction). `::ffff:a.b.c.d` is handled by `to_canonical` before this.
+fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = v6.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    match s {
+        [0, 0, 0, 0, 0, 0, hi, lo] if (hi, lo) > (0, 1) => Some(v4(hi, lo)),
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(v4(hi, lo)),
+        [0x2002, hi, lo, ..] => Some(v4(hi, lo)),
+        [0x2001, 0, _, _, _, _, hi, lo] => Some(v4(!hi, !lo)),
+        _ => None,
+    }
+}
+
+/// RFC 1918, shared address space (RFC 6598), unique local IPv6 addresses (fc00::/7), the
+/// deprecated site-local fec0::/10 and local-use NAT64 64:ff9b:1::/48 (RFC 8215, which
+/// translates to whatever the local network chooses).
 fn is_private(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
             let [a, b, ..] = v4.octets();
             v4.is_private() || (a == 100 && (64..128).contains(&b))
         }
-        IpAddr::V6(v6) => (v6.segments()[0] & 0xfe00) == 0xfc00,
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            (s[0] & 0xfe00) == 0xfc00 || (s[0] & 0xffc0) == 0xfec0 || s[..3] == [0x64, 0xff9b, 1]
+        }
     }
 }
 
@@ -262,6 +290,9 @@ mod tests {
             "::1",
             "::ffff:127.0.0.1",
             "93.184.215.14",
+            "64:ff9b::5db8:d70e",
+            "2002:5db8:d70e::1",
+            "2606:4700::1111",
         ] {
             let ip: IpAddr = ip.parse().unwrap();
             assert_eq!(strict.refusal(ip), None, "{ip}");
@@ -272,6 +303,12 @@ mod tests {
             "fe80::1",
             "fd00:ec2::254",
             "::ffff:169.254.169.254",
+            "::169.254.169.254",
+            "64:ff9b::a9fe:a9fe",
+            "2002:a9fe:a9fe::1",
+            "2001:0:4136:e378:8000:63bf:5601:5601",
+            "::0.0.0.0",
+            "64:ff9b::e000:1",
             "100.100.100.200",
             "0.0.0.0",
             "::",
@@ -291,6 +328,12 @@ mod tests {
             "192.168.1.1",
             "100.64.0.1",
             "fd12::1",
+            "fec0::1",
+            "feff:ffff::1",
+            "::10.1.2.3",
+            "64:ff9b::c0a8:101",
+            "64:ff9b:1::a00:1",
+            "2002:ac10:1::1",
         ] {
             let ip: IpAddr = ip.parse().unwrap();
             assert!(strict.refusal(ip).unwrap().contains("private"), "{ip}");
@@ -337,6 +380,10 @@ mod tests {
             "http://169.254.169.254/latest",
             "ws://[fe80::1]/",
             "http://[::ffff:169.254.1.1]/",
+            "http://[::169.254.169.254]/",
+            "http://[64:ff9b::a9fe:a9fe]/",
+            "http://[2002:a9fe:a9fe::1]/",
+            "http://[fec0::1]/",
             "http://metadata.google.internal/",
             "https://METADATA.google.internal./x",
             "http://10.0.0.1/",

@@ -74,6 +74,8 @@ pub struct Registry {
     store: Store,
     hub: Arc<Hub>,
     stdio_allowed_commands: Vec<String>,
+    /// Loader variables (`upstream::LOADER_ENV`) a stdio server's `env` may set.
+    stdio_allowed_env: Vec<String>,
     /// Most entries a merged page of resources, templates or prompts holds.
     page_size: usize,
     supervision: Supervision,
@@ -100,6 +102,7 @@ impl Registry {
         store: Store,
         hub: Arc<Hub>,
         stdio_allowed_commands: Vec<String>,
+        stdio_allowed_env: Vec<String>,
         page_size: usize,
         supervision: Supervision,
     ) -> Arc<Self> {
@@ -109,6 +112,7 @@ impl Registry {
             store,
             hub,
             stdio_allowed_commands,
+            stdio_allowed_env,
             page_size,
             supervision,
         })
@@ -211,6 +215,14 @@ impl Registry {
                     server_id = %server.config.server_id,
                     %program,
                     "stored stdio server not started: its command is not in MCP_BRIDGE_STDIO_ALLOWED_COMMANDS"
+                );
+                continue;
+            }
+            if let Some(name) = self.disallowed_env(&server.config) {
+                tracing::error!(
+                    server_id = %server.config.server_id,
+                    variable = %name,
+                    "stored stdio server not started: its env sets a loader variable MCP_BRIDGE_STDIO_ALLOWED_ENV does not allow"
                 );
                 continue;
             }
@@ -326,7 +338,32 @@ impl Registry {
                 "the command \"{program}\" is not in MCP_BRIDGE_STDIO_ALLOWED_COMMANDS"
             )));
         }
+        if let Some(name) = self.disallowed_env(config) {
+            return Err(Error::Invalid(format!(
+                "`env` may not set {name}: it changes which program a stdio server runs or what \
+                 it loads (MCP_BRIDGE_STDIO_ALLOWED_ENV allows it)"
+            )));
+        }
         Ok(())
+    }
+
+    /// A variable of a stdio config's `env` that can change what its command runs (see
+    /// `upstream::LOADER_ENV`), unless `MCP_BRIDGE_STDIO_ALLOWED_ENV` names it.
+    fn disallowed_env<'c>(&self, config: &'c McpServerConfig) -> Option<&'c str> {
+        if config.transport != McpTransport::Stdio {
+            return None;
+        }
+        config
+            .env
+            .keys()
+            .find(|name| {
+                crate::upstream::is_loader_variable(name)
+                    && !self
+                        .stdio_allowed_env
+                        .iter()
+                        .any(|allowed| allowed.eq_ignore_ascii_case(name))
+            })
+            .map(String::as_str)
     }
 
     /// The program of a stdio config when an allow list is set and does not name it.

@@ -65,6 +65,7 @@ impl Application {
             store.clone(),
             hub.clone(),
             config.stdio_allowed_commands.clone(),
+            config.stdio_allowed_env.clone(),
             config.page_size,
             config.supervision(),
         );
@@ -72,6 +73,7 @@ impl Application {
             store.clone(),
             config.a2a_enabled,
             crate::guard::Guard::new(config.allow_private_upstreams),
+            config.max_message_bytes,
         )
         .await?;
         let bind = config.bind_addr()?;

@@ -62,7 +62,8 @@ impl AppState {
     ) -> Result<(String, rmcp::model::CallToolResult), crate::registry::Error> {
         let started = std::time::Instant::now();
         if self.a2a.enabled() && crate::a2a::tools::is_bridge_tool(name) {
-            let outcome = crate::a2a::tools::call(&self.a2a, name, arguments).await;
+            let outcome =
+                crate::a2a::tools::call(&self.a2a, &origin.agent_id, name, arguments).await;
             let content = vec![rmcp::model::ContentBlock::text(outcome.text)];
             let result = match outcome.is_error {
                 true => rmcp::model::CallToolResult::error(content),

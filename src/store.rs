@@ -17,7 +17,7 @@ use sqlx::SqlitePool;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
-pub use a2a::StoredAgent;
+pub use a2a::{Owned, StoredAgent};
 pub use servers::StoredServer;
 
 /// The migrations, in order. `every_migration_file_is_embedded` keeps this list and the folder
@@ -47,6 +47,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         20261130000005,
         "audit",
         include_str!("../migrations/20261130000005_audit.sql"),
+    ),
+    (
+        20261130163700,
+        "a2a_owned",
+        include_str!("../migrations/20261130163700_a2a_owned.sql"),
     ),
 ];
 

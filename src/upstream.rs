@@ -11,7 +11,7 @@ mod notify;
 mod sse;
 mod stdio;
 pub use sse::{Event as SseEvent, Frames};
-pub use stdio::BASE_ENV;
+pub use stdio::{BASE_ENV, LOADER_ENV, is_loader_variable};
 pub mod supervisor;
 mod watched;
 mod ws;

@@ -125,6 +125,11 @@ async fn link_local_and_metadata_addresses_are_refused_by_literal_and_by_name() 
         ("sse", format!("http://metadata.test:{p}/sse")),
         ("ws", format!("ws://169.254.169.254:{p}/")),
         ("ws", format!("ws://metadata.test:{p}/")),
+        // IPv4 embedded in IPv6: IPv4-compatible, NAT64, 6to4, and a name answering NAT64.
+        ("http", format!("http://[::169.254.169.254]:{p}/mcp")),
+        ("http", format!("http://[64:ff9b::a9fe:a9fe]:{p}/mcp")),
+        ("ws", format!("ws://[2002:a9fe:a9fe::1]:{p}/")),
+        ("http", format!("http://nat64-metadata.test:{p}/mcp")),
     ] {
         let (status, body) = register(&app, transport, &url).await;
         assert_refused(status, &body, "link-local");
@@ -141,6 +146,8 @@ async fn private_addresses_are_refused_unless_allowed() {
     for url in [
         format!("http://10.0.0.1:{p}/mcp"),
         format!("http://private.test:{p}/mcp"),
+        format!("http://[fec0::1]:{p}/mcp"),
+        format!("http://[::10.0.0.1]:{p}/mcp"),
     ] {
         let (status, body) = register(&app, "http", &url).await;
         assert_refused(status, &body, "private");

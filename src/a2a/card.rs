@@ -6,6 +6,11 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::A2aError;
+use super::body::{self, BodyError};
+
+/// The largest agent card taken: 512 KiB. Real cards are a few KiB (the a2a-sdk echo agent's is
+/// under 1 KiB); a card is stored and shown in every agent listing, so it is kept small.
+pub const MAX_CARD_BYTES: usize = 512 * 1024;
 
 /// Where and how to talk to an agent, as its card says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +38,16 @@ pub async fn fetch(
         }
         match request.send().await {
             Ok(resp) if resp.status().is_success() => {
-                let card: Value = resp.json().await.map_err(|e| {
+                let bytes = body::read(resp, MAX_CARD_BYTES)
+                    .await
+                    .map_err(|e| match e {
+                        BodyError::TooLarge => A2aError::Protocol(format!(
+                            "the card at {url} is larger than the {} limit for agent cards",
+                            body::size(MAX_CARD_BYTES)
+                        )),
+                        BodyError::Read(e) => A2aError::Unreachable(format!("{url}: {e}")),
+                    })?;
+                let card: Value = serde_json::from_slice(&bytes).map_err(|e| {
                     A2aError::Protocol(format!("the card at {url} is not JSON: {e}"))
                 })?;
                 endpoint(&card)?;

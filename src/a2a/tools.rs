@@ -88,14 +88,19 @@ fn timeout(arguments: &Map<String, Value>) -> Result<u64, Outcome> {
     }
 }
 
-/// Runs one of the tools.
-pub async fn call(a2a: &A2a, name: &str, arguments: Map<String, Value>) -> Outcome {
-    match run(a2a, name, &arguments).await {
+/// Runs one of the tools for `caller` (the JWT `sub`), whose tasks and contexts are its own.
+pub async fn call(a2a: &A2a, caller: &str, name: &str, arguments: Map<String, Value>) -> Outcome {
+    match run(a2a, caller, name, &arguments).await {
         Ok(outcome) | Err(outcome) => outcome,
     }
 }
 
-async fn run(a2a: &A2a, name: &str, arguments: &Map<String, Value>) -> Result<Outcome, Outcome> {
+async fn run(
+    a2a: &A2a,
+    caller: &str,
+    name: &str,
+    arguments: &Map<String, Value>,
+) -> Result<Outcome, Outcome> {
     if name == "agent_list" {
         let tags: Vec<String> = arguments
             .get("skill_tags")
@@ -119,6 +124,7 @@ async fn run(a2a: &A2a, name: &str, arguments: &Map<String, Value>) -> Result<Ou
                 .and_then(Value::as_bool)
                 .unwrap_or(true);
             a2a.send(
+                caller,
                 &agent,
                 message,
                 blocking,
@@ -134,7 +140,8 @@ async fn run(a2a: &A2a, name: &str, arguments: &Map<String, Value>) -> Result<Ou
                 .get("params")
                 .cloned()
                 .unwrap_or_else(|| json!({}));
-            a2a.query(&agent, method, params, timeout(arguments)?).await
+            a2a.query(caller, &agent, method, params, timeout(arguments)?)
+                .await
         }
         other => return Err(Outcome::error(format!("Unknown tool: {other}"))),
     };

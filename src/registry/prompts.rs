@@ -192,6 +192,18 @@ impl Registry {
             }
         };
         let conn = ready(&entry, |c| c.completions.is_some(), "completions")?;
+        // A named server skips `route`'s search: its template must still be listed and allowed,
+        // or it is missing (a disallowed template is indistinguishable from a missing one).
+        if let Reference::Resource(r) = &reference
+            && (!template_allowed(&entry.config().resource_allow_list, &r.uri)
+                || !entry
+                    .lists()
+                    .templates
+                    .iter()
+                    .any(|t| t.uri_template == r.uri))
+        {
+            return Err(Error::ResourceNotFound(r.uri.clone()));
+        }
         let mut params =
             CompleteRequestParams::new(reference, ArgumentInfo::new(argument.name, argument.value));
         if let Some(context) = context {

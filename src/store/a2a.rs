@@ -118,3 +118,66 @@ impl Store {
         Ok(agents)
     }
 }
+
+/// What a caller can own at an A2A agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owned {
+    Task,
+    Context,
+}
+
+impl Owned {
+    fn as_str(self) -> &'static str {
+        match self {
+            Owned::Task => "task",
+            Owned::Context => "context",
+        }
+    }
+}
+
+impl Store {
+    /// Records that `caller` created task or context `id` at `agent_id`; a first record stays.
+    #[instrument(skip_all, fields(agent_id))]
+    pub async fn insert_a2a_owned(
+        &self,
+        agent_id: &str,
+        kind: Owned,
+        id: &str,
+        caller: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO a2a_owned (agent_id, kind, id, caller, created_at) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(agent_id)
+        .bind(kind.as_str())
+        .bind(id)
+        .bind(caller)
+        .bind(a2e::now())
+        .execute(&self.pool)
+        .await
+        .map_err(|e| match &e {
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => StoreError::NotFound,
+            _ => StoreError::Database(e),
+        })?;
+        Ok(())
+    }
+
+    /// Who created task or context `id` at `agent_id`, when the bridge knows.
+    #[instrument(skip_all, fields(agent_id))]
+    pub async fn a2a_owner(
+        &self,
+        agent_id: &str,
+        kind: Owned,
+        id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT caller FROM a2a_owned WHERE agent_id = $1 AND kind = $2 AND id = $3",
+        )
+        .bind(agent_id)
+        .bind(kind.as_str())
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+}

@@ -107,6 +107,58 @@ pub const BASE_ENV: &[&str] = &[
     "XDG_DATA_HOME",
 ];
 
+/// Variables a stdio server's `env` may not set unless `MCP_BRIDGE_STDIO_ALLOWED_ENV` names
+/// them: they change which program runs or inject code into it, which would get round
+/// `MCP_BRIDGE_STDIO_ALLOWED_COMMANDS` (the dynamic loader, the shells, Node, Python, Perl,
+/// Ruby and Java). Besides these, every name starting with `LD_` or `DYLD_`.
+pub const LOADER_ENV: &[&str] = &[
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "PS4",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "GCONV_PATH",
+];
+
+/// Whether `name` is one of the variables of [`LOADER_ENV`] (or `LD_*`, `DYLD_*`).
+pub fn is_loader_variable(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.starts_with("LD_") || upper.starts_with("DYLD_") || LOADER_ENV.contains(&upper.as_str())
+}
+
+/// Where `program` is: itself when it names a path (has a `/`), else the first executable file
+/// of that name on the bridge's own `PATH`, never on one the server's `env` sets.
+pub fn resolve(program: &str, path: Option<&std::ffi::OsStr>) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if program.contains('/') {
+        return Some(program.into());
+    }
+    if program.is_empty() {
+        return None;
+    }
+    std::env::split_paths(path?)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// Starts the child and its stderr drain; no line over `max_message_bytes` is taken from it.
 pub fn spawn(
     config: &McpServerConfig,
@@ -116,13 +168,28 @@ pub fn spawn(
         .cmd
         .split_first()
         .ok_or_else(|| ConnectError::Config("a stdio server needs a command in `cmd`".into()))?;
+    // Resolved here, with the bridge's PATH: a PATH in the server's `env` would otherwise choose
+    // the program (the child's PATH is what exec searches).
+    let resolved = resolve(program, std::env::var_os("PATH").as_deref()).ok_or_else(|| {
+        ConnectError::Spawn {
+            command: program.clone(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "not found on the bridge's PATH",
+            ),
+            stderr: String::new(),
+        }
+    })?;
+    let program_path = resolved.as_os_str();
     let mut command = match setpriv() {
         Some(setpriv) => {
             let mut command = tokio::process::Command::new(setpriv);
-            command.args(["--pdeathsig", "KILL", "--"]).arg(program);
+            command
+                .args(["--pdeathsig", "KILL", "--"])
+                .arg(program_path);
             command
         }
-        None => tokio::process::Command::new(program),
+        None => tokio::process::Command::new(program_path),
     };
     command.args(args);
     if !config.cwd.is_empty() {
@@ -284,6 +351,38 @@ async fn drain(stderr: ChildStderr, server_id: String, tail: Arc<StderrTail>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_are_found_on_the_given_path_only() {
+        let sh = resolve("sh", Some("/nonexistent:/bin:/usr/bin".as_ref())).unwrap();
+        assert!(sh.is_absolute() && sh.ends_with("sh"), "{sh:?}");
+        assert_eq!(resolve("sh", Some("/nonexistent".as_ref())), None);
+        assert_eq!(resolve("sh", None), None);
+        // Not executable, or a directory: not a command.
+        assert_eq!(resolve("passwd", Some("/etc".as_ref())), None);
+        assert_eq!(resolve("bin", Some("/".as_ref())), None);
+        assert_eq!(
+            resolve("./run.sh", None),
+            Some(std::path::PathBuf::from("./run.sh"))
+        );
+    }
+
+    #[test]
+    fn loader_variables() {
+        for name in [
+            "PATH",
+            "LD_PRELOAD",
+            "ld_audit",
+            "DYLD_INSERT_LIBRARIES",
+            "NODE_OPTIONS",
+            "BASH_ENV",
+        ] {
+            assert!(is_loader_variable(name), "{name}");
+        }
+        for name in ["HOME", "API_KEY", "PATHNAME", "FIXTURE_MARKER"] {
+            assert!(!is_loader_variable(name), "{name}");
+        }
+    }
 
     #[test]
     fn the_tail_keeps_the_last_lines() {

@@ -1,7 +1,11 @@
 //! The A2A agent bridge against real A2A 1.0 agents (a2a-sdk and @a2a-js/sdk echo agents): the
 //! registry, and the four agent-bridge tools over REST and over `/mcp`.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+use futures::StreamExt;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -291,6 +295,266 @@ async fn the_tools_reach_agents_from_an_mcp_client_and_can_be_turned_off() {
     assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{body}");
     let (status, _) = app.call("agent_list", json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    app.stop().await;
+}
+
+/// A fake agent on loopback whose card (`huge_card`) or JSON-RPC reply is 256 MiB of padding,
+/// streamed in 64 KiB chunks and never allocated whole; counts the bytes it got to send.
+async fn oversized_agent(huge_card: bool) -> (String, Arc<AtomicUsize>) {
+    use axum::body::{Body, Bytes};
+    static PAD: [u8; 64 * 1024] = [b'a'; 64 * 1024];
+    const TOTAL: usize = 256 << 20;
+    fn padded(head: String, tail: &'static str, sent: Arc<AtomicUsize>) -> Body {
+        let head = Bytes::from(head);
+        let chunks = futures::stream::iter(0..TOTAL / PAD.len() + 2).map(move |i| {
+            let chunk = match i {
+                0 => head.clone(),
+                i if i == TOTAL / PAD.len() + 1 => Bytes::from_static(tail.as_bytes()),
+                _ => Bytes::from_static(&PAD),
+            };
+            sent.fetch_add(chunk.len(), Ordering::Relaxed);
+            Ok::<_, std::io::Error>(chunk)
+        });
+        Body::from_stream(chunks)
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let sent = Arc::new(AtomicUsize::new(0));
+    let card = json!({"name": "big", "url": format!("{url}rpc"), "protocolVersion": "0.3",
+        "version": "1", "capabilities": {}, "skills": []});
+    let (card_sent, reply_sent) = (sent.clone(), sent.clone());
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || {
+                let (card, sent) = (card.clone(), card_sent.clone());
+                async move {
+                    let text = card.to_string();
+                    match huge_card {
+                        // A valid card with a 256 MiB `pad` field.
+                        true => padded(
+                            format!(r#"{}, "pad": ""#, &text[..text.len() - 1]),
+                            r#""}"#,
+                            sent,
+                        ),
+                        false => Body::from(text),
+                    }
+                }
+            }),
+        )
+        .route(
+            "/rpc",
+            axum::routing::post(move || {
+                let sent = reply_sent.clone();
+                async move {
+                    let head = r#"{"jsonrpc": "2.0", "id": "1", "result": {"pad": ""#;
+                    padded(head.into(), r#""}}"#, sent)
+                }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, sent)
+}
+
+#[tokio::test]
+async fn oversized_cards_and_replies_are_refused_without_being_held() {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.max_message_bytes = 64 * 1024;
+    let app = spawn_app_with(data_dir.clone(), config.clone()).await;
+
+    // A 256 MiB card (before: read whole, stored, and returned by every listing).
+    let (url, sent) = oversized_agent(true).await;
+    let (status, body) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({"agent_id": "big", "url": url}),
+        )
+        .await;
+    // (Before the bound, 201 with the 256 MiB card in the answer: print only its start.)
+    let short: String = body.to_string().chars().take(400).collect();
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{short}");
+    assert_eq!(body["code"], "mcp_protocol_error", "{body}");
+    assert_eq!(body["retryable"], false, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("512 KiB"),
+        "{body}"
+    );
+    let sent = sent.load(Ordering::Relaxed);
+    assert!(sent < 32 << 20, "the card was read on: {sent} bytes sent");
+    let (_, body) = app.get("/v1/a2a/agents", &app.alice).await;
+    assert_eq!(body["agents"], json!([]), "nothing is stored");
+
+    // A small card, and a 256 MiB JSON-RPC reply: over MCP_BRIDGE_MAX_MESSAGE_BYTES.
+    let (url, sent) = oversized_agent(false).await;
+    let (status, body) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({"agent_id": "chatty", "url": url}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (is_error, text) = bridge_tool(
+        &app,
+        "agent_send",
+        json!({"agent_id": "chatty", "message": "hi"}),
+    )
+    .await;
+    assert!(
+        is_error && text.contains("larger than the 64 KiB limit"),
+        "{text}"
+    );
+    let sent = sent.load(Ordering::Relaxed);
+    assert!(sent < 32 << 20, "the reply was read on: {sent} bytes sent");
+    app.stop().await;
+
+    // A card over the bound stored before there was one: shown empty, the agent still there.
+    let db = format!(
+        "sqlite://{}",
+        data_dir.path().join("mcp-bridge.db").display()
+    );
+    let pool = sqlx::SqlitePool::connect(&db).await.unwrap();
+    let mut card: Value =
+        json!({"name": "big", "url": format!("{url}rpc"), "protocolVersion": "0.3"});
+    card["pad"] = json!("a".repeat(600 * 1024));
+    sqlx::query("UPDATE a2a_agents SET card = $1 WHERE agent_id = 'chatty'")
+        .bind(card.to_string())
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let app = spawn_app_with(data_dir, config).await;
+    let (status, body) = app.get("/v1/a2a/agents", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body["agents"][0]["agent_id"],
+        "chatty",
+        "{}",
+        body.to_string().len()
+    );
+    assert_eq!(body["agents"][0]["card"], json!({}));
+    let (status, _) = app.delete("/v1/a2a/agents/chatty", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+    app.stop().await;
+}
+
+/// An agent-bridge tool called by the holder of `token`.
+async fn bridge_tool_as(
+    app: &TestApp,
+    token: &str,
+    name: &str,
+    arguments: Value,
+) -> (bool, String) {
+    let (status, body) = app
+        .post(
+            "/v1/tools/call",
+            token,
+            json!({"name": name, "arguments": arguments}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    (
+        body["is_error"].as_bool().unwrap(),
+        body["content"][0]["text"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test]
+async fn a2a_tasks_and_contexts_belong_to_the_caller_that_made_them() {
+    let py = a2a_agent_py().await;
+    let app = spawn_app().await;
+    let (status, body) = app
+        .post(
+            "/v1/a2a/agents",
+            &app.alice,
+            json!({"agent_id": "echo", "url": py.url}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let query = |token: &str, method: &str, params: Value| {
+        let args = json!({"agent_id": "echo", "method": method, "params": params});
+        let token = token.to_owned();
+        let app = &app;
+        async move { bridge_tool_as(app, &token, "agent_query", args).await }
+    };
+
+    // Alice starts a task in her context.
+    let (is_error, text) = bridge_tool_as(&app, &app.alice, "agent_send", json!({
+        "agent_id": "echo", "message": "alice's secret", "blocking": false, "context_id": "ctx-alice"
+    }))
+    .await;
+    assert!(!is_error, "{text}");
+    let task: Value = serde_json::from_str(&text).unwrap();
+    let task_id = task["task"]["id"].as_str().expect("a task id").to_owned();
+
+    // What the agent itself answers for a task it does not have.
+    let (is_error, missing) = query(&app.bob, "GetTask", json!({"id": "no-such-task"})).await;
+    assert!(is_error, "{missing}");
+
+    // Bob: before, GetTask and CancelTask worked on alice's task, ListTasks showed it with its
+    // history, and agent_send continued her context. Now all as if it did not exist.
+    for method in ["GetTask", "tasks/get", "CancelTask"] {
+        let (is_error, text) = query(&app.bob, method, json!({"id": task_id})).await;
+        assert!(is_error, "{method}: {text}");
+        assert_eq!(text, missing, "{method}");
+    }
+    let (is_error, text) = bridge_tool_as(
+        &app,
+        &app.bob,
+        "agent_send",
+        json!({
+            "agent_id": "echo", "message": "hi", "context_id": "ctx-alice"
+        }),
+    )
+    .await;
+    assert!(is_error, "{text}");
+    assert_eq!(text, missing);
+    let (is_error, text) = query(&app.bob, "SendMessage", json!({"message": {
+        "role": "ROLE_USER", "parts": [{"text": "more"}], "messageId": "m-bob", "taskId": task_id
+    }}))
+    .await;
+    assert!(is_error, "{text}");
+    assert_eq!(text, missing);
+    let (is_error, text) = query(&app.bob, "ListTasks", json!({})).await;
+    assert!(!is_error, "{text}");
+    assert!(
+        !text.contains(&task_id) && !text.contains("secret"),
+        "{text}"
+    );
+
+    // Bob's own task is his to see; alice still sees hers, and her task in her list.
+    let (is_error, text) = bridge_tool_as(
+        &app,
+        &app.bob,
+        "agent_send",
+        json!({
+            "agent_id": "echo", "message": "bob's", "blocking": false
+        }),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    let bobs: Value = serde_json::from_str(&text).unwrap();
+    let bobs = bobs["task"]["id"].as_str().unwrap().to_owned();
+    let (is_error, text) = query(&app.bob, "GetTask", json!({"id": bobs})).await;
+    assert!(!is_error, "{text}");
+    let (is_error, text) = query(&app.alice, "GetTask", json!({"id": task_id})).await;
+    assert!(!is_error && text.contains("alice's secret"), "{text}");
+    let (_, text) = query(&app.alice, "ListTasks", json!({})).await;
+    assert!(text.contains(&task_id) && !text.contains(&bobs), "{text}");
+    let (_, text) = query(&app.bob, "ListTasks", json!({})).await;
+    assert!(text.contains(&bobs) && !text.contains(&task_id), "{text}");
+    let (is_error, text) = bridge_tool_as(
+        &app,
+        &app.alice,
+        "agent_send",
+        json!({
+            "agent_id": "echo", "message": "again", "context_id": "ctx-alice"
+        }),
+    )
+    .await;
+    assert!(!is_error, "{text}");
     app.stop().await;
 }
 

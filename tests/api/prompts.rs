@@ -213,3 +213,33 @@ async fn completions_for_prompt_and_template_arguments() {
     }
     app.stop().await;
 }
+
+#[tokio::test]
+async fn completions_with_a_server_id_keep_to_the_resource_allow_list() {
+    let app = spawn_app().await;
+    let mut config = py_stdio("al", &unique("cmpl-al"));
+    config["resource_allow_list"] = json!(["fixture://item/*"]);
+    app.register(config).await;
+    let complete = |server_id: Option<&str>, uri: &str| {
+        let mut req = json!({"ref": {"type": "ref/resource", "uri": uri}, "argument": {"name": "name", "value": "t"}});
+        if let Some(id) = server_id {
+            req["server_id"] = json!(id);
+        }
+        app.post("/v1/completions", &app.alice, req)
+    };
+    // The note template is left out: with or without server_id, the same answer as a template
+    // nobody offers (before, naming the server completed it: ["two", "three"]).
+    let (status, missing) = complete(Some("al"), "fixture://none/{name}").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
+    for server_id in [None, Some("al")] {
+        let (status, body) = complete(server_id, "fixture://note/{name}").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{server_id:?}: {body}");
+        assert_eq!(body["code"], "mcp_resource_not_found", "{body}");
+        assert_eq!(
+            body["error"].as_str().unwrap().replace("note", "none"),
+            missing["error"].as_str().unwrap(),
+            "{body}"
+        );
+    }
+    app.stop().await;
+}

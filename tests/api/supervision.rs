@@ -439,3 +439,104 @@ async fn stdio_commands_must_be_on_the_allow_list_when_there_is_one() {
         .await;
     assert_eq!(server["status"], "ready");
 }
+
+#[tokio::test]
+async fn a_stdio_env_can_neither_choose_the_program_nor_inject_into_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let with = |commands: Vec<String>, env: Vec<String>| {
+        let mut config = config(data_dir.path());
+        config.stdio_allowed_commands = commands;
+        config.stdio_allowed_env = env;
+        spawn_app_with(data_dir.clone(), config)
+    };
+    // "mcp-fixture" exists only on a PATH the server's own env sets: a script that runs the
+    // fixture (any program, in an attack) and leaves a file behind when it runs.
+    let evil = tempfile::tempdir().unwrap();
+    let ran = evil.path().join("ran");
+    let script = evil.path().join("mcp-fixture");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ntouch '{}'\nexec '{}' '{}' stdio\n",
+            ran.display(),
+            python(),
+            py_server()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sneaky = json!({"server_id": "sneaky", "transport": "stdio", "cmd": ["mcp-fixture"],
+        "env": {"PATH": evil.path(), "FIXTURE_MARKER": unique("sneaky")}});
+
+    // Before: 201, the script ran although only "mcp-fixture" of the bridge's PATH was meant.
+    let app = with(vec!["mcp-fixture".into()], Vec::new()).await;
+    let (status, body) = app
+        .post("/v1/servers", &app.admin, json!({"config": sneaky}))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["code"], "invalid_request", "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.contains("PATH") && error.contains("MCP_BRIDGE_STDIO_ALLOWED_ENV"),
+        "{error}"
+    );
+    app.stop().await;
+    let app = with(Vec::new(), Vec::new()).await;
+    for name in [
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "DYLD_INSERT_LIBRARIES",
+        "NODE_OPTIONS",
+        "PYTHONPATH",
+        "BASH_ENV",
+        "PERL5OPT",
+    ] {
+        let mut config = py_stdio("loader", &unique("loader"));
+        config["env"][name] = json!("/tmp/x");
+        let (status, body) = app
+            .post("/v1/servers", &app.admin, json!({"config": config}))
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{name}: {body}");
+        assert!(body["error"].as_str().unwrap().contains(name), "{body}");
+    }
+    app.stop().await;
+
+    // Allowed by the setting, PATH reaches the child, but the command is still looked up on the
+    // bridge's own PATH: the script is not found there and does not run.
+    let app = with(vec!["mcp-fixture".into()], vec!["PATH".into()]).await;
+    let (status, body) = app
+        .post("/v1/servers", &app.admin, json!({"config": sneaky}))
+        .await;
+    assert_ne!(status, StatusCode::CREATED, "{body}");
+    assert!(
+        body.to_string().contains("not found on the bridge's PATH"),
+        "{body}"
+    );
+    assert!(!ran.exists(), "the script on the env's PATH never ran");
+    app.stop().await;
+    let app = with(Vec::new(), vec!["path".into()]).await;
+    let marker = unique("with-path");
+    let mut config = py_stdio("withpath", &marker);
+    config["env"]["PATH"] = json!(evil.path());
+    app.register(config).await;
+    app.stop().await;
+    wait_no_process(&marker, Duration::from_secs(10)).await;
+
+    // Stored, then the setting no longer allows it: it stays stored and does not run.
+    let app = with(Vec::new(), Vec::new()).await;
+    let (_, list) = app.get("/v1/servers", &app.admin).await;
+    assert_eq!(list["servers"], json!([]), "{list}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        pids_with_marker(&marker).is_empty(),
+        "its command did not run"
+    );
+    app.stop().await;
+    let app = with(Vec::new(), vec!["PATH".into()]).await;
+    let server = app
+        .wait_status("withpath", "ready", Duration::from_secs(20))
+        .await;
+    assert_eq!(server["status"], "ready");
+    app.stop().await;
+}
