@@ -2,7 +2,6 @@
 //! dir on first start), or RS256/ES256/EdDSA with a public key. `sub` is the agent id; a `roles`
 //! claim containing `admin` grants admin rights. Tokens never reach the log.
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -230,37 +229,12 @@ fn read_public_key(path: &Path) -> Result<(DecodingKey, Algorithm), AuthError> {
 /// Reads the secret kept in the data dir, generating it (mode 0600) on first use.
 fn load_or_generate_secret(data_dir: &Path) -> Result<Vec<u8>, AuthError> {
     let path = data_dir.join(SECRET_FILE);
-    let fail = |source| AuthError::Secret {
-        path: path.display().to_string(),
-        source,
-    };
-    match std::fs::read_to_string(&path) {
-        Ok(text) if !text.trim().is_empty() => return Ok(text.trim().as_bytes().to_vec()),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(fail(e)),
-    }
-    std::fs::create_dir_all(data_dir).map_err(fail)?;
-    let secret = hex::encode(rand::random::<[u8; 32]>());
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    match options.open(&path) {
-        Ok(mut file) => {
-            file.write_all(secret.as_bytes()).map_err(fail)?;
-            Ok(secret.into_bytes())
-        }
-        // Another process generated it first: use theirs.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            Ok(std::fs::read_to_string(&path)
-                .map_err(fail)?
-                .trim()
-                .as_bytes()
-                .to_vec())
-        }
-        Err(e) => Err(fail(e)),
-    }
+    crate::keyfile::load_or_generate(&path)
+        .map(|(secret, _)| secret.into_bytes())
+        .map_err(|source| AuthError::Secret {
+            path: path.display().to_string(),
+            source,
+        })
 }
 
 /// Middleware: a valid bearer token or 401. Puts the [`Agent`] into the request's extensions.

@@ -10,6 +10,7 @@ pub mod error;
 pub mod guard;
 pub mod hub;
 pub mod import;
+pub mod keyfile;
 pub mod limits;
 pub mod mcp_server;
 pub mod metrics;

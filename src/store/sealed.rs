@@ -126,39 +126,17 @@ pub const KEY_FILE: &str = "secrets.key";
 /// The key in `data_dir/secrets.key`, generated there (64 hex digits, mode 0600) on first use,
 /// so secret values are sealed at rest even when `MCP_BRIDGE_SECRETS_KEY` is not set.
 pub fn load_or_generate_key(data_dir: &std::path::Path) -> std::io::Result<[u8; 32]> {
-    use std::io::Write;
     let path = data_dir.join(KEY_FILE);
-    let invalid = |why: String| {
+    let (text, generated) = crate::keyfile::load_or_generate(&path)?;
+    if generated {
+        tracing::info!(path = %path.display(), "generated the key that seals secret values at rest");
+    }
+    parse_key(&text).map_err(|why| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("{}: {why}", path.display()),
         )
-    };
-    match std::fs::read_to_string(&path) {
-        Ok(text) if !text.trim().is_empty() => return parse_key(&text).map_err(invalid),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
-    std::fs::create_dir_all(data_dir)?;
-    let key: [u8; 32] = rand::random();
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    match options.open(&path) {
-        Ok(mut file) => {
-            file.write_all(hex::encode(key).as_bytes())?;
-            file.sync_all()?;
-            tracing::info!(path = %path.display(), "generated the key that seals secret values at rest");
-            Ok(key)
-        }
-        // Another process generated it first: use theirs.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            parse_key(&std::fs::read_to_string(&path)?).map_err(invalid)
-        }
-        Err(e) => Err(e),
-    }
+    })
 }
 
 /// Parses `MCP_BRIDGE_SECRETS_KEY`: 64 hex digits.
