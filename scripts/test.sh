@@ -12,6 +12,14 @@ cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
 cargo clippy --locked --test netns -- -D warnings
 
+echo "== layers: every import points down (scripts/layers.py), and no import loop between files"
+scripts/layers.py src
+if [ -x ../shared/tools/import-loops ]; then
+  ../shared/tools/import-loops src
+else
+  echo "(../shared/tools/import-loops is not here: the file-level loop check is skipped)"
+fi
+
 echo "== tests (and a smoke run of the benchmark harness, benches/bridge.rs, with tiny sizes)"
 cargo test --locked --all-targets
 

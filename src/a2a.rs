@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::a2e::A2aAgentInfo;
-use crate::auth::Agent;
+use crate::a2e::{A2aAgentInfo, ErrorCode};
+use crate::caller::Caller;
 use crate::guard::{Guard, Refused};
 use crate::registry::naming;
 use crate::store::{Owned, Store, StoreError, StoredAgent};
@@ -47,6 +47,23 @@ pub enum A2aError {
     Timeout(Duration),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl A2aError {
+    /// The A2E error code this error answers with.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Invalid(_) => ErrorCode::InvalidRequest,
+            Self::Disabled => ErrorCode::McpCapabilityMissing,
+            Self::NotFound(_) => ErrorCode::NotFound,
+            Self::Conflict(_) => ErrorCode::Conflict,
+            Self::Forbidden(_) => ErrorCode::Forbidden,
+            Self::Unreachable(_) => ErrorCode::McpTransportError,
+            Self::Protocol(_) | Self::Rpc(_) => ErrorCode::McpProtocolError,
+            Self::Timeout(_) => ErrorCode::Timeout,
+            Self::Store(_) => ErrorCode::Internal,
+        }
+    }
 }
 
 /// A registered agent.
@@ -93,7 +110,7 @@ impl A2aAgent {
 
     /// The agent as `caller` may see it: header values hidden from everyone, and the password
     /// and query values of its URLs from anyone but its registrant and admins.
-    pub fn model_for(&self, caller: &Agent) -> A2aAgentInfo {
+    pub fn model_for(&self, caller: &Caller) -> A2aAgentInfo {
         let mut info = self.model();
         if !caller.may_manage(&self.owner) {
             info.url = crate::a2e::redact_url(&info.url);
@@ -218,7 +235,7 @@ impl A2a {
     /// Fetches the card at `url`, and stores the agent only when that worked.
     pub async fn register(
         &self,
-        caller: &Agent,
+        caller: &Caller,
         agent_id: &str,
         url: &str,
         headers: BTreeMap<String, String>,
@@ -302,7 +319,7 @@ impl A2a {
             .ok_or_else(|| A2aError::NotFound(agent_id.to_owned()))
     }
 
-    fn managed(&self, caller: &Agent, agent_id: &str) -> Result<Arc<A2aAgent>, A2aError> {
+    fn managed(&self, caller: &Caller, agent_id: &str) -> Result<Arc<A2aAgent>, A2aError> {
         self.on()?;
         let agent = self.get(agent_id)?;
         if !caller.may_manage(&agent.owner) {
@@ -313,7 +330,7 @@ impl A2a {
         Ok(agent)
     }
 
-    pub async fn unregister(&self, caller: &Agent, agent_id: &str) -> Result<(), A2aError> {
+    pub async fn unregister(&self, caller: &Caller, agent_id: &str) -> Result<(), A2aError> {
         self.managed(caller, agent_id)?;
         self.store
             .delete_agent(agent_id)
@@ -333,7 +350,11 @@ impl A2a {
     }
 
     /// Fetches the card again and keeps it.
-    pub async fn refresh(&self, caller: &Agent, agent_id: &str) -> Result<Arc<A2aAgent>, A2aError> {
+    pub async fn refresh(
+        &self,
+        caller: &Caller,
+        agent_id: &str,
+    ) -> Result<Arc<A2aAgent>, A2aError> {
         let old = self.managed(caller, agent_id)?;
         let card = tokio::time::timeout(
             CARD_TIMEOUT,

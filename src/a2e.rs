@@ -5,7 +5,7 @@ mod errors;
 mod messages;
 mod models;
 
-pub use errors::{ErrorBody, ErrorCode};
+pub use errors::{ErrorBody, ErrorCode, internal_error};
 pub use messages::*;
 pub use models::*;
 

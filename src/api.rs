@@ -28,9 +28,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::a2e::ErrorCode;
-use crate::auth::require_agent;
-use crate::error::ApiError;
-use crate::state::AppState;
+use crate::http::auth::require_agent;
+use crate::http::error::ApiError;
+use crate::http::state::AppState;
 
 /// A successful answer: its status and its A2E response message.
 pub type Reply<T> = (StatusCode, axum::Json<T>);
@@ -274,7 +274,7 @@ fn nullable(schema: &utoipa::openapi::RefOr<utoipa::openapi::Schema>) -> bool {
     }
 }
 
-/// Every `/v1` operation may answer 429 (the per-agent limits, `crate::limits`).
+/// Every `/v1` operation may answer 429 (the per-agent limits, `crate::http::limits`).
 fn answer_rate_limits(doc: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::Ref;
     for (path, item) in doc.paths.paths.iter_mut() {
@@ -309,7 +309,7 @@ pub fn router(state: AppState) -> Router {
             ))
             .layer(middleware::from_fn_with_state(
                 state.clone(),
-                crate::limits::limit_agent,
+                crate::http::limits::limit_agent,
             )),
     );
     let mcp = crate::mcp_server::router(state.clone());

@@ -463,26 +463,12 @@ impl Config {
         Ok(())
     }
 
-    /// How servers are kept alive.
-    pub fn supervision(&self) -> crate::registry::Supervision {
-        use std::time::Duration;
-        crate::registry::Supervision {
-            base_backoff: Duration::from_millis(self.reconnect_base_ms),
-            max_backoff: Duration::from_secs(self.reconnect_max_secs),
-            ping_interval: (self.ping_interval_secs > 0)
-                .then(|| Duration::from_secs(self.ping_interval_secs)),
-            ping_timeout: Duration::from_secs(self.ping_timeout_secs),
-            guard: crate::guard::Guard::new(self.allow_private_upstreams),
-            max_message_bytes: self.max_message_bytes,
-        }
-    }
-
     /// The key that seals secret values at rest, when one is configured.
     pub fn secrets_key(&self) -> Result<Option<[u8; 32]>, ConfigError> {
         self.secrets_key
             .as_ref()
             .map(|key| {
-                crate::store::sealed::parse_key(key.expose_secret())
+                crate::keyfile::parse_key(key.expose_secret())
                     .map_err(|why| invalid("MCP_BRIDGE_SECRETS_KEY", why))
             })
             .transpose()

@@ -5,6 +5,7 @@
 
 mod channel;
 mod pending;
+mod recipient;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -16,6 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use channel::{Event, Opened};
 pub use pending::AnswerError;
+pub use recipient::{
+    AgentChannel, Answer, AskKind, Pending as Answering, Recipient, ServerRequest,
+};
 
 use channel::Channel;
 use pending::Pending;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::a2e::{ImportResult, McpServerConfig, McpTransport};
-use crate::auth::Agent;
+use crate::caller::Caller;
 use crate::registry::{self, Registry};
 
 /// The server configs a file describes, by key; an entry that cannot be read is an error.
@@ -79,7 +79,7 @@ fn config_of(id: &str, entry: &Value) -> Result<McpServerConfig, String> {
 /// Registers (or replaces) each server as `agent` would one by one.
 pub async fn apply(
     registry: &std::sync::Arc<Registry>,
-    agent: &Agent,
+    agent: &Caller,
     entries: Vec<(String, Result<McpServerConfig, String>)>,
 ) -> Vec<ImportResult> {
     let mut results = Vec::with_capacity(entries.len());
@@ -100,7 +100,7 @@ pub async fn apply(
 
 async fn upsert(
     registry: &std::sync::Arc<Registry>,
-    agent: &Agent,
+    agent: &Caller,
     config: McpServerConfig,
 ) -> ImportResult {
     let server_id = config.server_id.clone();
@@ -142,12 +142,17 @@ async fn upsert(
 }
 
 fn failed(server_id: String, error: registry::Error) -> ImportResult {
-    let code = crate::error::ApiError::from(error);
+    let code = error.code();
+    let error = match code {
+        // The details are for the log only.
+        crate::a2e::ErrorCode::Internal => crate::a2e::internal_error(error),
+        _ => error.to_string(),
+    };
     ImportResult {
         server_id,
         action: "failed".into(),
-        error: code.message,
-        code: Some(code.code),
+        error,
+        code: Some(code),
         ..Default::default()
     }
 }

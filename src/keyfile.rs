@@ -36,6 +36,14 @@ pub fn load_or_generate(path: &Path) -> std::io::Result<(String, bool)> {
     }
 }
 
+/// Parses a 32-byte key written as 64 hex digits (`MCP_BRIDGE_SECRETS_KEY`, `secrets.key`).
+pub fn parse_key(text: &str) -> Result<[u8; 32], String> {
+    let bytes = hex::decode(text.trim()).map_err(|_| "is not hex".to_owned())?;
+    bytes
+        .try_into()
+        .map_err(|_| "must be 64 hex digits (32 bytes), e.g. from `openssl rand -hex 32`".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use mcp_bridge::auth::Auth;
 use mcp_bridge::config::Config;
+use mcp_bridge::http::auth::Auth;
 use mcp_bridge::startup::Application;
 
 #[derive(Parser)]

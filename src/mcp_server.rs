@@ -6,6 +6,7 @@
 mod hop;
 mod inputs;
 mod owners;
+mod recipient;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -19,8 +20,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    Prompt, ReadResourceRequestParams, ReadResourceResponse, Reference, ResourceContents,
-    ResultType, ServerCapabilities, ServerConfig, Tool,
+    Prompt, ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ResourceContents,
+    ResourceTemplate, ResultType, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -28,13 +29,15 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
-use crate::auth::Agent;
+use crate::caller::Caller;
+use crate::http::state::AppState;
+use crate::hub::AgentChannel;
 use crate::hub::McpNotice;
 use crate::registry::{self, naming};
-use crate::state::AppState;
-use crate::upstream::{CallError, CallOrigin, DownstreamClient};
+use crate::upstream::CallError;
 use inputs::{Running, Step, Suspended};
 use owners::SessionOwners;
+use recipient::McpCaller;
 
 /// The agent `/mcp` runs as when its token check is off.
 pub const ANONYMOUS: &str = "anonymous";
@@ -58,7 +61,7 @@ pub fn router(state: AppState) -> Router<AppState> {
                 .layer(axum::middleware::from_fn_with_state(front, authenticate))
                 .layer(axum::middleware::from_fn_with_state(
                     state,
-                    crate::limits::limit_agent,
+                    crate::http::limits::limit_agent,
                 )),
         )
 }
@@ -103,7 +106,7 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         return hop::refuse(req, front.state.config.max_body_bytes).await;
     }
     let agent = match front.state.config.mcp_auth_off {
-        true => Agent {
+        true => Caller {
             id: ANONYMOUS.into(),
             admin: false,
         },
@@ -161,8 +164,8 @@ fn too_many_sessions(agent: &str, cap: usize) -> Response {
         "too many /mcp sessions open (MCP_BRIDGE_AGENT_MCP_SESSIONS, {cap}) for agent \"{agent}\"; \
          end one (DELETE /mcp) or retry after 5 s"
     );
-    let mut resp =
-        crate::error::ApiError::new(crate::a2e::ErrorCode::RateLimited, message).into_response();
+    let mut resp = crate::http::error::ApiError::new(crate::a2e::ErrorCode::RateLimited, message)
+        .into_response();
     resp.headers_mut().insert(
         axum::http::header::RETRY_AFTER,
         axum::http::HeaderValue::from_static("5"),
@@ -356,13 +359,18 @@ pub struct BridgeServer {
 }
 
 /// The agent the request runs as, put there by [`authenticate`].
-fn caller(context: &RequestContext<RoleServer>) -> Result<Agent, ErrorData> {
+fn caller(context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
     context
         .extensions
         .get::<axum::http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Agent>())
+        .and_then(|parts| parts.extensions.get::<Caller>())
         .cloned()
         .ok_or_else(|| ErrorData::internal_error("the caller is not known", None))
+}
+
+/// The cursor a list request carries (empty for the first page).
+fn cursor_of(request: Option<PaginatedRequestParams>) -> String {
+    request.and_then(|r| r.cursor).unwrap_or_default()
 }
 
 fn request_id(context: &RequestContext<RoleServer>) -> String {
@@ -479,7 +487,7 @@ impl ServerHandler for BridgeServer {
         let agent = context
             .extensions
             .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Agent>())
+            .and_then(|parts| parts.extensions.get::<Caller>())
             .map(|a| a.id.clone());
         if let Some(agent) = agent {
             self.sessions.add(context.peer, &agent);
@@ -582,27 +590,26 @@ impl ServerHandler for BridgeServer {
             false => (None, None),
         };
         // Progress goes back on the call's own stream in both eras.
-        let client = Some(DownstreamClient {
+        let origin = Arc::new(McpCaller {
             peer: context.peer.clone(),
             sampling,
             elicitation,
             progress_token: context.meta.get_progress_token(),
             inputs,
-        });
-        let origin = Arc::new(CallOrigin {
-            agent_id: agent.id.clone(),
-            req_id: request_id(&context),
-            progress: None,
-            client,
+            channel: AgentChannel::new(
+                self.state.hub.clone(),
+                agent.id.clone(),
+                request_id(&context),
+            ),
         });
         let arguments = request.arguments.unwrap_or_default();
         let Some(asks) = asks else {
-            let called = self.state.call_tool(&full, arguments, None, origin).await;
+            let called = self.state.tools.call(&full, arguments, None, origin).await;
             return self.respond(&request.name, Step::Done(called));
         };
         let state = self.state.clone();
         let result =
-            tokio::spawn(async move { state.call_tool(&full, arguments, None, origin).await });
+            tokio::spawn(async move { state.tools.call(&full, arguments, None, origin).await });
         let step = self
             .suspended
             .drive(&agent.id, Running::new(result, asks))
@@ -616,25 +623,16 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         caller(&context)?;
-        let cursor = request.and_then(|r| r.cursor).unwrap_or_default();
-        let (items, next) = self
-            .state
-            .registry
-            .resources_page("", &cursor)
-            .await
-            .map_err(Self::registry_error)?;
-        let (shared, _) = self.state.registry.shared_uris();
-        let resources = items
-            .into_iter()
-            .map(|(server_id, mut resource)| {
-                if self.qualifies(&server_id, &resource.uri, &shared) {
-                    resource.uri = naming::qualify_uri(&server_id, &resource.uri);
-                }
-                resource
-            })
-            .collect();
+        let registry = &self.state.registry;
+        let page = registry.resources_page("", &cursor_of(request)).await;
+        let (shared, _) = registry.shared_uris();
+        let (resources, next) = self.paged(page, |server_id, resource: &mut Resource| {
+            if self.qualifies(server_id, &resource.uri, &shared) {
+                resource.uri = naming::qualify_uri(server_id, &resource.uri);
+            }
+        })?;
         let mut result = ListResourcesResult::with_all_items(resources);
-        result.next_cursor = (!next.is_empty()).then_some(next);
+        result.next_cursor = next;
         Ok(result)
     }
 
@@ -644,25 +642,17 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         caller(&context)?;
-        let cursor = request.and_then(|r| r.cursor).unwrap_or_default();
-        let (items, next) = self
-            .state
-            .registry
-            .templates_page("", &cursor)
-            .await
-            .map_err(Self::registry_error)?;
-        let (_, shared) = self.state.registry.shared_uris();
-        let templates = items
-            .into_iter()
-            .map(|(server_id, mut template)| {
-                if self.qualifies(&server_id, &template.uri_template, &shared) {
-                    template.uri_template = naming::qualify_uri(&server_id, &template.uri_template);
+        let registry = &self.state.registry;
+        let page = registry.templates_page("", &cursor_of(request)).await;
+        let (_, shared) = registry.shared_uris();
+        let (templates, next) =
+            self.paged(page, |server_id, template: &mut ResourceTemplate| {
+                if self.qualifies(server_id, &template.uri_template, &shared) {
+                    template.uri_template = naming::qualify_uri(server_id, &template.uri_template);
                 }
-                template
-            })
-            .collect();
+            })?;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
-        result.next_cursor = (!next.is_empty()).then_some(next);
+        result.next_cursor = next;
         Ok(result)
     }
 
@@ -700,22 +690,16 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         caller(&context)?;
-        let cursor = request.and_then(|r| r.cursor).unwrap_or_default();
-        let (items, next) = self
+        let page = self
             .state
             .registry
-            .prompts_page("", &cursor)
-            .await
-            .map_err(Self::registry_error)?;
-        let prompts: Vec<Prompt> = items
-            .into_iter()
-            .map(|(server_id, mut prompt)| {
-                prompt.name = self.exposed(&server_id, &prompt.name);
-                prompt
-            })
-            .collect();
+            .prompts_page("", &cursor_of(request))
+            .await;
+        let (prompts, next) = self.paged(page, |server_id, prompt: &mut Prompt| {
+            prompt.name = self.exposed(server_id, &prompt.name);
+        })?;
         let mut result = ListPromptsResult::with_all_items(prompts);
-        result.next_cursor = (!next.is_empty()).then_some(next);
+        result.next_cursor = next;
         Ok(result)
     }
 
@@ -776,6 +760,24 @@ impl ServerHandler for BridgeServer {
 impl BridgeServer {
     /// Whether `/mcp` shows a server's resource URI (or template) qualified with the server:
     /// when another server offers the same one, unless it is the unprefixed server's.
+    /// A page of a list across servers as `/mcp` shows it: each item as `expose` renames it
+    /// for its server, and the cursor of the next page.
+    fn paged<T>(
+        &self,
+        page: Result<(Vec<(String, T)>, String), registry::Error>,
+        expose: impl Fn(&str, &mut T),
+    ) -> Result<(Vec<T>, Option<String>), ErrorData> {
+        let (items, next) = page.map_err(Self::registry_error)?;
+        let items = items
+            .into_iter()
+            .map(|(server_id, mut item)| {
+                expose(&server_id, &mut item);
+                item
+            })
+            .collect();
+        Ok((items, (!next.is_empty()).then_some(next)))
+    }
+
     fn qualifies(&self, server_id: &str, uri: &str, shared: &HashSet<String>) -> bool {
         shared.contains(uri) && self.unprefixed() != Some(server_id)
     }

@@ -7,10 +7,9 @@ mod merge;
 pub mod naming;
 mod prompts;
 mod resources;
-pub use prompts::prompt_messages;
+mod supervisor;
 mod template;
 mod validate;
-pub use validate::check_config;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
@@ -18,14 +17,18 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ServerCapabilities};
 
-use crate::a2e::{McpServerConfig, McpServerInfo, McpTransport, REDACTED, ServerUpdateRequest};
-use crate::auth::Agent;
+use crate::a2e::{
+    ErrorCode, McpServerConfig, McpServerInfo, McpTransport, REDACTED, ServerUpdateRequest,
+};
+use crate::caller::Caller;
 use crate::hub::Hub;
 use crate::store::{Store, StoreError, StoredServer};
 use crate::upstream::{self, CallError, CallOrigin, ConnectError, Connection, Lists};
 pub use catalogue::Page;
 pub use entry::{Control, Inbox, Live, ServerEntry, State};
-pub use upstream::supervisor::Supervision;
+pub use prompts::prompt_messages;
+pub use supervisor::Supervision;
+pub use validate::check_config;
 
 /// Why a registry operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +67,27 @@ pub enum Error {
     Store(#[from] StoreError),
     #[error("{0}")]
     Internal(String),
+}
+
+impl Error {
+    /// The A2E error code this error answers with.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::Invalid(_) => ErrorCode::InvalidRequest,
+            Error::Forbidden(_) => ErrorCode::Forbidden,
+            Error::Conflict(_) => ErrorCode::Conflict,
+            Error::ServerNotFound(_) => ErrorCode::McpServerNotFound,
+            Error::ToolNotFound(_) => ErrorCode::McpToolNotFound,
+            Error::Unavailable(_) => ErrorCode::McpServerUnavailable,
+            Error::Connect { error, .. } => error.code(),
+            Error::ResourceNotFound(_) => ErrorCode::McpResourceNotFound,
+            Error::PromptNotFound(_) => ErrorCode::McpPromptNotFound,
+            Error::NotFound(_) => ErrorCode::NotFound,
+            Error::CapabilityMissing { .. } => ErrorCode::McpCapabilityMissing,
+            Error::Upstream { error, .. } => error.code(),
+            Error::Store(_) | Error::Internal(_) => ErrorCode::Internal,
+        }
+    }
 }
 
 /// All registered servers.
@@ -200,7 +224,7 @@ impl Registry {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(entry.id.clone(), entry.clone());
-        upstream::supervisor::spawn(entry, inbox, self.store.clone(), self.supervision);
+        supervisor::spawn(entry, inbox, self.store.clone(), self.supervision);
     }
 
     /// Brings back every stored server; each connects on its own, in parallel.
@@ -243,7 +267,7 @@ impl Registry {
     /// the caller goes away, so a stored server is always a registered one.
     pub async fn register(
         self: &Arc<Self>,
-        agent: &Agent,
+        agent: &Caller,
         config: McpServerConfig,
     ) -> Result<McpServerInfo, Error> {
         let (this, agent) = (self.clone(), agent.clone());
@@ -261,7 +285,7 @@ impl Registry {
 
     async fn register_now(
         self: &Arc<Self>,
-        agent: &Agent,
+        agent: &Caller,
         mut config: McpServerConfig,
     ) -> Result<McpServerInfo, Error> {
         self.check_command_rights(agent, &config)?;
@@ -323,7 +347,7 @@ impl Registry {
     }
 
     /// A stdio server runs a command on this host: admins only, and only allowed commands.
-    fn check_command_rights(&self, agent: &Agent, config: &McpServerConfig) -> Result<(), Error> {
+    fn check_command_rights(&self, agent: &Caller, config: &McpServerConfig) -> Result<(), Error> {
         if config.transport != McpTransport::Stdio {
             return Ok(());
         }
@@ -379,7 +403,7 @@ impl Registry {
     /// nobody else learns anything of the stored config.
     pub fn may_replace(
         &self,
-        agent: &Agent,
+        agent: &Caller,
         existing: &ServerEntry,
         config: &McpServerConfig,
     ) -> Result<(), Error> {
@@ -387,7 +411,7 @@ impl Registry {
         self.check_command_rights(agent, config)
     }
 
-    fn managed(&self, agent: &Agent, server_id: &str) -> Result<Arc<ServerEntry>, Error> {
+    fn managed(&self, agent: &Caller, server_id: &str) -> Result<Arc<ServerEntry>, Error> {
         let entry = self.get(server_id)?;
         if !agent.may_manage(&entry.owner) {
             return Err(Error::Forbidden(format!(
@@ -398,7 +422,7 @@ impl Registry {
     }
 
     /// Stops a server, removes it from the store, and waits for its connection to close.
-    pub async fn unregister(&self, agent: &Agent, server_id: &str) -> Result<(), Error> {
+    pub async fn unregister(&self, agent: &Caller, server_id: &str) -> Result<(), Error> {
         let entry = self.managed(agent, server_id)?;
         self.store
             .delete_server(server_id)
@@ -429,7 +453,7 @@ impl Registry {
     /// Applies a change of config; reconnects when the change concerns the connection.
     pub async fn update(
         &self,
-        agent: &Agent,
+        agent: &Caller,
         change: ServerUpdateRequest,
     ) -> Result<Arc<ServerEntry>, Error> {
         let entry = self.managed(agent, &change.server_id)?;
@@ -491,7 +515,7 @@ impl Registry {
     /// Drops the connection and connects again now, waiting for the outcome (bounded).
     pub async fn reconnect(
         &self,
-        agent: &Agent,
+        agent: &Caller,
         server_id: &str,
     ) -> Result<Arc<ServerEntry>, Error> {
         let entry = self.managed(agent, server_id)?;
@@ -520,7 +544,7 @@ impl Registry {
         name: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
         timeout: Option<f64>,
-        origin: Arc<CallOrigin>,
+        origin: CallOrigin,
     ) -> Result<(String, CallToolResult), Error> {
         let not_found = || Error::ToolNotFound(name.to_owned());
         let (server_id, tool) = naming::split(name).ok_or_else(not_found)?;

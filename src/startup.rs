@@ -9,11 +9,11 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Auth;
 use crate::config::Config;
+use crate::http::auth::Auth;
+use crate::http::state::{AppState, Shared};
 use crate::hub::Hub;
 use crate::registry::Registry;
-use crate::state::{AppState, Shared};
 use crate::store::Store;
 
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +25,7 @@ pub enum StartError {
     #[error("cannot open the store: {0}")]
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
-    Auth(#[from] crate::auth::AuthError),
+    Auth(#[from] crate::http::auth::AuthError),
     #[error("cannot listen on {0}: {1}")]
     Bind(SocketAddr, std::io::Error),
 }
@@ -67,7 +67,7 @@ impl Application {
             config.stdio_allowed_commands.clone(),
             config.stdio_allowed_env.clone(),
             config.page_size,
-            config.supervision(),
+            crate::registry::Supervision::from_config(&config),
         );
         let a2a = crate::a2a::A2a::open(
             store.clone(),
@@ -83,12 +83,18 @@ impl Application {
         let addr = listener
             .local_addr()
             .map_err(|e| StartError::Bind(bind, e))?;
-        let limits = crate::limits::Limits::new(
+        let limits = crate::http::limits::Limits::new(
             config.agent_rate,
             config.agent_burst,
             config.agent_concurrency,
             config.agent_event_streams,
         );
+        let metrics: Arc<crate::metrics::Metrics> = Arc::default();
+        let tools = Arc::new(crate::tools::Tools::new(
+            registry.clone(),
+            a2a.clone(),
+            metrics.clone(),
+        ));
         let state = AppState::new(Shared {
             config: Arc::new(config),
             auth,
@@ -96,8 +102,9 @@ impl Application {
             registry,
             hub,
             a2a,
-            metrics: Arc::default(),
+            metrics,
             limits,
+            tools,
             restored: Arc::new(AtomicBool::new(false)),
         });
         Ok(Self {
@@ -134,12 +141,12 @@ impl Application {
             stop.cancel();
         });
         let grace = Duration::from_secs(state.config.shutdown_grace_secs);
-        let bounds = crate::serve::Bounds {
+        let bounds = crate::http::serve::Bounds {
             max_connections: state.config.max_connections,
             header_timeout: Duration::from_secs(state.config.header_timeout_secs),
             body_timeout: Duration::from_secs(state.config.body_timeout_secs),
         };
-        let server = crate::serve::serve(listener, app, bounds, shutdown.clone());
+        let server = crate::http::serve::serve(listener, app, bounds, shutdown.clone());
         // Open requests (a long tool call, say) get the grace period to finish, then are dropped.
         let served = tokio::select! {
             served = server => served,
@@ -174,7 +181,7 @@ fn restore_in_background(state: &AppState) {
         if declared.is_empty() {
             return;
         }
-        let config_agent = crate::auth::Agent {
+        let config_agent = crate::caller::Caller {
             id: "config".into(),
             admin: true,
         };

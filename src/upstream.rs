@@ -12,7 +12,6 @@ mod sse;
 mod stdio;
 pub use sse::{Event as SseEvent, Frames};
 pub use stdio::{BASE_ENV, LOADER_ENV, is_loader_variable};
-pub mod supervisor;
 mod watched;
 mod ws;
 
@@ -36,9 +35,9 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, ErrorData};
 use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::a2e::{McpServerConfig, McpTransport, PROTOCOL_AUTO, PROTOCOL_STATELESS};
+use crate::a2e::{self, McpServerConfig, McpTransport, PROTOCOL_AUTO, PROTOCOL_STATELESS};
+pub use calls::CallOrigin;
 use calls::Calls;
-pub use calls::{CallOrigin, DownstreamClient, InputAsk};
 pub use handler::{BridgeClient, Context, Route, UpstreamEvent, sampling_result};
 pub use stdio::StderrTail;
 use watched::Watched;
@@ -73,6 +72,25 @@ pub enum ConnectError {
 }
 
 impl ConnectError {
+    /// A failed start of a stdio server, with what it wrote to stderr.
+    fn with_tail(self, tail: String) -> Self {
+        match self {
+            Self::Initialize(why, _) => Self::Initialize(why, tail),
+            Self::Timeout(bound, _) => Self::Timeout(bound, tail),
+            other => other,
+        }
+    }
+
+    /// The A2E error code this error answers with.
+    pub fn code(&self) -> a2e::ErrorCode {
+        match self {
+            Self::Timeout(..) => a2e::ErrorCode::Timeout,
+            Self::Spawn { .. } | Self::Initialize(..) => a2e::ErrorCode::McpTransportError,
+            Self::List(_) => a2e::ErrorCode::McpProtocolError,
+            Self::Config(_) => a2e::ErrorCode::InvalidRequest,
+        }
+    }
+
     /// The same error with `config`'s secrets hidden in its text (see `a2e::redact_text`).
     fn redacted(self, config: &McpServerConfig) -> Self {
         let secrets = config.secret_values();
@@ -160,10 +178,6 @@ impl Connection {
         crate::a2e::redact_text(text, &self.secrets)
     }
 
-    pub fn is_lost(&self) -> bool {
-        self.lost.is_cancelled()
-    }
-
     /// Stops the connection and waits (bounded) until the transport has closed.
     pub async fn shutdown(&self) {
         self.client.cancellation_token().cancel();
@@ -225,7 +239,7 @@ impl Connection {
         &self,
         params: CallToolRequestParams,
         timeout: Duration,
-        origin: Arc<CallOrigin>,
+        origin: CallOrigin,
     ) -> Result<CallToolResult, CallError> {
         // rmcp's own deadline also tells the server the call is cancelled.
         let options = || {
@@ -292,11 +306,11 @@ impl Connection {
         for (key, request) in requests {
             let answer = match request {
                 InputRequest::CreateMessage(r) => handler
-                    .sample_for(Route::Caller(origin), key.clone(), &r.params)
+                    .sample_for(Route::Caller(origin.as_ref()), key.clone(), &r.params)
                     .await
                     .and_then(to_json),
                 InputRequest::Elicitation(r) => handler
-                    .elicit_for(Route::Caller(origin), key.clone(), &r.params)
+                    .elicit_for(Route::Caller(origin.as_ref()), key.clone(), &r.params)
                     .await
                     .and_then(to_json),
                 InputRequest::ListRoots(_) => {
@@ -464,6 +478,23 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The A2E error code this error answers with.
+    pub fn code(&self) -> a2e::ErrorCode {
+        match self {
+            Self::Lost => a2e::ErrorCode::McpServerUnavailable,
+            Self::Timeout(_) => a2e::ErrorCode::Timeout,
+            // -32602: invalid params; -32601: method not found; -32002: resource not found.
+            Self::Rejected { code: -32602, .. } => a2e::ErrorCode::InvalidRequest,
+            Self::Rejected { code: -32601, .. } => a2e::ErrorCode::McpCapabilityMissing,
+            Self::Rejected { code: -32002, .. } => a2e::ErrorCode::McpResourceNotFound,
+            // An answer over max_message_bytes: the same call would get it again.
+            Self::Rejected { .. } | Self::Protocol(_) | Self::TooLarge(_) => {
+                a2e::ErrorCode::McpProtocolError
+            }
+            Self::Transport(_) => a2e::ErrorCode::McpTransportError,
+        }
+    }
+
     /// The same error with `secrets` hidden in its text (see `a2e::redact_text`).
     fn redacted(self, secrets: &[String]) -> Self {
         let hide = |text: String| crate::a2e::redact_text(&text, secrets);
@@ -513,76 +544,56 @@ async fn connect_unredacted(
     let bound = config.connect_bound();
     let calls = Arc::new(Calls::default());
     let (notes_tx, notes_rx) = tokio::sync::mpsc::unbounded_channel();
-    let handler = BridgeClient::new(ctx.clone(), calls.clone());
     let lost = CancellationToken::new();
     let closed = CancellationToken::new();
     let deadline = tokio::time::Instant::now() + bound;
-    let taps = Taps {
-        lost: lost.clone(),
-        closed: closed.clone(),
-        notifications: notes_tx,
+    let launch = Launch {
+        handler: BridgeClient::new(ctx.clone(), calls.clone()),
+        taps: Taps {
+            lost: lost.clone(),
+            closed: closed.clone(),
+            notifications: notes_tx,
+        },
+        protocol: config.protocol_version.as_str(),
+        deadline,
+        bound,
     };
-    let protocol = config.protocol_version.as_str();
-    let timed_out = || ConnectError::Timeout(bound, String::new());
-    let guard = ctx.guard;
+    let (guard, max) = (ctx.guard, ctx.max_message_bytes);
     if config.transport != McpTransport::Stdio {
         // The clear error; the clients' resolvers check again on every connection.
         let url = url::Url::parse(&config.url)
             .map_err(|e| ConnectError::Config(format!("`url`: {e}")))?;
-        tokio::time::timeout_at(deadline, guard.preflight(&url))
-            .await
-            .map_err(|_| timed_out())?
+        launch
+            .within(guard.preflight(&url))
+            .await?
             .map_err(|refused| match refused {
                 Refused::Guard(_) => ConnectError::Config(refused.to_string()),
                 Refused::Unresolved(why) => ConnectError::Initialize(why, String::new()),
             })?;
     }
+    let (url, id) = (config.url.as_str(), config.server_id.as_str());
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {
-            let (transport, stderr) = stdio::spawn(config, ctx.max_message_bytes)?;
-            match bounded(deadline, start(handler, taps.wrap(transport), protocol)).await {
+            let (transport, stderr) = stdio::spawn(config, max)?;
+            match launch.start(transport).await {
                 Ok(client) => (client, Some(stderr)),
-                Err(Some(ConnectError::Initialize(e, _))) => {
-                    return Err(ConnectError::Initialize(e, stderr.settled_tail().await));
-                }
-                Err(Some(other)) => return Err(other),
-                Err(None) => return Err(ConnectError::Timeout(bound, stderr.settled_tail().await)),
+                // What the process said on its way out explains the failure best.
+                Err(error) => return Err(error.with_tail(stderr.settled_tail().await)),
             }
         }
-        McpTransport::Http => {
-            let transport = taps.wrap(http::transport(config, guard, ctx.max_message_bytes)?);
-            let client = bounded(deadline, start(handler, transport, protocol)).await;
-            (client.map_err(|e| e.unwrap_or_else(timed_out))?, None)
-        }
+        McpTransport::Http => (
+            launch.start(http::transport(config, guard, max)?).await?,
+            None,
+        ),
         McpTransport::Sse => {
-            let opened = tokio::time::timeout_at(
-                deadline,
-                sse::connect(
-                    &config.url,
-                    http::header_map(config)?,
-                    guard,
-                    ctx.max_message_bytes,
-                    &config.server_id,
-                ),
-            );
-            let transport = taps.wrap(opened.await.map_err(|_| timed_out())??);
-            let client = bounded(deadline, start(handler, transport, protocol)).await;
-            (client.map_err(|e| e.unwrap_or_else(timed_out))?, None)
+            let opened = sse::connect(url, http::header_map(config)?, guard, max, id);
+            let transport = launch.within(opened).await??;
+            (launch.start(transport).await?, None)
         }
         McpTransport::Ws => {
-            let opened = tokio::time::timeout_at(
-                deadline,
-                ws::connect(
-                    &config.url,
-                    http::header_map(config)?,
-                    guard,
-                    ctx.max_message_bytes,
-                    &config.server_id,
-                ),
-            );
-            let transport = taps.wrap(opened.await.map_err(|_| timed_out())??);
-            let client = bounded(deadline, start(handler, transport, protocol)).await;
-            (client.map_err(|e| e.unwrap_or_else(timed_out))?, None)
+            let opened = ws::connect(url, http::header_map(config)?, guard, max, id);
+            let transport = launch.within(opened).await??;
+            (launch.start(transport).await?, None)
         }
     };
     // The pump ends when the transport (and with it the sender) is gone.
@@ -643,24 +654,63 @@ impl Taps {
     }
 }
 
-/// Starts a session by `deadline`: `Err(None)` when time ran out.
-async fn bounded(
+/// What starting a session over any transport needs, and its deadline.
+struct Launch<'a> {
+    handler: BridgeClient,
+    taps: Taps,
+    protocol: &'a str,
     deadline: tokio::time::Instant,
-    start: impl Future<Output = Result<RunningService<RoleClient, BridgeClient>, ClientInitializeError>>,
-) -> Result<RunningService<RoleClient, BridgeClient>, Option<ConnectError>> {
-    match tokio::time::timeout_at(deadline, start).await {
-        Ok(Ok(client)) => Ok(client),
-        // An mcp-bridge's `/mcp` (this one or another) refused us: not worth retrying as a
-        // transport error, the config is wrong.
-        Ok(Err(e)) if e.to_string().contains(crate::guard::LOOP_REFUSED) => {
-            Err(Some(ConnectError::Config(format!(
-                "the server is an mcp-bridge's /mcp endpoint (this bridge or another), which \
-                 cannot be an upstream of a bridge: requests would loop ({e})"
-            ))))
-        }
-        Ok(Err(e)) => Err(Some(ConnectError::Initialize(e.to_string(), String::new()))),
-        Err(_) => Err(None),
+    bound: Duration,
+}
+
+impl Launch<'_> {
+    /// `step` by the deadline, or the connect timeout.
+    async fn within<T>(&self, step: impl Future<Output = T>) -> Result<T, ConnectError> {
+        within(self.deadline, self.bound, step).await
     }
+
+    /// Starts the session over `transport`, watched, by the deadline.
+    async fn start<T: Transport<RoleClient> + 'static>(
+        self,
+        transport: T,
+    ) -> Result<RunningService<RoleClient, BridgeClient>, ConnectError> {
+        let Launch {
+            handler,
+            taps,
+            protocol,
+            deadline,
+            bound,
+        } = self;
+        match within(
+            deadline,
+            bound,
+            start(handler, taps.wrap(transport), protocol),
+        )
+        .await?
+        {
+            Ok(client) => Ok(client),
+            // An mcp-bridge's `/mcp` (this one or another) refused us: not worth retrying as a
+            // transport error, the config is wrong.
+            Err(e) if e.to_string().contains(crate::guard::LOOP_REFUSED) => {
+                Err(ConnectError::Config(format!(
+                    "the server is an mcp-bridge's /mcp endpoint (this bridge or another), which \
+                     cannot be an upstream of a bridge: requests would loop ({e})"
+                )))
+            }
+            Err(e) => Err(ConnectError::Initialize(e.to_string(), String::new())),
+        }
+    }
+}
+
+/// `step` by `deadline`, or the connect timeout (`bound`).
+async fn within<T>(
+    deadline: tokio::time::Instant,
+    bound: Duration,
+    step: impl Future<Output = T>,
+) -> Result<T, ConnectError> {
+    tokio::time::timeout_at(deadline, step)
+        .await
+        .map_err(|_| ConnectError::Timeout(bound, String::new()))
 }
 
 /// Starts the session in the era the config asks for.

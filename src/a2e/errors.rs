@@ -84,3 +84,11 @@ pub struct ErrorBody {
     pub code: ErrorCode,
     pub retryable: bool,
 }
+
+/// The sentence a caller gets for an internal error: its details go to the log only, under a
+/// reference the sentence gives.
+pub fn internal_error(error: impl std::fmt::Display) -> String {
+    let reference = super::new_id();
+    tracing::error!(%reference, %error, "internal error");
+    format!("internal error (reference {reference})")
+}

@@ -20,9 +20,9 @@ use crate::a2e::{
     A2aRefreshResponse, A2aRegisterRequest, A2aRegisterResponse, A2aUnregisterRequest,
     A2aUnregisterResponse, Response,
 };
-use crate::auth::Agent;
-use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
-use crate::state::AppState;
+use crate::caller::Caller;
+use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::http::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -49,7 +49,7 @@ pub struct AgentsQuery {
         (status = 504, response = GatewayTimeout)))]
 async fn register_agent(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(req): A2eJson<A2aRegisterRequest>,
 ) -> Result<Reply<A2aRegisterResponse>, Failure> {
     register(&state, &agent, req).await
@@ -57,7 +57,7 @@ async fn register_agent(
 
 pub async fn register(
     state: &AppState,
-    caller: &Agent,
+    caller: &Caller,
     req: A2aRegisterRequest,
 ) -> Result<Reply<A2aRegisterResponse>, Failure> {
     let agent = state
@@ -76,7 +76,7 @@ pub async fn register(
     responses((status = 200, description = "The registered A2A agents", body = A2aListResponse), (status = 401, response = Unauthorized), (status = 501, response = NotImplemented)))]
 async fn list_agents(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eQuery(query): A2eQuery<AgentsQuery>,
 ) -> Result<Reply<A2aListResponse>, Failure> {
     let mut req: A2aListRequest = request(query.id);
@@ -92,7 +92,7 @@ async fn list_agents(
 
 pub async fn list(
     state: &AppState,
-    caller: &Agent,
+    caller: &Caller,
     req: A2aListRequest,
 ) -> Result<Reply<A2aListResponse>, Failure> {
     if !state.a2a.enabled() {
@@ -116,7 +116,7 @@ pub async fn list(
     responses((status = 200, description = "The agent", body = A2aGetResponse), (status = 401, response = Unauthorized), (status = 404, response = NotFound)))]
 async fn get_agent(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     Path(agent_id): Path<String>,
     A2eQuery(query): A2eQuery<IdQuery>,
 ) -> Result<Reply<A2aGetResponse>, Failure> {
@@ -127,7 +127,7 @@ async fn get_agent(
 
 pub async fn get(
     state: &AppState,
-    caller: &Agent,
+    caller: &Caller,
     req: A2aGetRequest,
 ) -> Result<Reply<A2aGetResponse>, Failure> {
     let agent = state
@@ -146,7 +146,7 @@ pub async fn get(
         (status = 404, response = NotFound), (status = 502, response = BadGateway), (status = 504, response = GatewayTimeout)))]
 async fn refresh_agent(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     Path(agent_id): Path<String>,
     A2eQuery(query): A2eQuery<IdQuery>,
 ) -> Result<Reply<A2aRefreshResponse>, Failure> {
@@ -157,7 +157,7 @@ async fn refresh_agent(
 
 pub async fn refresh(
     state: &AppState,
-    caller: &Agent,
+    caller: &Caller,
     req: A2aRefreshRequest,
 ) -> Result<Reply<A2aRefreshResponse>, Failure> {
     let agent = state
@@ -178,7 +178,7 @@ pub async fn refresh(
         (status = 404, response = NotFound)))]
 async fn unregister_agent(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     Path(agent_id): Path<String>,
     A2eQuery(query): A2eQuery<IdQuery>,
 ) -> Result<Reply<A2aUnregisterResponse>, Failure> {
@@ -189,7 +189,7 @@ async fn unregister_agent(
 
 pub async fn unregister(
     state: &AppState,
-    caller: &Agent,
+    caller: &Caller,
     req: A2aUnregisterRequest,
 ) -> Result<Reply<A2aUnregisterResponse>, Failure> {
     state

@@ -16,9 +16,9 @@ use super::responses::{
 };
 use super::{Reply, a2a, answers, prompts, resources, roots, servers, tools};
 use crate::a2e::{self, Message};
-use crate::auth::Agent;
-use crate::error::{A2eJson, ApiError, Failure};
-use crate::state::AppState;
+use crate::caller::Caller;
+use crate::http::error::{A2eJson, ApiError, Failure};
+use crate::http::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(a2e_message))
@@ -68,7 +68,7 @@ impl Message for Envelope {
         (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn a2e_message(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(envelope): A2eJson<Envelope>,
 ) -> Response {
     let kind = envelope.kind.clone();

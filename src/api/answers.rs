@@ -17,10 +17,10 @@ use crate::a2e::{
     ElicitAck, ElicitRequest, ElicitResponse, ErrorCode, Message, Response, RootsAck,
     RootsListRequest, RootsListResponse, SamplingAck, SamplingRequest, SamplingResponse,
 };
-use crate::auth::Agent;
-use crate::error::{A2eJson, ApiError, Failure};
+use crate::caller::Caller;
+use crate::http::error::{A2eJson, ApiError, Failure};
+use crate::http::state::AppState;
 use crate::hub::AnswerError;
-use crate::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -32,7 +32,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Hands an answer to the request `req_id` of `kind` that went to `agent`.
 fn deliver<Ack: Response + serde::Serialize>(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     kind: &'static str,
     req_id: &str,
     answer: serde_json::Value,
@@ -61,7 +61,7 @@ fn deliver<Ack: Response + serde::Serialize>(
         (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn sampling_response(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(resp): A2eJson<SamplingResponse>,
 ) -> Result<Reply<SamplingAck>, Failure> {
     answer_sampling(&state, &agent, resp).await
@@ -69,7 +69,7 @@ async fn sampling_response(
 
 pub async fn answer_sampling(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     resp: SamplingResponse,
 ) -> Result<Reply<SamplingAck>, Failure> {
     let answer = serde_json::to_value(&resp).unwrap_or_default();
@@ -100,7 +100,7 @@ pub async fn answer_sampling(
         (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn roots_response(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(resp): A2eJson<RootsListResponse>,
 ) -> Result<Reply<RootsAck>, Failure> {
     answer_roots(&state, &agent, resp).await
@@ -108,7 +108,7 @@ async fn roots_response(
 
 pub async fn answer_roots(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     resp: RootsListResponse,
 ) -> Result<Reply<RootsAck>, Failure> {
     super::roots::check_roots(&resp.roots).map_err(|e| e.answering::<RootsAck>(&resp.req_id))?;
@@ -131,7 +131,7 @@ pub async fn answer_roots(
         (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn elicitation_response(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(resp): A2eJson<ElicitResponse>,
 ) -> Result<Reply<ElicitAck>, Failure> {
     answer_elicitation(&state, &agent, resp).await
@@ -139,7 +139,7 @@ async fn elicitation_response(
 
 pub async fn answer_elicitation(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     resp: ElicitResponse,
 ) -> Result<Reply<ElicitAck>, Failure> {
     if !matches!(resp.action.as_str(), "accept" | "decline" | "cancel") {

@@ -10,9 +10,9 @@ use utoipa_axum::routes;
 
 use super::responses::{Forbidden, Unauthorized, UnprocessableContent};
 use crate::a2e::ErrorCode;
-use crate::auth::Agent;
-use crate::error::{A2eQuery, ApiError};
-use crate::state::AppState;
+use crate::caller::Caller;
+use crate::http::error::{A2eQuery, ApiError};
+use crate::http::state::AppState;
 use crate::store::AuditEntry;
 
 /// Entries on one page unless `limit` says otherwise.
@@ -50,7 +50,7 @@ pub struct AuditListResponse {
         (status = 403, response = Forbidden), (status = 422, response = UnprocessableContent)))]
 async fn list_audit(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eQuery(query): A2eQuery<AuditQuery>,
 ) -> Result<Json<AuditListResponse>, ApiError> {
     if !agent.admin {

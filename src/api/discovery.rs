@@ -10,8 +10,8 @@ use axum::http::HeaderMap;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use crate::auth::base_url;
-use crate::state::AppState;
+use crate::http::auth::base_url;
+use crate::http::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()

@@ -22,9 +22,9 @@ use utoipa_axum::routes;
 
 use super::responses::Unauthorized;
 use crate::a2e::{ElicitRequest, Message, RootsListRequest, SamplingRequest, ServerPush};
-use crate::auth::Agent;
+use crate::caller::Caller;
+use crate::http::state::AppState;
 use crate::hub::{self, Event};
-use crate::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(events))
@@ -62,7 +62,7 @@ enum StreamEvent {
         (status = 401, response = Unauthorized)))]
 async fn events(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     headers: HeaderMap,
 ) -> Sse<impl FuturesStream<Item = Result<SseEvent, Infallible>>> {
     let last_event_id = headers

@@ -15,10 +15,10 @@ use crate::a2e::{
     CompletionRequest, CompletionResponse, PromptGetRequest, PromptGetResponse, PromptListRequest,
     PromptListResponse, Response,
 };
-use crate::auth::Agent;
-use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::caller::Caller;
+use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::http::state::AppState;
 use crate::registry::prompt_messages;
-use crate::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -34,7 +34,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn list_prompts(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eQuery(query): A2eQuery<PageQuery>,
 ) -> Result<Reply<PromptListResponse>, Failure> {
     let mut req: PromptListRequest = request(query.id);
@@ -45,7 +45,7 @@ async fn list_prompts(
 
 pub async fn list(
     state: &AppState,
-    _agent: &Agent,
+    _agent: &Caller,
     req: PromptListRequest,
 ) -> Result<Reply<PromptListResponse>, Failure> {
     let (prompts, next_cursor) = state
@@ -68,7 +68,7 @@ pub async fn list(
         (status = 504, response = GatewayTimeout)))]
 async fn get_prompt(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(req): A2eJson<PromptGetRequest>,
 ) -> Result<Reply<PromptGetResponse>, Failure> {
     get(&state, &agent, req).await
@@ -76,7 +76,7 @@ async fn get_prompt(
 
 pub async fn get(
     state: &AppState,
-    _agent: &Agent,
+    _agent: &Caller,
     req: PromptGetRequest,
 ) -> Result<Reply<PromptGetResponse>, Failure> {
     let (server_id, result) = state
@@ -100,7 +100,7 @@ pub async fn get(
         (status = 504, response = GatewayTimeout)))]
 async fn complete_argument(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(req): A2eJson<CompletionRequest>,
 ) -> Result<Reply<CompletionResponse>, Failure> {
     complete(&state, &agent, req).await
@@ -108,7 +108,7 @@ async fn complete_argument(
 
 pub async fn complete(
     state: &AppState,
-    _agent: &Agent,
+    _agent: &Caller,
     req: CompletionRequest,
 ) -> Result<Reply<CompletionResponse>, Failure> {
     let (server_id, result) = state

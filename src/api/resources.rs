@@ -18,9 +18,9 @@ use crate::a2e::{
     ResourceSubscribeRequest, ResourceSubscribeResponse, ResourceTemplatesRequest,
     ResourceTemplatesResponse, ResourceUnsubscribeRequest, ResourceUnsubscribeResponse, Response,
 };
-use crate::auth::Agent;
-use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
-use crate::state::AppState;
+use crate::caller::Caller;
+use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::http::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -52,7 +52,7 @@ pub struct PageQuery {
         (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn list_resources(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eQuery(query): A2eQuery<PageQuery>,
 ) -> Result<Reply<ResourceListResponse>, Failure> {
     let mut req: ResourceListRequest = request(query.id);
@@ -63,7 +63,7 @@ async fn list_resources(
 
 pub async fn list(
     state: &AppState,
-    _agent: &Agent,
+    _agent: &Caller,
     req: ResourceListRequest,
 ) -> Result<Reply<ResourceListResponse>, Failure> {
     let (resources, next_cursor) = state
@@ -84,7 +84,7 @@ pub async fn list(
         (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn list_templates(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eQuery(query): A2eQuery<PageQuery>,
 ) -> Result<Reply<ResourceTemplatesResponse>, Failure> {
     let mut req: ResourceTemplatesRequest = request(query.id);
@@ -95,7 +95,7 @@ async fn list_templates(
 
 pub async fn templates(
     state: &AppState,
-    _agent: &Agent,
+    _agent: &Caller,
     req: ResourceTemplatesRequest,
 ) -> Result<Reply<ResourceTemplatesResponse>, Failure> {
     let (templates, next_cursor) = state
@@ -120,7 +120,7 @@ pub async fn templates(
         (status = 504, response = GatewayTimeout)))]
 async fn read_resource(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(req): A2eJson<ResourceReadRequest>,
 ) -> Result<Reply<ResourceReadResponse>, Failure> {
     read(&state, &agent, req).await
@@ -128,7 +128,7 @@ async fn read_resource(
 
 pub async fn read(
     state: &AppState,
-    _agent: &Agent,
+    _agent: &Caller,
     req: ResourceReadRequest,
 ) -> Result<Reply<ResourceReadResponse>, Failure> {
     let (server_id, contents) = state
@@ -153,7 +153,7 @@ pub async fn read(
         (status = 504, response = GatewayTimeout)))]
 async fn subscribe_resource(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(req): A2eJson<ResourceSubscribeRequest>,
 ) -> Result<Reply<ResourceSubscribeResponse>, Failure> {
     subscribe(&state, &agent, req).await
@@ -161,7 +161,7 @@ async fn subscribe_resource(
 
 pub async fn subscribe(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ResourceSubscribeRequest,
 ) -> Result<Reply<ResourceSubscribeResponse>, Failure> {
     let server_id = state
@@ -183,7 +183,7 @@ pub async fn subscribe(
         (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn unsubscribe_resource(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(req): A2eJson<ResourceUnsubscribeRequest>,
 ) -> Result<Reply<ResourceUnsubscribeResponse>, Failure> {
     unsubscribe(&state, &agent, req).await
@@ -191,7 +191,7 @@ async fn unsubscribe_resource(
 
 pub async fn unsubscribe(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ResourceUnsubscribeRequest,
 ) -> Result<Reply<ResourceUnsubscribeResponse>, Failure> {
     let server_id = state

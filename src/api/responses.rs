@@ -8,7 +8,7 @@ use crate::a2e::ErrorBody;
 
 /// The body is not JSON, or not an object (`invalid_request`).
 #[derive(ToResponse)]
-#[allow(dead_code)] // Documents the answer; `crate::error::ApiError` builds it.
+#[allow(dead_code)] // Documents the answer; `crate::http::error::ApiError` builds it.
 pub struct BadRequest(ErrorBody);
 
 /// No bearer token, or one that is not valid (`unauthorized`).

@@ -14,9 +14,9 @@ use super::{Reply, ok, request};
 use crate::a2e::{
     McpRoot, Response, RootsGetRequest, RootsGetResponse, RootsSetRequest, RootsSetResponse,
 };
-use crate::auth::Agent;
-use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
-use crate::state::AppState;
+use crate::caller::Caller;
+use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::http::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_roots, set_roots))
@@ -47,7 +47,7 @@ pub fn check_roots(roots: &[McpRoot]) -> Result<(), ApiError> {
     responses((status = 200, description = "The roots this agent exposes", body = RootsGetResponse), (status = 401, response = Unauthorized)))]
 async fn get_roots(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eQuery(query): A2eQuery<IdQuery>,
 ) -> Result<Reply<RootsGetResponse>, Failure> {
     get(&state, &agent, request(query.id)).await
@@ -55,7 +55,7 @@ async fn get_roots(
 
 pub async fn get(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: RootsGetRequest,
 ) -> Result<Reply<RootsGetResponse>, Failure> {
     let roots = state
@@ -74,7 +74,7 @@ pub async fn get(
         (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn set_roots(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(req): A2eJson<RootsSetRequest>,
 ) -> Result<Reply<RootsSetResponse>, Failure> {
     set(&state, &agent, req).await
@@ -82,7 +82,7 @@ async fn set_roots(
 
 pub async fn set(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: RootsSetRequest,
 ) -> Result<Reply<RootsSetResponse>, Failure> {
     check_roots(&req.roots).map_err(|e| e.answering::<RootsSetResponse>(&req.id))?;

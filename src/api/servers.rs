@@ -20,9 +20,9 @@ use crate::a2e::{
     ServerReconnectResponse, ServerRegisterRequest, ServerRegisterResponse,
     ServerUnregisterRequest, ServerUnregisterResponse, ServerUpdateRequest, ServerUpdateResponse,
 };
-use crate::auth::Agent;
-use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
-use crate::state::AppState;
+use crate::caller::Caller;
+use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::http::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -41,7 +41,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn import_servers(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(req): A2eJson<ServerImportRequest>,
 ) -> Result<Reply<ServerImportResponse>, Failure> {
     import(&state, &agent, req).await
@@ -49,7 +49,7 @@ async fn import_servers(
 
 pub async fn import(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ServerImportRequest,
 ) -> Result<Reply<ServerImportResponse>, Failure> {
     let document = serde_json::json!({ "mcpServers": req.mcp_servers, "servers": req.servers });
@@ -84,7 +84,7 @@ pub struct ListQuery {
     responses((status = 200, description = "The registered servers and their status", body = ServerListResponse), (status = 401, response = Unauthorized), (status = 422, response = UnprocessableContent)))]
 async fn list_servers(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eQuery(query): A2eQuery<ListQuery>,
 ) -> Result<Reply<ServerListResponse>, Failure> {
     let mut req: ServerListRequest = request(query.id);
@@ -94,7 +94,7 @@ async fn list_servers(
 
 pub async fn list(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ServerListRequest,
 ) -> Result<Reply<ServerListResponse>, Failure> {
     let filter = match req.status_filter.as_str() {
@@ -131,7 +131,7 @@ pub async fn list(
         (status = 504, response = GatewayTimeout)))]
 async fn register_server(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eJson(req): A2eJson<ServerRegisterRequest>,
 ) -> Result<Reply<ServerRegisterResponse>, Failure> {
     register(&state, &agent, req).await
@@ -139,7 +139,7 @@ async fn register_server(
 
 pub async fn register(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ServerRegisterRequest,
 ) -> Result<Reply<ServerRegisterResponse>, Failure> {
     let info = state
@@ -159,7 +159,7 @@ pub async fn register(
     responses((status = 200, description = "The server and its config (secret values shown as `***`)", body = ServerGetResponse), (status = 401, response = Unauthorized), (status = 404, response = NotFound)))]
 async fn get_server(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     Path(server_id): Path<String>,
     A2eQuery(query): A2eQuery<IdQuery>,
 ) -> Result<Reply<ServerGetResponse>, Failure> {
@@ -170,7 +170,7 @@ async fn get_server(
 
 pub async fn get(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ServerGetRequest,
 ) -> Result<Reply<ServerGetResponse>, Failure> {
     let entry = state
@@ -193,7 +193,7 @@ pub async fn get(
         (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn update_server(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     Path(server_id): Path<String>,
     A2eJson(mut req): A2eJson<ServerUpdateRequest>,
 ) -> Result<Reply<ServerUpdateResponse>, Failure> {
@@ -209,7 +209,7 @@ async fn update_server(
 
 pub async fn update(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ServerUpdateRequest,
 ) -> Result<Reply<ServerUpdateResponse>, Failure> {
     let id = req.id.clone();
@@ -232,7 +232,7 @@ pub async fn update(
         (status = 403, response = Forbidden), (status = 404, response = NotFound)))]
 async fn unregister_server(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     Path(server_id): Path<String>,
     A2eQuery(query): A2eQuery<IdQuery>,
 ) -> Result<Reply<ServerUnregisterResponse>, Failure> {
@@ -243,7 +243,7 @@ async fn unregister_server(
 
 pub async fn unregister(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ServerUnregisterRequest,
 ) -> Result<Reply<ServerUnregisterResponse>, Failure> {
     state
@@ -265,7 +265,7 @@ pub async fn unregister(
         (status = 403, response = Forbidden), (status = 404, response = NotFound)))]
 async fn reconnect_server(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     Path(server_id): Path<String>,
     A2eQuery(query): A2eQuery<IdQuery>,
 ) -> Result<Reply<ServerReconnectResponse>, Failure> {
@@ -276,7 +276,7 @@ async fn reconnect_server(
 
 pub async fn reconnect(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ServerReconnectRequest,
 ) -> Result<Reply<ServerReconnectResponse>, Failure> {
     let entry = state

@@ -25,9 +25,10 @@ use crate::a2e::{
     Message, Response, ServerPush, ToolCallRequest, ToolCallResponse, ToolListRequest,
     ToolListResponse,
 };
-use crate::auth::Agent;
-use crate::error::{A2eJson, A2eQuery, ApiError, Failure};
-use crate::state::AppState;
+use crate::caller::Caller;
+use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
+use crate::http::state::AppState;
+use crate::hub::{AgentChannel, Answer, Answering, Recipient, ServerRequest};
 use crate::upstream::CallOrigin;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -58,7 +59,7 @@ pub struct ToolsQuery {
     responses((status = 200, description = "A page of the catalogue", body = ToolListResponse), (status = 401, response = Unauthorized), (status = 422, response = UnprocessableContent)))]
 async fn list_tools(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     A2eQuery(query): A2eQuery<ToolsQuery>,
 ) -> Result<Reply<ToolListResponse>, Failure> {
     let mut req: ToolListRequest = request(query.id);
@@ -70,7 +71,7 @@ async fn list_tools(
 
 pub async fn list(
     state: &AppState,
-    _agent: &Agent,
+    _agent: &Caller,
     req: ToolListRequest,
 ) -> Result<Reply<ToolListResponse>, Failure> {
     let fail = |e: ApiError| e.answering::<ToolListResponse>(&req.id);
@@ -126,7 +127,7 @@ pub async fn list(
         (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn call_tool(
     State(state): State<AppState>,
-    Extension(agent): Extension<Agent>,
+    Extension(agent): Extension<Caller>,
     headers: HeaderMap,
     A2eJson(req): A2eJson<ToolCallRequest>,
 ) -> HttpResponse {
@@ -176,9 +177,36 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// A streamed call as the recipient of what its server sends during it: progress goes on the
+/// call's own stream, requests to the agent's channel.
+#[derive(Debug)]
+struct StreamedCall {
+    channel: AgentChannel,
+    stream: mpsc::UnboundedSender<Value>,
+}
+
+impl Recipient for StreamedCall {
+    fn agent_id(&self) -> &str {
+        self.channel.agent_id()
+    }
+
+    fn progress(&self, mut push: ServerPush) -> Answering<'_, ()> {
+        push.req_id = Some(self.channel.req_id().to_owned());
+        drop(
+            self.stream
+                .send(serde_json::to_value(&push).unwrap_or_default()),
+        );
+        Box::pin(std::future::ready(()))
+    }
+
+    fn ask(&self, request: ServerRequest) -> Answering<'_, Result<Answer, String>> {
+        self.channel.ask(request)
+    }
+}
+
 pub async fn call(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ToolCallRequest,
 ) -> Result<Reply<ToolCallResponse>, Failure> {
     call_for(state, agent, req, None).await
@@ -187,19 +215,19 @@ pub async fn call(
 /// Calls a tool; its progress goes to `progress` when given, else to the agent's channel.
 async fn call_for(
     state: &AppState,
-    agent: &Agent,
+    agent: &Caller,
     req: ToolCallRequest,
     progress: Option<mpsc::UnboundedSender<Value>>,
 ) -> Result<Reply<ToolCallResponse>, Failure> {
     tracing::debug!(agent = %agent.id, tool = %req.name, "tool call");
-    let origin = Arc::new(CallOrigin {
-        agent_id: agent.id.clone(),
-        req_id: req.id.clone(),
-        progress,
-        client: None,
-    });
+    let channel = AgentChannel::new(state.hub.clone(), agent.id.clone(), req.id.clone());
+    let origin: CallOrigin = match progress {
+        Some(stream) => Arc::new(StreamedCall { channel, stream }),
+        None => Arc::new(channel),
+    };
     let (server_id, result) = state
-        .call_tool(&req.name, req.arguments, req.timeout, origin)
+        .tools
+        .call(&req.name, req.arguments, req.timeout, origin)
         .await
         .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
     let mut resp = ToolCallResponse::answering(&req.id);

@@ -13,8 +13,8 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::recipient::InputAsk;
 use crate::registry;
-use crate::upstream::InputAsk;
 
 /// How long a paused call waits for its client to come back before it is given up (and the
 /// server's requests refused).

@@ -80,7 +80,7 @@ impl ServerEntry {
         config: McpServerConfig,
         hub: Arc<Hub>,
         store: Store,
-        supervision: &upstream::supervisor::Supervision,
+        supervision: &super::Supervision,
     ) -> (Arc<Self>, Inbox) {
         let (control_tx, control) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
@@ -225,7 +225,7 @@ impl ServerEntry {
 
     /// The server as `agent` may see it: the owner and admins also get the stderr lines that
     /// went with the last error.
-    pub fn info_for(&self, agent: &crate::auth::Agent) -> McpServerInfo {
+    pub fn info_for(&self, agent: &crate::caller::Caller) -> McpServerInfo {
         let mut info = self.info();
         if agent.may_manage(&self.owner) {
             info.error.push_str(&self.state.borrow().stderr_tail);

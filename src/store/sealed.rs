@@ -131,20 +131,12 @@ pub fn load_or_generate_key(data_dir: &std::path::Path) -> std::io::Result<[u8; 
     if generated {
         tracing::info!(path = %path.display(), "generated the key that seals secret values at rest");
     }
-    parse_key(&text).map_err(|why| {
+    crate::keyfile::parse_key(&text).map_err(|why| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("{}: {why}", path.display()),
         )
     })
-}
-
-/// Parses `MCP_BRIDGE_SECRETS_KEY`: 64 hex digits.
-pub fn parse_key(text: &str) -> Result<[u8; 32], String> {
-    let bytes = hex::decode(text.trim()).map_err(|_| "is not hex".to_owned())?;
-    bytes
-        .try_into()
-        .map_err(|_| "must be 64 hex digits (32 bytes), e.g. from `openssl rand -hex 32`".into())
 }
 
 #[cfg(test)]
@@ -179,8 +171,11 @@ mod tests {
 
     #[test]
     fn keys_are_64_hex_digits() {
-        assert_eq!(parse_key(&"ab".repeat(32)).unwrap(), [0xab; 32]);
-        assert!(parse_key("abcd").is_err());
-        assert!(parse_key(&"zz".repeat(32)).is_err());
+        assert_eq!(
+            crate::keyfile::parse_key(&"ab".repeat(32)).unwrap(),
+            [0xab; 32]
+        );
+        assert!(crate::keyfile::parse_key("abcd").is_err());
+        assert!(crate::keyfile::parse_key(&"zz".repeat(32)).is_err());
     }
 }

@@ -8,17 +8,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequest, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequest as McpElicitRequest, ElicitRequestParams, ElicitResult,
-    ErrorCode, Implementation, InputRequest, ListRootsResult, ProtocolVersion,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ErrorCode, Implementation, ListRootsResult, ProtocolVersion,
 };
 use rmcp::service::{InboundStreamOrigin, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
 
-use super::calls::{CallOrigin, Calls, DownstreamClient, InputAsk};
+use super::calls::{CallOrigin, Calls};
 use crate::a2e::{ElicitRequest, McpRoot, Message, RootsListRequest, SamplingRequest};
-use crate::hub::{AskError, Hub};
+use crate::hub::{Answer, AskError, AskKind, Hub, Recipient, ServerRequest};
 use crate::store::Store;
 
 /// How long the owner gets to answer a roots request before the stored roots are used.
@@ -61,7 +60,7 @@ impl BridgeClient {
     /// The call a request belongs to: the one whose stream the server sent it on (Streamable
     /// HTTP), else, on transports that do not say (stdio, legacy SSE, WebSocket), the only call
     /// in flight on this connection. With several in flight it cannot be told.
-    fn origin(&self, context: &RequestContext<RoleClient>) -> Result<Arc<CallOrigin>, Unrouted> {
+    fn origin(&self, context: &RequestContext<RoleClient>) -> Result<CallOrigin, Unrouted> {
         if let Some(InboundStreamOrigin::OutboundRequest(id)) =
             context.extensions.get::<InboundStreamOrigin>()
             && let Some(origin) = self.calls.by_request(id)
@@ -73,30 +72,57 @@ impl BridgeClient {
         })
     }
 
-    /// Asks `agent` and waits for its answer, or says why the server is refused.
-    async fn ask<M: Message + serde::Serialize>(
+    /// `message` (an A2E request for the same MCP request `params`) as a request for a call's
+    /// recipient or the owner.
+    fn request<M: Message + serde::Serialize>(
         &self,
-        route: Route<'_>,
-        kind: Refusal,
+        kind: AskKind,
+        params: &impl serde::Serialize,
         message: &M,
-    ) -> Result<Value, ErrorData> {
-        let agent = route.agent(&self.ctx.owner);
+    ) -> ServerRequest {
+        ServerRequest {
+            kind,
+            params: serde_json::to_value(params).unwrap_or_default(),
+            message: serde_json::to_value(message).unwrap_or_default(),
+            id: message.id().to_owned(),
+            deadline: self.ctx.timeout,
+        }
+    }
+
+    /// Asks the call's recipient, or the owner over its channel, and waits for the answer; or
+    /// says why the server is refused.
+    async fn ask(&self, route: Route<'_>, request: ServerRequest) -> Result<Answer, ErrorData> {
+        let kind = request.kind;
+        let unrouted = match route {
+            Route::Caller(recipient) => {
+                return recipient
+                    .ask(request)
+                    .await
+                    .map_err(|why| refuse(kind, &why));
+            }
+            Route::Owner(unrouted) => unrouted,
+        };
+        let owner = &self.ctx.owner;
         self.ctx
             .hub
             .ask(
-                agent,
+                owner,
                 kind.a2e_type(),
-                message.id(),
-                message,
-                self.ctx.timeout,
+                &request.id,
+                &request.message,
+                request.deadline,
             )
             .await
-            .map_err(|e| match (e, route) {
-                (AskError::NotConnected(_), Route::Owner(unrouted)) => kind.refuse(&format!(
-                    "{unrouted}, so it went to the server's owner \"{agent}\", who has no event \
-                     stream open"
-                )),
-                (e, _) => kind.refuse(&e.to_string()),
+            .map(Answer::A2e)
+            .map_err(|e| match e {
+                AskError::NotConnected(_) => refuse(
+                    kind,
+                    &format!(
+                        "{unrouted}, so it went to the server's owner \"{owner}\", who has no \
+                         event stream open"
+                    ),
+                ),
+                e => refuse(kind, &e.to_string()),
             })
     }
 }
@@ -123,66 +149,45 @@ impl std::fmt::Display for Unrouted {
 #[derive(Clone, Copy)]
 pub enum Route<'a> {
     /// The agent (or `/mcp` client) whose call caused it.
-    Caller(&'a CallOrigin),
+    Caller(&'a dyn Recipient),
     /// The server's owner, since the call is not known.
     Owner(Unrouted),
 }
 
 impl<'a> Route<'a> {
-    fn of(origin: &'a Result<Arc<CallOrigin>, Unrouted>) -> Self {
+    fn of(origin: &'a Result<CallOrigin, Unrouted>) -> Self {
         match origin {
-            Ok(origin) => Route::Caller(origin),
+            Ok(origin) => Route::Caller(origin.as_ref()),
             Err(unrouted) => Route::Owner(*unrouted),
         }
     }
+}
 
-    fn agent(&self, owner: &'a str) -> &'a str {
-        match self {
-            Route::Caller(origin) => &origin.agent_id,
-            Route::Owner(_) => owner,
-        }
-    }
-
-    fn client(&self) -> Option<&'a super::DownstreamClient> {
-        match self {
-            Route::Caller(origin) => origin.client.as_ref(),
-            Route::Owner(_) => None,
-        }
+/// The code of each refusal, so a server (and whoever reads its error) is told what was refused.
+fn refusal_code(kind: AskKind) -> &'static str {
+    match kind {
+        AskKind::Sampling => "mcp_sampling_refused",
+        AskKind::Elicitation => "mcp_elicitation_refused",
     }
 }
 
-/// The kinds of server request an agent can refuse, each with its own error code, so a server
-/// (and whoever reads its error) is told what was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    Sampling,
-    Elicitation,
+/// The JSON-RPC error a server gets when no agent answers or the agent refuses.
+pub fn refuse(kind: AskKind, why: &str) -> ErrorData {
+    let code = refusal_code(kind);
+    ErrorData::new(
+        ErrorCode(-1),
+        format!("{code}: {why}"),
+        Some(json!({ "code": code })),
+    )
 }
 
-impl Refusal {
-    fn code(self) -> &'static str {
-        match self {
-            Refusal::Sampling => "mcp_sampling_refused",
-            Refusal::Elicitation => "mcp_elicitation_refused",
-        }
-    }
-
-    fn a2e_type(self) -> &'static str {
-        match self {
-            Refusal::Sampling => SamplingRequest::TYPE,
-            Refusal::Elicitation => ElicitRequest::TYPE,
-        }
-    }
-
-    /// The JSON-RPC error a server gets when no agent answers or the agent refuses.
-    pub fn refuse(self, why: &str) -> ErrorData {
-        let code = self.code();
-        ErrorData::new(
-            ErrorCode(-1),
-            format!("{code}: {why}"),
-            Some(json!({ "code": code })),
-        )
-    }
+/// An MCP client's answer as the MCP result it should be.
+fn mcp_answer<T: serde::de::DeserializeOwned>(
+    kind: AskKind,
+    answer: Value,
+) -> Result<T, ErrorData> {
+    serde_json::from_value(answer)
+        .map_err(|e| refuse(kind, &format!("the MCP client's answer: {e}")))
 }
 
 fn request_id(context: &RequestContext<RoleClient>) -> String {
@@ -194,29 +199,23 @@ fn request_id(context: &RequestContext<RoleClient>) -> String {
 }
 
 impl BridgeClient {
-    /// Samples for the server: through the `/mcp` client that made the call when it can, else
-    /// through the caller's (or the owner's) event channel.
+    /// Samples for the server: through the call's recipient (a `/mcp` client that can sample
+    /// is asked in MCP, an agent over its channel), else through the owner's channel.
     pub async fn sample_for(
         &self,
         route: Route<'_>,
         mcp_request_id: String,
         params: &CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let kind = Refusal::Sampling;
-        if let Some(client) = route.client().filter(|c| c.sampling) {
-            let input = InputRequest::CreateMessage(CreateMessageRequest::new(params.clone()));
-            return self
-                .ask_client(
-                    client,
-                    kind,
-                    input,
-                    client.peer.create_message(params.clone()),
-                )
-                .await;
+        let kind = AskKind::Sampling;
+        let message = sampling_request(&self.ctx.server_id, mcp_request_id, params);
+        match self
+            .ask(route, self.request(kind, params, &message))
+            .await?
+        {
+            Answer::Mcp(answer) => mcp_answer(kind, answer),
+            Answer::A2e(answer) => sampling_result(answer),
         }
-        let request = sampling_request(&self.ctx.server_id, mcp_request_id, params);
-        let answer = self.ask(route, kind, &request).await?;
-        sampling_result(answer)
     }
 
     /// Asks for input for the server, by the same route as sampling.
@@ -226,59 +225,13 @@ impl BridgeClient {
         mcp_request_id: String,
         params: &ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
-        let kind = Refusal::Elicitation;
-        if let Some(client) = route.client().filter(|c| c.elicitation) {
-            let input = InputRequest::Elicitation(McpElicitRequest::new(params.clone()));
-            return self
-                .ask_client(
-                    client,
-                    kind,
-                    input,
-                    client.peer.create_elicitation(params.clone()),
-                )
-                .await;
+        let kind = AskKind::Elicitation;
+        let message = elicit_request(&self.ctx.server_id, mcp_request_id, params);
+        let request = self.request(kind, params, &message);
+        match self.ask(route, request).await? {
+            Answer::Mcp(answer) => mcp_answer(kind, answer),
+            Answer::A2e(answer) => elicit_result(answer, message.requested_schema.as_ref()),
         }
-        let request = elicit_request(&self.ctx.server_id, mcp_request_id, params);
-        let schema = request.requested_schema.clone();
-        let answer = self.ask(route, kind, &request).await?;
-        elicit_result(answer, schema.as_ref())
-    }
-
-    /// Asks the `/mcp` client that made the call: a 2025-11-25 session by a request of the
-    /// bridge's own (`by_request`), a stateless 2026-07-28 client through its call's
-    /// input-required result (`input`).
-    async fn ask_client<T: serde::de::DeserializeOwned>(
-        &self,
-        client: &DownstreamClient,
-        kind: Refusal,
-        input: InputRequest,
-        by_request: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
-    ) -> Result<T, ErrorData> {
-        let answered = match &client.inputs {
-            Some(inputs) => {
-                let (answer, answered) = tokio::sync::oneshot::channel();
-                if inputs
-                    .send(InputAsk {
-                        request: input,
-                        answer,
-                    })
-                    .is_err()
-                {
-                    return Err(kind.refuse("the MCP client's call has ended"));
-                }
-                let answer = tokio::time::timeout(self.ctx.timeout, answered).await;
-                answer.map(|a| match a {
-                    Ok(Ok(value)) => serde_json::from_value(value)
-                        .map_err(|e| kind.refuse(&format!("the MCP client's answer: {e}"))),
-                    Ok(Err(refusal)) => Err(kind.refuse(&refusal)),
-                    Err(_) => Err(kind.refuse("the MCP client did not come back for it")),
-                })
-            }
-            None => tokio::time::timeout(self.ctx.timeout, by_request)
-                .await
-                .map(|a| a.map_err(|e| kind.refuse(&e.to_string()))),
-        };
-        answered.unwrap_or_else(|_| Err(kind.refuse("the MCP client did not answer in time")))
     }
 
     /// The owner's roots: asked (briefly) when it has a stream open, else as stored.
@@ -424,7 +377,7 @@ pub fn sampling_result(answer: Value) -> Result<CreateMessageResult, ErrorData> 
         .and_then(Value::as_str)
         .unwrap_or_default();
     if !error.is_empty() {
-        return Err(Refusal::Sampling.refuse(error));
+        return Err(refuse(AskKind::Sampling, error));
     }
     let wire = json!({
         "role": answer.get("role").cloned().unwrap_or(json!("assistant")),

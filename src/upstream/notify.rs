@@ -63,33 +63,13 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
                     tracing::debug!(server_id = %ctx.server_id, "progress for no call in flight");
                     continue;
                 };
-                let downstream = origin
-                    .client
-                    .as_ref()
-                    .and_then(|c| Some((&c.peer, c.progress_token.clone()?)));
-                if let Some((peer, token)) = downstream {
-                    // The call came through /mcp: progress goes to that client, under its token.
-                    let mut forwarded = params.clone();
-                    forwarded["progressToken"] = serde_json::to_value(token).unwrap_or_default();
-                    match serde_json::from_value(forwarded) {
-                        Ok(param) => drop(peer.notify_progress(param).await),
-                        Err(error) => tracing::debug!(%error, "progress that is not MCP progress"),
-                    }
-                    continue;
-                }
-                let push = push(Some(origin.req_id.clone()));
-                match &origin.progress {
-                    Some(stream) => {
-                        drop(stream.send(serde_json::to_value(&push).unwrap_or_default()))
-                    }
-                    None => ctx.hub.publish(&origin.agent_id, ServerPush::TYPE, &push),
-                }
+                origin.progress(push(None)).await;
             }
             "notifications/message" => {
                 // A server's log is its owner's, and the caller's when it came during the only
                 // call in flight (it may be that call's): never every session's.
                 let mut agents = vec![ctx.owner.clone()];
-                agents.extend(calls.sole().map(|origin| origin.agent_id.clone()));
+                agents.extend(calls.sole().map(|origin| origin.agent_id().to_owned()));
                 ctx.hub
                     .to_mcp_clients_of(&ctx.server_id, agents, &method, params.clone());
                 ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None));

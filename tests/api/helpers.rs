@@ -6,8 +6,8 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_bridge::auth::Auth;
 use mcp_bridge::config::Config;
+use mcp_bridge::http::auth::Auth;
 use mcp_bridge::startup::Application;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

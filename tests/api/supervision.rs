@@ -33,7 +33,7 @@ fn admin_token() -> String {
         jwt_secret: Some(SECRET.to_owned().into()),
         ..Default::default()
     };
-    let auth = mcp_bridge::auth::Auth::from_config(&config).unwrap();
+    let auth = mcp_bridge::http::auth::Auth::from_config(&config).unwrap();
     auth.mint("root", true, Duration::from_secs(600)).unwrap()
 }
 

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use rand::Rng;
 
-use super::{Connection, UpstreamEvent};
+use super::{Control, Inbox, ServerEntry};
 use crate::a2e::McpServerStatus;
-use crate::registry::{Control, Inbox, ServerEntry};
+use crate::config::Config;
 use crate::store::Store;
+use crate::upstream::{self, Connection, UpstreamEvent};
 
 /// How servers are kept alive: reconnect backoff and health pings.
 #[derive(Debug, Clone, Copy)]
@@ -28,15 +29,17 @@ pub struct Supervision {
     pub max_message_bytes: usize,
 }
 
-impl Default for Supervision {
-    fn default() -> Self {
+impl Supervision {
+    /// The settings the configuration gives.
+    pub fn from_config(config: &Config) -> Self {
         Self {
-            base_backoff: Duration::from_millis(500),
-            max_backoff: Duration::from_secs(60),
-            ping_interval: Some(Duration::from_secs(30)),
-            guard: crate::guard::Guard::default(),
-            ping_timeout: Duration::from_secs(10),
-            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
+            base_backoff: Duration::from_millis(config.reconnect_base_ms),
+            max_backoff: Duration::from_secs(config.reconnect_max_secs),
+            ping_interval: (config.ping_interval_secs > 0)
+                .then(|| Duration::from_secs(config.ping_interval_secs)),
+            ping_timeout: Duration::from_secs(config.ping_timeout_secs),
+            guard: crate::guard::Guard::new(config.allow_private_upstreams),
+            max_message_bytes: config.max_message_bytes,
         }
     }
 }
@@ -62,15 +65,15 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervisio
         let conn = match entry.connection() {
             Some(conn) => conn,
             None => match connect(&entry, &store).await {
-                Some(Ok(conn)) => conn,
-                Some(Err(())) => {
+                Attempt::Connected(conn) => conn,
+                Attempt::Failed => {
                     failures += 1;
                     if !wait_before_retry(&entry, &mut inbox, failures, &supervision).await {
                         break 'supervise;
                     }
                     continue;
                 }
-                None => break 'supervise,
+                Attempt::Stopped => break 'supervise,
             },
         };
         failures = 0;
@@ -106,28 +109,36 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervisio
     entry.stopped.cancel();
 }
 
-/// One connection attempt; `None` when asked to stop meanwhile. The server is ready once its
-/// subscriptions are restored.
-async fn connect(entry: &ServerEntry, store: &Store) -> Option<Result<Arc<Connection>, ()>> {
+/// How one connection attempt ended.
+enum Attempt {
+    Connected(Arc<Connection>),
+    /// It failed; the entry's state says why.
+    Failed,
+    /// The server was asked to stop meanwhile.
+    Stopped,
+}
+
+/// One connection attempt. The server is ready once its subscriptions are restored.
+async fn connect(entry: &ServerEntry, store: &Store) -> Attempt {
     entry.update_state(|s| s.status = McpServerStatus::Connecting);
     let config = entry.config();
     let attempt = tokio::select! {
-        _ = entry.stop.cancelled() => return None,
-        attempt = super::connect(&config, entry.upstream_context()) => attempt,
+        _ = entry.stop.cancelled() => return Attempt::Stopped,
+        attempt = upstream::connect(&config, entry.upstream_context()) => attempt,
     };
-    Some(match attempt {
+    match attempt {
         Ok(established) => {
             let conn = established.conn.clone();
             tokio::select! {
                 _ = entry.stop.cancelled() => {
                     conn.shutdown().await;
-                    return None;
+                    return Attempt::Stopped;
                 }
                 _ = resubscribe(entry, &conn, store) => {}
             }
             entry.install(established);
             tracing::info!(server_id = %entry.id, "connected");
-            Ok(conn)
+            Attempt::Connected(conn)
         }
         Err(error) => {
             tracing::warn!(server_id = %entry.id, %error, "cannot connect");
@@ -137,9 +148,9 @@ async fn connect(entry: &ServerEntry, store: &Store) -> Option<Result<Arc<Connec
                 s.stderr_tail = error.stderr_tail().to_owned();
                 s.attempts += 1;
             });
-            Err(())
+            Attempt::Failed
         }
-    })
+    }
 }
 
 /// Subscribes the new connection to every URI an agent follows on this server.
@@ -268,7 +279,7 @@ mod tests {
 
     #[test]
     fn backoff_grows_and_is_bounded() {
-        let s = Supervision::default();
+        let s = Supervision::from_config(&Config::default());
         assert!(backoff(1, &s) <= s.base_backoff.mul_f64(1.25));
         assert!(backoff(3, &s) >= s.base_backoff.mul_f64(4.0 * 0.75));
         for failures in [10, 100, u32::MAX] {

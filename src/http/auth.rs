@@ -14,25 +14,12 @@ use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 
 use crate::a2e::ErrorCode;
+use crate::caller::Caller;
 use crate::config::Config;
-use crate::error::ApiError;
+use crate::http::error::ApiError;
 
 /// The file in the data dir that holds the generated HS256 secret.
 pub const SECRET_FILE: &str = "jwt_secret";
-
-/// The verified caller of a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Agent {
-    pub id: String,
-    pub admin: bool,
-}
-
-impl Agent {
-    /// Whether this agent may change, reconnect or remove what `owner` registered.
-    pub fn may_manage(&self, owner: &str) -> bool {
-        self.admin || self.id == owner
-    }
-}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Claims {
@@ -76,7 +63,7 @@ pub struct Auth {
     /// Tokens that passed verification, with the agent and the last second they are valid in:
     /// an agent sends the same token on every call, and checking its signature again costs far
     /// more than the lookup. Expiry is still checked on every use.
-    verified: std::sync::Mutex<std::collections::HashMap<String, (Agent, u64)>>,
+    verified: std::sync::Mutex<std::collections::HashMap<String, (Caller, u64)>>,
     decoding: DecodingKey,
     encoding: Option<EncodingKey>,
     validation: Validation,
@@ -139,11 +126,11 @@ impl Auth {
     }
 
     /// The agent a token stands for, or why not (the reason is for the log, never the caller).
-    pub fn verify(&self, token: &str) -> Result<Agent, jsonwebtoken::errors::Error> {
+    pub fn verify(&self, token: &str) -> Result<Caller, jsonwebtoken::errors::Error> {
         self.verify_at(token, jsonwebtoken::get_current_timestamp())
     }
 
-    fn verify_at(&self, token: &str, now: u64) -> Result<Agent, jsonwebtoken::errors::Error> {
+    fn verify_at(&self, token: &str, now: u64) -> Result<Caller, jsonwebtoken::errors::Error> {
         let expired = || jsonwebtoken::errors::ErrorKind::ExpiredSignature.into();
         let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
         match verified.get(token) {
@@ -160,7 +147,7 @@ impl Auth {
         if claims.sub.is_empty() {
             return Err(jsonwebtoken::errors::ErrorKind::MissingRequiredClaim("sub".into()).into());
         }
-        let agent = Agent {
+        let agent = Caller {
             admin: claims.roles.iter().any(|r| r == "admin"),
             id: claims.sub,
         };
@@ -237,7 +224,7 @@ fn load_or_generate_secret(data_dir: &Path) -> Result<Vec<u8>, AuthError> {
         })
 }
 
-/// Middleware: a valid bearer token or 401. Puts the [`Agent`] into the request's extensions.
+/// Middleware: a valid bearer token or 401. Puts the [`Caller`] into the request's extensions.
 pub async fn require_agent(
     State(auth): State<Arc<Auth>>,
     mut req: Request,
@@ -254,7 +241,7 @@ pub async fn require_agent(
 
 impl Auth {
     /// The agent a request's bearer token stands for, or the 401 to answer it with.
-    pub fn caller_of(&self, req: &Request) -> Result<Agent, Box<Response>> {
+    pub fn caller_of(&self, req: &Request) -> Result<Caller, Box<Response>> {
         let token = req
             .headers()
             .get(AUTHORIZATION)
@@ -350,7 +337,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             auth.verify(&token).unwrap(),
-            Agent {
+            Caller {
                 id: "alice".into(),
                 admin: true
             }

@@ -16,9 +16,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::a2e::ErrorCode;
-use crate::auth::Agent;
-use crate::error::ApiError;
-use crate::state::AppState;
+use crate::caller::Caller;
+use crate::http::error::ApiError;
+use crate::http::state::AppState;
 
 /// Agents tracked before idle ones are forgotten.
 const TRACKED: usize = 10_000;
@@ -180,7 +180,7 @@ impl Limits {
 /// (`MCP_BRIDGE_AGENT_EVENT_STREAMS`) until it ends (a session's `GET /mcp` is bounded by the
 /// sessions cap instead).
 pub async fn limit_agent(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let Some(agent) = req.extensions().get::<Agent>() else {
+    let Some(agent) = req.extensions().get::<Caller>() else {
         return next.run(req).await;
     };
     let path = req.uri().path();

@@ -41,21 +41,9 @@ impl ApiError {
         Self::new(ErrorCode::Conflict, message)
     }
 
-    pub fn server_not_found(server_id: &str) -> Self {
-        Self::new(
-            ErrorCode::McpServerNotFound,
-            format!("no server \"{server_id}\" is registered"),
-        )
-    }
-
     /// An error whose details are for the log only: the caller gets an opaque 500.
     pub fn internal(error: impl std::fmt::Display) -> Self {
-        let reference = a2e::new_id();
-        tracing::error!(%reference, %error, "internal error");
-        Self::new(
-            ErrorCode::Internal,
-            format!("internal error (reference {reference})"),
-        )
+        Self::new(ErrorCode::Internal, a2e::internal_error(error))
     }
 
     pub fn with_status(mut self, status: StatusCode) -> Self {
@@ -209,51 +197,9 @@ where
     }
 }
 
-impl ApiError {
-    /// The code a registry error answers with.
-    pub fn code_of(error: &crate::registry::Error) -> ErrorCode {
-        use crate::registry::Error as E;
-        use crate::upstream::{CallError, ConnectError};
-        match error {
-            E::Invalid(_) => ErrorCode::InvalidRequest,
-            E::Forbidden(_) => ErrorCode::Forbidden,
-            E::Conflict(_) => ErrorCode::Conflict,
-            E::ServerNotFound(_) => ErrorCode::McpServerNotFound,
-            E::ToolNotFound(_) => ErrorCode::McpToolNotFound,
-            E::Unavailable(_) => ErrorCode::McpServerUnavailable,
-            E::Connect { error, .. } => match error {
-                ConnectError::Timeout(..) => ErrorCode::Timeout,
-                ConnectError::Spawn { .. } | ConnectError::Initialize(..) => {
-                    ErrorCode::McpTransportError
-                }
-                ConnectError::List(_) => ErrorCode::McpProtocolError,
-                ConnectError::Config(_) => ErrorCode::InvalidRequest,
-            },
-            E::ResourceNotFound(_) => ErrorCode::McpResourceNotFound,
-            E::PromptNotFound(_) => ErrorCode::McpPromptNotFound,
-            E::NotFound(_) => ErrorCode::NotFound,
-            E::CapabilityMissing { .. } => ErrorCode::McpCapabilityMissing,
-            E::Upstream { error, .. } => match error {
-                CallError::Lost => ErrorCode::McpServerUnavailable,
-                CallError::Timeout(_) => ErrorCode::Timeout,
-                // -32602: invalid params; -32601: method not found; -32002: resource not found.
-                CallError::Rejected { code: -32602, .. } => ErrorCode::InvalidRequest,
-                CallError::Rejected { code: -32601, .. } => ErrorCode::McpCapabilityMissing,
-                CallError::Rejected { code: -32002, .. } => ErrorCode::McpResourceNotFound,
-                // An answer over max_message_bytes: the same call would get it again.
-                CallError::Rejected { .. } | CallError::Protocol(_) | CallError::TooLarge(_) => {
-                    ErrorCode::McpProtocolError
-                }
-                CallError::Transport(_) => ErrorCode::McpTransportError,
-            },
-            E::Store(_) | E::Internal(_) => ErrorCode::Internal,
-        }
-    }
-}
-
 impl From<crate::registry::Error> for ApiError {
     fn from(error: crate::registry::Error) -> Self {
-        match Self::code_of(&error) {
+        match error.code() {
             // The details are for the log only.
             ErrorCode::Internal => Self::internal(error),
             code => Self::new(code, error.to_string()),
@@ -263,18 +209,10 @@ impl From<crate::registry::Error> for ApiError {
 
 impl From<crate::a2a::A2aError> for ApiError {
     fn from(error: crate::a2a::A2aError) -> Self {
-        use crate::a2a::A2aError as E;
-        let code = match &error {
-            E::Invalid(_) => ErrorCode::InvalidRequest,
-            E::Disabled => ErrorCode::McpCapabilityMissing,
-            E::NotFound(_) => ErrorCode::NotFound,
-            E::Conflict(_) => ErrorCode::Conflict,
-            E::Forbidden(_) => ErrorCode::Forbidden,
-            E::Unreachable(_) => ErrorCode::McpTransportError,
-            E::Protocol(_) | E::Rpc(_) => ErrorCode::McpProtocolError,
-            E::Timeout(_) => ErrorCode::Timeout,
-            E::Store(store) => return Self::internal(store),
-        };
-        Self::new(code, error.to_string())
+        match error.code() {
+            // The details are for the log only.
+            ErrorCode::Internal => Self::internal(error),
+            code => Self::new(code, error.to_string()),
+        }
     }
 }

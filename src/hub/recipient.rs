@@ -1,0 +1,130 @@
+//! The way back to whoever made a call: what a server sends during a call (its progress, and
+//! its sampling and elicitation requests with their answers) goes to the call's [`Recipient`].
+//! The front ends implement it (an agent's event channel, a streamed REST call, a `/mcp`
+//! session); upstream code holds nothing else of theirs.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::Hub;
+use crate::a2e::{ElicitRequest, Message, SamplingRequest, ServerPush};
+
+/// A future a recipient answers with.
+pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The kinds of request a server makes of a call's recipient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskKind {
+    Sampling,
+    Elicitation,
+}
+
+impl AskKind {
+    /// The A2E message type an agent is asked with.
+    pub fn a2e_type(self) -> &'static str {
+        match self {
+            AskKind::Sampling => SamplingRequest::TYPE,
+            AskKind::Elicitation => ElicitRequest::TYPE,
+        }
+    }
+}
+
+/// A server's request during a call, in both the forms a recipient may want it in.
+#[derive(Debug, Clone)]
+pub struct ServerRequest {
+    pub kind: AskKind,
+    /// The MCP request's params, for a recipient that speaks MCP.
+    pub params: Value,
+    /// The A2E request message (its id is [`ServerRequest::id`]), for an agent.
+    pub message: Value,
+    pub id: String,
+    /// How long the server waits for the answer.
+    pub deadline: Duration,
+}
+
+/// A recipient's answer, in the form it was asked in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// The MCP result (`CreateMessageResult`, `ElicitResult`).
+    Mcp(Value),
+    /// The agent's A2E response message.
+    A2e(Value),
+}
+
+/// Whoever made a call. Its methods are how a server's traffic during that call gets back.
+pub trait Recipient: Send + Sync + std::fmt::Debug {
+    /// The agent the call belongs to.
+    fn agent_id(&self) -> &str;
+
+    /// Takes the call's progress (`params` carries the server's progress token).
+    fn progress(&self, push: ServerPush) -> Pending<'_, ()>;
+
+    /// Asks the recipient a server's request; `Err` says why there is no answer.
+    fn ask(&self, request: ServerRequest) -> Pending<'_, Result<Answer, String>>;
+}
+
+/// An agent's event channel as the recipient of its call: progress is pushed to the channel,
+/// requests are asked there and answered over REST.
+#[derive(Clone)]
+pub struct AgentChannel {
+    hub: Arc<Hub>,
+    agent_id: String,
+    /// The A2E `id` of the call, carried by its progress pushes as `req_id`.
+    req_id: String,
+}
+
+impl std::fmt::Debug for AgentChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentChannel")
+            .field("agent_id", &self.agent_id)
+            .field("req_id", &self.req_id)
+            .finish()
+    }
+}
+
+impl AgentChannel {
+    pub fn new(hub: Arc<Hub>, agent_id: impl Into<String>, req_id: impl Into<String>) -> Self {
+        Self {
+            hub,
+            agent_id: agent_id.into(),
+            req_id: req_id.into(),
+        }
+    }
+
+    /// The A2E `id` of the call.
+    pub fn req_id(&self) -> &str {
+        &self.req_id
+    }
+}
+
+impl Recipient for AgentChannel {
+    fn agent_id(&self) -> &str {
+        &self.agent_id
+    }
+
+    fn progress(&self, mut push: ServerPush) -> Pending<'_, ()> {
+        push.req_id = Some(self.req_id.clone());
+        self.hub.publish(&self.agent_id, ServerPush::TYPE, &push);
+        Box::pin(std::future::ready(()))
+    }
+
+    fn ask(&self, request: ServerRequest) -> Pending<'_, Result<Answer, String>> {
+        Box::pin(async move {
+            self.hub
+                .ask(
+                    &self.agent_id,
+                    request.kind.a2e_type(),
+                    &request.id,
+                    &request.message,
+                    request.deadline,
+                )
+                .await
+                .map(Answer::A2e)
+                .map_err(|e| e.to_string())
+        })
+    }
+}

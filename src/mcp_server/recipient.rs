@@ -1,0 +1,136 @@
+//! A `/mcp` client's call as the recipient of what its server sends during it: progress goes back
+//! on the call's own stream under the client's token; sampling and elicitation go to the client
+//! when it declared it can take them (a 2025-11-25 session by a request of the bridge's own, a
+//! stateless 2026-07-28 client through its call's input-required result), else to the agent's
+//! channel.
+// SEP-2577 deprecates sampling for 2026-07-28; 2025-11-25 clients still take it.
+#![allow(deprecated)]
+
+use rmcp::model::{
+    CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams,
+    InputRequest, ProgressToken,
+};
+use rmcp::{Peer, RoleServer};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::a2e::ServerPush;
+use crate::hub::{AgentChannel, Answer, Answering, AskKind, Recipient, ServerRequest};
+
+/// A server's request for a stateless `/mcp` client, and where its answer goes (the client's
+/// answer as JSON, or why there is none).
+#[derive(Debug)]
+pub struct InputAsk {
+    pub request: InputRequest,
+    pub answer: oneshot::Sender<Result<Value, String>>,
+}
+
+/// An MCP client of `/mcp` making a call, and what it declared it can do.
+#[derive(Debug)]
+pub struct McpCaller {
+    pub peer: Peer<RoleServer>,
+    pub sampling: bool,
+    pub elicitation: bool,
+    /// The client's own progress token for the call, when it asked for progress.
+    pub progress_token: Option<ProgressToken>,
+    /// A stateless client cannot be sent a request: what the server asks during its call goes
+    /// here, to come back to the client as the call's input-required result.
+    pub inputs: Option<mpsc::UnboundedSender<InputAsk>>,
+    /// Where what the client cannot take goes.
+    pub channel: AgentChannel,
+}
+
+impl Recipient for McpCaller {
+    fn agent_id(&self) -> &str {
+        self.channel.agent_id()
+    }
+
+    fn progress(&self, push: ServerPush) -> Answering<'_, ()> {
+        let Some(token) = &self.progress_token else {
+            return self.channel.progress(push);
+        };
+        let mut forwarded = push.params;
+        forwarded["progressToken"] = serde_json::to_value(token).unwrap_or_default();
+        Box::pin(async move {
+            match serde_json::from_value(forwarded) {
+                Ok(param) => drop(self.peer.notify_progress(param).await),
+                Err(error) => tracing::debug!(%error, "progress that is not MCP progress"),
+            }
+        })
+    }
+
+    fn ask(&self, request: ServerRequest) -> Answering<'_, Result<Answer, String>> {
+        let takes = match request.kind {
+            AskKind::Sampling => self.sampling,
+            AskKind::Elicitation => self.elicitation,
+        };
+        if !takes {
+            return self.channel.ask(request);
+        }
+        Box::pin(async move {
+            let answered = match &self.inputs {
+                Some(inputs) => self.ask_stateless(inputs, &request).await,
+                None => self.ask_session(&request).await,
+            };
+            answered.map(Answer::Mcp)
+        })
+    }
+}
+
+impl McpCaller {
+    /// Asks a 2025-11-25 session by a request of the bridge's own.
+    async fn ask_session(&self, request: &ServerRequest) -> Result<Value, String> {
+        let params = request.params.clone();
+        let asked = async {
+            match request.kind {
+                AskKind::Sampling => {
+                    let params: CreateMessageRequestParams = parse(params)?;
+                    let result = self.peer.create_message(params).await;
+                    serde_json::to_value(result.map_err(|e| e.to_string())?)
+                        .map_err(|e| e.to_string())
+                }
+                AskKind::Elicitation => {
+                    let params: ElicitRequestParams = parse(params)?;
+                    let result = self.peer.create_elicitation(params).await;
+                    serde_json::to_value(result.map_err(|e| e.to_string())?)
+                        .map_err(|e| e.to_string())
+                }
+            }
+        };
+        tokio::time::timeout(request.deadline, asked)
+            .await
+            .unwrap_or_else(|_| Err("the MCP client did not answer in time".into()))
+    }
+
+    /// Asks a stateless client through its call's input-required result.
+    async fn ask_stateless(
+        &self,
+        inputs: &mpsc::UnboundedSender<InputAsk>,
+        request: &ServerRequest,
+    ) -> Result<Value, String> {
+        let params = request.params.clone();
+        let input = match request.kind {
+            AskKind::Sampling => {
+                InputRequest::CreateMessage(CreateMessageRequest::new(parse(params)?))
+            }
+            AskKind::Elicitation => InputRequest::Elicitation(ElicitRequest::new(parse(params)?)),
+        };
+        let (answer, answered) = oneshot::channel();
+        inputs
+            .send(InputAsk {
+                request: input,
+                answer,
+            })
+            .map_err(|_| "the MCP client's call has ended".to_owned())?;
+        match tokio::time::timeout(request.deadline, answered).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err("the MCP client did not come back for it".into()),
+            Err(_) => Err("the MCP client did not answer in time".into()),
+        }
+    }
+}
+
+/// A server's request params as the MCP type they are.
+fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Result<T, String> {
+    serde_json::from_value(params).map_err(|e| format!("the server's request: {e}"))
+}
