@@ -1,12 +1,15 @@
 //! A2E wire types: the envelope every message carries, the `mcp/*` messages, `tool/list` and `tool/call`,
-//! the data models and the error codes. Field names and defaults follow the seed specification.
+//! the data models, the error codes and the notification methods. Field names and defaults follow
+//! the seed specification.
 
 mod errors;
 mod messages;
+mod methods;
 mod models;
 
 pub use errors::{ErrorBody, ErrorCode, internal_error};
 pub use messages::*;
+pub use methods::NotificationMethod;
 pub use models::*;
 
 /// The A2E protocol version every message carries.

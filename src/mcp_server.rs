@@ -251,11 +251,12 @@ impl Sessions {
     /// The peers a notification goes to, each with the params it gets: a resource update
     /// names the URI in the form the session subscribed with (plain, or qualified with its server).
     fn recipients(&self, notice: &McpNotice) -> Vec<(Peer<RoleServer>, Value)> {
+        use crate::a2e::NotificationMethod as Method;
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         open.retain(|s| !s.peer.is_transport_closed());
         let params = &notice.params;
-        match notice.method.as_str() {
-            "notifications/resources/updated" => {
+        match Method::parse(&notice.method) {
+            Some(Method::ResourcesUpdated) => {
                 let Some(uri) = params.get("uri").and_then(Value::as_str) else {
                     return Vec::new();
                 };
@@ -272,7 +273,7 @@ impl Sessions {
                     .collect()
             }
             // A server's log is its owner's, and its caller's during the only call in flight.
-            "notifications/message" => open
+            Some(Method::Message) => open
                 .iter()
                 .filter(|s| {
                     notice
@@ -304,7 +305,7 @@ fn spawn_change_notifier(state: &AppState, sessions: Arc<Sessions>) {
                     Ok(notice) => notice,
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => McpNotice {
                         server_id: String::new(),
-                        method: "notifications/tools/list_changed".to_owned(),
+                        method: crate::a2e::NotificationMethod::ToolsListChanged.as_str().to_owned(),
                         params: json!({}),
                         agents: None,
                     },
@@ -327,20 +328,21 @@ async fn notify(
     method: &str,
     params: &Value,
 ) -> Result<(), rmcp::ServiceError> {
+    use crate::a2e::NotificationMethod as Method;
     let parse_error = |e: serde_json::Error| {
         rmcp::ServiceError::McpError(ErrorData::internal_error(e.to_string(), None))
     };
-    match method {
-        "notifications/resources/list_changed" => peer.notify_resource_list_changed().await,
-        "notifications/prompts/list_changed" => peer.notify_prompt_list_changed().await,
-        "notifications/tools/list_changed" => peer.notify_tool_list_changed().await,
-        "notifications/resources/updated" => {
+    match Method::parse(method) {
+        Some(Method::ResourcesListChanged) => peer.notify_resource_list_changed().await,
+        Some(Method::PromptsListChanged) => peer.notify_prompt_list_changed().await,
+        Some(Method::ToolsListChanged) => peer.notify_tool_list_changed().await,
+        Some(Method::ResourcesUpdated) => {
             peer.notify_resource_updated(
                 serde_json::from_value(params.clone()).map_err(parse_error)?,
             )
             .await
         }
-        "notifications/message" => {
+        Some(Method::Message) => {
             peer.notify_logging_message(
                 serde_json::from_value(params.clone()).map_err(parse_error)?,
             )

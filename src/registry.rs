@@ -324,7 +324,10 @@ impl Registry {
         entry.install(established);
         self.insert(entry.clone(), inbox);
         tracing::info!(server_id = %entry.id, owner = %entry.owner, "server registered");
-        entry.push_to_all("notifications/tools/list_changed", serde_json::json!({}));
+        entry.push_to_all(
+            crate::a2e::NotificationMethod::ToolsListChanged.as_str(),
+            serde_json::json!({}),
+        );
         Ok(entry.info())
     }
 
@@ -446,7 +449,10 @@ impl Registry {
         self.store
             .record(&agent.id, "server.unregister", server_id, "")
             .await;
-        entry.push_to_all("notifications/tools/list_changed", serde_json::json!({}));
+        entry.push_to_all(
+            crate::a2e::NotificationMethod::ToolsListChanged.as_str(),
+            serde_json::json!({}),
+        );
         Ok(())
     }
 
@@ -499,11 +505,14 @@ impl Registry {
         } else {
             entry.replace_lists(None);
             if tool_list_changed {
-                entry.push_to_all("notifications/tools/list_changed", serde_json::json!({}));
+                entry.push_to_all(
+                    crate::a2e::NotificationMethod::ToolsListChanged.as_str(),
+                    serde_json::json!({}),
+                );
             }
             if resource_list_changed {
                 entry.push_to_all(
-                    "notifications/resources/list_changed",
+                    crate::a2e::NotificationMethod::ResourcesListChanged.as_str(),
                     serde_json::json!({}),
                 );
             }

@@ -21,7 +21,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::responses::Unauthorized;
-use crate::a2e::{ElicitRequest, Message, RootsListRequest, SamplingRequest, ServerPush};
+use crate::a2e::{
+    ElicitRequest, Message, NotificationMethod, RootsListRequest, SamplingRequest, ServerPush,
+};
 use crate::caller::Caller;
 use crate::http::state::AppState;
 use crate::hub::{self, Event};
@@ -157,7 +159,7 @@ fn sse(event: &Event) -> SseEvent {
 
 fn notice(params: serde_json::Value) -> SseEvent {
     let push = ServerPush {
-        method: "bridge/events_lost".into(),
+        method: NotificationMethod::EventsLost.as_str().into(),
         params,
         ..Default::default()
     };

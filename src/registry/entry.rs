@@ -8,7 +8,9 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::{catalogue, naming};
-use crate::a2e::{McpServerConfig, McpServerInfo, McpServerStatus, Message, ServerPush};
+use crate::a2e::{
+    McpServerConfig, McpServerInfo, McpServerStatus, Message, NotificationMethod, ServerPush,
+};
 use crate::hub::Hub;
 use crate::store::Store;
 use crate::upstream::{self, Connection, Established, Lists, UpstreamEvent};
@@ -133,7 +135,7 @@ impl ServerEntry {
             ..Default::default()
         };
         self.hub.broadcast(ServerPush::TYPE, &push);
-        if method.ends_with("/list_changed") {
+        if NotificationMethod::parse(method).is_some_and(NotificationMethod::is_list_changed) {
             self.hub
                 .to_mcp_clients(&self.id, method, serde_json::json!({}));
         }
@@ -157,7 +159,7 @@ impl ServerEntry {
         self.state.send_modify(change);
         if self.state.borrow().status != before {
             let info = serde_json::to_value(self.info()).unwrap_or_default();
-            self.push_to_all("bridge/server_status", info);
+            self.push_to_all(NotificationMethod::ServerStatus.as_str(), info);
         }
     }
 
@@ -180,7 +182,7 @@ impl ServerEntry {
         });
         if reconnected {
             for method in moved {
-                self.push_to_all(method, serde_json::json!({}));
+                self.push_to_all(method.as_str(), serde_json::json!({}));
             }
         }
     }
@@ -270,16 +272,16 @@ impl ServerEntry {
 }
 
 /// The `list_changed` notifications that tell what differs between two listings.
-fn changed_lists(before: &Lists, after: &Lists) -> Vec<&'static str> {
+fn changed_lists(before: &Lists, after: &Lists) -> Vec<NotificationMethod> {
     let mut moved = Vec::new();
     if before.tools != after.tools {
-        moved.push("notifications/tools/list_changed");
+        moved.push(NotificationMethod::ToolsListChanged);
     }
     if before.resources != after.resources || before.templates != after.templates {
-        moved.push("notifications/resources/list_changed");
+        moved.push(NotificationMethod::ResourcesListChanged);
     }
     if before.prompts != after.prompts {
-        moved.push("notifications/prompts/list_changed");
+        moved.push(NotificationMethod::PromptsListChanged);
     }
     moved
 }
