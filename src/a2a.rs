@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::a2e::{A2aAgentInfo, ErrorCode};
+use crate::a2e::{A2aAgentInfo, A2aProtocol, ErrorCode};
 use crate::caller::Caller;
 use crate::guard::{Guard, Refused};
 use crate::registry::naming;
@@ -128,7 +128,7 @@ impl A2aAgent {
             version: self.card_text("version"),
             url: self.url.clone(),
             endpoint: self.endpoint.url.clone(),
-            protocol_version: self.endpoint.protocol.clone(),
+            protocol_version: self.endpoint.protocol,
             skill_tags: card::tags(&self.card),
             owner: self.owner.clone(),
             headers: self
@@ -461,7 +461,7 @@ impl A2a {
         timeout_secs: u64,
     ) -> Result<Value, A2aError> {
         let message_id = uuid::Uuid::new_v4().to_string();
-        let (method, mut message, configuration) = if agent.endpoint.protocol == "1.0" {
+        let (method, mut message, configuration) = if agent.endpoint.protocol == A2aProtocol::V1_0 {
             let message =
                 json!({"role": "ROLE_USER", "parts": [{"text": text}], "messageId": message_id});
             (
@@ -496,9 +496,9 @@ impl A2a {
         params: Value,
         timeout_secs: u64,
     ) -> Result<Value, A2aError> {
-        let method = translate(method, &agent.endpoint.protocol);
+        let method = translate(method, agent.endpoint.protocol);
         let text = |name| params.get(name).and_then(Value::as_str);
-        match translate(method, "1.0") {
+        match translate(method, A2aProtocol::V1_0) {
             "SendMessage" | "SendStreamingMessage" => {
                 self.check_message(caller, agent, params.get("message"))
                     .await?;
@@ -557,8 +557,8 @@ impl A2a {
             .post(&agent.endpoint.url)
             .timeout(wait)
             .json(&body);
-        if agent.endpoint.protocol == "1.0" {
-            request = request.header("A2A-Version", "1.0");
+        if agent.endpoint.protocol == A2aProtocol::V1_0 {
+            request = request.header("A2A-Version", A2aProtocol::V1_0.as_str());
         }
         for (name, value) in &agent.headers {
             request = request.header(name, value);
@@ -601,7 +601,7 @@ fn task_not_found() -> A2aError {
 
 /// A method name in the agent's protocol version: A2A 1.0 names are PascalCase, 0.3 names are
 /// slash-separated; any other name is passed on as it is.
-fn translate<'a>(method: &'a str, protocol: &str) -> &'a str {
+fn translate(method: &str, protocol: A2aProtocol) -> &str {
     const PAIRS: [(&str, &str); 5] = [
         ("message/send", "SendMessage"),
         ("message/stream", "SendStreamingMessage"),
@@ -611,8 +611,8 @@ fn translate<'a>(method: &'a str, protocol: &str) -> &'a str {
     ];
     for (old, new) in PAIRS {
         match protocol {
-            "1.0" if method == old => return new,
-            "0.3" if method == new => return old,
+            A2aProtocol::V1_0 if method == old => return new,
+            A2aProtocol::V0_3 if method == new => return old,
             _ => {}
         }
     }
@@ -625,10 +625,10 @@ mod tests {
 
     #[test]
     fn method_names_follow_the_agent_protocol() {
-        assert_eq!(translate("tasks/get", "1.0"), "GetTask");
-        assert_eq!(translate("GetTask", "1.0"), "GetTask");
-        assert_eq!(translate("GetTask", "0.3"), "tasks/get");
-        assert_eq!(translate("custom/thing", "1.0"), "custom/thing");
+        assert_eq!(translate("tasks/get", A2aProtocol::V1_0), "GetTask");
+        assert_eq!(translate("GetTask", A2aProtocol::V1_0), "GetTask");
+        assert_eq!(translate("GetTask", A2aProtocol::V0_3), "tasks/get");
+        assert_eq!(translate("custom/thing", A2aProtocol::V1_0), "custom/thing");
     }
 
     #[tokio::test]

@@ -6,11 +6,13 @@ mod errors;
 mod messages;
 mod methods;
 mod models;
+mod values;
 
 pub use errors::{ErrorBody, ErrorCode, internal_error};
 pub use messages::*;
 pub use methods::NotificationMethod;
 pub use models::*;
+pub use values::*;
 
 /// The A2E protocol version every message carries.
 pub const VERSION: &str = "1.0";

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::a2e::{ImportResult, McpServerConfig, McpTransport};
+use crate::a2e::{ImportAction, ImportResult, McpServerConfig, McpTransport};
 use crate::caller::Caller;
 use crate::registry::{self, Registry};
 
@@ -87,7 +87,7 @@ pub async fn apply(
         let result = match config {
             Err(error) => ImportResult {
                 server_id,
-                action: "failed".into(),
+                action: ImportAction::Failed,
                 error,
                 ..Default::default()
             },
@@ -116,7 +116,7 @@ async fn upsert(
     if existing.as_deref() == Some(&config) {
         return ImportResult {
             server_id,
-            action: "unchanged".into(),
+            action: ImportAction::Unchanged,
             ok: true,
             ..Default::default()
         };
@@ -125,14 +125,14 @@ async fn upsert(
         if let Err(error) = registry.unregister(agent, &server_id).await {
             return failed(server_id, error);
         }
-        "replaced"
+        ImportAction::Replaced
     } else {
-        "created"
+        ImportAction::Created
     };
     match registry.register(agent, config).await {
         Ok(info) => ImportResult {
             server_id,
-            action: action.into(),
+            action,
             ok: true,
             server: Some(info),
             ..Default::default()
@@ -150,7 +150,7 @@ fn failed(server_id: String, error: registry::Error) -> ImportResult {
     };
     ImportResult {
         server_id,
-        action: "failed".into(),
+        action: ImportAction::Failed,
         error,
         code: Some(code),
         ..Default::default()

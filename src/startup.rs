@@ -188,7 +188,7 @@ fn restore_in_background(state: &AppState) {
         for result in crate::import::apply(&registry, &config_agent, declared).await {
             match result.ok {
                 true => {
-                    tracing::info!(server_id = %result.server_id, action = %result.action, "config file server")
+                    tracing::info!(server_id = %result.server_id, action = result.action.as_str(), "config file server")
                 }
                 false => {
                     tracing::error!(server_id = %result.server_id, error = %result.error, "config file server failed")

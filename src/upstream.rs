@@ -35,7 +35,7 @@ use rmcp::{ClientLifecycleMode, ClientServiceExt, ErrorData};
 use rmcp::{RoleClient, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::a2e::{self, McpServerConfig, McpTransport, PROTOCOL_AUTO, PROTOCOL_STATELESS};
+use crate::a2e::{self, McpProtocol, McpServerConfig, McpTransport};
 pub use calls::CallOrigin;
 use calls::Calls;
 pub use handler::{BridgeClient, Context, Route, UpstreamEvent, sampling_result};
@@ -218,7 +218,7 @@ impl Connection {
     /// A server that does not implement ping still answered, so that counts as alive.
     pub async fn ping(&self, timeout: Duration) -> Result<Duration, CallError> {
         let started = tokio::time::Instant::now();
-        let answered = if self.mcp_version == crate::a2e::PROTOCOL_STATELESS {
+        let answered = if self.mcp_version == McpProtocol::Stateless.as_str() {
             self.run(timeout, self.client.list_tools(None))
                 .await
                 .map(drop)
@@ -554,7 +554,7 @@ async fn connect_unredacted(
             closed: closed.clone(),
             notifications: notes_tx,
         },
-        protocol: config.protocol_version.as_str(),
+        protocol: config.protocol_version,
         deadline,
         bound,
     };
@@ -655,15 +655,15 @@ impl Taps {
 }
 
 /// What starting a session over any transport needs, and its deadline.
-struct Launch<'a> {
+struct Launch {
     handler: BridgeClient,
     taps: Taps,
-    protocol: &'a str,
+    protocol: McpProtocol,
     deadline: tokio::time::Instant,
     bound: Duration,
 }
 
-impl Launch<'_> {
+impl Launch {
     /// `step` by the deadline, or the connect timeout.
     async fn within<T>(&self, step: impl Future<Output = T>) -> Result<T, ConnectError> {
         within(self.deadline, self.bound, step).await
@@ -717,10 +717,10 @@ async fn within<T>(
 async fn start<T: Transport<RoleClient> + 'static>(
     handler: BridgeClient,
     transport: T,
-    protocol: &str,
+    protocol: McpProtocol,
 ) -> Result<RunningService<RoleClient, BridgeClient>, ClientInitializeError> {
     match protocol {
-        PROTOCOL_STATELESS => {
+        McpProtocol::Stateless => {
             let preferred_versions = vec![ProtocolVersion::V_2026_07_28];
             handler
                 .serve_with_lifecycle(
@@ -729,14 +729,14 @@ async fn start<T: Transport<RoleClient> + 'static>(
                 )
                 .await
         }
-        PROTOCOL_AUTO => {
+        McpProtocol::Auto => {
             let lifecycle = ClientLifecycleMode::Auto {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
                 legacy_version: Some(ProtocolVersion::V_2025_11_25),
             };
             handler.serve_with_lifecycle(transport, lifecycle).await
         }
-        _ => handler.serve(transport).await,
+        McpProtocol::Legacy => handler.serve(transport).await,
     }
 }
 

@@ -539,9 +539,9 @@ export interface components {
             endpoint: string;
             /**
              * @description `1.0` or `0.3`.
-             * @default
+             * @default 1.0
              */
-            protocol_version: string;
+            protocol_version: components["schemas"]["A2aProtocol"];
             /** @default [] */
             skill_tags: string[];
             /**
@@ -618,6 +618,11 @@ export interface components {
             /** @default [] */
             agents: components["schemas"]["A2aAgentInfo"][];
         };
+        /**
+         * @description The A2A protocol an agent speaks, as its card says (`protocol_version` of an A2A agent).
+         * @enum {string}
+         */
+        A2aProtocol: "1.0" | "0.3";
         /** @description a2a/agent/refresh/resp. */
         A2aRefreshResponse: {
             /**
@@ -878,6 +883,11 @@ export interface components {
             /** @default false */
             has_more: boolean;
         };
+        /**
+         * @description The kind of a resource content block (`type` of MCPResourceContent).
+         * @enum {string}
+         */
+        ContentKind: "text" | "blob";
         /** @description mcp/elicit/ack: the answer was taken (202). */
         ElicitAck: {
             /**
@@ -907,6 +917,11 @@ export interface components {
             /** @default false */
             ok: boolean;
         };
+        /**
+         * @description What the agent did with an elicitation (`action` of mcp/elicit/resp).
+         * @enum {string}
+         */
+        ElicitAction: "accept" | "decline" | "cancel";
         /** @description mcp/elicit/req: a server asks the agent (its user) for input. */
         ElicitRequest: {
             /**
@@ -978,7 +993,7 @@ export interface components {
              */
             req_id?: string;
             /** @description `accept`, `decline` or `cancel`. */
-            action: string;
+            action: components["schemas"]["ElicitAction"];
             /**
              * @description The form's values (accept, form mode).
              * @default null
@@ -1023,15 +1038,20 @@ export interface components {
             /** @description `ok`, or what is not ready yet. */
             status: string;
         };
+        /**
+         * @description What an import did with one server (`action` of an import result).
+         * @enum {string}
+         */
+        ImportAction: "created" | "replaced" | "unchanged" | "failed";
         /** @description What happened to one server of an import (beyond the seed). */
         ImportResult: {
             /** @default  */
             server_id: string;
             /**
              * @description `created`, `replaced`, `unchanged` or `failed`.
-             * @default
+             * @default failed
              */
-            action: string;
+            action: components["schemas"]["ImportAction"];
             /** @default false */
             ok: boolean;
             /**
@@ -1068,14 +1088,19 @@ export interface components {
         McpPromptMessage: {
             /**
              * @description `user` or `assistant`.
-             * @default
+             * @default assistant
              */
-            role: string;
+            role: components["schemas"]["Role"];
             /** @description One MCP content block, exactly as MCP defines it. */
             content: {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description How a session with an MCP server starts (`protocol_version` of MCPServerConfig).
+         * @enum {string}
+         */
+        McpProtocol: "2025-11-25" | "2026-07-28" | "auto";
         /** @description MCPResource: a resource a server lists. */
         McpResource: {
             /** @default  */
@@ -1112,9 +1137,8 @@ export interface components {
             /**
              * @description `text` or `blob`.
              * @default text
-             * @enum {string}
              */
-            type: "text";
+            type: components["schemas"]["ContentKind"];
         };
         /** @description A resource template a server offers (beyond the seed, shaped like MCPResource). */
         McpResourceTemplate: {
@@ -1181,7 +1205,7 @@ export interface components {
              *     `2026-07-28` (stateless, `server/discover`) or `auto` (discover, falling back to
              *     `initialize`; a silent older server costs up to 10 s).
              */
-            protocol_version?: string;
+            protocol_version?: components["schemas"]["McpProtocol"];
             /** @description Upstream tool names exposed (exact match); empty exposes all. */
             tool_allow_list?: string[];
             /** @description Resource URIs exposed: exact, or a prefix when an entry ends with `*`; empty exposes all. */
@@ -1590,6 +1614,11 @@ export interface components {
             /** @default  */
             error: string;
         };
+        /**
+         * @description Who speaks a message, as MCP says (`role`).
+         * @enum {string}
+         */
+        Role: "user" | "assistant";
         /** @description mcp/root/list/ack: the answer was taken (202). */
         RootsAck: {
             /**
@@ -1883,7 +1912,7 @@ export interface components {
             /** @default  */
             mcp_request_id?: string;
             /** @default assistant */
-            role?: string;
+            role?: components["schemas"]["Role"];
             /**
              * @description One MCP content block, e.g. `{"type": "text", "text": "..."}`.
              * @default {}
@@ -2307,7 +2336,7 @@ export interface components {
             /** @default null */
             auto_reconnect?: boolean | null;
             /** @default null */
-            protocol_version?: string | null;
+            protocol_version?: components["schemas"]["McpProtocol"] | null;
             /** @default null */
             tool_allow_list?: string[] | null;
             /** @default null */
@@ -2476,9 +2505,9 @@ export interface components {
             server_id: string;
             /**
              * @description `mcp` for a tool of an MCP server, `a2a` for an agent-bridge tool.
-             * @default
+             * @default mcp
              */
-            source: string;
+            source: components["schemas"]["ToolSource"];
             /** @default null */
             title?: string | null;
             /** @default  */
@@ -2533,6 +2562,11 @@ export interface components {
             /** @default  */
             next_cursor: string;
         };
+        /**
+         * @description Where a catalogue tool comes from (`source`).
+         * @enum {string}
+         */
+        ToolSource: "mcp" | "a2a";
     };
     responses: {
         /**

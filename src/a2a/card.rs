@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::A2aError;
 use super::body::{self, BodyError};
+use crate::a2e::A2aProtocol;
 
 /// The largest agent card taken: 512 KiB. Real cards are a few KiB (the a2a-sdk echo agent's is
 /// under 1 KiB); a card is stored and shown in every agent listing, so it is kept small.
@@ -16,8 +17,7 @@ pub const MAX_CARD_BYTES: usize = 512 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
     pub url: String,
-    /// `1.0` (PascalCase methods, `A2A-Version` header) or `0.3` (`message/send`, …).
-    pub protocol: String,
+    pub protocol: A2aProtocol,
 }
 
 /// Fetches the card of the agent at `base`.
@@ -88,19 +88,19 @@ pub fn endpoint(card: &Value) -> Result<Endpoint, A2aError> {
         && let Some(url) = interface.get("url").and_then(Value::as_str)
     {
         let protocol = if version(interface).starts_with('1') {
-            "1.0"
+            A2aProtocol::V1_0
         } else {
-            "0.3"
+            A2aProtocol::V0_3
         };
         return Ok(Endpoint {
             url: url.to_owned(),
-            protocol: protocol.into(),
+            protocol,
         });
     }
     match card.get("url").and_then(Value::as_str) {
         Some(url) => Ok(Endpoint {
             url: url.to_owned(),
-            protocol: "0.3".into(),
+            protocol: A2aProtocol::V0_3,
         }),
         None => Err(A2aError::Protocol(
             "the agent card names no JSON-RPC endpoint".into(),
@@ -140,11 +140,11 @@ mod tests {
             endpoint(&card).unwrap(),
             Endpoint {
                 url: "http://a/".into(),
-                protocol: "1.0".into()
+                protocol: A2aProtocol::V1_0
             }
         );
         let old = json!({"url": "http://b/rpc", "protocolVersion": "0.3.0"});
-        assert_eq!(endpoint(&old).unwrap().protocol, "0.3");
+        assert_eq!(endpoint(&old).unwrap().protocol, A2aProtocol::V0_3);
         assert!(endpoint(&json!({"name": "x"})).is_err());
     }
 

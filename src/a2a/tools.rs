@@ -160,7 +160,7 @@ pub fn catalogue() -> Vec<crate::a2e::ToolInfo> {
         .into_iter()
         .map(|(name, description, schema)| crate::a2e::ToolInfo {
             name: name.to_owned(),
-            source: "a2a".into(),
+            source: crate::a2e::ToolSource::A2a,
             description: description.to_owned(),
             input_schema: schema,
             ..Default::default()

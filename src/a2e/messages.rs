@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use super::{
     A2aAgentInfo, CompletionArgument, CompletionContext, ImportResult, McpResourceTemplate,
 };
+use super::{ElicitAction, McpProtocol, McpServerStatus, Role, ToolSource};
 use super::{McpPrompt, McpPromptMessage, McpResource, McpResourceContent, McpRoot};
 use super::{McpServerConfig, McpServerInfo, ToolInfo};
 use crate::a2e::{a2e_message, a2e_response};
@@ -16,8 +17,9 @@ a2e_message! {
     /// mcp/server/list/req: list registered servers and their status.
     ServerListRequest = "mcp/server/list/req" {
         /// Only servers with this status (`connecting`, `ready`, `error`, `disconnected`); empty = all.
-        #[schema(pattern = "^(|connecting|ready|error|disconnected)$")]
-        status_filter: String,
+        #[serde(with = "crate::a2e::empty_is_none")]
+        #[schema(value_type = String, pattern = "^(|connecting|ready|error|disconnected)$")]
+        status_filter: Option<McpServerStatus>,
     }
 }
 
@@ -118,7 +120,7 @@ a2e_message! {
         #[serde(skip_serializing_if = "Option::is_none")]
         auto_reconnect: Option<bool>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        protocol_version: Option<String>,
+        protocol_version: Option<McpProtocol>,
         #[serde(skip_serializing_if = "Option::is_none")]
         tool_allow_list: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -340,7 +342,7 @@ a2e_response! {
     SamplingResponse = "mcp/sample/resp" {
         server_id: String,
         mcp_request_id: String,
-        role: String = "assistant",
+        role: Role = Role::Assistant,
         /// One MCP content block, e.g. `{"type": "text", "text": "..."}`.
         #[schema(value_type = HashMap<String, Value>)]
         content: Value = Value::Object(Map::new()),
@@ -438,8 +440,10 @@ a2e_response! {
     /// mcp/elicit/resp: the agent's answer.
     ElicitResponse = "mcp/elicit/resp" {
         /// `accept`, `decline` or `cancel`.
-        #[schema(pattern = "^(accept|decline|cancel)$", required = true, default)]
-        action: String,
+        // None when absent, which is refused (422) as a value outside the set is.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(value_type = ElicitAction, required = true, default)]
+        action: Option<ElicitAction>,
         /// The form's values (accept, form mode).
         #[serde(skip_serializing_if = "Option::is_none")]
         #[schema(value_type = Option<HashMap<String, Value>>)]
@@ -462,7 +466,9 @@ a2e_message! {
         /// Only this server's tools; empty = all.
         server_id: String,
         /// `mcp` or `a2a`; empty = all.
-        source: String,
+        #[serde(with = "crate::a2e::empty_is_none")]
+        #[schema(value_type = String)]
+        source: Option<ToolSource>,
         cursor: String,
     }
 }

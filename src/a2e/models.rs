@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::{A2aProtocol, ContentKind, ImportAction, McpProtocol, Role, ToolSource};
+
 /// What API responses show in place of a secret value (`env` and `headers` values).
 pub const REDACTED: &str = "***";
 
@@ -67,14 +69,6 @@ fn default_connect_timeout() -> u64 {
 fn default_true() -> bool {
     true
 }
-fn default_protocol() -> String {
-    PROTOCOL_LEGACY.into()
-}
-
-/// The MCP protocol eras a server can be reached with (`protocol_version`).
-pub const PROTOCOL_LEGACY: &str = "2025-11-25";
-pub const PROTOCOL_STATELESS: &str = "2026-07-28";
-pub const PROTOCOL_AUTO: &str = "auto";
 
 /// MCPServerConfig: how to reach one MCP server and what of it to expose.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -116,9 +110,8 @@ pub struct McpServerConfig {
     /// How to start the session: `2025-11-25` (the `initialize` handshake, the default),
     /// `2026-07-28` (stateless, `server/discover`) or `auto` (discover, falling back to
     /// `initialize`; a silent older server costs up to 10 s).
-    #[serde(default = "default_protocol")]
-    #[schema(pattern = "^(2025-11-25|2026-07-28|auto)$")]
-    pub protocol_version: String,
+    #[serde(default)]
+    pub protocol_version: McpProtocol,
     /// Upstream tool names exposed (exact match); empty exposes all.
     #[serde(default)]
     pub tool_allow_list: Vec<String>,
@@ -141,7 +134,7 @@ impl Default for McpServerConfig {
             timeout: default_timeout(),
             connect_timeout: default_connect_timeout(),
             auto_reconnect: true,
-            protocol_version: default_protocol(),
+            protocol_version: McpProtocol::default(),
             tool_allow_list: Vec::new(),
             resource_allow_list: Vec::new(),
         }
@@ -362,7 +355,7 @@ pub struct McpResourceContent {
     pub blob: String,
     /// `text` or `blob`.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: ContentKind,
 }
 
 impl Default for McpResourceContent {
@@ -372,7 +365,7 @@ impl Default for McpResourceContent {
             mime_type: "text/plain".into(),
             text: String::new(),
             blob: String::new(),
-            kind: "text".into(),
+            kind: ContentKind::Text,
         }
     }
 }
@@ -401,7 +394,7 @@ pub struct McpPrompt {
 #[serde(default)]
 pub struct McpPromptMessage {
     /// `user` or `assistant`.
-    pub role: String,
+    pub role: Role,
     /// One MCP content block, exactly as MCP defines it.
     #[schema(value_type = HashMap<String, Value>, default)]
     pub content: Value,
@@ -441,7 +434,7 @@ pub struct ToolInfo {
     pub name: String,
     pub server_id: String,
     /// `mcp` for a tool of an MCP server, `a2a` for an agent-bridge tool.
-    pub source: String,
+    pub source: ToolSource,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     pub description: String,
@@ -471,7 +464,7 @@ pub struct A2aAgentInfo {
     /// Where JSON-RPC goes, as its card says.
     pub endpoint: String,
     /// `1.0` or `0.3`.
-    pub protocol_version: String,
+    pub protocol_version: A2aProtocol,
     pub skill_tags: Vec<String>,
     /// The agent that registered it.
     pub owner: String,
@@ -488,7 +481,7 @@ pub struct A2aAgentInfo {
 pub struct ImportResult {
     pub server_id: String,
     /// `created`, `replaced`, `unchanged` or `failed`.
-    pub action: String,
+    pub action: ImportAction,
     pub ok: bool,
     /// Why it failed.
     pub error: String,

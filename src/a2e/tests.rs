@@ -71,7 +71,7 @@ fn absent_envelope_fields_are_filled_in() {
     assert_eq!(msg.version, "1.0");
     assert!(uuid::Uuid::parse_str(&msg.id).is_ok());
     assert!(msg.ts > 1.7e9);
-    assert_eq!(msg.status_filter, "");
+    assert_eq!(msg.status_filter, None);
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn seed_defaults_of_sampling_messages() {
     assert_eq!(req.temperature, 1.0);
     assert_eq!(req.max_tokens, 1024);
     let resp: SamplingResponse = serde_json::from_str("{}").unwrap();
-    assert_eq!(resp.role, "assistant");
+    assert_eq!(resp.role, Role::Assistant);
     assert_eq!(resp.content, json!({}));
 }
 

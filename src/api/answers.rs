@@ -142,12 +142,12 @@ pub async fn answer_elicitation(
     agent: &Caller,
     resp: ElicitResponse,
 ) -> Result<Reply<ElicitAck>, Failure> {
-    if !matches!(resp.action.as_str(), "accept" | "decline" | "cancel") {
-        return Err(ApiError::invalid(format!(
-            "`action` \"{}\" is not accept, decline or cancel",
-            resp.action
-        ))
-        .answering::<ElicitAck>(&resp.req_id));
+    // A value outside the set was refused when the body was read.
+    if resp.action.is_none() {
+        return Err(
+            ApiError::invalid("`action` is missing: accept, decline or cancel")
+                .answering::<ElicitAck>(&resp.req_id),
+        );
     }
     if resp.content.as_ref().is_some_and(|c| !c.is_object()) {
         return Err(

@@ -71,9 +71,9 @@ pub struct IdQuery {
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only servers with this status: `connecting`, `ready`, `error` or `disconnected`.
-    #[serde(default)]
-    #[param(pattern = "^(|connecting|ready|error|disconnected)$")]
-    pub status_filter: String,
+    #[serde(default, with = "crate::a2e::empty_is_none")]
+    #[param(value_type = String, pattern = "^(|connecting|ready|error|disconnected)$")]
+    pub status_filter: Option<McpServerStatus>,
     /// The A2E request id, echoed as `req_id`.
     pub id: Option<String>,
 }
@@ -97,24 +97,13 @@ pub async fn list(
     agent: &Caller,
     req: ServerListRequest,
 ) -> Result<Reply<ServerListResponse>, Failure> {
-    let filter = match req.status_filter.as_str() {
-        "" => None,
-        text => Some(
-            serde_json::from_value::<McpServerStatus>(serde_json::Value::String(text.to_owned())).map_err(|_| {
-                ApiError::invalid(format!(
-                    "`status_filter` \"{text}\" is not one of connecting, ready, error, disconnected"
-                ))
-                .answering::<ServerListResponse>(&req.id)
-            })?,
-        ),
-    };
     let mut resp = ServerListResponse::answering(&req.id);
     resp.servers = state
         .registry
         .entries()
         .iter()
         .map(|entry| entry.info_for(agent))
-        .filter(|info| filter.is_none_or(|status| info.status == status))
+        .filter(|info| req.status_filter.is_none_or(|status| info.status == status))
         .collect();
     Ok(ok(resp))
 }

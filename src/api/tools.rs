@@ -23,7 +23,7 @@ use super::responses::{
 use super::{Reply, ok, request};
 use crate::a2e::{
     Message, Response, ServerPush, ToolCallRequest, ToolCallResponse, ToolListRequest,
-    ToolListResponse,
+    ToolListResponse, ToolSource,
 };
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
@@ -44,8 +44,9 @@ pub struct ToolsQuery {
     #[serde(default)]
     pub server_id: String,
     /// `mcp` or `a2a`.
-    #[serde(default)]
-    pub source: String,
+    #[serde(default, with = "crate::a2e::empty_is_none")]
+    #[param(value_type = String)]
+    pub source: Option<ToolSource>,
     /// `next_cursor` of the previous page.
     #[serde(default)]
     pub cursor: String,
@@ -77,8 +78,8 @@ pub async fn list(
     let fail = |e: ApiError| e.answering::<ToolListResponse>(&req.id);
     let mut resp = ToolListResponse::answering(&req.id);
     let bridge_tools = state.a2a.enabled() && req.server_id.is_empty();
-    match req.source.as_str() {
-        "" | "mcp" => {
+    match req.source {
+        None | Some(ToolSource::Mcp) => {
             let page = state
                 .registry
                 .list_tools(&req.server_id, &req.cursor)
@@ -86,19 +87,14 @@ pub async fn list(
             resp.tools = page.tools;
             resp.next_cursor = page.next_cursor;
             // The agent-bridge tools close the last page of the whole catalogue.
-            if req.source.is_empty() && bridge_tools && resp.next_cursor.is_empty() {
+            if req.source.is_none() && bridge_tools && resp.next_cursor.is_empty() {
                 resp.tools.extend(crate::a2a::tools::catalogue());
             }
         }
-        "a2a" => {
+        Some(ToolSource::A2a) => {
             if bridge_tools {
                 resp.tools = crate::a2a::tools::catalogue();
             }
-        }
-        other => {
-            return Err(fail(ApiError::invalid(format!(
-                "`source` \"{other}\" is not mcp or a2a"
-            ))));
         }
     }
     Ok(ok(resp))

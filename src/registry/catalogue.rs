@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{Live, ServerEntry, naming};
-use crate::a2e::{McpServerConfig, ToolInfo};
+use crate::a2e::{McpServerConfig, ToolInfo, ToolSource};
 
 /// Most tools one page holds.
 pub const PAGE_SIZE: usize = 500;
@@ -47,7 +47,7 @@ pub fn rebuild(live: &mut Live, config: &McpServerConfig) {
             info: ToolInfo {
                 name,
                 server_id: config.server_id.clone(),
-                source: "mcp".into(),
+                source: ToolSource::Mcp,
                 title: tool
                     .title
                     .clone()

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::merge::{self, Cursor};
 use super::resources::template_allowed;
 use super::{Error, Registry, naming, ready};
-use crate::a2e::{CompletionArgument, McpPrompt, McpPromptArgument, McpPromptMessage};
+use crate::a2e::{CompletionArgument, McpPrompt, McpPromptArgument, McpPromptMessage, Role};
 use crate::upstream::CallError;
 
 impl Registry {
@@ -253,10 +253,10 @@ pub fn prompt_messages(result: &GetPromptResult) -> Vec<McpPromptMessage> {
         .messages
         .iter()
         .map(|m| McpPromptMessage {
-            role: serde_json::to_value(&m.role)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
+            role: match m.role {
+                rmcp::model::Role::User => Role::User,
+                rmcp::model::Role::Assistant => Role::Assistant,
+            },
             content: serde_json::to_value(&m.content).unwrap_or_default(),
         })
         .collect()

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::merge::{self, Cursor};
 use super::{Error, Registry, ServerEntry, naming, ready, template};
-use crate::a2e::{McpResource, McpResourceContent, McpResourceTemplate};
+use crate::a2e::{ContentKind, McpResource, McpResourceContent, McpResourceTemplate};
 use crate::store::StoreError;
 use crate::upstream::{CallError, Lists};
 
@@ -368,7 +368,11 @@ fn content_model(contents: ResourceContents) -> McpResourceContent {
     let value = serde_json::to_value(&contents).unwrap_or_default();
     let field = |name: &str| value.get(name).and_then(Value::as_str).map(str::to_owned);
     let blob = field("blob");
-    let kind = if blob.is_some() { "blob" } else { "text" };
+    let kind = if blob.is_some() {
+        ContentKind::Blob
+    } else {
+        ContentKind::Text
+    };
     McpResourceContent {
         uri: field("uri").unwrap_or_default(),
         mime_type: field("mimeType").unwrap_or_else(|| {
@@ -381,7 +385,7 @@ fn content_model(contents: ResourceContents) -> McpResourceContent {
         }),
         text: field("text").unwrap_or_default(),
         blob: blob.unwrap_or_default(),
-        kind: kind.into(),
+        kind,
     }
 }
 

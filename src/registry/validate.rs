@@ -4,9 +4,7 @@
 use axum::http::{HeaderName, HeaderValue};
 
 use super::naming;
-use crate::a2e::{
-    McpServerConfig, McpTransport, PROTOCOL_AUTO, PROTOCOL_LEGACY, PROTOCOL_STATELESS,
-};
+use crate::a2e::{McpServerConfig, McpTransport};
 use crate::guard::Guard;
 
 /// Longest `timeout` / `connect_timeout` accepted, in seconds (one day).
@@ -24,14 +22,6 @@ pub fn check_config(config: &McpServerConfig, guard: &Guard) -> Result<(), Strin
                 "`{field}` must be between 1 and {MAX_TIMEOUT} seconds"
             ));
         }
-    }
-    if ![PROTOCOL_LEGACY, PROTOCOL_STATELESS, PROTOCOL_AUTO]
-        .contains(&config.protocol_version.as_str())
-    {
-        return Err(format!(
-            "`protocol_version` \"{}\" is not one of {PROTOCOL_LEGACY}, {PROTOCOL_STATELESS}, {PROTOCOL_AUTO}",
-            config.protocol_version
-        ));
     }
     for (list, name) in [
         (&config.tool_allow_list, "tool_allow_list"),

@@ -278,6 +278,15 @@ async fn elicitation_is_answered_with_content_and_schema_defaults() {
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     let (status, body) = app
+        .post(
+            "/v1/elicitation/responses",
+            &app.admin,
+            json!({"req_id": request.data["id"], "content": {"name": "Ada"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("action"), "{body}");
+    let (status, body) = app
         .post("/v1/elicitation/responses", &app.admin, json!({
             "req_id": request.data["id"], "action": "accept", "content": {"name": "Ada Lovelace", "check": true}
         }))

@@ -123,6 +123,10 @@ async fn invalid_configs_are_refused_with_the_reason() {
             json!({"server_id": "t", "cmd": ["x"], "timeout": "soon"}),
             "timeout",
         ),
+        (
+            json!({"server_id": "p", "cmd": ["x"], "protocol_version": "2024-11-05"}),
+            "protocol_version",
+        ),
     ];
     for (config, hint) in cases {
         let (status, body) = app

@@ -29,6 +29,8 @@ async fn server_everything_over_stdio_registers_with_its_catalogue() {
     assert_eq!(ready["servers"].as_array().unwrap().len(), 1);
     let (_, errored) = app.get("/v1/servers?status_filter=error", &app.alice).await;
     assert_eq!(errored["servers"].as_array().unwrap().len(), 0);
+    let (_, all) = app.get("/v1/servers?status_filter=", &app.alice).await;
+    assert_eq!(all["servers"].as_array().unwrap().len(), 1, "empty is all");
     let (status, bad) = app
         .get("/v1/servers?status_filter=sleepy", &app.alice)
         .await;

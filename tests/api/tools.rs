@@ -51,6 +51,7 @@ async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
         "the agent-bridge tools"
     );
     assert_eq!(app.tool_names("").await.len(), 38, "the whole catalogue");
+    assert_eq!(app.tool_names("?source=").await.len(), 38, "empty is all");
     let (status, _) = app.get("/v1/tools?source=carrier", &app.alice).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     let (status, body) = app.get("/v1/tools?cursor=not-a-cursor", &app.alice).await;

@@ -7,6 +7,7 @@ from .a2a_get_response import A2AGetResponse
 from .a2a_get_response_type import A2AGetResponseType
 from .a2a_list_response import A2AListResponse
 from .a2a_list_response_type import A2AListResponseType
+from .a2a_protocol import A2AProtocol
 from .a2a_refresh_response import A2ARefreshResponse
 from .a2a_refresh_response_type import A2ARefreshResponseType
 from .a2a_register_request import A2ARegisterRequest
@@ -28,8 +29,10 @@ from .completion_request_ref import CompletionRequestRef
 from .completion_request_type import CompletionRequestType
 from .completion_response import CompletionResponse
 from .completion_response_type import CompletionResponseType
+from .content_kind import ContentKind
 from .elicit_ack import ElicitAck
 from .elicit_ack_type import ElicitAckType
+from .elicit_action import ElicitAction
 from .elicit_request import ElicitRequest
 from .elicit_request_requested_schema_type_0 import ElicitRequestRequestedSchemaType0
 from .elicit_request_type import ElicitRequestType
@@ -40,15 +43,16 @@ from .envelope import Envelope
 from .error_body import ErrorBody
 from .error_code import ErrorCode
 from .health import Health
+from .import_action import ImportAction
 from .import_result import ImportResult
 from .mcp_prompt import McpPrompt
 from .mcp_prompt_argument import McpPromptArgument
 from .mcp_prompt_message import McpPromptMessage
 from .mcp_prompt_message_content import McpPromptMessageContent
+from .mcp_protocol import McpProtocol
 from .mcp_resource import McpResource
 from .mcp_resource_annotations import McpResourceAnnotations
 from .mcp_resource_content import McpResourceContent
-from .mcp_resource_content_type import McpResourceContentType
 from .mcp_resource_template import McpResourceTemplate
 from .mcp_resource_template_annotations import McpResourceTemplateAnnotations
 from .mcp_root import McpRoot
@@ -81,6 +85,7 @@ from .resource_unsubscribe_request import ResourceUnsubscribeRequest
 from .resource_unsubscribe_request_type import ResourceUnsubscribeRequestType
 from .resource_unsubscribe_response import ResourceUnsubscribeResponse
 from .resource_unsubscribe_response_type import ResourceUnsubscribeResponseType
+from .role import Role
 from .roots_ack import RootsAck
 from .roots_ack_type import RootsAckType
 from .roots_get_response import RootsGetResponse
@@ -145,6 +150,7 @@ from .tool_info_input_schema import ToolInfoInputSchema
 from .tool_info_output_schema_type_0 import ToolInfoOutputSchemaType0
 from .tool_list_response import ToolListResponse
 from .tool_list_response_type import ToolListResponseType
+from .tool_source import ToolSource
 
 __all__ = (
     "A2AAgentInfo",
@@ -154,6 +160,7 @@ __all__ = (
     "A2AGetResponseType",
     "A2AListResponse",
     "A2AListResponseType",
+    "A2AProtocol",
     "A2ARefreshResponse",
     "A2ARefreshResponseType",
     "A2ARegisterRequest",
@@ -175,8 +182,10 @@ __all__ = (
     "CompletionRequestType",
     "CompletionResponse",
     "CompletionResponseType",
+    "ContentKind",
     "ElicitAck",
     "ElicitAckType",
+    "ElicitAction",
     "ElicitRequest",
     "ElicitRequestRequestedSchemaType0",
     "ElicitRequestType",
@@ -187,15 +196,16 @@ __all__ = (
     "ErrorBody",
     "ErrorCode",
     "Health",
+    "ImportAction",
     "ImportResult",
     "McpPrompt",
     "McpPromptArgument",
     "McpPromptMessage",
     "McpPromptMessageContent",
+    "McpProtocol",
     "McpResource",
     "McpResourceAnnotations",
     "McpResourceContent",
-    "McpResourceContentType",
     "McpResourceTemplate",
     "McpResourceTemplateAnnotations",
     "McpRoot",
@@ -228,6 +238,7 @@ __all__ = (
     "ResourceUnsubscribeRequestType",
     "ResourceUnsubscribeResponse",
     "ResourceUnsubscribeResponseType",
+    "Role",
     "RootsAck",
     "RootsAckType",
     "RootsGetResponse",
@@ -290,4 +301,5 @@ __all__ = (
     "ToolInfoOutputSchemaType0",
     "ToolListResponse",
     "ToolListResponseType",
+    "ToolSource",
 )

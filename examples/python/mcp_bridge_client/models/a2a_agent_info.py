@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.a2a_protocol import A2AProtocol, check_a2a_protocol
+
 if TYPE_CHECKING:
     from ..models.a2a_agent_info_card import A2AAgentInfoCard
     from ..models.a2a_agent_info_headers import A2AAgentInfoHeaders
@@ -25,13 +27,15 @@ class A2AAgentInfo:
         version (str):  Default: ''.
         url (str): Where its card was fetched from. Default: ''.
         endpoint (str): Where JSON-RPC goes, as its card says. Default: ''.
-        protocol_version (str): `1.0` or `0.3`. Default: ''.
+        protocol_version (A2AProtocol): The A2A protocol an agent speaks, as its card says (`protocol_version` of an A2A
+            agent).
         skill_tags (list[str]):
         owner (str): The agent that registered it. Default: ''.
         headers (A2AAgentInfoHeaders): Headers sent to it (values shown as `***`).
         card (A2AAgentInfoCard): The agent card as last fetched.
     """
 
+    protocol_version: A2AProtocol
     skill_tags: list[str]
     headers: A2AAgentInfoHeaders
     card: A2AAgentInfoCard
@@ -41,7 +45,6 @@ class A2AAgentInfo:
     version: str = ""
     url: str = ""
     endpoint: str = ""
-    protocol_version: str = ""
     owner: str = ""
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -58,7 +61,7 @@ class A2AAgentInfo:
 
         endpoint = self.endpoint
 
-        protocol_version = self.protocol_version
+        protocol_version: str = self.protocol_version
 
         skill_tags = self.skill_tags
 
@@ -106,7 +109,7 @@ class A2AAgentInfo:
 
         endpoint = d.pop("endpoint")
 
-        protocol_version = d.pop("protocol_version")
+        protocol_version = check_a2a_protocol(d.pop("protocol_version"))
 
         skill_tags = cast(list[str], d.pop("skill_tags"))
 

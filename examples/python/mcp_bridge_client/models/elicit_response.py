@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.elicit_action import ElicitAction, check_elicit_action
 from ..models.elicit_response_type import ElicitResponseType, check_elicit_response_type
 from ..types import UNSET, Unset
 
@@ -21,7 +22,7 @@ class ElicitResponse:
     """mcp/elicit/resp: the agent's answer.
 
     Attributes:
-        action (str): `accept`, `decline` or `cancel`.
+        action (ElicitAction): What the agent did with an elicitation (`action` of mcp/elicit/resp).
         type_ (ElicitResponseType | Unset): The A2E message type. Default: 'mcp/elicit/resp'.
         id (str | Unset): Message id; a UUID when absent.
         version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
@@ -30,7 +31,7 @@ class ElicitResponse:
         content (ElicitResponseContentType0 | None | Unset): The form's values (accept, form mode).
     """
 
-    action: str
+    action: ElicitAction
     type_: ElicitResponseType | Unset = "mcp/elicit/resp"
     id: str | Unset = UNSET
     version: str | Unset = "1.0"
@@ -42,7 +43,7 @@ class ElicitResponse:
     def to_dict(self) -> dict[str, Any]:
         from ..models.elicit_response_content_type_0 import ElicitResponseContentType0
 
-        action = self.action
+        action: str = self.action
 
         type_: str | Unset = UNSET
         if not isinstance(self.type_, Unset):
@@ -91,7 +92,7 @@ class ElicitResponse:
         from ..models.elicit_response_content_type_0 import ElicitResponseContentType0
 
         d = dict(src_dict)
-        action = d.pop("action")
+        action = check_elicit_action(d.pop("action"))
 
         _type_ = d.pop("type", UNSET)
         type_: ElicitResponseType | Unset

@@ -7,6 +7,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.error_code import ErrorCode, check_error_code
+from ..models.import_action import ImportAction, check_import_action
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -22,15 +23,15 @@ class ImportResult:
 
     Attributes:
         server_id (str):  Default: ''.
-        action (str): `created`, `replaced`, `unchanged` or `failed`. Default: ''.
+        action (ImportAction): What an import did with one server (`action` of an import result).
         ok (bool):  Default: False.
         error (str): Why it failed. Default: ''.
         code (ErrorCode | None | Unset):
         server (McpServerInfo | None | Unset):
     """
 
+    action: ImportAction
     server_id: str = ""
-    action: str = ""
     ok: bool = False
     error: str = ""
     code: ErrorCode | None | Unset = UNSET
@@ -42,7 +43,7 @@ class ImportResult:
 
         server_id = self.server_id
 
-        action = self.action
+        action: str = self.action
 
         ok = self.ok
 
@@ -88,7 +89,7 @@ class ImportResult:
         d = dict(src_dict)
         server_id = d.pop("server_id")
 
-        action = d.pop("action")
+        action = check_import_action(d.pop("action"))
 
         ok = d.pop("ok")
 

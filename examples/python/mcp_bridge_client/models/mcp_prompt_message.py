@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.role import Role, check_role
+
 if TYPE_CHECKING:
     from ..models.mcp_prompt_message_content import McpPromptMessageContent
 
@@ -18,16 +20,16 @@ class McpPromptMessage:
     """MCPPromptMessage: one rendered message of a prompt.
 
     Attributes:
-        role (str): `user` or `assistant`. Default: ''.
+        role (Role): Who speaks a message, as MCP says (`role`).
         content (McpPromptMessageContent): One MCP content block, exactly as MCP defines it.
     """
 
+    role: Role
     content: McpPromptMessageContent
-    role: str = ""
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        role = self.role
+        role: str = self.role
 
         content = self.content.to_dict()
 
@@ -47,7 +49,7 @@ class McpPromptMessage:
         from ..models.mcp_prompt_message_content import McpPromptMessageContent
 
         d = dict(src_dict)
-        role = d.pop("role")
+        role = check_role(d.pop("role"))
 
         content = McpPromptMessageContent.from_dict(d.pop("content"))
 

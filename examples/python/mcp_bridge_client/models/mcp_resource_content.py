@@ -6,10 +6,7 @@ from typing import Any, Self, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.mcp_resource_content_type import (
-    McpResourceContentType,
-    check_mcp_resource_content_type,
-)
+from ..models.content_kind import ContentKind, check_content_kind
 
 T = TypeVar("T", bound="McpResourceContent")
 
@@ -23,14 +20,14 @@ class McpResourceContent:
         mime_type (str):  Default: 'text/plain'.
         text (str):  Default: ''.
         blob (str): Base64-encoded binary content. Default: ''.
-        type_ (McpResourceContentType): `text` or `blob`. Default: 'text'.
+        type_ (ContentKind): The kind of a resource content block (`type` of MCPResourceContent).
     """
 
+    type_: ContentKind
     uri: str = ""
     mime_type: str = "text/plain"
     text: str = ""
     blob: str = ""
-    type_: McpResourceContentType = "text"
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -69,7 +66,7 @@ class McpResourceContent:
 
         blob = d.pop("blob")
 
-        type_ = check_mcp_resource_content_type(d.pop("type"))
+        type_ = check_content_kind(d.pop("type"))
 
         mcp_resource_content = cls(
             uri=uri,

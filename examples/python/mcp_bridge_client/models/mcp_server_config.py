@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.mcp_protocol import McpProtocol, check_mcp_protocol
 from ..models.mcp_transport import McpTransport, check_mcp_transport
 from ..types import UNSET, Unset
 
@@ -36,10 +37,8 @@ class McpServerConfig:
         connect_timeout (int | Unset): Bound on connecting and initialising, in seconds (the smaller of this and
             `timeout` applies).
         auto_reconnect (bool | Unset): Reconnect on its own when the connection drops.
-        protocol_version (str | Unset): How to start the session: `2025-11-25` (the `initialize` handshake, the
-            default),
-            `2026-07-28` (stateless, `server/discover`) or `auto` (discover, falling back to
-            `initialize`; a silent older server costs up to 10 s).
+        protocol_version (McpProtocol | Unset): How a session with an MCP server starts (`protocol_version` of
+            MCPServerConfig).
         tool_allow_list (list[str] | Unset): Upstream tool names exposed (exact match); empty exposes all.
         resource_allow_list (list[str] | Unset): Resource URIs exposed: exact, or a prefix when an entry ends with `*`;
             empty exposes all.
@@ -56,7 +55,7 @@ class McpServerConfig:
     timeout: int | Unset = UNSET
     connect_timeout: int | Unset = UNSET
     auto_reconnect: bool | Unset = UNSET
-    protocol_version: str | Unset = UNSET
+    protocol_version: McpProtocol | Unset = UNSET
     tool_allow_list: list[str] | Unset = UNSET
     resource_allow_list: list[str] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -92,7 +91,9 @@ class McpServerConfig:
 
         auto_reconnect = self.auto_reconnect
 
-        protocol_version = self.protocol_version
+        protocol_version: str | Unset = UNSET
+        if not isinstance(self.protocol_version, Unset):
+            protocol_version = self.protocol_version
 
         tool_allow_list: list[str] | Unset = UNSET
         if not isinstance(self.tool_allow_list, Unset):
@@ -179,7 +180,12 @@ class McpServerConfig:
 
         auto_reconnect = d.pop("auto_reconnect", UNSET)
 
-        protocol_version = d.pop("protocol_version", UNSET)
+        _protocol_version = d.pop("protocol_version", UNSET)
+        protocol_version: McpProtocol | Unset
+        if isinstance(_protocol_version, Unset):
+            protocol_version = UNSET
+        else:
+            protocol_version = check_mcp_protocol(_protocol_version)
 
         tool_allow_list = cast(list[str], d.pop("tool_allow_list", UNSET))
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.role import Role, check_role
 from ..models.sampling_response_type import (
     SamplingResponseType,
     check_sampling_response_type,
@@ -31,7 +32,7 @@ class SamplingResponse:
         req_id (str | Unset): Echoes the request's `id`. Default: ''.
         server_id (str | Unset):  Default: ''.
         mcp_request_id (str | Unset):  Default: ''.
-        role (str | Unset):  Default: 'assistant'.
+        role (Role | Unset): Who speaks a message, as MCP says (`role`).
         content (SamplingResponseContent | Unset): One MCP content block, e.g. `{"type": "text", "text": "..."}`.
         model (str | Unset):  Default: ''.
         stop_reason (str | Unset): `endTurn`, `stopSequence` or `maxTokens`. Default: ''.
@@ -45,7 +46,7 @@ class SamplingResponse:
     req_id: str | Unset = ""
     server_id: str | Unset = ""
     mcp_request_id: str | Unset = ""
-    role: str | Unset = "assistant"
+    role: Role | Unset = UNSET
     content: SamplingResponseContent | Unset = UNSET
     model: str | Unset = ""
     stop_reason: str | Unset = ""
@@ -69,7 +70,9 @@ class SamplingResponse:
 
         mcp_request_id = self.mcp_request_id
 
-        role = self.role
+        role: str | Unset = UNSET
+        if not isinstance(self.role, Unset):
+            role = self.role
 
         content: dict[str, Any] | Unset = UNSET
         if not isinstance(self.content, Unset):
@@ -135,7 +138,12 @@ class SamplingResponse:
 
         mcp_request_id = d.pop("mcp_request_id", UNSET)
 
-        role = d.pop("role", UNSET)
+        _role = d.pop("role", UNSET)
+        role: Role | Unset
+        if isinstance(_role, Unset):
+            role = UNSET
+        else:
+            role = check_role(_role)
 
         _content = d.pop("content", UNSET)
         content: SamplingResponseContent | Unset

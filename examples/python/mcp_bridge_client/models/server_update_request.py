@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.mcp_protocol import McpProtocol, check_mcp_protocol
 from ..models.server_update_request_type import (
     ServerUpdateRequestType,
     check_server_update_request_type,
@@ -42,7 +43,7 @@ class ServerUpdateRequest:
             timeout (int | None | Unset):
             connect_timeout (int | None | Unset):
             auto_reconnect (bool | None | Unset):
-            protocol_version (None | str | Unset):
+            protocol_version (McpProtocol | None | Unset):
             tool_allow_list (list[str] | None | Unset):
             resource_allow_list (list[str] | None | Unset):
     """
@@ -61,7 +62,7 @@ class ServerUpdateRequest:
     timeout: int | None | Unset = UNSET
     connect_timeout: int | None | Unset = UNSET
     auto_reconnect: bool | None | Unset = UNSET
-    protocol_version: None | str | Unset = UNSET
+    protocol_version: McpProtocol | None | Unset = UNSET
     tool_allow_list: list[str] | None | Unset = UNSET
     resource_allow_list: list[str] | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -150,6 +151,8 @@ class ServerUpdateRequest:
         protocol_version: None | str | Unset
         if isinstance(self.protocol_version, Unset):
             protocol_version = UNSET
+        elif isinstance(self.protocol_version, str):
+            protocol_version = self.protocol_version
         else:
             protocol_version = self.protocol_version
 
@@ -343,12 +346,20 @@ class ServerUpdateRequest:
 
         auto_reconnect = _parse_auto_reconnect(d.pop("auto_reconnect", UNSET))
 
-        def _parse_protocol_version(data: object) -> None | str | Unset:
+        def _parse_protocol_version(data: object) -> McpProtocol | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
                 return data
-            return cast(None | str | Unset, data)
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                protocol_version_type_0 = check_mcp_protocol(data)
+
+                return protocol_version_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(McpProtocol | None | Unset, data)
 
         protocol_version = _parse_protocol_version(d.pop("protocol_version", UNSET))
 

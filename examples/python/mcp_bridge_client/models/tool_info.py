@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.tool_source import ToolSource, check_tool_source
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ class ToolInfo:
     Attributes:
         name (str): Namespaced name, `{server_id}__{tool}`. Default: ''.
         server_id (str):  Default: ''.
-        source (str): `mcp` for a tool of an MCP server, `a2a` for an agent-bridge tool. Default: ''.
+        source (ToolSource): Where a catalogue tool comes from (`source`).
         description (str):  Default: ''.
         input_schema (ToolInfoInputSchema): JSON Schema of the arguments, as MCP defines it.
         title (None | str | Unset):
@@ -33,10 +34,10 @@ class ToolInfo:
         annotations (None | ToolInfoAnnotationsType0 | Unset): MCP tool annotations.
     """
 
+    source: ToolSource
     input_schema: ToolInfoInputSchema
     name: str = ""
     server_id: str = ""
-    source: str = ""
     description: str = ""
     title: None | str | Unset = UNSET
     output_schema: None | ToolInfoOutputSchemaType0 | Unset = UNSET
@@ -51,7 +52,7 @@ class ToolInfo:
 
         server_id = self.server_id
 
-        source = self.source
+        source: str = self.source
 
         description = self.description
 
@@ -110,7 +111,7 @@ class ToolInfo:
 
         server_id = d.pop("server_id")
 
-        source = d.pop("source")
+        source = check_tool_source(d.pop("source"))
 
         description = d.pop("description")
 

@@ -1,0 +1,210 @@
+//! The closed sets of values A2E fields take (protocol versions, roles, actions, sources), as
+//! enums that read and write the same strings the fields always carried.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// How a session with an MCP server starts (`protocol_version` of MCPServerConfig).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+pub enum McpProtocol {
+    /// The `initialize` handshake.
+    #[default]
+    #[serde(rename = "2025-11-25")]
+    Legacy,
+    /// Stateless, `server/discover`.
+    #[serde(rename = "2026-07-28")]
+    Stateless,
+    /// Discover, falling back to `initialize`.
+    #[serde(rename = "auto")]
+    Auto,
+}
+
+impl McpProtocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Legacy => "2025-11-25",
+            Self::Stateless => "2026-07-28",
+            Self::Auto => "auto",
+        }
+    }
+}
+
+/// Who speaks a message, as MCP says (`role`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    /// The default of an answer to a sampling request, as the seed gives it.
+    #[default]
+    Assistant,
+}
+
+/// What the agent did with an elicitation (`action` of mcp/elicit/resp).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitAction {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+/// Where a catalogue tool comes from (`source`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolSource {
+    /// A tool of an MCP server.
+    #[default]
+    Mcp,
+    /// An agent-bridge tool.
+    A2a,
+}
+
+/// The kind of a resource content block (`type` of MCPResourceContent).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ContentKind {
+    #[default]
+    Text,
+    /// Base64 in `blob`.
+    Blob,
+}
+
+/// What an import did with one server (`action` of an import result).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ImportAction {
+    Created,
+    Replaced,
+    Unchanged,
+    /// Nothing was changed; `error` says why.
+    #[default]
+    Failed,
+}
+
+impl ImportAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Replaced => "replaced",
+            Self::Unchanged => "unchanged",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// The A2A protocol an agent speaks, as its card says (`protocol_version` of an A2A agent).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+pub enum A2aProtocol {
+    /// PascalCase methods, the `A2A-Version: 1.0` header.
+    #[default]
+    #[serde(rename = "1.0")]
+    V1_0,
+    /// Slash-separated methods (`message/send`).
+    #[serde(rename = "0.3")]
+    V0_3,
+}
+
+impl A2aProtocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V1_0 => "1.0",
+            Self::V0_3 => "0.3",
+        }
+    }
+}
+
+/// `#[serde(with)]` for an optional filter whose absence is written as an empty string, as A2E
+/// filters are (`""` = all): `""` reads as `None`, and `None` is written `""`.
+pub mod empty_is_none {
+    use serde::de::value::StringDeserializer;
+    use serde::de::{DeserializeOwned, Deserializer};
+    use serde::{Deserialize, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer, T: Serialize>(
+        value: &Option<T>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(value) => value.serialize(serializer),
+            None => serializer.serialize_str(""),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, T: DeserializeOwned>(
+        deserializer: D,
+    ) -> Result<Option<T>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if text.is_empty() {
+            return Ok(None);
+        }
+        T::deserialize(StringDeserializer::<D::Error>::new(text)).map(Some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// The wire string of a value.
+    fn wire(value: impl Serialize) -> Value {
+        serde_json::to_value(value).unwrap()
+    }
+
+    #[test]
+    fn the_strings_on_the_wire_stay_as_they_were() {
+        for protocol in [
+            McpProtocol::Legacy,
+            McpProtocol::Stateless,
+            McpProtocol::Auto,
+        ] {
+            assert_eq!(wire(protocol), protocol.as_str());
+        }
+        assert_eq!(wire(McpProtocol::default()), "2025-11-25");
+        for protocol in [A2aProtocol::V1_0, A2aProtocol::V0_3] {
+            assert_eq!(wire(protocol), protocol.as_str());
+        }
+        assert_eq!(wire(Role::default()), "assistant");
+        assert_eq!(wire(Role::User), "user");
+        assert_eq!(wire(ElicitAction::Decline), "decline");
+        assert_eq!(wire(ToolSource::A2a), "a2a");
+        assert_eq!(wire(ContentKind::Blob), "blob");
+        for action in [
+            ImportAction::Created,
+            ImportAction::Replaced,
+            ImportAction::Unchanged,
+            ImportAction::Failed,
+        ] {
+            assert_eq!(wire(action), action.as_str());
+        }
+        assert!(serde_json::from_value::<ElicitAction>(json!("maybe")).is_err());
+        assert!(serde_json::from_value::<McpProtocol>(json!("2024-11-05")).is_err());
+    }
+
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Filter {
+        #[serde(default, with = "empty_is_none")]
+        source: Option<ToolSource>,
+    }
+
+    #[test]
+    fn an_empty_filter_is_none() {
+        let read = |v: Value| serde_json::from_value::<Filter>(v);
+        assert_eq!(read(json!({})).unwrap().source, None);
+        assert_eq!(read(json!({"source": ""})).unwrap().source, None);
+        assert_eq!(
+            read(json!({"source": "a2a"})).unwrap().source,
+            Some(ToolSource::A2a)
+        );
+        let error = read(json!({"source": "carrier"})).unwrap_err().to_string();
+        assert!(error.contains("unknown variant `carrier`"), "{error}");
+        assert_eq!(wire(Filter { source: None }), json!({"source": ""}));
+        assert_eq!(
+            wire(Filter {
+                source: Some(ToolSource::Mcp)
+            }),
+            json!({"source": "mcp"})
+        );
+    }
+}
