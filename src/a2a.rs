@@ -18,7 +18,7 @@ use crate::guard::{Guard, Refused};
 use crate::registry::naming;
 use crate::store::{Owned, Store, StoreError, StoredAgent};
 use body::BodyError;
-pub use card::{Endpoint, MAX_CARD_BYTES};
+pub use card::{AgentCard, Endpoint, MAX_CARD_BYTES};
 
 /// Added to the caller's timeout for the HTTP wait, so the agent's own deadline comes first.
 const TIMEOUT_BUFFER: Duration = Duration::from_secs(5);
@@ -73,35 +73,31 @@ pub struct A2aAgent {
     pub owner: String,
     pub url: String,
     headers: BTreeMap<String, String>,
-    pub card: Value,
+    pub card: AgentCard,
     pub endpoint: Endpoint,
 }
 
-impl A2aAgent {
-    fn card_text(&self, field: &str) -> String {
-        self.card
-            .get(field)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    }
+/// A text field of a card as shown: empty when the card has none.
+fn text(field: &Option<String>) -> String {
+    field.clone().unwrap_or_default()
+}
 
+impl A2aAgent {
     /// What `agent_list` shows of it.
     pub fn summary(&self) -> Value {
         let skills: Vec<Value> = self
             .card
-            .get("skills")
-            .and_then(Value::as_array)
-            .into_iter()
+            .skills
+            .iter()
             .flatten()
-            .map(|s| json!({"id": s.get("id"), "name": s.get("name"), "tags": s.get("tags")}))
+            .map(|s| json!({"id": s.id, "name": s.name, "tags": s.tags}))
             .collect();
-        json!({"agent_id": self.agent_id, "name": self.card_text("name"), "skills": skills})
+        json!({"agent_id": self.agent_id, "name": text(&self.card.name), "skills": skills})
     }
 
     /// What `agent_info` shows: the card, with the agent's id.
     pub fn info_json(&self) -> Value {
-        let mut card = self.card.clone();
+        let mut card = self.card.to_value();
         if let Some(map) = card.as_object_mut() {
             map.insert("agent_id".into(), json!(self.agent_id));
         }
@@ -123,20 +119,20 @@ impl A2aAgent {
     fn model(&self) -> A2aAgentInfo {
         A2aAgentInfo {
             agent_id: self.agent_id.clone(),
-            name: self.card_text("name"),
-            description: self.card_text("description"),
-            version: self.card_text("version"),
+            name: text(&self.card.name),
+            description: text(&self.card.description),
+            version: text(&self.card.version),
             url: self.url.clone(),
             endpoint: self.endpoint.url.clone(),
             protocol_version: self.endpoint.protocol,
-            skill_tags: card::tags(&self.card),
+            skill_tags: self.card.tags(),
             owner: self.owner.clone(),
             headers: self
                 .headers
                 .keys()
                 .map(|k| (k.clone(), crate::a2e::REDACTED.to_owned()))
                 .collect(),
-            card: self.card.clone(),
+            card: self.card.to_value(),
         }
     }
 }
@@ -183,16 +179,19 @@ impl A2a {
     ) -> Result<Arc<Self>, StoreError> {
         let mut agents = BTreeMap::new();
         for stored in store.list_agents().await? {
-            match card::endpoint(&stored.card) {
-                Ok(endpoint) => {
+            let stored_bytes = serde_json::to_string(&stored.card).map_or(0, |s| s.len());
+            let usable = AgentCard::parse(stored.card)
+                .map_err(|e| A2aError::Protocol(format!("not an agent card: {e}")))
+                .and_then(|card| Ok((card.endpoint()?, card)));
+            match usable {
+                Ok((endpoint, card)) => {
                     // A card stored before cards were bounded would be shown in every listing:
                     // the agent stays usable (and can be refreshed or removed) without it.
-                    let stored_bytes = serde_json::to_string(&stored.card).map_or(0, |s| s.len());
                     let card = if stored_bytes > card::MAX_CARD_BYTES {
                         tracing::error!(agent_id = %stored.agent_id, stored_bytes, "stored card larger than the card limit; shown empty until refreshed");
-                        json!({})
+                        AgentCard::default()
                     } else {
-                        stored.card
+                        card
                     };
                     let agent = A2aAgent {
                         agent_id: stored.agent_id.clone(),
@@ -262,14 +261,14 @@ impl A2a {
         let card = tokio::time::timeout(CARD_TIMEOUT, card::fetch(&self.client, url, &headers))
             .await
             .map_err(|_| A2aError::Timeout(CARD_TIMEOUT))??;
-        let endpoint = card::endpoint(&card)?;
+        let endpoint = card.endpoint()?;
         check_url(&self.guard, "the card's endpoint", &endpoint.url).await?;
         let stored = StoredAgent {
             agent_id: agent_id.clone(),
             owner: caller.id.clone(),
             url: url.to_owned(),
             headers: headers.clone(),
-            card: card.clone(),
+            card: card.to_value(),
         };
         self.store
             .insert_agent(&stored)
@@ -305,7 +304,7 @@ impl A2a {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .values()
-            .filter(|a| tags.is_empty() || card::tags(&a.card).iter().any(|t| tags.contains(t)))
+            .filter(|a| tags.is_empty() || a.card.tags().iter().any(|t| tags.contains(t)))
             .cloned()
             .collect()
     }
@@ -362,9 +361,11 @@ impl A2a {
         )
         .await
         .map_err(|_| A2aError::Timeout(CARD_TIMEOUT))??;
-        let endpoint = card::endpoint(&card)?;
+        let endpoint = card.endpoint()?;
         check_url(&self.guard, "the card's endpoint", &endpoint.url).await?;
-        self.store.update_agent_card(agent_id, &card).await?;
+        self.store
+            .update_agent_card(agent_id, &card.to_value())
+            .await?;
         let agent = Arc::new(A2aAgent {
             agent_id: old.agent_id.clone(),
             owner: old.owner.clone(),

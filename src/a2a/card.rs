@@ -1,9 +1,11 @@
 //! Agent cards: fetched from `/.well-known/agent-card.json` (A2A 1.0), else from
-//! `/.well-known/agent.json` (older agents), and where a card says to send JSON-RPC.
+//! `/.well-known/agent.json` (older agents), typed as far as the bridge reads them, and where a
+//! card says to send JSON-RPC.
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::A2aError;
 use super::body::{self, BodyError};
@@ -20,12 +22,135 @@ pub struct Endpoint {
     pub protocol: A2aProtocol,
 }
 
+/// An agent card: the fields the bridge reads, typed as A2A defines them (camelCase on the
+/// wire), and every other field kept as it came, so a card stored or shown loses nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCard {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Where an older (0.3) card says to send JSON-RPC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// A 1.0 card's endpoints, one per protocol binding and version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported_interfaces: Option<Vec<AgentInterface>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skills: Option<Vec<AgentSkill>>,
+    /// The rest of the card (capabilities, modes, provider, …), as it came.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// One of the endpoints a 1.0 card offers (`supportedInterfaces`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInterface {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `JSONRPC`, `GRPC`, `HTTP+JSON`, …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_binding: Option<String>,
+    /// `1.0` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// A skill a card advertises.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSkill {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl AgentInterface {
+    fn is_jsonrpc(&self) -> bool {
+        self.protocol_binding
+            .as_deref()
+            .is_some_and(|b| b.eq_ignore_ascii_case("JSONRPC"))
+    }
+
+    /// Any 1.x version is spoken as 1.0; anything older as 0.3.
+    fn protocol(&self) -> A2aProtocol {
+        match self.protocol_version.as_deref().unwrap_or("1.0") {
+            v if v.starts_with('1') => A2aProtocol::V1_0,
+            _ => A2aProtocol::V0_3,
+        }
+    }
+}
+
+impl AgentCard {
+    /// The card in `value`; the error names the first field that is not what A2A says it is.
+    pub fn parse(value: Value) -> Result<Self, String> {
+        serde_path_to_error::deserialize(value).map_err(|e| e.to_string())
+    }
+
+    /// The card as JSON, as it is stored and shown.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+
+    /// The JSON-RPC endpoint: a 1.0 `supportedInterfaces` entry when there is one (a 1.x one
+    /// first), else the top-level `url` of an older card.
+    pub fn endpoint(&self) -> Result<Endpoint, A2aError> {
+        let jsonrpc: Vec<&AgentInterface> = self
+            .supported_interfaces
+            .iter()
+            .flatten()
+            .filter(|i| i.is_jsonrpc())
+            .collect();
+        let chosen = jsonrpc
+            .iter()
+            .find(|i| i.protocol() == A2aProtocol::V1_0)
+            .or_else(|| jsonrpc.first());
+        if let Some(interface) = chosen
+            && let Some(url) = &interface.url
+        {
+            return Ok(Endpoint {
+                url: url.clone(),
+                protocol: interface.protocol(),
+            });
+        }
+        match &self.url {
+            Some(url) => Ok(Endpoint {
+                url: url.clone(),
+                protocol: A2aProtocol::V0_3,
+            }),
+            None => Err(A2aError::Protocol(
+                "the agent card names no JSON-RPC endpoint".into(),
+            )),
+        }
+    }
+
+    /// The skill tags the card advertises.
+    pub fn tags(&self) -> Vec<String> {
+        self.skills
+            .iter()
+            .flatten()
+            .flat_map(|s| s.tags.iter().flatten().cloned())
+            .collect()
+    }
+}
+
 /// Fetches the card of the agent at `base`.
 pub async fn fetch(
     client: &reqwest::Client,
     base: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<Value, A2aError> {
+) -> Result<AgentCard, A2aError> {
     let base = reqwest::Url::parse(base).map_err(|e| A2aError::Invalid(format!("`url`: {e}")))?;
     let mut last = String::new();
     for path in ["/.well-known/agent-card.json", "/.well-known/agent.json"] {
@@ -50,7 +175,10 @@ pub async fn fetch(
                 let card: Value = serde_json::from_slice(&bytes).map_err(|e| {
                     A2aError::Protocol(format!("the card at {url} is not JSON: {e}"))
                 })?;
-                endpoint(&card)?;
+                let card = AgentCard::parse(card).map_err(|e| {
+                    A2aError::Protocol(format!("the card at {url} is not an agent card: {e}"))
+                })?;
+                card.endpoint()?;
                 return Ok(card);
             }
             Ok(resp) => last = format!("{url} answered {}", resp.status()),
@@ -60,97 +188,64 @@ pub async fn fetch(
     Err(A2aError::Unreachable(format!("no agent card: {last}")))
 }
 
-/// The JSON-RPC endpoint: a 1.0 `supportedInterfaces` entry when there is one, else the
-/// top-level `url` of an older card.
-pub fn endpoint(card: &Value) -> Result<Endpoint, A2aError> {
-    let interfaces = card
-        .get("supportedInterfaces")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let jsonrpc = |i: &&Value| {
-        i.get("protocolBinding")
-            .and_then(Value::as_str)
-            .is_some_and(|b| b.eq_ignore_ascii_case("JSONRPC"))
-    };
-    let version = |i: &Value| {
-        i.get("protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("1.0")
-            .to_owned()
-    };
-    let chosen = interfaces
-        .iter()
-        .filter(jsonrpc)
-        .find(|i| version(i).starts_with('1'))
-        .or_else(|| interfaces.iter().find(jsonrpc));
-    if let Some(interface) = chosen
-        && let Some(url) = interface.get("url").and_then(Value::as_str)
-    {
-        let protocol = if version(interface).starts_with('1') {
-            A2aProtocol::V1_0
-        } else {
-            A2aProtocol::V0_3
-        };
-        return Ok(Endpoint {
-            url: url.to_owned(),
-            protocol,
-        });
-    }
-    match card.get("url").and_then(Value::as_str) {
-        Some(url) => Ok(Endpoint {
-            url: url.to_owned(),
-            protocol: A2aProtocol::V0_3,
-        }),
-        None => Err(A2aError::Protocol(
-            "the agent card names no JSON-RPC endpoint".into(),
-        )),
-    }
-}
-
-/// The skill tags a card advertises.
-pub fn tags(card: &Value) -> Vec<String> {
-    card.get("skills")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .flat_map(|s| {
-            s.get("tags")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter_map(|t| t.as_str().map(str::to_owned))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
 
+    fn card(value: Value) -> AgentCard {
+        AgentCard::parse(value).unwrap()
+    }
+
     #[test]
     fn a_1_0_card_names_its_jsonrpc_interface() {
-        let card = json!({"supportedInterfaces": [
+        let card1 = card(json!({"supportedInterfaces": [
             {"url": "http://a/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
-            {"url": "http://a/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-        ]});
+            {"url": "http://a/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": "http://a/", "protocolBinding": "jsonrpc", "protocolVersion": "1.0"}
+        ]}));
         assert_eq!(
-            endpoint(&card).unwrap(),
+            card1.endpoint().unwrap(),
             Endpoint {
                 url: "http://a/".into(),
                 protocol: A2aProtocol::V1_0
             }
         );
-        let old = json!({"url": "http://b/rpc", "protocolVersion": "0.3.0"});
-        assert_eq!(endpoint(&old).unwrap().protocol, A2aProtocol::V0_3);
-        assert!(endpoint(&json!({"name": "x"})).is_err());
+        let only_v03 = card(json!({"supportedInterfaces": [
+            {"url": "http://a/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+        ], "url": "http://b/"}));
+        assert_eq!(only_v03.endpoint().unwrap().url, "http://a/v03");
+        assert_eq!(only_v03.endpoint().unwrap().protocol, A2aProtocol::V0_3);
+        let old = card(json!({"url": "http://b/rpc", "protocolVersion": "0.3.0"}));
+        assert_eq!(old.endpoint().unwrap().protocol, A2aProtocol::V0_3);
+        assert!(card(json!({"name": "x"})).endpoint().is_err());
     }
 
     #[test]
     fn skill_tags() {
-        let card = json!({"skills": [{"tags": ["echo", "test"]}, {"tags": ["js"]}]});
-        assert_eq!(tags(&card), ["echo", "test", "js"]);
+        let card = card(json!({"skills": [{"tags": ["echo", "test"]}, {"tags": ["js"]}, {}]}));
+        assert_eq!(card.tags(), ["echo", "test", "js"]);
+    }
+
+    #[test]
+    fn what_the_bridge_does_not_read_is_kept() {
+        let sent = json!({
+            "name": "Echo", "version": "1.0.0", "capabilities": {"streaming": true},
+            "defaultInputModes": ["text/plain"], "skills": [],
+            "supportedInterfaces": [{"url": "http://a/", "protocolBinding": "JSONRPC", "tenant": "t"}],
+            "signatures": [{"protected": "x", "signature": "y"}]
+        });
+        assert_eq!(card(sent.clone()).to_value(), sent);
+        let skill = json!({"skills": [{"id": "e", "name": "E", "tags": [], "examples": ["hi"]}]});
+        assert_eq!(card(skill.clone()).to_value(), skill);
+    }
+
+    #[test]
+    fn a_field_the_bridge_reads_must_have_its_type() {
+        let error = AgentCard::parse(json!({"skills": [{"tags": ["a", 3]}]})).unwrap_err();
+        assert!(error.contains("skills[0].tags[1]"), "{error}");
+        assert!(AgentCard::parse(json!({"name": 5})).is_err());
+        assert!(AgentCard::parse(json!([])).is_err());
     }
 }
