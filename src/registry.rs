@@ -18,7 +18,8 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ServerCapabilities};
 
 use crate::a2e::{
-    ErrorCode, McpServerConfig, McpServerInfo, McpTransport, REDACTED, ServerUpdateRequest,
+    ErrorCode, McpServerConfig, McpServerInfo, McpTransport, NotificationMethod, REDACTED,
+    ServerUpdateRequest,
 };
 use crate::caller::Caller;
 use crate::hub::Hub;
@@ -324,10 +325,7 @@ impl Registry {
         entry.install(established);
         self.insert(entry.clone(), inbox);
         tracing::info!(server_id = %entry.id, owner = %entry.owner, "server registered");
-        entry.push_to_all(
-            crate::a2e::NotificationMethod::ToolsListChanged.as_str(),
-            serde_json::json!({}),
-        );
+        entry.push_to_all(NotificationMethod::ToolsListChanged, serde_json::json!({}));
         Ok(entry.info())
     }
 
@@ -449,10 +447,7 @@ impl Registry {
         self.store
             .record(&agent.id, "server.unregister", server_id, "")
             .await;
-        entry.push_to_all(
-            crate::a2e::NotificationMethod::ToolsListChanged.as_str(),
-            serde_json::json!({}),
-        );
+        entry.push_to_all(NotificationMethod::ToolsListChanged, serde_json::json!({}));
         Ok(())
     }
 
@@ -505,14 +500,11 @@ impl Registry {
         } else {
             entry.replace_lists(None);
             if tool_list_changed {
-                entry.push_to_all(
-                    crate::a2e::NotificationMethod::ToolsListChanged.as_str(),
-                    serde_json::json!({}),
-                );
+                entry.push_to_all(NotificationMethod::ToolsListChanged, serde_json::json!({}));
             }
             if resource_list_changed {
                 entry.push_to_all(
-                    crate::a2e::NotificationMethod::ResourcesListChanged.as_str(),
+                    NotificationMethod::ResourcesListChanged,
                     serde_json::json!({}),
                 );
             }

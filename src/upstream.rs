@@ -38,7 +38,7 @@ use tokio_util::sync::CancellationToken;
 use crate::a2e::{self, McpProtocol, McpServerConfig, McpTransport};
 pub use calls::CallOrigin;
 use calls::Calls;
-pub use handler::{BridgeClient, Context, Route, UpstreamEvent, sampling_result};
+pub use handler::{BridgeClient, Context, Route, sampling_result};
 pub use stdio::StderrTail;
 use watched::Watched;
 

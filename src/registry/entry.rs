@@ -13,7 +13,7 @@ use crate::a2e::{
 };
 use crate::hub::Hub;
 use crate::store::Store;
-use crate::upstream::{self, Connection, Established, Lists, UpstreamEvent};
+use crate::upstream::{self, Connection, Established, Lists};
 
 /// What a supervisor is asked to do.
 #[derive(Debug)]
@@ -57,7 +57,7 @@ pub struct ServerEntry {
     pub(super) live: RwLock<Live>,
     state: watch::Sender<State>,
     pub(super) control: mpsc::UnboundedSender<Control>,
-    events: mpsc::UnboundedSender<UpstreamEvent>,
+    events: mpsc::UnboundedSender<NotificationMethod>,
     /// Held while a change of config is applied, so concurrent changes do not interleave.
     pub(super) changing: tokio::sync::Mutex<()>,
     hub: Arc<Hub>,
@@ -73,7 +73,7 @@ pub struct ServerEntry {
 /// The receiving ends a new entry's supervisor takes.
 pub struct Inbox {
     pub control: mpsc::UnboundedReceiver<Control>,
-    pub events: mpsc::UnboundedReceiver<UpstreamEvent>,
+    pub events: mpsc::UnboundedReceiver<NotificationMethod>,
 }
 
 impl ServerEntry {
@@ -127,17 +127,17 @@ impl ServerEntry {
     }
 
     /// Tells every agent a change this server announced, once it is synced.
-    pub fn push_to_all(&self, method: &str, params: serde_json::Value) {
+    pub fn push_to_all(&self, method: NotificationMethod, params: serde_json::Value) {
         let push = ServerPush {
             server_id: self.id.clone(),
-            method: method.to_owned(),
+            method: method.as_str().to_owned(),
             params,
             ..Default::default()
         };
         self.hub.broadcast(ServerPush::TYPE, &push);
-        if NotificationMethod::parse(method).is_some_and(NotificationMethod::is_list_changed) {
+        if method.is_list_changed() {
             self.hub
-                .to_mcp_clients(&self.id, method, serde_json::json!({}));
+                .to_mcp_clients(&self.id, method.as_str(), serde_json::json!({}));
         }
     }
 
@@ -159,7 +159,7 @@ impl ServerEntry {
         self.state.send_modify(change);
         if self.state.borrow().status != before {
             let info = serde_json::to_value(self.info()).unwrap_or_default();
-            self.push_to_all(NotificationMethod::ServerStatus.as_str(), info);
+            self.push_to_all(NotificationMethod::ServerStatus, info);
         }
     }
 
@@ -182,7 +182,7 @@ impl ServerEntry {
         });
         if reconnected {
             for method in moved {
-                self.push_to_all(method.as_str(), serde_json::json!({}));
+                self.push_to_all(method, serde_json::json!({}));
             }
         }
     }

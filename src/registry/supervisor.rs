@@ -9,9 +9,10 @@ use rand::Rng;
 
 use super::{Control, Inbox, ServerEntry};
 use crate::a2e::McpServerStatus;
+use crate::a2e::NotificationMethod;
 use crate::config::Config;
 use crate::store::Store;
-use crate::upstream::{self, Connection, UpstreamEvent};
+use crate::upstream::{self, Connection};
 
 /// How servers are kept alive: reconnect backoff and health pings.
 #[derive(Debug, Clone, Copy)]
@@ -214,18 +215,13 @@ async fn serve(
     }
 }
 
-async fn relist(entry: &ServerEntry, conn: &Connection, events: &[UpstreamEvent]) {
+async fn relist(entry: &ServerEntry, conn: &Connection, events: &[NotificationMethod]) {
     let listed = tokio::time::timeout(RELIST_TIMEOUT, conn.list_all()).await;
     match listed {
         Ok(Ok(lists)) => {
             tracing::info!(server_id = %entry.id, ?events, "catalogue re-synced");
             entry.replace_lists(Some(lists));
-            for event in events {
-                let method = match event {
-                    UpstreamEvent::ToolsChanged => "notifications/tools/list_changed",
-                    UpstreamEvent::ResourcesChanged => "notifications/resources/list_changed",
-                    UpstreamEvent::PromptsChanged => "notifications/prompts/list_changed",
-                };
+            for &method in events {
                 entry.push_to_all(method, serde_json::json!({}));
             }
         }

@@ -16,20 +16,15 @@ use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
 
 use super::calls::{CallOrigin, Calls};
-use crate::a2e::{ElicitRequest, McpRoot, Message, RootsListRequest, SamplingRequest};
+use crate::a2e::{
+    ElicitAction, ElicitRequest, McpRoot, Message, NotificationMethod, RootsListRequest,
+    SamplingRequest,
+};
 use crate::hub::{Answer, AskError, AskKind, Hub, Recipient, ServerRequest};
 use crate::store::Store;
 
 /// How long the owner gets to answer a roots request before the stored roots are used.
 const ROOTS_WAIT: Duration = Duration::from_secs(5);
-
-/// A notification a server sent that its supervisor acts on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UpstreamEvent {
-    ToolsChanged,
-    ResourcesChanged,
-    PromptsChanged,
-}
 
 /// What a connection needs from the rest of the service.
 #[derive(Clone)]
@@ -40,7 +35,9 @@ pub struct Context {
     pub store: Store,
     /// Bound on waiting for an agent's answer (the server's `timeout`).
     pub timeout: Duration,
-    pub events: tokio::sync::mpsc::UnboundedSender<UpstreamEvent>,
+    /// The list changes the server announces (`NotificationMethod::is_list_changed`), for its
+    /// supervisor to re-sync.
+    pub events: tokio::sync::mpsc::UnboundedSender<NotificationMethod>,
     /// Where the server may be reached (`http`, `sse`, `ws`).
     pub guard: crate::guard::Guard,
     /// Largest message taken from the server (`max_message_bytes`).
@@ -411,11 +408,10 @@ fn elicit_request(
 fn elicit_result(answer: Value, schema: Option<&Value>) -> Result<ElicitResult, ErrorData> {
     let action = answer
         .get("action")
-        .and_then(Value::as_str)
-        .unwrap_or("decline")
-        .to_owned();
+        .and_then(|a| serde_json::from_value(a.clone()).ok())
+        .unwrap_or(ElicitAction::Decline);
     let mut content = answer.get("content").cloned().filter(|c| !c.is_null());
-    if action == "accept" {
+    if action == ElicitAction::Accept {
         let filled = content.get_or_insert_with(|| json!({}));
         if let (Some(filled), Some(properties)) = (
             filled.as_object_mut(),

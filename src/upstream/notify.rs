@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::calls::Calls;
-use super::handler::{Context, UpstreamEvent};
-use crate::a2e::{Message, ServerPush};
+use super::handler::Context;
+use crate::a2e::{Message, NotificationMethod, ServerPush};
 
 pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedReceiver<Value>) {
     while let Some(notification) = notifications.recv().await {
@@ -29,19 +29,11 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
             req_id,
             ..Default::default()
         };
-        match method.as_str() {
-            "notifications/tools/list_changed" => {
-                drop(ctx.events.send(UpstreamEvent::ToolsChanged))
-            }
-            "notifications/resources/list_changed" => {
-                drop(ctx.events.send(UpstreamEvent::ResourcesChanged))
-            }
-            "notifications/prompts/list_changed" => {
-                drop(ctx.events.send(UpstreamEvent::PromptsChanged))
-            }
+        match NotificationMethod::parse(&method) {
+            Some(list) if list.is_list_changed() => drop(ctx.events.send(list)),
             // rmcp itself acts on a cancellation.
-            "notifications/cancelled" => {}
-            "notifications/resources/updated" => {
+            Some(NotificationMethod::Cancelled) => {}
+            Some(NotificationMethod::ResourcesUpdated) => {
                 ctx.hub
                     .to_mcp_clients(&ctx.server_id, &method, params.clone());
                 let uri = params
@@ -57,7 +49,7 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
                     Err(error) => tracing::error!(%error, "cannot read the subscribers of {uri}"),
                 }
             }
-            "notifications/progress" => {
+            Some(NotificationMethod::Progress) => {
                 let Some(origin) = params.get("progressToken").and_then(|t| calls.by_token(t))
                 else {
                     tracing::debug!(server_id = %ctx.server_id, "progress for no call in flight");
@@ -65,7 +57,7 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
                 };
                 origin.progress(push(None)).await;
             }
-            "notifications/message" => {
+            Some(NotificationMethod::Message) => {
                 // A server's log is its owner's, and the caller's when it came during the only
                 // call in flight (it may be that call's): never every session's.
                 let mut agents = vec![ctx.owner.clone()];
