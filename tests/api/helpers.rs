@@ -210,18 +210,20 @@ impl TestApp {
     }
 }
 
-/// Asks `probe` every 50 ms until it answers `Ok`, for at most `within`; `Err` holds what
-/// `probe` saw last (for the failure message).
+/// Asks `probe` every 50 ms until it answers `Ok`, for at most `within` (a probe still running
+/// then is dropped); `Err` holds what `probe` saw last (for the failure message).
 pub async fn poll_until<T>(
     within: Duration,
     mut probe: impl AsyncFnMut() -> Result<T, String>,
 ) -> Result<T, String> {
     let deadline = tokio::time::Instant::now() + within;
+    let mut seen = String::from("no answer from the first probe");
     loop {
-        let seen = match probe().await {
-            Ok(done) => return Ok(done),
-            Err(seen) => seen,
-        };
+        match tokio::time::timeout_at(deadline, probe()).await {
+            Ok(Ok(done)) => return Ok(done),
+            Ok(Err(now)) => seen = now,
+            Err(_) => return Err(format!("{seen} (then a probe ran past the deadline)")),
+        }
         if tokio::time::Instant::now() >= deadline {
             return Err(seen);
         }
