@@ -3,7 +3,7 @@
 //! `scripts/bench.sh` (`cargo bench --bench bridge`) runs the full sizes against the release
 //! build of the service. Without `--bench`, as `cargo test --all-targets` runs it, it is a smoke
 //! run with tiny sizes on the debug build, so the harness cannot rot; it fails on any error but
-//! asserts no timing. `BENCH_ONLY=idle,calls,fanout,catalogue` picks sections,
+//! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,fanout,catalogue` picks sections,
 //! `BENCH_UPSTREAMS=rs,ev` the upstreams and `BENCH_ROUTES=direct,rest,mcp,mcpo` the routes of
 //! the tool-call section.
 //!
@@ -100,6 +100,9 @@ fn main() {
         }
         if wanted("calls") {
             bench.calls(&mut report).await;
+        }
+        if wanted("keepalive") {
+            bench.kept_alive(&mut report).await;
         }
         if wanted("fanout") {
             bench.fanout(&mut report).await;
@@ -811,6 +814,66 @@ impl Bench {
             "\nRSS of the service after these calls: {:.1} MiB.\n",
             bridge.rss_mib()
         ));
+        bridge.stop().await;
+    }
+
+    /// Calls one after another on one rmcp client, so on one kept-alive connection, through
+    /// `/mcp` and directly: were Nagle's algorithm on at the service's end, each answer would
+    /// wait for the client's delayed ACK, some 40 ms a call (20 calls took 840 ms; with it off,
+    /// 46 ms). This figure was a wall-clock assertion in tests/api/mcp.rs.
+    async fn kept_alive(&self, report: &mut Report) {
+        const CALLS: u32 = 20;
+        let dir = tempfile::tempdir().unwrap();
+        let bridge = Bridge::start(dir.path(), &self.auth).await;
+        let (_server, url) = http_echo_server().await;
+        bridge
+            .register(json!({ "server_id": "rs", "transport": "http", "url": url }))
+            .await;
+        let bridge_mcp = format!("{}/mcp", bridge.base);
+        let agent = self.token("bench-keepalive");
+        let routes = [
+            Route::Direct(mcp_client(&url, None).await),
+            Route::Mcp(
+                mcp_client(&bridge_mcp, Some(&agent)).await,
+                "rs__echo".into(),
+            ),
+        ];
+        report.line(
+            "## Kept-alive calls
+",
+        );
+        report.line(&format!(
+            "{CALLS} `echo` calls one after another on one rmcp client (one kept-alive \
+             connection), after one warm-up call, in-process Rust upstream; a delayed-ACK stall \
+             would add some 40 ms a call.\n"
+        ));
+        report.line("| path | calls | total ms | per call ms | ratio |");
+        report.line("|---|---:|---:|---:|---:|");
+        let mut direct = None;
+        for route in routes {
+            let name = route.name();
+            let mut result = route.clone().call().await;
+            let started = Instant::now();
+            for _ in 0..CALLS {
+                result = result.and(route.clone().call().await);
+            }
+            let took = started.elapsed();
+            if let Err(error) = result {
+                let message = format!("kept-alive calls, {name}: {error}");
+                assert!(self.full, "{message}");
+                println!("WARNING {message}");
+            }
+            let ratio = direct.map_or(String::new(), |d: Duration| {
+                format!("{:.2}x", took.as_secs_f64() / d.as_secs_f64())
+            });
+            report.line(&format!(
+                "| {name} | {CALLS} | {:.1} | {:.2} | {ratio} |",
+                ms(took),
+                ms(took) / f64::from(CALLS)
+            ));
+            direct.get_or_insert(took);
+        }
+        report.line("");
         bridge.stop().await;
     }
 

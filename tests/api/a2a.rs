@@ -191,26 +191,22 @@ async fn the_four_agent_bridge_tools() {
         .await;
         let task: Value = serde_json::from_str(&text).unwrap();
         let task_id = task["task"]["id"].as_str().expect("a task id").to_owned();
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        loop {
-            let (is_error, text) = bridge_tool(
-                &app,
-                "agent_query",
-                json!({"agent_id": id, "method": "tasks/get", "params": {"id": task_id}}),
-            )
-            .await;
-            assert!(!is_error, "{text}");
-            let state: Value = serde_json::from_str(&text).unwrap();
-            if state["status"]["state"] == "TASK_STATE_COMPLETED" {
-                assert!(text.contains("echo: later"), "{text}");
-                break;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the task never completed: {text}"
-            );
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        let query = json!({"agent_id": id, "method": "tasks/get", "params": {"id": task_id}});
+        let text = wait_until(
+            "the task's completion",
+            Duration::from_secs(10),
+            async || {
+                let (is_error, text) = bridge_tool(&app, "agent_query", query.clone()).await;
+                assert!(!is_error, "{text}");
+                let state: Value = serde_json::from_str(&text).unwrap();
+                match state["status"]["state"] == "TASK_STATE_COMPLETED" {
+                    true => Ok(text),
+                    false => Err(text),
+                }
+            },
+        )
+        .await;
+        assert!(text.contains("echo: later"), "{text}");
         let (is_error, text) = bridge_tool(
             &app,
             "agent_query",

@@ -8,8 +8,6 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-const WAIT: Duration = Duration::from_secs(15);
-
 /// Calls a tool as `token` in the background.
 fn call_in_background(
     app: &TestApp,
@@ -196,18 +194,17 @@ async fn roots_come_from_the_store_or_from_the_owner() {
             .unwrap_or_default()
             .to_owned()
     };
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
+    let server_has = async |root: &str| {
         let (_, body) = app.call("ev__get-roots-list", json!({})).await;
-        if roots_text(&body).contains("file:///srv/one") {
-            break;
+        match roots_text(&body).contains(root) {
+            true => Ok(()),
+            false => Err(body.to_string()),
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "stored roots never reached the server: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    };
+    wait_until("the stored roots reaching the server", WAIT, async || {
+        server_has("file:///srv/one").await
+    })
+    .await;
 
     // With a stream open, a change asks the owner, whose answer the server gets.
     let mut root = EventStream::open(&app, &app.admin, None).await;
@@ -233,18 +230,10 @@ async fn roots_come_from_the_store_or_from_the_owner() {
         }))
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let (_, body) = app.call("ev__get-roots-list", json!({})).await;
-        if roots_text(&body).contains("file:///srv/answered") {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the answered roots never reached the server: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_until("the answered roots reaching the server", WAIT, async || {
+        server_has("file:///srv/answered").await
+    })
+    .await;
     app.stop().await;
 }
 
@@ -661,13 +650,18 @@ async fn each_kind_of_request_is_refused_in_its_own_words() {
 async fn a_request_that_cannot_be_tied_to_a_call_says_so() {
     let app = spawn_app().await;
     app.register(everything_stdio("ev")).await;
+    let mut alice = EventStream::open(&app, &app.alice, None).await;
     let long = call_in_background(
         &app,
         &app.alice,
         "ev__trigger-long-running-operation",
-        json!({"duration": 3, "steps": 3}),
+        json!({"duration": 3, "steps": 6}),
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    alice
+        .wait_for("the long call's first progress", WAIT, |m| {
+            is_push(m, "notifications/progress")
+        })
+        .await;
     let (_, body) = app
         .call("ev__trigger-sampling-request", json!({"prompt": "x"}))
         .await;

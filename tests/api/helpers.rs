@@ -16,6 +16,10 @@ use tokio_util::sync::CancellationToken;
 
 pub const SECRET: &str = "integration-test-secret";
 
+/// How long a test waits for something that should happen at once (a generous bound for a
+/// loaded machine; a passing test waits only as long as it takes).
+pub const WAIT: Duration = Duration::from_secs(15);
+
 pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
@@ -83,19 +87,16 @@ pub async fn spawn_app_with(data_dir: Arc<tempfile::TempDir>, config: Config) ->
 
 impl TestApp {
     async fn wait_ready(&self) {
-        for _ in 0..200 {
-            if let Ok(resp) = self
-                .client
-                .get(format!("{}/readyz", self.base))
-                .send()
-                .await
-                && resp.status() == StatusCode::OK
-            {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("the service did not become ready within 5 s");
+        let url = format!("{}/readyz", self.base);
+        wait_until(
+            "the service becoming ready",
+            Duration::from_secs(5),
+            async || match self.client.get(&url).send().await {
+                Ok(resp) if resp.status() == StatusCode::OK => Ok(()),
+                other => Err(format!("{other:?}")),
+            },
+        )
+        .await
     }
 
     /// Stops the service as SIGTERM would, waiting for every server to stop.
@@ -175,39 +176,70 @@ impl TestApp {
 
     /// Waits until the server is ready on a connection made after `after` (a `connected_at`).
     pub async fn wait_reconnected(&self, server_id: &str, after: f64, within: Duration) -> Value {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            let (_, body) = self
-                .get(&format!("/v1/servers/{server_id}"), &self.admin)
-                .await;
+        let what = format!("server {server_id} reconnecting");
+        wait_until(&what, within, async || {
+            let (_, body) = self.server(server_id).await;
             let server = &body["server"];
-            if server["status"] == "ready"
+            match server["status"] == "ready"
                 && server["connected_at"].as_f64().unwrap_or_default() > after
             {
-                return server.clone();
+                true => Ok(server.clone()),
+                false => Err(body.to_string()),
             }
-            if tokio::time::Instant::now() > deadline {
-                panic!("server {server_id} did not reconnect within {within:?}: {body}");
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        })
+        .await
     }
 
     /// Waits until the server's status is `status`.
     pub async fn wait_status(&self, server_id: &str, status: &str, within: Duration) -> Value {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            let (_, body) = self
-                .get(&format!("/v1/servers/{server_id}"), &self.admin)
-                .await;
-            if body["server"]["status"] == status {
-                return body["server"].clone();
+        let what = format!("server {server_id} becoming {status}");
+        wait_until(&what, within, async || {
+            let (_, body) = self.server(server_id).await;
+            match body["server"]["status"] == status {
+                true => Ok(body["server"].clone()),
+                false => Err(body.to_string()),
             }
-            if tokio::time::Instant::now() > deadline {
-                panic!("server {server_id} did not become {status} within {within:?}: {body}");
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        })
+        .await
+    }
+
+    /// `GET /v1/servers/{server_id}` as the admin.
+    pub async fn server(&self, server_id: &str) -> (StatusCode, Value) {
+        self.get(&format!("/v1/servers/{server_id}"), &self.admin)
+            .await
+    }
+}
+
+/// Asks `probe` every 50 ms until it answers `Ok`, for at most `within` (a probe still running
+/// then is dropped); `Err` holds what `probe` saw last (for the failure message).
+pub async fn poll_until<T>(
+    within: Duration,
+    mut probe: impl AsyncFnMut() -> Result<T, String>,
+) -> Result<T, String> {
+    let deadline = tokio::time::Instant::now() + within;
+    let mut seen = String::from("no answer from the first probe");
+    loop {
+        match tokio::time::timeout_at(deadline, probe()).await {
+            Ok(Ok(done)) => return Ok(done),
+            Ok(Err(now)) => seen = now,
+            Err(_) => return Err(format!("{seen} (then a probe ran past the deadline)")),
         }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(seen);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// [`poll_until`], failing the test with "`what` did not happen" and what was seen instead.
+pub async fn wait_until<T>(
+    what: &str,
+    within: Duration,
+    probe: impl AsyncFnMut() -> Result<T, String>,
+) -> T {
+    match poll_until(within, probe).await {
+        Ok(done) => done,
+        Err(seen) => panic!("{what} did not happen within {within:?}; last seen: {seen}"),
     }
 }
 
@@ -298,14 +330,45 @@ pub fn pids_with_marker(marker: &str) -> Vec<u32> {
 
 /// Waits until no process carries `marker`.
 pub async fn wait_no_process(marker: &str, within: Duration) {
-    let deadline = tokio::time::Instant::now() + within;
-    while !pids_with_marker(marker).is_empty() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "processes {:?} with marker {marker} still run after {within:?}",
-            pids_with_marker(marker)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    let what = format!("the exit of every process with marker {marker}");
+    wait_until(&what, within, async || match pids_with_marker(marker) {
+        pids if pids.is_empty() => Ok(()),
+        pids => Err(format!("still running: {pids:?}")),
+    })
+    .await
+}
+
+/// A path the fixtures' `slow` tool creates as it starts (its `started` argument), in a directory
+/// of its own removed on drop.
+pub struct StartMark {
+    _dir: tempfile::TempDir,
+    pub path: String,
+}
+
+impl Default for StartMark {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StartMark {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("started").to_string_lossy().into_owned();
+        Self { _dir: dir, path }
+    }
+
+    /// Waits until the fixture has created it: the call has reached the server.
+    pub async fn wait(&self) {
+        wait_until(
+            "the upstream starting the call",
+            WAIT,
+            async || match Path::new(&self.path).exists() {
+                true => Ok(()),
+                false => Err(format!("no file {}", self.path)),
+            },
+        )
+        .await
     }
 }
 
@@ -453,17 +516,12 @@ pub async fn everything_sse() -> Peer {
 }
 
 async fn wait_listening(port: u16) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "nothing listened on {port}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let what = format!("a listener on port {port}");
+    wait_until(&what, Duration::from_secs(15), async || {
+        let connected = tokio::net::TcpStream::connect(("127.0.0.1", port)).await;
+        connected.map(drop).map_err(|error| error.to_string())
+    })
+    .await
 }
 
 /// Starts a server that prints `PORT=<n>` once it listens.

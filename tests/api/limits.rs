@@ -39,7 +39,7 @@ async fn an_agent_over_its_rate_gets_429_with_retry_after() {
     // Per agent: bob is not slowed down by alice.
     let (status, _) = app.get("/v1/tools", &app.bob).await;
     assert_eq!(status, StatusCode::OK);
-    // And the rate refills.
+    // And the rate refills: letting its 1 s pass is what is tested.
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let (status, _) = app.get("/v1/tools", &app.alice).await;
     assert_eq!(status, StatusCode::OK);
@@ -49,10 +49,12 @@ async fn an_agent_over_its_rate_gets_429_with_retry_after() {
 async fn an_agent_has_a_bounded_number_of_requests_in_flight() {
     let app = app_with(0, 0, 1).await;
     app.register(everything_stdio("ev")).await;
+    // The event stream does not count: an agent listens while it calls.
+    let mut events = EventStream::open(&app, &app.alice, None).await;
     let slow = {
         let (client, base, token) = (app.client.clone(), app.base.clone(), app.alice.clone());
         tokio::spawn(async move {
-            let args = json!({ "duration": 2, "steps": 2 });
+            let args = json!({ "duration": 2, "steps": 4 });
             client
                 .post(format!("{base}/v1/tools/call"))
                 .bearer_auth(token)
@@ -63,19 +65,24 @@ async fn an_agent_has_a_bounded_number_of_requests_in_flight() {
                 .status()
         })
     };
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Its first progress says the call reached the server: it is in flight.
+    events
+        .wait_for("the slow call's first progress", WAIT, |m| {
+            is_push(m, "notifications/progress")
+        })
+        .await;
     let (status, body) = app.get("/v1/tools", &app.alice).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
     assert!(body.to_string().contains("in flight"), "{body}");
-    // The event stream does not count: an agent listens while it calls.
-    let events = app
+    let another = app
         .client
         .get(format!("{}/v1/events", app.base))
         .bearer_auth(&app.alice)
         .send()
         .await
         .unwrap();
-    assert_eq!(events.status(), StatusCode::OK);
+    assert_eq!(another.status(), StatusCode::OK);
+    assert!(!slow.is_finished(), "the slow call was still in flight");
     assert_eq!(slow.await.unwrap(), StatusCode::OK);
     let (status, _) = app.get("/v1/tools", &app.alice).await;
     assert_eq!(status, StatusCode::OK, "free again once the call ended");
@@ -99,11 +106,20 @@ async fn a_streamed_answer_stays_in_flight_until_it_ends() {
         .await
         .unwrap();
     assert_eq!(streamed.status(), StatusCode::OK);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut streamed = EventStream::from_response(streamed);
+    streamed
+        .wait_for("progress on the streamed call", WAIT, |m| {
+            is_push(m, "notifications/progress")
+        })
+        .await;
     let (status, body) = app.get("/v1/tools", &app.alice).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
-    let text = streamed.text().await.unwrap();
-    assert!(text.contains("tool/call/resp"), "{text}");
+    streamed
+        .wait_for("the streamed call's answer", WAIT, |m| {
+            m.event == "tool/call/resp"
+        })
+        .await;
+    assert!(streamed.ends_within(WAIT).await, "the stream ends");
     let (status, _) = app.get("/v1/tools", &app.alice).await;
     assert_eq!(status, StatusCode::OK, "free again once the stream ended");
 
@@ -128,11 +144,20 @@ async fn a_streamed_answer_stays_in_flight_until_it_ends() {
         .unwrap();
     assert_eq!(streamed.status(), StatusCode::OK);
     assert_eq!(streamed.headers()["content-type"], "text/event-stream");
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut streamed = EventStream::from_response(streamed);
+    streamed
+        .wait_for("progress on the /mcp call", WAIT, |m| {
+            m.data["method"] == "notifications/progress"
+        })
+        .await;
     let (status, body) = app.get("/v1/tools", &app.alice).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
-    let text = streamed.text().await.unwrap();
-    assert!(text.contains("\"result\""), "{text}");
+    streamed
+        .wait_for("the /mcp call's result", WAIT, |m| {
+            m.data["id"] == 1 && m.data.get("result").is_some()
+        })
+        .await;
+    assert!(streamed.ends_within(WAIT).await, "the stream ends");
     let (status, _) = app.get("/v1/tools", &app.alice).await;
     assert_eq!(status, StatusCode::OK);
 }

@@ -1,7 +1,5 @@
 //! `/metrics` moves with what the service does.
 
-use std::time::Duration;
-
 use reqwest::Method;
 use serde_json::json;
 
@@ -98,16 +96,16 @@ async fn metrics_move_with_calls_requests_streams_and_servers() {
         .post("/v1/servers/pm/reconnect", &app.admin, json!(null))
         .await;
     assert_eq!(body["server"]["status"], "ready");
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let again = scrape(&app).await;
-    assert_eq!(
-        sample(
-            &again,
-            r#"mcp_bridge_upstream_reconnects_total{server_id="pm"}"#
-        ),
-        Some(1.0),
-        "{again}"
-    );
+    let reconnects = r#"mcp_bridge_upstream_reconnects_total{server_id="pm"}"#;
+    let again = wait_until("a reconnect in /metrics", WAIT, async || {
+        let text = scrape(&app).await;
+        match sample(&text, reconnects) {
+            Some(n) if n > 0.0 => Ok(text),
+            _ => Err(text),
+        }
+    })
+    .await;
+    assert_eq!(sample(&again, reconnects), Some(1.0), "{again}");
     app.stop().await;
 }
 

@@ -23,19 +23,16 @@ async fn spawn_watchful_app() -> TestApp {
 
 /// Waits until `server_id` as `token` sees it has a non-empty `error` and `status`.
 async fn wait_error(app: &TestApp, token: &str, server_id: &str, status: &str) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    let what = format!("server {server_id} becoming {status} with an error");
+    wait_until(&what, Duration::from_secs(20), async || {
         let (_, body) = app.get(&format!("/v1/servers/{server_id}"), token).await;
         let server = &body["server"];
-        if server["status"] == status && !server["error"].as_str().unwrap_or("").is_empty() {
-            return server.clone();
+        match server["status"] == status && !server["error"].as_str().unwrap_or("").is_empty() {
+            true => Ok(server.clone()),
+            false => Err(body.to_string()),
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "server {server_id} did not become {status} with an error: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 /// An upstream's URL (query value) and header secrets never reach another agent when the

@@ -323,7 +323,7 @@ async fn reconnect_on_demand_and_a_lost_child_is_noticed() {
     assert!(down["error"].as_str().unwrap().contains("lost"), "{down}");
     let (status, body) = app.call("phoenix__echo", json!({"text": "x"})).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
-    // auto_reconnect is off: it stays down until asked.
+    // auto_reconnect is off: it stays down until asked (a negative: nothing to wait on but time).
     tokio::time::sleep(Duration::from_secs(1)).await;
     let (_, body) = app.get("/v1/servers/phoenix", &app.admin).await;
     assert_eq!(body["server"]["status"], "disconnected");

@@ -104,19 +104,21 @@ async fn a_child_killed_mid_call_fails_the_call_at_once_and_comes_back() {
     let app = spawn_watchful_app().await;
     let marker = unique("kill9");
     let first = app.register(py_stdio("k9", &marker)).await;
+    let started = StartMark::new();
+    let arguments = json!({"seconds": 30, "started": started.path});
     let client = app.client.clone();
     let (url, token) = (format!("{}/v1/tools/call", app.base), app.alice.clone());
     let call = tokio::spawn(async move {
         let resp = client
             .post(url)
             .bearer_auth(token)
-            .json(&json!({"name": "k9__slow", "arguments": {"seconds": 30}}))
+            .json(&json!({"name": "k9__slow", "arguments": arguments}))
             .send()
             .await
             .unwrap();
         (resp.status(), resp.json::<Value>().await.unwrap())
     });
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    started.wait().await;
     let killed_at = std::time::Instant::now();
     for pid in pids_with_marker(&marker) {
         kill("KILL", pid);
@@ -190,12 +192,14 @@ async fn a_stopped_child_misses_its_pings_and_is_replaced() {
     let app = spawn_watchful_app().await;
     let marker = unique("sigstop");
     let first = app.register(py_stdio("frozen", &marker)).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let (_, body) = app.get("/v1/servers/frozen", &app.alice).await;
-    assert!(
-        body["server"]["last_ping_ms"].as_f64().unwrap() > 0.0,
-        "pings measured: {body}"
-    );
+    wait_until("a ping measured", WAIT, async || {
+        let (_, body) = app.get("/v1/servers/frozen", &app.alice).await;
+        match body["server"]["last_ping_ms"].as_f64() {
+            Some(ms) if ms > 0.0 => Ok(()),
+            _ => Err(body.to_string()),
+        }
+    })
+    .await;
     let old = pids_with_marker(&marker);
     assert_eq!(old.len(), 1);
     kill("STOP", old[0]);
@@ -207,15 +211,17 @@ async fn a_stopped_child_misses_its_pings_and_is_replaced() {
     app.wait_reconnected("frozen", after, Duration::from_secs(30))
         .await;
     // The stopped child was killed, not left behind; only the new one runs.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while std::path::Path::new(&format!("/proc/{}", old[0])).exists() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the stopped child {} was left behind",
-            old[0]
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let what = format!("the end of the stopped child {}", old[0]);
+    let proc = format!("/proc/{}", old[0]);
+    wait_until(
+        &what,
+        Duration::from_secs(15),
+        async || match std::path::Path::new(&proc).exists() {
+            true => Err(format!("{proc} exists")),
+            false => Ok(()),
+        },
+    )
+    .await;
     assert_eq!(pids_with_marker(&marker).len(), 1);
     app.stop().await;
     wait_no_process(&marker, Duration::from_secs(10)).await;
@@ -308,10 +314,10 @@ async fn sigkill_of_the_bridge_takes_its_children_and_a_restart_brings_them_back
     wait_no_process(&marker, Duration::from_secs(5)).await;
 
     let mut bridge = start_bridge(data_dir.path()).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    let url = format!("{}/v1/tools/call", bridge.base);
+    wait_until("the server's return", Duration::from_secs(30), async || {
         let body: Value = client
-            .post(format!("{}/v1/tools/call", bridge.base))
+            .post(&url)
             .bearer_auth(admin_token())
             .json(&json!({"name": "survivor__echo", "arguments": {"text": "back"}}))
             .send()
@@ -320,15 +326,12 @@ async fn sigkill_of_the_bridge_takes_its_children_and_a_restart_brings_them_back
             .json()
             .await
             .unwrap();
-        if body["content"][0]["text"] == "back" {
-            break;
+        match body["content"][0]["text"] == "back" {
+            true => Ok(()),
+            false => Err(body.to_string()),
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the server did not come back: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
     bridge.signal("TERM");
     bridge
         .exited_within(Duration::from_secs(10))
@@ -425,6 +428,7 @@ async fn stdio_commands_must_be_on_the_allow_list_when_there_is_one() {
     let app = with_list(vec![everything_bin()]).await;
     let (_, list) = app.get("/v1/servers", &app.admin).await;
     assert_eq!(list["servers"], json!([]), "{list}");
+    // Proving that nothing starts it: give it the time a start would take.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         pids_with_marker(&marker).is_empty(),
@@ -527,6 +531,7 @@ async fn a_stdio_env_can_neither_choose_the_program_nor_inject_into_it() {
     let app = with(Vec::new(), Vec::new()).await;
     let (_, list) = app.get("/v1/servers", &app.admin).await;
     assert_eq!(list["servers"], json!([]), "{list}");
+    // Proving that nothing starts it: give it the time a start would take.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         pids_with_marker(&marker).is_empty(),

@@ -191,18 +191,15 @@ async fn a_tools_list_changed_notification_re_syncs_the_catalogue() {
     );
     let (status, body) = app.call("py__grow", json!({"name": "sprout"})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !app
-        .tool_names("?server_id=py")
-        .await
-        .contains(&"py__sprout".to_owned())
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "py__sprout did not appear after tools/list_changed"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let what = "py__sprout appearing after tools/list_changed";
+    wait_until(what, std::time::Duration::from_secs(10), async || {
+        let names = app.tool_names("?server_id=py").await;
+        match names.contains(&"py__sprout".to_owned()) {
+            true => Ok(()),
+            false => Err(format!("{names:?}")),
+        }
+    })
+    .await;
     let (status, body) = app.call("py__sprout", json!({})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["content"][0]["text"], "grown");

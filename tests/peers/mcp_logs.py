@@ -4,7 +4,8 @@ Usage: mcp_logs.py URL TOKEN
 
 Opens a 2025-11-25 session with `Authorization: Bearer TOKEN`, asks for every level
 (`logging/setLevel` debug), prints the line `ready`, then collects the `notifications/message`
-it gets until its standard input closes, and prints one JSON object: {"logs": [their data]}.
+it gets until its standard input closes, printing `log <data as a JSON string>` for each as it
+arrives, and at the end one JSON object: {"logs": [their data]}.
 """
 
 import asyncio
@@ -22,6 +23,7 @@ async def main() -> None:
 
     async def on_log(params):
         logs.append(str(params.data)[:64])
+        print("log " + json.dumps(logs[-1]), flush=True)
 
     transport = streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
     async with Client(transport, mode="legacy", logging_callback=on_log) as client:

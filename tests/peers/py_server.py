@@ -25,6 +25,9 @@ error -32002 ("Resource not found"); subscribing twice and unsubscribing a URI n
 The tool subscriptions() returns the subscribed URIs sorted and joined with "\n" ("" when none); the tool
 touch(uri) sends notifications/resources/updated for that uri to the calling client and returns "touched".
 
+The tool slow(seconds, started="") sleeps `seconds`, then returns "done"; given `started` (a file path), it first
+creates that file, so a test knows the call has reached the server.
+
 The tool big(size) returns one text block of exactly `size` bytes ("x" repeated), to test the bridge's bound on
 the size of one message (its JSON-RPC answer is some 100 bytes more than `size`); shout(size) first sends the
 client a log message (notifications/message, level info) whose data is such a text, then returns "said";
@@ -133,8 +136,12 @@ def build_server():
         raise ToolError("fixture failure: this tool always fails")
 
     @mcp.tool(structured_output=False)
-    async def slow(seconds: float) -> str:
-        """Sleep for the given number of seconds, then return "done"."""
+    async def slow(seconds: float, started: str = "") -> str:
+        """Sleep for the given number of seconds, then return "done".
+
+        With `started` (a file path), first create that file: a test waits on it to know the call is in flight."""
+        if started:
+            open(started, "x").close()
         await asyncio.sleep(seconds)
         return "done"
 

@@ -12,7 +12,9 @@ Usage:
 Server "ws-fixture" 0.1.0 (FastMCP of SDK 1.x) exposes the tools:
     echo(text: str) -> str      returns text
     add(a: int, b: int) -> int  returns a + b
-    slow(seconds: float) -> str sleeps (asynchronously) for `seconds`, then returns "done"
+    slow(seconds: float, started: str = "") -> str
+                                sleeps (asynchronously) for `seconds`, then returns "done"; given `started`
+                                (a file path), it first creates that file (the call has reached the server)
     big(size: int) -> str       returns a text of exactly `size` bytes ("x" repeated)
 
 Transport: the SDK's mcp.server.websocket.websocket_server inside a Starlette app (WebSocket route /ws), run by
@@ -76,8 +78,12 @@ def add(a: int, b: int) -> int:
 
 
 @mcp.tool()
-async def slow(seconds: float) -> str:
-    """Sleep for the given number of seconds, then return "done"."""
+async def slow(seconds: float, started: str = "") -> str:
+    """Sleep for the given number of seconds, then return "done".
+
+    With `started` (a file path), first create that file: a test waits on it to know the call is in flight."""
+    if started:
+        open(started, "x").close()
     await asyncio.sleep(seconds)
     return "done"
 
