@@ -18,7 +18,6 @@ use axum::response::{IntoResponse, Response};
 use crate::a2e::ErrorCode;
 use crate::auth::Agent;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// Agents tracked before idle ones are forgotten.
 const TRACKED: usize = 10_000;
@@ -179,7 +178,7 @@ impl Limits {
 /// long as the agent listens; `GET /v1/events` also holds one of the agent's stream slots
 /// (`MCP_BRIDGE_AGENT_EVENT_STREAMS`) until it ends (a session's `GET /mcp` is bounded by the
 /// sessions cap instead).
-pub async fn limit_agent(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn limit_agent(State(limits): State<Arc<Limits>>, req: Request, next: Next) -> Response {
     let Some(agent) = req.extensions().get::<Agent>() else {
         return next.run(req).await;
     };
@@ -187,8 +186,8 @@ pub async fn limit_agent(State(state): State<AppState>, req: Request, next: Next
     let events = path == "/v1/events";
     let listening = events || (path == "/mcp" && req.method() == Method::GET);
     let admitted = match events {
-        true => state.limits.admit_stream(&agent.id, Instant::now()),
-        false => state.limits.admit(&agent.id, !listening, Instant::now()),
+        true => limits.admit_stream(&agent.id, Instant::now()),
+        false => limits.admit(&agent.id, !listening, Instant::now()),
     };
     match admitted {
         Ok(None) => next.run(req).await,
