@@ -308,7 +308,7 @@ pub fn router(state: AppState) -> Router {
                 require_agent_layer,
             ))
             .layer(middleware::from_fn_with_state(
-                state.clone(),
+                state.limits.clone(),
                 crate::http::limits::limit_agent,
             )),
     );

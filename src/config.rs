@@ -37,46 +37,206 @@ pub const MIN_MAX_MESSAGE_BYTES: usize = 64 * 1024;
 /// while it is decoded), so more would let one server exhaust the bridge.
 pub const MAX_MAX_MESSAGE_BYTES: usize = 1024 * 1024 * 1024;
 
-/// Every environment variable the service reads (each documented in the README).
-pub const VARIABLES: &[&str] = &[
-    "MCP_BRIDGE_CONFIG",
-    "MCP_BRIDGE_BIND",
-    "MCP_BRIDGE_DATA_DIR",
-    "MCP_BRIDGE_DATABASE_URL",
-    "MCP_BRIDGE_JWT_SECRET",
-    "MCP_BRIDGE_JWT_PUBLIC_KEY",
-    "MCP_BRIDGE_JWT_ISSUER",
-    "MCP_BRIDGE_PUBLIC_URL",
-    "MCP_BRIDGE_JWT_AUDIENCE",
-    "MCP_BRIDGE_JWT_LEEWAY_SECS",
-    "MCP_BRIDGE_MCP_ALLOWED_HOSTS",
-    "MCP_BRIDGE_MCP_AUTH",
-    "MCP_BRIDGE_MCP_UNPREFIXED_SERVER",
-    "MCP_BRIDGE_STDIO_ALLOWED_COMMANDS",
-    "MCP_BRIDGE_STDIO_ALLOWED_ENV",
-    "MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS",
-    "MCP_BRIDGE_A2A_ENABLED",
-    "MCP_BRIDGE_LOG",
-    "MCP_BRIDGE_MAX_BODY_BYTES",
-    "MCP_BRIDGE_MAX_MESSAGE_BYTES",
-    "MCP_BRIDGE_SHUTDOWN_GRACE_SECS",
-    "MCP_BRIDGE_PAGE_SIZE",
-    "MCP_BRIDGE_REPLAY_BUFFER",
-    "MCP_BRIDGE_KEEPALIVE_SECS",
-    "MCP_BRIDGE_RECONNECT_BASE_MS",
-    "MCP_BRIDGE_RECONNECT_MAX_SECS",
-    "MCP_BRIDGE_PING_INTERVAL_SECS",
-    "MCP_BRIDGE_PING_TIMEOUT_SECS",
-    "MCP_BRIDGE_SECRETS_KEY",
-    "MCP_BRIDGE_AGENT_RATE",
-    "MCP_BRIDGE_AGENT_BURST",
-    "MCP_BRIDGE_AGENT_CONCURRENCY",
-    "MCP_BRIDGE_AGENT_EVENT_STREAMS",
-    "MCP_BRIDGE_AGENT_MCP_SESSIONS",
-    "MCP_BRIDGE_MAX_CONNECTIONS",
-    "MCP_BRIDGE_HEADER_TIMEOUT_SECS",
-    "MCP_BRIDGE_BODY_TIMEOUT_SECS",
+/// The variable naming the optional TOML file, read before the others.
+const FILE: &str = "MCP_BRIDGE_CONFIG";
+
+/// An environment variable and how its value sets the configuration.
+struct Variable {
+    name: &'static str,
+    set: fn(&mut Config, &Value) -> Result<(), ConfigError>,
+}
+
+const fn var(
+    name: &'static str,
+    set: fn(&mut Config, &Value) -> Result<(), ConfigError>,
+) -> Variable {
+    Variable { name, set }
+}
+
+/// Every variable but [`FILE`], each named once, applied in this order over the file's values
+/// (each is in the README's configuration table, which a test checks). A table rather than
+/// figment or clap's `env`: both read only the process environment (tests pass their own),
+/// neither parses these values (comma lists, `yes`/`on`, empty as unset) or names the variable
+/// in its error as the messages here do, clap has no file layer under the environment, and
+/// figment would add 12 crates, a second `toml` among them.
+const VARIABLES: &[Variable] = &[
+    var("MCP_BRIDGE_BIND", |c, v| v.text().map(|x| c.bind = x)),
+    var("MCP_BRIDGE_DATA_DIR", |c, v| {
+        v.text().map(|x| c.data_dir = x.into())
+    }),
+    var("MCP_BRIDGE_DATABASE_URL", |c, v| {
+        v.optional().map(|x| c.database_url = x)
+    }),
+    var("MCP_BRIDGE_JWT_SECRET", |c, v| {
+        v.secret().map(|x| c.jwt_secret = x)
+    }),
+    var("MCP_BRIDGE_SECRETS_KEY", |c, v| {
+        v.secret().map(|x| c.secrets_key = x)
+    }),
+    var("MCP_BRIDGE_JWT_PUBLIC_KEY", |c, v| {
+        v.optional()
+            .map(|x| c.jwt_public_key = x.map(PathBuf::from))
+    }),
+    var("MCP_BRIDGE_JWT_ISSUER", |c, v| {
+        v.optional().map(|x| c.jwt_issuer = x)
+    }),
+    var("MCP_BRIDGE_PUBLIC_URL", |c, v| {
+        v.optional().map(|x| c.public_url = x)
+    }),
+    var("MCP_BRIDGE_JWT_AUDIENCE", |c, v| {
+        v.optional().map(|x| c.jwt_audience = x)
+    }),
+    var("MCP_BRIDGE_JWT_LEEWAY_SECS", |c, v| {
+        v.number().map(|x| c.jwt_leeway_secs = x)
+    }),
+    var("MCP_BRIDGE_MCP_ALLOWED_HOSTS", |c, v| {
+        v.list().map(|x| c.mcp_allowed_hosts = x)
+    }),
+    var("MCP_BRIDGE_STDIO_ALLOWED_COMMANDS", |c, v| {
+        v.list().map(|x| c.stdio_allowed_commands = x)
+    }),
+    var("MCP_BRIDGE_STDIO_ALLOWED_ENV", |c, v| {
+        v.list().map(|x| c.stdio_allowed_env = x)
+    }),
+    var("MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS", |c, v| {
+        v.flag().map(|x| c.allow_private_upstreams = x)
+    }),
+    var("MCP_BRIDGE_LOG", |c, v| v.text().map(|x| c.log = x)),
+    var("MCP_BRIDGE_MAX_BODY_BYTES", |c, v| {
+        v.number().map(|x| c.max_body_bytes = x)
+    }),
+    var("MCP_BRIDGE_MAX_MESSAGE_BYTES", |c, v| {
+        v.number().map(|x| c.max_message_bytes = x)
+    }),
+    var("MCP_BRIDGE_PAGE_SIZE", |c, v| {
+        v.number().map(|x| c.page_size = x)
+    }),
+    var("MCP_BRIDGE_REPLAY_BUFFER", |c, v| {
+        v.number().map(|x| c.replay_buffer = x)
+    }),
+    var("MCP_BRIDGE_KEEPALIVE_SECS", |c, v| {
+        v.number().map(|x| c.keepalive_secs = x)
+    }),
+    var("MCP_BRIDGE_RECONNECT_BASE_MS", |c, v| {
+        v.number().map(|x| c.reconnect_base_ms = x)
+    }),
+    var("MCP_BRIDGE_RECONNECT_MAX_SECS", |c, v| {
+        v.number().map(|x| c.reconnect_max_secs = x)
+    }),
+    var("MCP_BRIDGE_PING_INTERVAL_SECS", |c, v| {
+        v.number().map(|x| c.ping_interval_secs = x)
+    }),
+    var("MCP_BRIDGE_PING_TIMEOUT_SECS", |c, v| {
+        v.number().map(|x| c.ping_timeout_secs = x)
+    }),
+    var("MCP_BRIDGE_MCP_AUTH", |c, v| {
+        v.on_off().map(|on| c.mcp_auth_off = !on)
+    }),
+    var("MCP_BRIDGE_A2A_ENABLED", |c, v| {
+        v.flag().map(|x| c.a2a_enabled = x)
+    }),
+    var("MCP_BRIDGE_MCP_UNPREFIXED_SERVER", |c, v| {
+        v.optional().map(|x| c.mcp_unprefixed_server = x)
+    }),
+    var("MCP_BRIDGE_AGENT_RATE", |c, v| {
+        v.number().map(|x| c.agent_rate = x)
+    }),
+    var("MCP_BRIDGE_AGENT_BURST", |c, v| {
+        v.number().map(|x| c.agent_burst = x)
+    }),
+    var("MCP_BRIDGE_AGENT_CONCURRENCY", |c, v| {
+        v.number().map(|x| c.agent_concurrency = x)
+    }),
+    var("MCP_BRIDGE_AGENT_EVENT_STREAMS", |c, v| {
+        v.number().map(|x| c.agent_event_streams = x)
+    }),
+    var("MCP_BRIDGE_AGENT_MCP_SESSIONS", |c, v| {
+        v.number().map(|x| c.agent_mcp_sessions = x)
+    }),
+    var("MCP_BRIDGE_MAX_CONNECTIONS", |c, v| {
+        v.number().map(|x| c.max_connections = x)
+    }),
+    var("MCP_BRIDGE_HEADER_TIMEOUT_SECS", |c, v| {
+        v.number().map(|x| c.header_timeout_secs = x)
+    }),
+    var("MCP_BRIDGE_BODY_TIMEOUT_SECS", |c, v| {
+        v.number().map(|x| c.body_timeout_secs = x)
+    }),
+    var("MCP_BRIDGE_SHUTDOWN_GRACE_SECS", |c, v| {
+        v.number().map(|x| c.shutdown_grace_secs = x)
+    }),
 ];
+
+/// Every environment variable the service reads.
+pub fn variables() -> impl Iterator<Item = &'static str> {
+    std::iter::once(FILE).chain(VARIABLES.iter().map(|v| v.name))
+}
+
+/// A variable's value as set, with its name for the error on a bad one.
+struct Value<'a> {
+    name: &'static str,
+    raw: &'a str,
+}
+
+impl Value<'_> {
+    /// The value without surrounding white space.
+    fn text(&self) -> Result<String, ConfigError> {
+        Ok(self.raw.trim().to_owned())
+    }
+
+    /// The value without surrounding white space; empty is none.
+    fn optional(&self) -> Result<Option<String>, ConfigError> {
+        Ok(Some(self.raw.trim().to_owned()).filter(|v| !v.is_empty()))
+    }
+
+    /// A secret, taken as it is; empty is none.
+    fn secret(&self) -> Result<Option<SecretString>, ConfigError> {
+        Ok((!self.raw.is_empty()).then(|| SecretString::from(self.raw)))
+    }
+
+    /// Comma-separated entries, each trimmed; empty ones left out.
+    fn list(&self) -> Result<Vec<String>, ConfigError> {
+        Ok(self
+            .raw
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect())
+    }
+
+    fn number<T: std::str::FromStr>(&self) -> Result<T, ConfigError> {
+        let value = self.raw.trim();
+        value.parse().map_err(|_| {
+            invalid(
+                self.name,
+                format!("\"{value}\" is not a non-negative whole number"),
+            )
+        })
+    }
+
+    fn flag(&self) -> Result<bool, ConfigError> {
+        let value = self.raw.trim();
+        match value.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" | "" => Ok(false),
+            _ => Err(invalid(
+                self.name,
+                format!("\"{value}\" is not true or false"),
+            )),
+        }
+    }
+
+    /// `on` (or empty) or `off`.
+    fn on_off(&self) -> Result<bool, ConfigError> {
+        let value = self.raw.trim();
+        match value.to_ascii_lowercase().as_str() {
+            "on" | "" => Ok(true),
+            "off" => Ok(false),
+            _ => Err(invalid(self.name, format!("\"{value}\" is not on or off"))),
+        }
+    }
+}
 
 /// The service's settings. File keys are the variable names without `MCP_BRIDGE_`, in lower case.
 #[derive(Debug, Clone, Deserialize)]
@@ -202,7 +362,7 @@ impl Config {
 
     /// Loads the layers from the given environment (tests pass their own).
     pub fn from_env(env: &HashMap<String, String>) -> Result<Self, ConfigError> {
-        let mut config = match env.get("MCP_BRIDGE_CONFIG").filter(|p| !p.is_empty()) {
+        let mut config = match env.get(FILE).filter(|p| !p.is_empty()) {
             Some(path) => Self::from_file(Path::new(path))?,
             None => Self::default(),
         };
@@ -222,133 +382,13 @@ impl Config {
         })
     }
 
+    /// Each variable set in `env` over the values so far.
     fn apply_env(&mut self, env: &HashMap<String, String>) -> Result<(), ConfigError> {
-        let get = |name: &str| env.get(name).map(|v| v.trim().to_owned());
-        if let Some(v) = get("MCP_BRIDGE_BIND") {
-            self.bind = v;
-        }
-        if let Some(v) = get("MCP_BRIDGE_DATA_DIR") {
-            self.data_dir = v.into();
-        }
-        if let Some(v) = get("MCP_BRIDGE_DATABASE_URL") {
-            self.database_url = non_empty(v);
-        }
-        if let Some(v) = env.get("MCP_BRIDGE_JWT_SECRET") {
-            self.jwt_secret = non_empty(v.clone()).map(SecretString::from);
-        }
-        if let Some(v) = env.get("MCP_BRIDGE_SECRETS_KEY") {
-            self.secrets_key = non_empty(v.clone()).map(SecretString::from);
-        }
-        if let Some(v) = get("MCP_BRIDGE_JWT_PUBLIC_KEY") {
-            self.jwt_public_key = non_empty(v).map(PathBuf::from);
-        }
-        if let Some(v) = get("MCP_BRIDGE_JWT_ISSUER") {
-            self.jwt_issuer = non_empty(v);
-        }
-        if let Some(v) = get("MCP_BRIDGE_PUBLIC_URL") {
-            self.public_url = non_empty(v);
-        }
-        if let Some(v) = get("MCP_BRIDGE_JWT_AUDIENCE") {
-            self.jwt_audience = non_empty(v);
-        }
-        if let Some(v) = get("MCP_BRIDGE_JWT_LEEWAY_SECS") {
-            self.jwt_leeway_secs = parse_number("MCP_BRIDGE_JWT_LEEWAY_SECS", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_MCP_ALLOWED_HOSTS") {
-            self.mcp_allowed_hosts = list(&v);
-        }
-        if let Some(v) = get("MCP_BRIDGE_STDIO_ALLOWED_COMMANDS") {
-            self.stdio_allowed_commands = list(&v);
-        }
-        if let Some(v) = get("MCP_BRIDGE_STDIO_ALLOWED_ENV") {
-            self.stdio_allowed_env = list(&v);
-        }
-        if let Some(v) = get("MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS") {
-            self.allow_private_upstreams = parse_bool("MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_LOG") {
-            self.log = v;
-        }
-        if let Some(v) = get("MCP_BRIDGE_MAX_BODY_BYTES") {
-            self.max_body_bytes = parse_number("MCP_BRIDGE_MAX_BODY_BYTES", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_MAX_MESSAGE_BYTES") {
-            self.max_message_bytes = parse_number("MCP_BRIDGE_MAX_MESSAGE_BYTES", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_PAGE_SIZE") {
-            self.page_size = parse_number("MCP_BRIDGE_PAGE_SIZE", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_REPLAY_BUFFER") {
-            self.replay_buffer = parse_number("MCP_BRIDGE_REPLAY_BUFFER", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_KEEPALIVE_SECS") {
-            self.keepalive_secs = parse_number("MCP_BRIDGE_KEEPALIVE_SECS", &v)?;
-        }
-        for (name, field) in [
-            ("MCP_BRIDGE_RECONNECT_BASE_MS", &mut self.reconnect_base_ms),
-            (
-                "MCP_BRIDGE_RECONNECT_MAX_SECS",
-                &mut self.reconnect_max_secs,
-            ),
-            (
-                "MCP_BRIDGE_PING_INTERVAL_SECS",
-                &mut self.ping_interval_secs,
-            ),
-            ("MCP_BRIDGE_PING_TIMEOUT_SECS", &mut self.ping_timeout_secs),
-        ] {
-            if let Some(v) = get(name) {
-                *field = parse_number(name, &v)?;
+        for variable in VARIABLES {
+            if let Some(raw) = env.get(variable.name) {
+                let name = variable.name;
+                (variable.set)(self, &Value { name, raw })?;
             }
-        }
-        if let Some(v) = get("MCP_BRIDGE_MCP_AUTH") {
-            self.mcp_auth_off = match v.to_ascii_lowercase().as_str() {
-                "off" => true,
-                "on" | "" => false,
-                _ => {
-                    return Err(invalid(
-                        "MCP_BRIDGE_MCP_AUTH",
-                        format!("\"{v}\" is not on or off"),
-                    ));
-                }
-            };
-        }
-        if let Some(v) = get("MCP_BRIDGE_A2A_ENABLED") {
-            self.a2a_enabled = parse_bool("MCP_BRIDGE_A2A_ENABLED", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_MCP_UNPREFIXED_SERVER") {
-            self.mcp_unprefixed_server = non_empty(v);
-        }
-        if let Some(v) = get("MCP_BRIDGE_AGENT_RATE") {
-            self.agent_rate = parse_number("MCP_BRIDGE_AGENT_RATE", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_AGENT_BURST") {
-            self.agent_burst = parse_number("MCP_BRIDGE_AGENT_BURST", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_AGENT_CONCURRENCY") {
-            self.agent_concurrency = parse_number("MCP_BRIDGE_AGENT_CONCURRENCY", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_AGENT_EVENT_STREAMS") {
-            self.agent_event_streams = parse_number("MCP_BRIDGE_AGENT_EVENT_STREAMS", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_AGENT_MCP_SESSIONS") {
-            self.agent_mcp_sessions = parse_number("MCP_BRIDGE_AGENT_MCP_SESSIONS", &v)?;
-        }
-        if let Some(v) = get("MCP_BRIDGE_MAX_CONNECTIONS") {
-            self.max_connections = parse_number("MCP_BRIDGE_MAX_CONNECTIONS", &v)?;
-        }
-        for (name, field) in [
-            (
-                "MCP_BRIDGE_HEADER_TIMEOUT_SECS",
-                &mut self.header_timeout_secs,
-            ),
-            ("MCP_BRIDGE_BODY_TIMEOUT_SECS", &mut self.body_timeout_secs),
-        ] {
-            if let Some(v) = get(name) {
-                *field = parse_number(name, &v)?;
-            }
-        }
-        if let Some(v) = get("MCP_BRIDGE_SHUTDOWN_GRACE_SECS") {
-            self.shutdown_grace_secs = parse_number("MCP_BRIDGE_SHUTDOWN_GRACE_SECS", &v)?;
         }
         Ok(())
     }
@@ -519,36 +559,6 @@ fn auth_off<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D
     }
 }
 
-fn non_empty(value: String) -> Option<String> {
-    (!value.is_empty()).then_some(value)
-}
-
-fn list(value: &str) -> Vec<String> {
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-fn parse_number<T: std::str::FromStr>(name: &'static str, value: &str) -> Result<T, ConfigError> {
-    value.parse().map_err(|_| {
-        invalid(
-            name,
-            format!("\"{value}\" is not a non-negative whole number"),
-        )
-    })
-}
-
-fn parse_bool(name: &'static str, value: &str) -> Result<bool, ConfigError> {
-    match value.to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" | "" => Ok(false),
-        _ => Err(invalid(name, format!("\"{value}\" is not true or false"))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -624,19 +634,40 @@ mod tests {
         );
     }
 
-    #[test]
-    fn every_variable_is_read_and_documented() {
-        let source = include_str!("config.rs");
+    /// The variables named in the first column of the README's configuration table.
+    fn documented() -> std::collections::BTreeSet<String> {
         let readme = include_str!("../README.md");
-        for name in VARIABLES {
-            assert!(
-                source.matches(&format!("\"{name}\"")).count() >= 2,
-                "{name} is read"
-            );
-            assert!(
-                readme.contains(&format!("`{name}`")),
-                "{name} is in the README's table"
-            );
+        let section = readme
+            .split("\n## Configuration\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .expect("README.md has a Configuration section");
+        section
+            .lines()
+            .filter_map(|line| line.strip_prefix('|')?.split('|').next())
+            .flat_map(|cell| cell.split('`'))
+            .filter(|word| word.starts_with("MCP_BRIDGE_"))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn the_variables_read_are_the_ones_documented() {
+        let read: std::collections::BTreeSet<String> = variables().map(str::to_owned).collect();
+        assert_eq!(read, documented());
+    }
+
+    /// Set to a value it does not take, each variable is refused by name or changes the
+    /// configuration: none is ignored.
+    #[test]
+    fn every_variable_is_read() {
+        let default = format!("{:?}", Config::from_env(&env(&[])).unwrap());
+        for variable in VARIABLES {
+            let name = variable.name;
+            match Config::from_env(&env(&[(name, "x y")])) {
+                Err(error) => assert!(error.to_string().contains(name), "{name}: {error}"),
+                Ok(config) => assert_ne!(format!("{config:?}"), default, "{name} is ignored"),
+            }
         }
     }
 

@@ -60,7 +60,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             tower::ServiceBuilder::new()
                 .layer(axum::middleware::from_fn_with_state(front, authenticate))
                 .layer(axum::middleware::from_fn_with_state(
-                    state,
+                    state.limits.clone(),
                     crate::http::limits::limit_agent,
                 )),
         )

@@ -1,158 +1,176 @@
 //! Prometheus metrics (`GET /metrics`, names prefixed `mcp_bridge_`): tool calls by server and
 //! outcome with a latency histogram, and HTTP requests by route and status, counted as they
 //! happen; upstream status, reconnects, connected agents, streams and pending requests read from
-//! the registry and the hub when scraped.
+//! the registry and the hub when scraped. Kept and written by `prometheus-client` (the
+//! Prometheus project's crate) in the Prometheus text format 0.0.4.
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::Mutex;
 use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::prometheus_text;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
 
 use crate::hub::Hub;
 use crate::registry::Registry;
+
+/// The content type of [`Metrics::render`]'s text.
+pub const CONTENT_TYPE: &str = prometheus_text::CONTENT_TYPE;
 
 /// Upper bounds of the tool-call latency buckets, in seconds.
 const BUCKETS: [f64; 14] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
 ];
 
-#[derive(Default)]
-struct Histogram {
-    buckets: [u64; BUCKETS.len()],
-    count: u64,
-    sum: f64,
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    server_id: String,
+    outcome: String,
 }
 
-impl Histogram {
-    fn observe(&mut self, seconds: f64) {
-        for (bucket, bound) in self.buckets.iter_mut().zip(BUCKETS) {
-            if seconds <= bound {
-                *bucket += 1;
-            }
-        }
-        self.count += 1;
-        self.sum += seconds;
-    }
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HttpLabels {
+    route: String,
+    status: u16,
 }
 
-#[derive(Default)]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StatusLabels {
+    server_id: String,
+    status: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ServerLabels {
+    server_id: String,
+}
+
+fn latency() -> Histogram {
+    Histogram::new(BUCKETS)
+}
+
+/// What is counted as it happens. Each family is a handle on shared values: a scrape registers
+/// clones of them beside the gauges it reads.
 pub struct Metrics {
-    /// By (server id, outcome).
-    tool_calls: Mutex<BTreeMap<(String, String), Histogram>>,
-    /// By (route, status).
-    http: Mutex<BTreeMap<(String, u16), u64>>,
+    tool_calls: Family<CallLabels, Counter>,
+    tool_call_duration: Family<CallLabels, Histogram>,
+    http: Family<HttpLabels, Counter>,
 }
 
-/// A label value with `\`, `"` and newlines escaped.
-fn label(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            tool_calls: Family::default(),
+            tool_call_duration: Family::new_with_constructor(latency),
+            http: Family::default(),
+        }
+    }
 }
 
 impl Metrics {
     /// One tool call: its server (`a2a` for the agent-bridge tools), outcome (`ok`, `is_error` or
     /// the error code) and how long it took.
     pub fn tool_call(&self, server_id: &str, outcome: &str, took: Duration) {
-        let mut calls = self.tool_calls.lock().unwrap_or_else(|e| e.into_inner());
-        calls
-            .entry((server_id.to_owned(), outcome.to_owned()))
-            .or_default()
+        let labels = CallLabels {
+            server_id: server_id.to_owned(),
+            outcome: outcome.to_owned(),
+        };
+        self.tool_calls.get_or_create(&labels).inc();
+        self.tool_call_duration
+            .get_or_create(&labels)
             .observe(took.as_secs_f64());
     }
 
     /// One HTTP request answered.
     pub fn http_request(&self, route: &str, status: u16) {
-        let mut http = self.http.lock().unwrap_or_else(|e| e.into_inner());
-        *http.entry((route.to_owned(), status)).or_default() += 1;
+        let labels = HttpLabels {
+            route: route.to_owned(),
+            status,
+        };
+        self.http.get_or_create(&labels).inc();
     }
 
-    /// The exposition text.
+    /// The exposition text ([`CONTENT_TYPE`]). The crate writes a counter's name with `_total`
+    /// appended, so counters are registered without it.
     pub fn render(&self, registry: &Registry, hub: &Hub) -> String {
+        let mut scrape = prometheus_client::registry::Registry::default();
+        scrape.register(
+            "mcp_bridge_tool_calls",
+            "Tool calls by server and outcome",
+            self.tool_calls.clone(),
+        );
+        scrape.register(
+            "mcp_bridge_tool_call_duration_seconds",
+            "Tool call latency by server and outcome",
+            self.tool_call_duration.clone(),
+        );
+        scrape.register(
+            "mcp_bridge_http_requests",
+            "HTTP requests by route and status",
+            self.http.clone(),
+        );
+        register_upstreams(&mut scrape, registry);
+        register_hub(&mut scrape, hub);
         let mut out = String::new();
-        out.push_str("# HELP mcp_bridge_tool_calls_total Tool calls by server and outcome.\n# TYPE mcp_bridge_tool_calls_total counter\n");
-        let calls = self.tool_calls.lock().unwrap_or_else(|e| e.into_inner());
-        for ((server, outcome), h) in calls.iter() {
-            let _ = writeln!(
-                out,
-                "mcp_bridge_tool_calls_total{{server_id=\"{}\",outcome=\"{}\"}} {}",
-                label(server),
-                label(outcome),
-                h.count
-            );
-        }
-        out.push_str("# HELP mcp_bridge_tool_call_duration_seconds Tool call latency by server and outcome.\n# TYPE mcp_bridge_tool_call_duration_seconds histogram\n");
-        for ((server, outcome), h) in calls.iter() {
-            let labels = format!(
-                "server_id=\"{}\",outcome=\"{}\"",
-                label(server),
-                label(outcome)
-            );
-            for (bound, count) in BUCKETS.iter().zip(h.buckets) {
-                let _ = writeln!(
-                    out,
-                    "mcp_bridge_tool_call_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {count}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "mcp_bridge_tool_call_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
-                h.count
-            );
-            let _ = writeln!(
-                out,
-                "mcp_bridge_tool_call_duration_seconds_sum{{{labels}}} {}",
-                h.sum
-            );
-            let _ = writeln!(
-                out,
-                "mcp_bridge_tool_call_duration_seconds_count{{{labels}}} {}",
-                h.count
-            );
-        }
-        drop(calls);
-        out.push_str("# HELP mcp_bridge_http_requests_total HTTP requests by route and status.\n# TYPE mcp_bridge_http_requests_total counter\n");
-        for ((route, status), count) in self.http.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-            let _ = writeln!(
-                out,
-                "mcp_bridge_http_requests_total{{route=\"{}\",status=\"{status}\"}} {count}",
-                label(route)
-            );
-        }
-        out.push_str("# HELP mcp_bridge_upstream_status Each server's status (1 for the current one).\n# TYPE mcp_bridge_upstream_status gauge\n");
-        out.push_str("# HELP mcp_bridge_upstream_reconnects_total Reconnections of each server since the service started.\n# TYPE mcp_bridge_upstream_reconnects_total counter\n");
-        for entry in registry.entries() {
-            let state = entry.state();
-            let id = label(&entry.id);
-            for status in ["connecting", "ready", "error", "disconnected"] {
-                let on = u8::from(state.status.as_str() == status);
-                let _ = writeln!(
-                    out,
-                    "mcp_bridge_upstream_status{{server_id=\"{id}\",status=\"{status}\"}} {on}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "mcp_bridge_upstream_reconnects_total{{server_id=\"{id}\"}} {}",
-                state.connections.saturating_sub(1)
-            );
-        }
-        let (agents, streams) = hub.connections();
-        let _ = writeln!(
-            out,
-            "# HELP mcp_bridge_connected_agents Agents with an event stream open.\n# TYPE mcp_bridge_connected_agents gauge\nmcp_bridge_connected_agents {agents}"
-        );
-        let _ = writeln!(
-            out,
-            "# HELP mcp_bridge_event_streams Event streams open.\n# TYPE mcp_bridge_event_streams gauge\nmcp_bridge_event_streams {streams}"
-        );
-        let _ = writeln!(
-            out,
-            "# HELP mcp_bridge_pending_requests Server-initiated requests waiting for an agent.\n# TYPE mcp_bridge_pending_requests gauge\nmcp_bridge_pending_requests {}",
-            hub.pending_requests()
-        );
+        // Writing to a String does not fail.
+        let _ = prometheus_text::encode(&mut out, &scrape);
         out
+    }
+}
+
+/// Each server's status and reconnections, as they are now.
+fn register_upstreams(scrape: &mut prometheus_client::registry::Registry, registry: &Registry) {
+    let status = Family::<StatusLabels, Gauge>::default();
+    let reconnects = Family::<ServerLabels, Counter>::default();
+    for entry in registry.entries() {
+        let state = entry.state();
+        for name in ["connecting", "ready", "error", "disconnected"] {
+            let labels = StatusLabels {
+                server_id: entry.id.to_string(),
+                status: name,
+            };
+            let on = state.status.as_str() == name;
+            status.get_or_create(&labels).set(i64::from(on));
+        }
+        let labels = ServerLabels {
+            server_id: entry.id.to_string(),
+        };
+        let count = state.connections.saturating_sub(1);
+        reconnects.get_or_create(&labels).inc_by(count);
+    }
+    scrape.register(
+        "mcp_bridge_upstream_status",
+        "Each server's status (1 for the current one)",
+        status,
+    );
+    scrape.register(
+        "mcp_bridge_upstream_reconnects",
+        "Reconnections of each server since the service started",
+        reconnects,
+    );
+}
+
+/// The hub's agents, streams and pending requests, as they are now.
+fn register_hub(scrape: &mut prometheus_client::registry::Registry, hub: &Hub) {
+    let (agents, streams) = hub.connections();
+    for (name, help, value) in [
+        (
+            "mcp_bridge_connected_agents",
+            "Agents with an event stream open",
+            agents,
+        ),
+        ("mcp_bridge_event_streams", "Event streams open", streams),
+        (
+            "mcp_bridge_pending_requests",
+            "Server-initiated requests waiting for an agent",
+            hub.pending_requests(),
+        ),
+    ] {
+        let gauge = Gauge::<i64>::default();
+        gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
+        scrape.register(name, help, gauge);
     }
 }
 
@@ -161,14 +179,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn histogram_buckets_are_cumulative() {
-        let mut h = Histogram::default();
-        h.observe(0.007);
-        h.observe(3.0);
-        assert_eq!(h.buckets[0], 0);
-        assert_eq!(h.buckets[1], 1);
-        assert_eq!(h.buckets[BUCKETS.len() - 1], 2);
-        assert_eq!(h.count, 2);
-        assert_eq!(label("a\"b"), "a\\\"b");
+    fn the_text_keeps_the_names_labels_and_buckets() {
+        let metrics = Metrics::default();
+        metrics.tool_call("s\"q", "ok", Duration::from_millis(7));
+        metrics.tool_call("s\"q", "ok", Duration::from_secs(3));
+        metrics.http_request("/v1/tools/call", 200);
+        let mut scrape = prometheus_client::registry::Registry::default();
+        scrape.register("mcp_bridge_tool_calls", "", metrics.tool_calls.clone());
+        scrape.register(
+            "mcp_bridge_tool_call_duration_seconds",
+            "",
+            metrics.tool_call_duration.clone(),
+        );
+        scrape.register("mcp_bridge_http_requests", "", metrics.http.clone());
+        let mut text = String::new();
+        prometheus_text::encode(&mut text, &scrape).unwrap();
+        let series = r#"{server_id="s\"q",outcome="ok""#;
+        for line in [
+            "# TYPE mcp_bridge_tool_calls_total counter".to_owned(),
+            format!("mcp_bridge_tool_calls_total{series}}} 2"),
+            format!("mcp_bridge_tool_call_duration_seconds_bucket{series},le=\"0.005\"}} 0"),
+            format!("mcp_bridge_tool_call_duration_seconds_bucket{series},le=\"0.01\"}} 1"),
+            format!("mcp_bridge_tool_call_duration_seconds_bucket{series},le=\"1\"}} 1"),
+            format!("mcp_bridge_tool_call_duration_seconds_bucket{series},le=\"300\"}} 2"),
+            format!("mcp_bridge_tool_call_duration_seconds_bucket{series},le=\"+Inf\"}} 2"),
+            format!("mcp_bridge_tool_call_duration_seconds_count{series}}} 2"),
+            r#"mcp_bridge_http_requests_total{route="/v1/tools/call",status="200"} 1"#.to_owned(),
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+        assert!(!text.contains("# EOF"), "Prometheus text, not OpenMetrics");
     }
 }

@@ -76,7 +76,7 @@ async fn metrics(
     (
         [(
             axum::http::header::CONTENT_TYPE,
-            "text/plain; version=0.0.4",
+            crate::metrics::CONTENT_TYPE,
         )],
         text,
     )

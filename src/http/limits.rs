@@ -1,12 +1,14 @@
-//! Per-agent limits on `/v1` and `/mcp`: requests per second (a token bucket that allows
-//! bursts), requests in flight and event streams open. Over either, the answer is 429 `rate_limited` with a
-//! `Retry-After`; nothing of the request has run.
+//! Per-agent limits on `/v1` and `/mcp`: requests per second (`governor`'s GCRA, keyed by
+//! agent, which allows bursts), requests in flight and event streams open. Over either, the
+//! answer is 429 `rate_limited` with a `Retry-After`; nothing of the request has run.
 
 use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -14,30 +16,43 @@ use axum::http::header::RETRY_AFTER;
 use axum::http::{HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::NoOpMiddleware;
+use governor::state::keyed::HashMapStateStore;
+use governor::{Quota, RateLimiter};
 
 use crate::a2e::ErrorCode;
 use crate::caller::Caller;
 use crate::http::error::ApiError;
-use crate::http::state::AppState;
 
-/// Agents tracked before idle ones are forgotten.
+/// Agents whose rate is tracked before those back to a full burst are forgotten.
 const TRACKED: usize = 10_000;
 
-pub struct Limits {
-    /// Requests per second; 0: no rate limit.
-    rate: f64,
-    /// Requests an agent may make at once after being idle.
-    burst: f64,
+/// Requests per second per agent: governor's keyed GCRA over its `HashMapStateStore` (one
+/// mutex) and the std clock, not its default `DashMap` and `quanta`, which saved 15 to 20 ns a
+/// check for 4 crates more. Measured in release, in CPU time, with the guard taken and dropped:
+/// 215 ns to admit a request, against 140 ns for the hand-written token bucket it replaced; a
+/// request through the bridge costs tens of microseconds.
+type Rate<C> =
+    RateLimiter<String, HashMapStateStore<String>, C, NoOpMiddleware<<C as Clock>::Instant>>;
+
+/// Requests in flight and event streams open, by agent; an agent with neither has no entry.
+type Open = Arc<Mutex<HashMap<String, Usage>>>;
+
+pub struct Limits<C: Clock = DefaultClock> {
+    /// None: no rate limit.
+    rate: Option<Rate<C>>,
+    /// How many agents the rate may track before the next sweep of idle ones.
+    sweep_at: AtomicUsize,
     /// Requests in flight per agent; 0: no limit.
     concurrency: usize,
     /// Event streams open per agent; 0: no limit.
     streams: usize,
-    agents: Mutex<HashMap<String, Usage>>,
+    open: Open,
 }
 
+#[derive(Default)]
 struct Usage {
-    tokens: f64,
-    refilled: Instant,
     in_flight: usize,
     streams: usize,
 }
@@ -51,125 +66,133 @@ pub struct Refused {
 
 /// A request in flight; counted until dropped.
 pub struct InFlight {
-    limits: Arc<Limits>,
+    open: Open,
     agent: String,
     stream: bool,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        let mut agents = self.limits.agents.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(usage) = agents.get_mut(&self.agent) {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(usage) = open.get_mut(&self.agent) {
             match self.stream {
                 true => usage.streams = usage.streams.saturating_sub(1),
                 false => usage.in_flight = usage.in_flight.saturating_sub(1),
+            }
+            if usage.streams == 0 && usage.in_flight == 0 {
+                open.remove(&self.agent);
             }
         }
     }
 }
 
 impl Limits {
-    /// `burst` 0 means twice the rate (at least 1).
+    /// `rate` requests per second (0: no rate limit) with bursts of `burst` (0: twice the rate,
+    /// at least 1); `concurrency` requests in flight and `streams` event streams (0: no limit).
     pub fn new(rate: u32, burst: u32, concurrency: usize, streams: usize) -> Arc<Self> {
-        let rate = f64::from(rate);
-        let burst = if burst == 0 {
-            (rate * 2.0).max(1.0)
-        } else {
-            f64::from(burst)
-        };
-        Arc::new(Self {
+        Arc::new(Self::with_clock(
             rate,
             burst,
             concurrency,
             streams,
-            agents: Mutex::default(),
-        })
+            DefaultClock::default(),
+        ))
+    }
+}
+
+impl<C: Clock> Limits<C> {
+    fn with_clock(rate: u32, burst: u32, concurrency: usize, streams: usize, clock: C) -> Self {
+        let rate = NonZeroU32::new(rate).map(|per_second| {
+            let burst = NonZeroU32::new(burst)
+                .unwrap_or(per_second.saturating_mul(NonZeroU32::new(2).expect("2 > 0")));
+            let quota = Quota::per_second(per_second).allow_burst(burst);
+            RateLimiter::new(quota, HashMapStateStore::default(), clock)
+        });
+        Self {
+            rate,
+            sweep_at: AtomicUsize::new(TRACKED),
+            concurrency,
+            streams,
+            open: Open::default(),
+        }
     }
 
-    /// Admits a request of `agent` at `now`; `in_flight` when it counts against the
-    /// concurrency limit until the returned guard is dropped.
-    pub fn admit(
-        self: &Arc<Self>,
-        agent: &str,
-        in_flight: bool,
-        now: Instant,
-    ) -> Result<Option<InFlight>, Refused> {
-        self.admit_as(agent, in_flight, false, now)
+    /// Admits a request of `agent`; `in_flight` when it counts against the concurrency limit
+    /// until the returned guard is dropped.
+    pub fn admit(&self, agent: &str, in_flight: bool) -> Result<Option<InFlight>, Refused> {
+        self.admit_as(agent, in_flight, false)
     }
 
-    /// Admits an event stream of `agent` at `now`: counted against the rate, and against the
-    /// streams limit until the returned guard is dropped.
-    pub fn admit_stream(
-        self: &Arc<Self>,
-        agent: &str,
-        now: Instant,
-    ) -> Result<Option<InFlight>, Refused> {
-        self.admit_as(agent, false, true, now)
+    /// Admits an event stream of `agent`: counted against the rate, and against the streams
+    /// limit until the returned guard is dropped.
+    pub fn admit_stream(&self, agent: &str) -> Result<Option<InFlight>, Refused> {
+        self.admit_as(agent, false, true)
     }
 
     fn admit_as(
-        self: &Arc<Self>,
+        &self,
         agent: &str,
         in_flight: bool,
         stream: bool,
-        now: Instant,
     ) -> Result<Option<InFlight>, Refused> {
         let counted = (in_flight && self.concurrency > 0) || (stream && self.streams > 0);
-        if self.rate == 0.0 && !counted {
-            return Ok(None);
+        if !counted {
+            return self.take_rate(agent).map(|()| None);
         }
-        let mut agents = self.agents.lock().unwrap_or_else(|e| e.into_inner());
-        if agents.len() >= TRACKED && !agents.contains_key(agent) {
-            // Forget the agents that have nothing in flight and a full bucket by now.
-            let (rate, burst) = (self.rate, self.burst);
-            agents.retain(|_, u| {
-                let refill = now.saturating_duration_since(u.refilled).as_secs_f64() * rate;
-                u.in_flight > 0 || u.streams > 0 || u.tokens + refill < burst
-            });
-        }
-        let usage = agents.entry(agent.to_owned()).or_insert(Usage {
-            tokens: self.burst,
-            refilled: now,
-            in_flight: 0,
-            streams: 0,
-        });
-        if in_flight && self.concurrency > 0 && usage.in_flight >= self.concurrency {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let usage = open.get(agent);
+        let in_flight_now = usage.map_or(0, |u| u.in_flight);
+        let streams_now = usage.map_or(0, |u| u.streams);
+        if in_flight && self.concurrency > 0 && in_flight_now >= self.concurrency {
             return Err(Refused {
                 why: "too many requests in flight",
                 retry_after: Duration::from_secs(1),
             });
         }
-        if stream && self.streams > 0 && usage.streams >= self.streams {
+        if stream && self.streams > 0 && streams_now >= self.streams {
             return Err(Refused {
                 why: "too many event streams open (MCP_BRIDGE_AGENT_EVENT_STREAMS)",
                 retry_after: Duration::from_secs(5),
             });
         }
-        if self.rate > 0.0 {
-            let elapsed = now.saturating_duration_since(usage.refilled).as_secs_f64();
-            usage.tokens = (usage.tokens + elapsed * self.rate).min(self.burst);
-            usage.refilled = now;
-            if usage.tokens < 1.0 {
-                let wait = (1.0 - usage.tokens) / self.rate;
-                return Err(Refused {
-                    why: "too many requests per second",
-                    retry_after: Duration::from_secs_f64(wait.ceil().max(1.0)),
-                });
-            }
-            usage.tokens -= 1.0;
-        }
-        if !counted {
-            return Ok(None);
-        }
+        self.take_rate(agent)?;
+        let usage = open.entry(agent.to_owned()).or_default();
         match stream {
             true => usage.streams += 1,
             false => usage.in_flight += 1,
         }
         Ok(Some(InFlight {
-            limits: self.clone(),
+            open: self.open.clone(),
             agent: agent.to_owned(),
             stream,
         }))
+    }
+
+    /// Takes one request of `agent`'s rate, if there is a rate limit.
+    fn take_rate(&self, agent: &str) -> Result<(), Refused> {
+        let Some(rate) = &self.rate else {
+            return Ok(());
+        };
+        self.sweep(rate);
+        rate.check_key(&agent.to_owned()).map_err(|not_until| {
+            let wait = not_until.wait_time_from(rate.clock().now());
+            Refused {
+                why: "too many requests per second",
+                retry_after: Duration::from_secs(wait.as_secs_f64().ceil().max(1.0) as u64),
+            }
+        })
+    }
+
+    /// Forgets the agents whose burst is full again once [`TRACKED`] are tracked; the next
+    /// sweep waits until twice as many as are left, so a sweep costs O(1) per request.
+    fn sweep(&self, rate: &Rate<C>) {
+        if rate.len() < self.sweep_at.load(Ordering::Relaxed) {
+            return;
+        }
+        rate.retain_recent();
+        rate.shrink_to_fit();
+        let next = TRACKED.max(rate.len().saturating_mul(2));
+        self.sweep_at.store(next, Ordering::Relaxed);
     }
 }
 
@@ -179,7 +202,7 @@ impl Limits {
 /// long as the agent listens; `GET /v1/events` also holds one of the agent's stream slots
 /// (`MCP_BRIDGE_AGENT_EVENT_STREAMS`) until it ends (a session's `GET /mcp` is bounded by the
 /// sessions cap instead).
-pub async fn limit_agent(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn limit_agent(State(limits): State<Arc<Limits>>, req: Request, next: Next) -> Response {
     let Some(agent) = req.extensions().get::<Caller>() else {
         return next.run(req).await;
     };
@@ -187,8 +210,8 @@ pub async fn limit_agent(State(state): State<AppState>, req: Request, next: Next
     let events = path == "/v1/events";
     let listening = events || (path == "/mcp" && req.method() == Method::GET);
     let admitted = match events {
-        true => state.limits.admit_stream(&agent.id, Instant::now()),
-        false => state.limits.admit(&agent.id, !listening, Instant::now()),
+        true => limits.admit_stream(&agent.id),
+        false => limits.admit(&agent.id, !listening),
     };
     match admitted {
         Ok(None) => next.run(req).await,
@@ -242,69 +265,119 @@ impl http_body::Body for Held {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use governor::clock::FakeRelativeClock;
 
     #[test]
     fn the_rate_allows_a_burst_then_refills() {
-        let limits = Limits::new(10, 3, 0, 0);
-        let t0 = Instant::now();
+        let clock = FakeRelativeClock::default();
+        let limits = Limits::with_clock(10, 3, 0, 0, clock.clone());
         for _ in 0..3 {
-            assert!(limits.admit("alice", true, t0).is_ok());
+            assert!(limits.admit("alice", true).is_ok());
         }
-        let refused = limits.admit("alice", true, t0).err().unwrap();
+        let refused = limits.admit("alice", true).err().unwrap();
         assert_eq!(refused.retry_after, Duration::from_secs(1));
-        assert!(limits.admit("bob", true, t0).is_ok(), "per agent");
+        assert!(limits.admit("bob", true).is_ok(), "per agent");
         // A tenth of a second later one more is allowed, and only one.
-        let later = t0 + Duration::from_millis(100);
-        assert!(limits.admit("alice", true, later).is_ok());
-        assert!(limits.admit("alice", true, later).is_err());
+        clock.advance(Duration::from_millis(100));
+        assert!(limits.admit("alice", true).is_ok());
+        assert!(limits.admit("alice", true).is_err());
+    }
+
+    #[test]
+    fn the_burst_is_twice_the_rate_by_default() {
+        let limits = Limits::with_clock(2, 0, 0, 0, FakeRelativeClock::default());
+        for _ in 0..4 {
+            assert!(limits.admit("alice", true).is_ok());
+        }
+        assert!(limits.admit("alice", true).is_err());
+    }
+
+    #[test]
+    fn agents_back_to_a_full_burst_are_forgotten() {
+        let clock = FakeRelativeClock::default();
+        let limits = Limits::with_clock(1, 1, 0, 0, clock.clone());
+        for i in 0..TRACKED {
+            assert!(limits.admit(&format!("agent{i}"), true).is_ok());
+        }
+        clock.advance(Duration::from_secs(3));
+        assert!(limits.admit("alice", true).is_ok());
+        let rate = limits.rate.as_ref().unwrap();
+        assert_eq!(rate.len(), 1, "only alice is left");
+        assert!(
+            limits.admit("alice", true).is_err(),
+            "alice is still counted"
+        );
     }
 
     #[test]
     fn requests_in_flight_are_bounded_until_they_end() {
         let limits = Limits::new(0, 0, 2, 0);
-        let now = Instant::now();
-        let first = limits.admit("alice", true, now).unwrap();
-        let _second = limits.admit("alice", true, now).unwrap();
+        let first = limits.admit("alice", true).unwrap();
+        let _second = limits.admit("alice", true).unwrap();
         assert_eq!(
-            limits.admit("alice", true, now).err().unwrap().why,
+            limits.admit("alice", true).err().unwrap().why,
             "too many requests in flight"
         );
         assert!(
-            limits.admit("alice", false, now).is_ok(),
+            limits.admit("alice", false).is_ok(),
             "a stream is not counted"
         );
         drop(first);
-        assert!(limits.admit("alice", true, now).is_ok());
+        assert!(limits.admit("alice", true).is_ok());
     }
 
     #[test]
     fn no_limits_track_nothing() {
         let limits = Limits::new(0, 0, 0, 0);
         for _ in 0..1000 {
-            assert!(
-                limits
-                    .admit("alice", true, Instant::now())
-                    .unwrap()
-                    .is_none()
-            );
+            assert!(limits.admit("alice", true).unwrap().is_none());
         }
-        assert!(limits.agents.lock().unwrap().is_empty());
+        assert!(limits.open.lock().unwrap().is_empty());
+        assert!(limits.rate.is_none());
+    }
+
+    #[test]
+    fn an_agent_with_nothing_open_is_forgotten() {
+        let limits = Limits::new(0, 0, 2, 2);
+        let held = limits.admit("alice", true).unwrap();
+        let stream = limits.admit_stream("alice").unwrap();
+        drop(held);
+        assert_eq!(limits.open.lock().unwrap().len(), 1);
+        drop(stream);
+        assert!(limits.open.lock().unwrap().is_empty());
     }
 
     #[test]
     fn event_streams_are_bounded_until_they_end() {
         let limits = Limits::new(0, 0, 1, 2);
-        let now = Instant::now();
-        let first = limits.admit_stream("alice", now).unwrap();
-        let _second = limits.admit_stream("alice", now).unwrap();
-        let refused = limits.admit_stream("alice", now).err().unwrap();
+        let first = limits.admit_stream("alice").unwrap();
+        let _second = limits.admit_stream("alice").unwrap();
+        let refused = limits.admit_stream("alice").err().unwrap();
         assert!(refused.why.contains("event streams"), "{}", refused.why);
-        assert!(limits.admit_stream("bob", now).is_ok(), "per agent");
+        assert!(limits.admit_stream("bob").is_ok(), "per agent");
         assert!(
-            limits.admit("alice", true, now).unwrap().is_some(),
+            limits.admit("alice", true).unwrap().is_some(),
             "streams are not requests in flight"
         );
         drop(first);
-        assert!(limits.admit_stream("alice", now).is_ok());
+        assert!(limits.admit_stream("alice").is_ok());
+    }
+
+    /// The cost of admitting a request with every limit on, one agent and a thousand:
+    /// `cargo test --release --lib admit_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn admit_cost() {
+        for agents in [1, 1000] {
+            let names: Vec<String> = (0..agents).map(|i| format!("agent{i}")).collect();
+            let limits = Limits::new(1_000_000_000, 1_000_000_000, 64, 8);
+            let n = 2_000_000;
+            let started = std::time::Instant::now();
+            for i in 0..n {
+                drop(limits.admit(&names[i % agents], true).unwrap());
+            }
+            let ns = started.elapsed().as_nanos() as f64 / n as f64;
+            println!("{agents} agent(s): {ns:.0} ns per admit");
+        }
     }
 }

@@ -2,14 +2,17 @@
 //! an event stream whose first `endpoint` event names the URL to POST JSON-RPC messages to;
 //! the server's messages come back as `message` events. `headers` go on both.
 
+use std::convert::Infallible;
 use std::future::Future;
 
 use axum::http::HeaderMap;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
+use futures::{FutureExt, StreamExt};
 use rmcp::RoleClient;
 use rmcp::model::RequestId;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use sse_stream::SseStream;
 use tokio::sync::{mpsc, oneshot};
 
 use super::ConnectError;
@@ -117,10 +120,19 @@ pub enum Event {
     },
 }
 
-/// The framing of an SSE stream: bytes in, events out. Bytes are decoded only once a whole
-/// event is in, so a character split between chunks stays whole; each byte is looked at once
-/// for the blank line that ends an event, however the stream is chunked. An event larger than
-/// the limit is never held: it is read through with [`Skipping`].
+/// What the cut yields: a whole event's bytes, or an event read through.
+enum Block {
+    Whole(Vec<u8>),
+    TooLarge(Event),
+}
+
+/// The framing of an SSE stream: bytes in, events out. The stream is cut at the blank lines
+/// that end events, each byte looked at once however the stream is chunked, and each whole
+/// event is parsed by `sse-stream` (fields, comments, UTF-8). That crate has no bound of its
+/// own: it holds an event's lines and data however long, and has no way to drop an event it
+/// has begun, so the cut stays here. An event larger than the limit is never held: it is read
+/// through with [`Skipping`]. (rmcp bounds `sse-stream` by ending the stream at such an event;
+/// here the stream is the connection, and only the call it answers may fail.)
 #[derive(Debug)]
 pub struct Frames {
     limit: usize,
@@ -168,8 +180,21 @@ impl Frames {
 
     /// The next event, whole or read through.
     pub fn next_event(&mut self) -> Option<Event> {
+        loop {
+            match self.next_block()? {
+                Block::Whole(block) => match parse(block) {
+                    Some(event) => return Some(event),
+                    None => continue,
+                },
+                Block::TooLarge(event) => return Some(event),
+            }
+        }
+    }
+
+    /// The next event's bytes (its blank line included), or an event read through.
+    fn next_block(&mut self) -> Option<Block> {
         if let Some(skipped) = self.skipped.take() {
-            return Some(skipped);
+            return Some(Block::TooLarge(skipped));
         }
         let Some(end) = self.event_end() else {
             if self.buffer.len() > self.limit {
@@ -189,11 +214,9 @@ impl Frames {
             let mut skipping = Skipping::default();
             let ended = skipping.feed(&block);
             debug_assert_eq!(ended, Some(block.len()));
-            return Some(skipping.event());
+            return Some(Block::TooLarge(skipping.event()));
         }
-        let block = String::from_utf8_lossy(&block).replace("\r\n", "\n");
-        let (event, data) = parse_event(&block);
-        Some(Event::Whole(event, data))
+        Some(Block::Whole(block))
     }
 
     /// The end of the first event (after its blank line), for `\n` or `\r\n` lines.
@@ -371,18 +394,25 @@ async fn read_events(
     }
 }
 
-/// The event name (`message` when absent) and the data of one SSE block.
-fn parse_event(block: &str) -> (String, String) {
-    let mut event = String::from("message");
-    let mut data = Vec::new();
-    for line in block.lines() {
-        if let Some(v) = line.strip_prefix("event:") {
-            event = v.trim().to_owned();
-        } else if let Some(v) = line.strip_prefix("data:") {
-            data.push(v.strip_prefix(' ').unwrap_or(v));
+/// The event in `block` (one whole event, its blank line included) as `sse-stream` parses it:
+/// its name (`message` when absent) and its data. None for a block of comments only, or one
+/// `sse-stream` refuses (a line that is no field), which is dropped with a warning.
+fn parse(block: Vec<u8>) -> Option<Event> {
+    let bytes = futures::stream::iter([Ok::<_, Infallible>(bytes::Bytes::from(block))]);
+    // The stream's one chunk is there already: parsing it never waits.
+    let parsed = SseStream::from_bytes_stream(bytes)
+        .next()
+        .now_or_never()??;
+    match parsed {
+        Ok(sse) => Some(Event::Whole(
+            sse.event.unwrap_or_else(|| "message".to_owned()),
+            sse.data.unwrap_or_default(),
+        )),
+        Err(error) => {
+            tracing::warn!(%error, "an event on the SSE stream is not valid; it is dropped");
+            None
         }
     }
-    (event, data.join("\n"))
 }
 
 impl Transport<RoleClient> for SseTransport {
@@ -455,14 +485,18 @@ mod tests {
 
     #[test]
     fn any_stream_is_framed_the_same_however_chunked_with_a_limit() {
-        const PIECES: &[&str] = &[
+        // Lines of a field (some that sse-stream refuses) and a random value, ended in
+        // every way a line or an event may end.
+        const FIELDS: &[&str] = &[
             "data: ",
             "data:",
-            "event: endpoint",
-            "\n",
-            "\r\n",
-            "\r",
+            "data: ",
             ": c",
+            "id: 3",
+            "event: endpoint",
+            "oops",
+        ];
+        const VALUES: &[&str] = &[
             "{",
             "}",
             "\"id\":",
@@ -471,15 +505,23 @@ mod tests {
             "\"method\":",
             "\"x\\\"",
             "xxxxxxxxxxxxxxxx",
-            "id: 3",
+            "é",
         ];
+        const ENDS: &[&str] = &["\n", "\r\n", "\n\n", "\r\n\r\n", "\n", "\r"];
         let mut seed = 0x2545_f491_u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize
+        };
         let (mut whole_events, mut too_large) = (0, 0);
         for _ in 0..300 {
             let mut stream = Vec::new();
-            for _ in 0..60 {
-                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                stream.extend_from_slice(PIECES[(seed >> 33) as usize % PIECES.len()].as_bytes());
+            for _ in 0..20 {
+                stream.extend_from_slice(FIELDS[next() % FIELDS.len()].as_bytes());
+                for _ in 0..next() % 4 {
+                    stream.extend_from_slice(VALUES[next() % VALUES.len()].as_bytes());
+                }
+                stream.extend_from_slice(ENDS[next() % ENDS.len()].as_bytes());
             }
             let whole = events_with(&stream, stream.len(), 40);
             for event in &whole {
@@ -542,7 +584,6 @@ mod tests {
             [
                 ("endpoint".into(), "/m?s=1".into()),
                 ("message".into(), "{\"é\":1}".into()),
-                ("message".into(), String::new()),
                 ("message".into(), "a\nb".into()),
             ]
         );
@@ -557,17 +598,19 @@ mod tests {
 
     #[test]
     fn events_and_their_data() {
+        let parse = |text: &str| parse(text.as_bytes().to_vec());
         assert_eq!(
-            parse_event("event: endpoint\ndata: /message?sessionId=1\n\n"),
-            ("endpoint".into(), "/message?sessionId=1".into())
+            parse("event: endpoint\ndata: /message?sessionId=1\n\n"),
+            Some(Event::Whole(
+                "endpoint".into(),
+                "/message?sessionId=1".into()
+            ))
         );
         assert_eq!(
-            parse_event("data: {\"a\":1}\n\n"),
-            ("message".into(), "{\"a\":1}".into())
+            parse("data: {\"a\":1}\r\n\r\n"),
+            Some(Event::Whole("message".into(), "{\"a\":1}".into()))
         );
-        assert_eq!(
-            parse_event(": keep-alive\n\n"),
-            ("message".into(), String::new())
-        );
+        assert_eq!(parse(": keep-alive\n\n"), None, "a comment is no event");
+        assert_eq!(parse("data: a\nnot a field\n\n"), None, "refused");
     }
 }

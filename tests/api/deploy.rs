@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use mcp_bridge::config::{Config, VARIABLES};
+use mcp_bridge::config::{Config, variables};
 
 fn repo_file(name: &str) -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap()
@@ -75,7 +75,7 @@ fn the_image_and_compose_set_only_variables_the_service_reads() {
         .collect();
     for name in bridge.keys() {
         assert!(
-            VARIABLES.contains(&name.as_str()),
+            variables().any(|v| v == name),
             "{name} is not a variable mcp-bridge reads"
         );
     }
