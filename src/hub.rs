@@ -17,9 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use channel::{Event, Opened};
 pub use pending::AnswerError;
-pub use recipient::{
-    AgentChannel, Answer, AskKind, Pending as Answering, Recipient, ServerRequest,
-};
+pub use recipient::{AgentChannel, Answer, AskKind, Recipient, ServerRequest};
 
 use channel::Channel;
 use pending::Pending;

@@ -9,6 +9,7 @@ use axum::http::header::ACCEPT;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::{Extension, Json};
+use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -28,7 +29,7 @@ use crate::a2e::{
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::http::state::AppState;
-use crate::hub::{AgentChannel, Answer, Answering, Recipient, ServerRequest};
+use crate::hub::{AgentChannel, Answer, Recipient, ServerRequest};
 use crate::upstream::CallOrigin;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -186,7 +187,7 @@ impl Recipient for StreamedCall {
         self.channel.agent_id()
     }
 
-    fn progress(&self, mut push: ServerPush) -> Answering<'_, ()> {
+    fn progress(&self, mut push: ServerPush) -> BoxFuture<'_, ()> {
         push.req_id = Some(self.channel.req_id().to_owned());
         drop(
             self.stream
@@ -195,7 +196,7 @@ impl Recipient for StreamedCall {
         Box::pin(std::future::ready(()))
     }
 
-    fn ask(&self, request: ServerRequest) -> Answering<'_, Result<Answer, String>> {
+    fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>> {
         self.channel.ask(request)
     }
 }

@@ -3,18 +3,14 @@
 //! The front ends implement it (an agent's event channel, a streamed REST call, a `/mcp`
 //! session); upstream code holds nothing else of theirs.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::Hub;
 use crate::a2e::{ElicitRequest, Message, SamplingRequest, ServerPush};
-
-/// A future a recipient answers with.
-pub type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The kinds of request a server makes of a call's recipient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,10 +57,10 @@ pub trait Recipient: Send + Sync + std::fmt::Debug {
     fn agent_id(&self) -> &str;
 
     /// Takes the call's progress (`params` carries the server's progress token).
-    fn progress(&self, push: ServerPush) -> Pending<'_, ()>;
+    fn progress(&self, push: ServerPush) -> BoxFuture<'_, ()>;
 
     /// Asks the recipient a server's request; `Err` says why there is no answer.
-    fn ask(&self, request: ServerRequest) -> Pending<'_, Result<Answer, String>>;
+    fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>>;
 }
 
 /// An agent's event channel as the recipient of its call: progress is pushed to the channel,
@@ -106,13 +102,13 @@ impl Recipient for AgentChannel {
         &self.agent_id
     }
 
-    fn progress(&self, mut push: ServerPush) -> Pending<'_, ()> {
+    fn progress(&self, mut push: ServerPush) -> BoxFuture<'_, ()> {
         push.req_id = Some(self.req_id.clone());
         self.hub.publish(&self.agent_id, ServerPush::TYPE, &push);
         Box::pin(std::future::ready(()))
     }
 
-    fn ask(&self, request: ServerRequest) -> Pending<'_, Result<Answer, String>> {
+    fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>> {
         Box::pin(async move {
             self.hub
                 .ask(

@@ -6,6 +6,7 @@
 // SEP-2577 deprecates sampling for 2026-07-28; 2025-11-25 clients still take it.
 #![allow(deprecated)]
 
+use futures::future::BoxFuture;
 use rmcp::model::{
     CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams,
     InputRequest, ProgressToken,
@@ -15,7 +16,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::a2e::ServerPush;
-use crate::hub::{AgentChannel, Answer, Answering, AskKind, Recipient, ServerRequest};
+use crate::hub::{AgentChannel, Answer, AskKind, Recipient, ServerRequest};
 
 /// A server's request for a stateless `/mcp` client, and where its answer goes (the client's
 /// answer as JSON, or why there is none).
@@ -45,7 +46,7 @@ impl Recipient for McpCaller {
         self.channel.agent_id()
     }
 
-    fn progress(&self, push: ServerPush) -> Answering<'_, ()> {
+    fn progress(&self, push: ServerPush) -> BoxFuture<'_, ()> {
         let Some(token) = &self.progress_token else {
             return self.channel.progress(push);
         };
@@ -59,7 +60,7 @@ impl Recipient for McpCaller {
         })
     }
 
-    fn ask(&self, request: ServerRequest) -> Answering<'_, Result<Answer, String>> {
+    fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>> {
         let takes = match request.kind {
             AskKind::Sampling => self.sampling,
             AskKind::Elicitation => self.elicitation,
