@@ -70,10 +70,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Maps a unique-constraint failure to `Conflict`, everything else to `Database`.
+    /// A write's error: a unique-constraint failure is `Conflict`, a row it refers to that does
+    /// not exist (a foreign key) `NotFound`, anything else `Database`.
     fn from_write(error: sqlx::Error) -> Self {
         match &error {
             sqlx::Error::Database(db) if db.is_unique_violation() => Self::Conflict,
+            sqlx::Error::Database(db) if db.is_foreign_key_violation() => Self::NotFound,
             _ => Self::Database(error),
         }
     }

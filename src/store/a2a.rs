@@ -156,10 +156,7 @@ impl Store {
         .bind(a2e::now())
         .execute(&self.pool)
         .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(db) if db.is_foreign_key_violation() => StoreError::NotFound,
-            _ => StoreError::Database(e),
-        })?;
+        .map_err(StoreError::from_write)?;
         Ok(())
     }
 

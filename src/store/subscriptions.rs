@@ -25,10 +25,7 @@ impl Store {
         .bind(a2e::now())
         .execute(&self.pool)
         .await
-        .map_err(|e| match &e {
-            sqlx::Error::Database(db) if db.is_foreign_key_violation() => StoreError::NotFound,
-            _ => StoreError::Database(e),
-        })?;
+        .map_err(StoreError::from_write)?;
         Ok(done.rows_affected() == 1)
     }
 

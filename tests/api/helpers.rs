@@ -85,6 +85,48 @@ pub async fn spawn_app_with(data_dir: Arc<tempfile::TempDir>, config: Config) ->
     test_app
 }
 
+/// The service with quick health pings and reconnects.
+pub async fn spawn_watchful_app() -> TestApp {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.ping_interval_secs = 1;
+    config.ping_timeout_secs = 1;
+    config.reconnect_base_ms = 100;
+    config.reconnect_max_secs = 1;
+    spawn_app_with(data_dir, config).await
+}
+
+impl TestApp {
+    /// A stateless (2026-07-28) `tools/call` on `/mcp` as `token`, as raw HTTP: `meta` gets the
+    /// era's fields added.
+    pub async fn stateless_mcp_call(
+        &self,
+        token: &str,
+        name: &str,
+        arguments: Value,
+        mut meta: Value,
+    ) -> reqwest::Response {
+        meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+        meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        meta["io.modelcontextprotocol/clientInfo"] = json!({"name": "raw", "version": "1"});
+        let body = json!({
+            "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": meta},
+        });
+        self.client
+            .post(format!("{}/mcp", self.base))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", name)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
 impl TestApp {
     async fn wait_ready(&self) {
         let url = format!("{}/readyz", self.base);

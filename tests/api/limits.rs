@@ -124,24 +124,10 @@ async fn a_streamed_answer_stays_in_flight_until_it_ends() {
     assert_eq!(status, StatusCode::OK, "free again once the stream ended");
 
     // The same on /mcp: a stateless call with a progress token is answered over SSE.
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "ev__trigger-long-running-operation", "arguments": long,
-        "_meta": {"progressToken": "p1",
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}}}});
+    let meta = json!({"progressToken": "p1"});
     let streamed = app
-        .client
-        .post(format!("{}/mcp", app.base))
-        .bearer_auth(&app.alice)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", "ev__trigger-long-running-operation")
-        .json(&call)
-        .send()
-        .await
-        .unwrap();
+        .stateless_mcp_call(&app.alice, "ev__trigger-long-running-operation", long, meta)
+        .await;
     assert_eq!(streamed.status(), StatusCode::OK);
     assert_eq!(streamed.headers()["content-type"], "text/event-stream");
     let mut streamed = EventStream::from_response(streamed);
@@ -154,7 +140,7 @@ async fn a_streamed_answer_stays_in_flight_until_it_ends() {
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
     streamed
         .wait_for("the /mcp call's result", WAIT, |m| {
-            m.data["id"] == 1 && m.data.get("result").is_some()
+            m.data["id"] == 7 && m.data.get("result").is_some()
         })
         .await;
     assert!(streamed.ends_within(WAIT).await, "the stream ends");

@@ -343,26 +343,9 @@ async fn stateless_call(
     arguments: Value,
     meta: Value,
 ) -> (StatusCode, String, String) {
-    let mut meta = meta;
-    meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
-    meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
-    meta["io.modelcontextprotocol/clientInfo"] = json!({"name": "raw", "version": "1"});
-    let body = json!({
-        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": meta},
-    });
     let resp = app
-        .client
-        .post(format!("{}/mcp", app.base))
-        .bearer_auth(&app.bob)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", name)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+        .stateless_mcp_call(&app.bob, name, arguments, meta)
+        .await;
     let status = resp.status();
     let content_type = resp
         .headers()

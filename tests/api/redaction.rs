@@ -2,24 +2,12 @@
 //! stdio server's stderr lines for its owner and admins only, URLs and `cmd` arguments without
 //! their credentials (issue 15).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-
-/// The service with quick health pings and reconnects.
-async fn spawn_watchful_app() -> TestApp {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.ping_interval_secs = 1;
-    config.ping_timeout_secs = 1;
-    config.reconnect_base_ms = 100;
-    config.reconnect_max_secs = 1;
-    spawn_app_with(data_dir, config).await
-}
 
 /// Waits until `server_id` as `token` sees it has a non-empty `error` and `status`.
 async fn wait_error(app: &TestApp, token: &str, server_id: &str, status: &str) -> Value {

@@ -9,17 +9,6 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-/// The service with quick health pings and reconnects.
-async fn spawn_watchful_app() -> TestApp {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.ping_interval_secs = 1;
-    config.ping_timeout_secs = 1;
-    config.reconnect_base_ms = 100;
-    config.reconnect_max_secs = 1;
-    spawn_app_with(data_dir, config).await
-}
-
 fn kill(signal: &str, pid: u32) {
     let status = std::process::Command::new("kill")
         .args([&format!("-{signal}"), &pid.to_string()])
@@ -426,14 +415,7 @@ async fn stdio_commands_must_be_on_the_allow_list_when_there_is_one() {
 
     // Narrowed: the stored server is not started.
     let app = with_list(vec![everything_bin()]).await;
-    let (_, list) = app.get("/v1/servers", &app.admin).await;
-    assert_eq!(list["servers"], json!([]), "{list}");
-    // Proving that nothing starts it: give it the time a start would take.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(
-        pids_with_marker(&marker).is_empty(),
-        "its command did not run"
-    );
+    assert_not_started(&app, &marker).await;
     app.stop().await;
 
     // Widened again: it is back, nothing was lost.
@@ -529,14 +511,7 @@ async fn a_stdio_env_can_neither_choose_the_program_nor_inject_into_it() {
 
     // Stored, then the setting no longer allows it: it stays stored and does not run.
     let app = with(Vec::new(), Vec::new()).await;
-    let (_, list) = app.get("/v1/servers", &app.admin).await;
-    assert_eq!(list["servers"], json!([]), "{list}");
-    // Proving that nothing starts it: give it the time a start would take.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(
-        pids_with_marker(&marker).is_empty(),
-        "its command did not run"
-    );
+    assert_not_started(&app, &marker).await;
     app.stop().await;
     let app = with(Vec::new(), vec!["PATH".into()]).await;
     let server = app
@@ -544,4 +519,16 @@ async fn a_stdio_env_can_neither_choose_the_program_nor_inject_into_it() {
         .await;
     assert_eq!(server["status"], "ready");
     app.stop().await;
+}
+
+/// The stored server is neither listed nor started: nothing runs its command (given the time a
+/// start would take, as nothing happening can only be waited out).
+async fn assert_not_started(app: &TestApp, marker: &str) {
+    let (_, list) = app.get("/v1/servers", &app.admin).await;
+    assert_eq!(list["servers"], json!([]), "{list}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        pids_with_marker(marker).is_empty(),
+        "its command did not run"
+    );
 }
