@@ -515,6 +515,22 @@ impl Config {
     }
 
     /// The address to listen on.
+    /// Where browsers and authorization servers reach the bridge listening on `addr`:
+    /// `MCP_BRIDGE_PUBLIC_URL`, else `http://{addr}` (a wildcard address as loopback).
+    pub fn public_base(&self, addr: std::net::SocketAddr) -> String {
+        if let Some(public) = &self.public_url {
+            return public.trim_end_matches('/').to_owned();
+        }
+        let mut addr = addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr {
+                std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        format!("http://{addr}")
+    }
+
     pub fn bind_addr(&self) -> Result<SocketAddr, ConfigError> {
         self.bind.parse().map_err(|_| {
             invalid(

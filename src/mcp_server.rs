@@ -462,6 +462,14 @@ impl BridgeServer {
                 error: CallError::Rejected { code, message },
                 ..
             } => ErrorData::new(rmcp::model::ErrorCode(code), message, None),
+            // The link in the message (what a person reads) and in `data` (what a program does).
+            registry::Error::AuthRequired {
+                authorization_url: Some(url),
+                ..
+            } => ErrorData::invalid_request(
+                format!("{message}: {url}"),
+                Some(serde_json::json!({"code": "mcp_auth_required", "authorization_url": url})),
+            ),
             _ => ErrorData::internal_error(message, None),
         }
     }

@@ -1,6 +1,7 @@
 //! The registry: every registered server (config, owner, live connection, status) and the synced
 //! catalogue built from them. Allow lists are applied here, on listing and on every call.
 
+mod authorize;
 mod catalogue;
 mod entry;
 mod merge;
@@ -18,7 +19,8 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ServerCapabilities};
 
 use crate::a2e::{
-    ErrorCode, McpServerConfig, McpServerInfo, McpTransport, NotificationMethod, REDACTED,
+    ErrorCode, McpServerConfig, McpServerInfo, McpServerStatus, McpTransport, NotificationMethod,
+    REDACTED,
     ServerUpdateRequest,
 };
 use crate::caller::Caller;
@@ -68,6 +70,15 @@ pub enum Error {
     Store(#[from] StoreError),
     #[error("{0}")]
     Internal(String),
+    /// The call needs an OAuth authorization the caller has not given: the link to give it.
+    #[error("server \"{server_id}\" needs an OAuth authorization first: open `authorization_url` in a browser, approve, and call again")]
+    AuthRequired {
+        server_id: String,
+        authorization_url: Option<String>,
+    },
+    /// Talking to a server's authorization server failed.
+    #[error("OAuth: {0}")]
+    OAuth(String),
 }
 
 impl Error {
@@ -87,6 +98,8 @@ impl Error {
             Error::CapabilityMissing { .. } => ErrorCode::McpCapabilityMissing,
             Error::Upstream { error, .. } => error.code(),
             Error::Store(_) | Error::Internal(_) => ErrorCode::Internal,
+            Error::AuthRequired { .. } => ErrorCode::McpAuthRequired,
+            Error::OAuth(_) => ErrorCode::McpTransportError,
         }
     }
 }
@@ -104,6 +117,8 @@ pub struct Registry {
     /// Most entries a merged page of resources, templates or prompts holds.
     page_size: usize,
     supervision: Supervision,
+    /// OAuth authorizations waiting for their person (shared with every entry).
+    authorizations: Arc<authorize::Authorizations>,
 }
 
 /// Removes a reserved id however registration ends.
@@ -139,6 +154,7 @@ impl Registry {
             stdio_allowed_commands,
             stdio_allowed_env,
             page_size,
+            authorizations: supervision.authorizations.clone(),
             supervision,
         })
     }
@@ -225,7 +241,7 @@ impl Registry {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(entry.id.clone(), entry.clone());
-        supervisor::spawn(entry, inbox, self.store.clone(), self.supervision);
+        supervisor::spawn(entry, inbox, self.store.clone(), self.supervision.clone());
     }
 
     /// Brings back every stored server; each connects on its own, in parallel.
@@ -302,18 +318,31 @@ impl Registry {
             self.store.clone(),
             &self.supervision,
         );
-        let established = upstream::connect(&config, entry.upstream_context())
-            .await
-            .map_err(|error| Error::Connect {
-                server_id: config.server_id.clone(),
-                error,
-            })?;
+        // A server that wants OAuth is registered waiting for a person to authorize it.
+        let established = match upstream::connect(&config, entry.upstream_context()).await {
+            Ok(established) => Some(established),
+            Err(ConnectError::AuthRequired(challenge)) => {
+                entry.update_state(|s| {
+                    s.status = McpServerStatus::AuthRequired;
+                    s.challenge = challenge;
+                });
+                None
+            }
+            Err(error) => {
+                return Err(Error::Connect {
+                    server_id: config.server_id.clone(),
+                    error,
+                });
+            }
+        };
         let stored = StoredServer {
             owner: agent.id.clone(),
             config: config.clone(),
         };
         if let Err(error) = self.store.insert_server(&stored).await {
-            established.conn.shutdown().await;
+            if let Some(established) = established {
+                established.conn.shutdown().await;
+            }
             return Err(match error {
                 StoreError::Conflict => Error::Conflict(format!(
                     "server \"{}\" is already registered",
@@ -322,7 +351,9 @@ impl Registry {
                 other => other.into(),
             });
         }
-        entry.install(established);
+        if let Some(established) = established {
+            entry.install(established);
+        }
         self.insert(entry.clone(), inbox);
         tracing::info!(server_id = %entry.id, owner = %entry.owner, "server registered");
         entry.push_to_all(NotificationMethod::ToolsListChanged, serde_json::json!({}));
@@ -437,6 +468,7 @@ impl Registry {
             .unwrap_or_else(|e| e.into_inner())
             .remove(server_id);
         entry.stop.cancel();
+        entry.close_sessions().await;
         if tokio::time::timeout(Duration::from_secs(30), entry.stopped.cancelled())
             .await
             .is_err()
@@ -554,9 +586,8 @@ impl Registry {
         if !naming::tool_allowed(&config.tool_allow_list, tool) {
             return Err(not_found());
         }
-        let conn = entry
-            .connection()
-            .ok_or_else(|| Error::Unavailable(server_id.to_owned()))?;
+        let agent = origin.agent_id().to_owned();
+        let conn = entry.connection_for(&agent).await?;
         if !catalogue::contains(&entry, tool) {
             return Err(not_found());
         }
@@ -568,12 +599,19 @@ impl Registry {
         let span = tracing::info_span!("tool_call", %server_id, %tool);
         let result =
             tracing::Instrument::instrument(conn.call_tool(params, bound, origin), span).await;
-        result
-            .map(|r| (server_id.to_owned(), r))
-            .map_err(|error| Error::Upstream {
+        match result {
+            Ok(result) => {
+                entry.authorized_call(&agent);
+                Ok((server_id.to_owned(), result))
+            }
+            Err(CallError::AuthRequired(challenge)) => {
+                Err(entry.reauthorize(&agent, &challenge).await)
+            }
+            Err(error) => Err(Error::Upstream {
                 what: format!("calling \"{name}\""),
                 error,
-            })
+            }),
+        }
     }
 
     /// Stops every supervisor and waits (bounded) for their connections to close.

@@ -83,6 +83,9 @@ pub struct ErrorBody {
     pub error: String,
     pub code: ErrorCode,
     pub retryable: bool,
+    /// With `mcp_auth_required`: open it in a browser and approve, then call again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_url: Option<String>,
 }
 
 /// The sentence a caller gets for an internal error: its details go to the log only, under a

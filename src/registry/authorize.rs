@@ -1,0 +1,379 @@
+//! OAuth authorizations of upstream servers: the links given to people, the callback that
+//! finishes them, and the per-agent sessions of `per_agent` servers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::{Error, Registry, ServerEntry};
+use crate::a2e::{McpServerStatus, McpTransport, Message, NotificationMethod, ServerPush};
+use crate::caller::Caller;
+use crate::upstream::oauth::{self, GrantKey, OAuthError, Pending};
+use crate::upstream::{ConnectError, Connection};
+
+/// How long a link stays good.
+const LINK_TTL: Duration = Duration::from_secs(15 * 60);
+/// Most links waiting at once (older ones are dropped first).
+const MAX_WAITING: usize = 1000;
+/// Most step-up authorizations (more scope after `403 insufficient_scope`) in a row for one
+/// grant before a call fails instead of asking again.
+pub const MAX_STEP_UPS: u32 = 3;
+
+/// The authorizations waiting for their person, by `state`, and where the bridge is reached.
+pub struct Authorizations {
+    pub settings: Arc<oauth::Settings>,
+    waiting: Mutex<HashMap<String, (Instant, Pending)>>,
+    /// Step-up authorizations asked in a row, by grant.
+    step_ups: Mutex<HashMap<(String, String), u32>>,
+}
+
+impl Authorizations {
+    pub fn new(settings: oauth::Settings) -> Arc<Self> {
+        Arc::new(Self {
+            settings: Arc::new(settings),
+            waiting: Mutex::default(),
+            step_ups: Mutex::default(),
+        })
+    }
+
+    fn keep(&self, pending: Pending) {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        waiting.retain(|_, (at, _)| at.elapsed() < LINK_TTL);
+        if waiting.len() >= MAX_WAITING
+            && let Some(oldest) = waiting
+                .iter()
+                .min_by_key(|(_, (at, _))| *at)
+                .map(|(state, _)| state.clone())
+        {
+            waiting.remove(&oldest);
+        }
+        waiting.insert(pending.state.clone(), (Instant::now(), pending));
+    }
+
+    /// The authorization `state` names, taken: a state works once.
+    fn take(&self, state: &str) -> Option<Pending> {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, pending) = waiting.remove(state)?;
+        (at.elapsed() < LINK_TTL).then_some(pending)
+    }
+
+    /// Counts a step-up for `key`; false once there were too many in a row.
+    fn step_up(&self, key: &GrantKey) -> bool {
+        let mut counts = self.step_ups.lock().unwrap_or_else(|e| e.into_inner());
+        let count = counts
+            .entry((key.server_id.clone(), key.agent.clone()))
+            .or_insert(0);
+        *count += 1;
+        *count <= MAX_STEP_UPS
+    }
+
+    fn steps_done(&self, key: &GrantKey) {
+        self.step_ups
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&(key.server_id.clone(), key.agent.clone()));
+    }
+}
+
+impl From<OAuthError> for Error {
+    fn from(error: OAuthError) -> Self {
+        match error {
+            OAuthError::NeedsAuthorization => Error::Invalid(error.to_string()),
+            OAuthError::Failed(why) => Error::OAuth(why),
+        }
+    }
+}
+
+impl ServerEntry {
+    /// Whether a server's calls each go over the calling agent's own grant.
+    pub fn per_agent(&self) -> bool {
+        self.config().auth.as_ref().is_some_and(|a| a.per_agent)
+    }
+
+    /// The OAuth client of one of this server's grants (`agent` empty: the shared one).
+    pub fn oauth_client(&self, agent: &str) -> Option<Arc<oauth::Client>> {
+        let config = self.config();
+        if config.transport == McpTransport::Stdio {
+            return None;
+        }
+        let key = GrantKey {
+            server_id: self.id.clone(),
+            agent: agent.to_owned(),
+        };
+        Some(Arc::new(oauth::Client::new(
+            &config,
+            key,
+            self.authorizations.settings.clone(),
+            self.guard,
+            self.store.clone(),
+        )))
+    }
+
+    /// A new link for a person to authorize the grant of `agent` with. `challenge` is what the
+    /// server answered without (or with too little of) a token.
+    pub async fn authorization_link(
+        &self,
+        agent: &str,
+        challenge: Option<&str>,
+        more_scope: Option<&str>,
+    ) -> Result<String, Error> {
+        let client = self
+            .oauth_client(agent)
+            .ok_or_else(|| Error::Invalid("a stdio server does not use OAuth".into()))?;
+        let challenge = challenge
+            .map(str::to_owned)
+            .or_else(|| self.state().challenge.clone());
+        let pending = client
+            .begin(challenge.as_deref(), more_scope)
+            .await
+            .map_err(|e| match e {
+                OAuthError::Failed(why) => Error::OAuth(self.config().redact_text(&why)),
+                other => other.into(),
+            })?;
+        let url = pending.authorization_url.clone();
+        self.authorizations.keep(pending);
+        Ok(url)
+    }
+
+    /// The server waits for a person: its status says so, and its owner is sent the link.
+    pub(super) async fn wait_for_authorization(&self, challenge: Option<String>) {
+        self.update_state(|s| {
+            s.status = McpServerStatus::AuthRequired;
+            s.error = format!(
+                "the server needs an OAuth authorization: open the link of POST /v1/servers/{}/authorize",
+                self.id
+            );
+            s.stderr_tail.clear();
+            s.challenge = challenge.clone();
+            s.attempts += 1;
+        });
+        let agent = if self.per_agent() {
+            self.listing_agent()
+        } else {
+            String::new()
+        };
+        let link = self.authorization_link(&agent, challenge.as_deref(), None);
+        let params = match link.await {
+            Ok(url) => serde_json::json!({"server_id": self.id, "authorization_url": url}),
+            Err(error) => {
+                tracing::warn!(server_id = %self.id, %error, "cannot make an authorization link");
+                serde_json::json!({"server_id": self.id, "error": error.to_string()})
+            }
+        };
+        let push = ServerPush {
+            server_id: self.id.clone(),
+            method: NotificationMethod::AuthRequired.as_str().to_owned(),
+            params,
+            ..Default::default()
+        };
+        self.hub.publish(&self.owner, ServerPush::TYPE, &push);
+    }
+
+    /// The agent whose grant the server's own connection (the one that lists) uses: for a
+    /// `per_agent` server, the first agent that authorized.
+    pub fn listing_agent(&self) -> String {
+        self.listing
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The connection `agent`'s calls go over: the server's own, or for a `per_agent` server
+    /// the agent's own session (made on first use with the agent's grant).
+    pub async fn connection_for(&self, agent: &str) -> Result<Arc<Connection>, Error> {
+        if !self.per_agent() {
+            return self
+                .connection()
+                .ok_or_else(|| self.unavailable_or_unauthorized(agent));
+        }
+        if agent == self.listing_agent()
+            && let Some(conn) = self.connection()
+        {
+            return Ok(conn);
+        }
+        let mut sessions = self.sessions.lock().await;
+        if let Some(conn) = sessions.get(agent)
+            && !conn.is_lost()
+        {
+            return Ok(conn.clone());
+        }
+        if let Some(old) = sessions.remove(agent) {
+            old.shutdown().await;
+        }
+        let mut ctx = self.upstream_context();
+        ctx.oauth = self.oauth_client(agent);
+        match crate::upstream::connect(&self.config(), ctx).await {
+            Ok(established) => {
+                sessions.insert(agent.to_owned(), established.conn.clone());
+                Ok(established.conn)
+            }
+            Err(ConnectError::AuthRequired(challenge)) => {
+                let url = self.authorization_link(agent, challenge.as_deref(), None).await?;
+                Err(Error::AuthRequired {
+                    server_id: self.id.clone(),
+                    authorization_url: Some(url),
+                })
+            }
+            Err(error) => Err(Error::Connect {
+                server_id: self.id.clone(),
+                error,
+            }),
+        }
+    }
+
+    /// Why a shared server has no connection for `agent`: it waits for an authorization (403,
+    /// with the link for its owner), or it is down (503).
+    fn unavailable_or_unauthorized(&self, agent: &str) -> Error {
+        if self.state().status != McpServerStatus::AuthRequired {
+            return Error::Unavailable(self.id.clone());
+        }
+        Error::AuthRequired {
+            server_id: self.id.clone(),
+            authorization_url: None,
+        }
+        .for_owner(agent == self.owner)
+    }
+
+    /// A call refused for its token or scope: a link to authorize (again, or with more scope),
+    /// up to [`MAX_STEP_UPS`] in a row.
+    pub async fn reauthorize(&self, agent: &str, challenge: &str) -> Error {
+        let grant = if self.per_agent() { agent } else { "" };
+        let key = GrantKey {
+            server_id: self.id.clone(),
+            agent: grant.to_owned(),
+        };
+        if !self.authorizations.step_up(&key) {
+            return Error::Forbidden(format!(
+                "server \"{}\" still refuses the call after {MAX_STEP_UPS} authorizations \
+                 with more scope",
+                self.id
+            ));
+        }
+        if !self.per_agent() && agent != self.owner {
+            return Error::AuthRequired {
+                server_id: self.id.clone(),
+                authorization_url: None,
+            }
+            .for_owner(false);
+        }
+        let more = oauth::insufficient_scope(challenge, &self.config().url);
+        match self
+            .authorization_link(grant, Some(challenge), more.as_deref())
+            .await
+        {
+            Ok(url) => Error::AuthRequired {
+                server_id: self.id.clone(),
+                authorization_url: Some(url),
+            },
+            Err(error) => error,
+        }
+    }
+
+    /// A call went through: the step-ups of its grant start again from none.
+    pub fn authorized_call(&self, agent: &str) {
+        let grant = if self.per_agent() { agent } else { "" };
+        self.authorizations.steps_done(&GrantKey {
+            server_id: self.id.clone(),
+            agent: grant.to_owned(),
+        });
+    }
+
+    /// Closes every per-agent session.
+    pub(super) async fn close_sessions(&self) {
+        let sessions: Vec<_> = self.sessions.lock().await.drain().collect();
+        for (_, conn) in sessions {
+            conn.shutdown().await;
+        }
+    }
+}
+
+impl Error {
+    /// An `AuthRequired` for a caller who may not authorize the server: no link, but who can.
+    fn for_owner(self, is_owner: bool) -> Self {
+        match self {
+            Error::AuthRequired { server_id, .. } if !is_owner => Error::Forbidden(format!(
+                "server \"{server_id}\" waits for an OAuth authorization by its owner or an admin"
+            )),
+            other => other,
+        }
+    }
+}
+
+impl Registry {
+    /// A link for `agent` to authorize a server with: its owner or an admin for a shared
+    /// server, any agent (each for itself) for a `per_agent` one.
+    pub async fn authorize(&self, agent: &Caller, server_id: &str) -> Result<String, Error> {
+        let entry = self.get(server_id)?;
+        let grant = if entry.per_agent() {
+            agent.id.clone()
+        } else {
+            self.managed(agent, server_id)?;
+            String::new()
+        };
+        let url = entry.authorization_link(&grant, None, None).await?;
+        self.store
+            .record(&agent.id, "server.authorize", server_id, "")
+            .await;
+        Ok(url)
+    }
+
+    /// The authorization server sent the person back: exchanges the code and (re)connects the
+    /// server. Returns the server's id.
+    pub async fn complete_authorization(
+        &self,
+        state: &str,
+        code: Option<&str>,
+        issuer: Option<&str>,
+        refused: Option<&str>,
+    ) -> Result<String, Error> {
+        let pending = self.authorizations.take(state).ok_or_else(|| {
+            Error::Invalid(
+                "this authorization link is unknown, already used or expired: ask for a new one \
+                 (POST /v1/servers/{server_id}/authorize)"
+                    .into(),
+            )
+        })?;
+        let key = pending.key.clone();
+        if let Some(refused) = refused {
+            return Err(Error::Invalid(format!(
+                "the authorization server refused the authorization of server \"{}\": {refused}",
+                key.server_id
+            )));
+        }
+        let code = code.ok_or_else(|| {
+            Error::Invalid("the authorization server sent no `code` back".into())
+        })?;
+        let entry = self.get(&key.server_id)?;
+        oauth::Client::finish(pending, code, issuer)
+            .await
+            .map_err(|e| match e {
+                OAuthError::Failed(why) => Error::OAuth(entry.config().redact_text(&why)),
+                other => other.into(),
+            })?;
+        self.store
+            .record(&key.agent, "server.authorized", &key.server_id, "")
+            .await;
+        tracing::info!(server_id = %key.server_id, "OAuth authorization completed");
+        if entry.per_agent() {
+            // That agent's session is made again with the new grant on its next call.
+            if let Some(old) = entry.sessions.lock().await.remove(&key.agent) {
+                old.shutdown().await;
+            }
+            let mut listing = entry.listing.write().unwrap_or_else(|e| e.into_inner());
+            if listing.is_empty() || entry.connection().is_none() {
+                *listing = key.agent.clone();
+            } else {
+                return Ok(key.server_id);
+            }
+        }
+        let _ = entry.control.send(super::entry::Control::Reconnect);
+        Ok(key.server_id)
+    }
+}
+
+impl Registry {
+    /// Where the bridge is reached for OAuth (its redirect URI, its client metadata document).
+    pub fn oauth_settings(&self) -> Arc<oauth::Settings> {
+        self.authorizations.settings.clone()
+    }
+}
