@@ -112,7 +112,7 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         },
         false => match front.state.auth.caller_of(&req) {
             Ok(agent) => agent,
-            Err(refused) => return *refused,
+            Err(refused) => return crate::http::auth::keep_alive_after(*refused, req).await,
         },
     };
     let session = req

@@ -235,8 +235,33 @@ pub async fn require_agent(
             req.extensions_mut().insert(agent);
             next.run(req).await
         }
-        Err(refused) => *refused,
+        Err(refused) => keep_alive_after(*refused, req).await,
     }
+}
+
+/// The most of a refused request's body read so its connection can be reused.
+const DRAIN_LIMIT: usize = 64 * 1024;
+/// How long a refused request's body is waited for.
+const DRAIN_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Reads what is left of a refused request's body before answering it: hyper only keeps a
+/// connection whose request it read to the end, and otherwise closes it after an answer that
+/// said nothing of closing, so a client that sent its body in a second write (httpx does) and
+/// reuses the connection met "disconnected without a response". A body too large or too slow is
+/// not waited for: the answer then says `Connection: close`.
+pub async fn keep_alive_after(mut refused: Response, req: Request) -> Response {
+    let read = tokio::time::timeout(
+        DRAIN_WAIT,
+        axum::body::to_bytes(req.into_body(), DRAIN_LIMIT),
+    )
+    .await;
+    if !matches!(read, Ok(Ok(_))) {
+        refused.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+    }
+    refused
 }
 
 impl Auth {

@@ -247,3 +247,60 @@ async fn an_agent_has_a_bounded_number_of_mcp_sessions() {
     assert!(deleted.status().is_success(), "{}", deleted.status());
     assert_eq!(initialize(&app, &app.alice).await.status(), StatusCode::OK);
 }
+
+/// Reads one HTTP/1.1 answer off `tcp` (headers, then a `Content-Length` body): its head, or
+/// `None` when the connection closed first.
+async fn read_answer(tcp: &mut TcpStream) -> Option<String> {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head_end = loop {
+        if let Some(at) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        match tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return None,
+            Ok(Ok(n)) => data.extend_from_slice(&buf[..n]),
+            Err(_) => panic!("no answer within 5 s"),
+        }
+    };
+    let head = String::from_utf8_lossy(&data[..head_end]).to_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |v| v.trim().parse().unwrap());
+    while data.len() < head_end + length {
+        let n = tcp.read(&mut buf).await.unwrap();
+        assert!(n > 0, "closed in the middle of a body");
+        data.extend_from_slice(&buf[..n]);
+    }
+    Some(head)
+}
+
+/// A request refused for want of a token, whose body came in a second write (as httpx sends
+/// it), leaves its connection usable: the next request on it is answered, not met by a close
+/// the 401 did not announce.
+#[tokio::test]
+async fn a_refused_request_leaves_its_connection_usable() {
+    let app = app_with(|_| {}).await;
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let mut tcp = TcpStream::connect(&addr).await.unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tcp.write_all(body.as_bytes()).await.unwrap();
+    let refused = read_answer(&mut tcp).await.expect("the 401 is sent");
+    assert!(refused.starts_with("http/1.1 401"), "{refused}");
+    assert!(!refused.contains("connection: close"), "{refused}");
+    tcp.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let next = read_answer(&mut tcp)
+        .await
+        .expect("the connection was closed after the 401");
+    assert!(next.starts_with("http/1.1 200"), "{next}");
+}
