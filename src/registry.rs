@@ -71,7 +71,7 @@ pub enum Error {
     #[error("{0}")]
     Internal(String),
     /// The call needs an OAuth authorization the caller has not given: the link to give it.
-    #[error("server \"{server_id}\" needs an OAuth authorization first: open `authorization_url` in a browser, approve, and call again")]
+    #[error("{}", auth_required(server_id, authorization_url.is_some()))]
     AuthRequired {
         server_id: String,
         authorization_url: Option<String>,
@@ -101,6 +101,20 @@ impl Error {
             Error::AuthRequired { .. } => ErrorCode::McpAuthRequired,
             Error::OAuth(_) => ErrorCode::McpTransportError,
         }
+    }
+}
+
+/// What an `AuthRequired` error says: what to do with its link, or who can give one.
+fn auth_required(server_id: &str, has_link: bool) -> String {
+    match has_link {
+        true => format!(
+            "server \"{server_id}\" needs an OAuth authorization first: open `authorization_url` \
+             in a browser, approve, and call again"
+        ),
+        false => format!(
+            "server \"{server_id}\" waits for an OAuth authorization by its owner or an admin \
+             (POST /v1/servers/{server_id}/authorize)"
+        ),
     }
 }
 

@@ -689,7 +689,9 @@ async fn connect_unredacted(
         Ok(Ok(lists)) => Ok(Established { conn, lists }),
         Ok(Err(e)) => {
             conn.shutdown().await;
-            Err(ConnectError::List(e.to_string()))
+            // A server may take `initialize` without a token and want one for the rest.
+            let refused = conn.challenges.as_ref().and_then(|c| c.take());
+            Err(needs_authorization(refused).unwrap_or(ConnectError::List(e.to_string())))
         }
         Err(_) => {
             conn.shutdown().await;

@@ -147,10 +147,12 @@ impl ServerEntry {
             s.challenge = challenge.clone();
             s.attempts += 1;
         });
-        let agent = if self.per_agent() {
-            self.listing_agent()
-        } else {
-            String::new()
+        // A `per_agent` server's own connection lists with the first grant: its owner's until
+        // some agent has authorized.
+        let agent = match (self.per_agent(), self.listing_agent()) {
+            (false, _) => String::new(),
+            (true, listing) if listing.is_empty() => self.owner.clone(),
+            (true, listing) => listing,
         };
         let link = self.authorization_link(&agent, challenge.as_deref(), None);
         let params = match link.await {
@@ -182,9 +184,21 @@ impl ServerEntry {
     /// the agent's own session (made on first use with the agent's grant).
     pub async fn connection_for(&self, agent: &str) -> Result<Arc<Connection>, Error> {
         if !self.per_agent() {
-            return self
-                .connection()
-                .ok_or_else(|| self.unavailable_or_unauthorized(agent));
+            if let Some(conn) = self.connection() {
+                return Ok(conn);
+            }
+            if self.state().status != McpServerStatus::AuthRequired {
+                return Err(Error::Unavailable(self.id.clone()));
+            }
+            // The owner gets a link to open; the others learn who can give one.
+            let authorization_url = match agent == self.owner {
+                true => Some(self.authorization_link("", None, None).await?),
+                false => None,
+            };
+            return Err(Error::AuthRequired {
+                server_id: self.id.clone(),
+                authorization_url,
+            });
         }
         if agent == self.listing_agent()
             && let Some(conn) = self.connection()
@@ -221,19 +235,6 @@ impl ServerEntry {
         }
     }
 
-    /// Why a shared server has no connection for `agent`: it waits for an authorization (403,
-    /// with the link for its owner), or it is down (503).
-    fn unavailable_or_unauthorized(&self, agent: &str) -> Error {
-        if self.state().status != McpServerStatus::AuthRequired {
-            return Error::Unavailable(self.id.clone());
-        }
-        Error::AuthRequired {
-            server_id: self.id.clone(),
-            authorization_url: None,
-        }
-        .for_owner(agent == self.owner)
-    }
-
     /// A call refused for its token or scope: a link to authorize (again, or with more scope),
     /// up to [`MAX_STEP_UPS`] in a row.
     pub async fn reauthorize(&self, agent: &str, challenge: &str) -> Error {
@@ -253,8 +254,7 @@ impl ServerEntry {
             return Error::AuthRequired {
                 server_id: self.id.clone(),
                 authorization_url: None,
-            }
-            .for_owner(false);
+            };
         }
         let more = oauth::insufficient_scope(challenge, &self.config().url);
         match self
@@ -283,18 +283,6 @@ impl ServerEntry {
         let sessions: Vec<_> = self.sessions.lock().await.drain().collect();
         for (_, conn) in sessions {
             conn.shutdown().await;
-        }
-    }
-}
-
-impl Error {
-    /// An `AuthRequired` for a caller who may not authorize the server: no link, but who can.
-    fn for_owner(self, is_owner: bool) -> Self {
-        match self {
-            Error::AuthRequired { server_id, .. } if !is_owner => Error::Forbidden(format!(
-                "server \"{server_id}\" waits for an OAuth authorization by its owner or an admin"
-            )),
-            other => other,
         }
     }
 }

@@ -46,6 +46,7 @@ impl Supervision {
             authorizations: super::authorize::Authorizations::new(
                 crate::upstream::oauth::Settings::new(
                     &config.public_base(addr),
+                    config.oauth_client_metadata_url.as_deref(),
                     config.allow_private_upstreams,
                 ),
             ),

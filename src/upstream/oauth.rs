@@ -36,13 +36,16 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn new(public_url: &str, allow_private: bool) -> Self {
+    /// For a bridge reached at `public_url`; `client_metadata_url` names a client ID metadata
+    /// document hosted elsewhere (by default the bridge's own, when `public_url` is https).
+    pub fn new(public_url: &str, client_metadata_url: Option<&str>, allow_private: bool) -> Self {
         let public = public_url.trim_end_matches('/');
+        let own = public
+            .starts_with("https://")
+            .then(|| format!("{public}{CLIENT_METADATA_PATH}"));
         Self {
             redirect_uri: format!("{public}/oauth/callback"),
-            client_metadata_url: public
-                .starts_with("https://")
-                .then(|| format!("{public}{CLIENT_METADATA_PATH}")),
+            client_metadata_url: client_metadata_url.map(str::to_owned).or(own),
             allow_private,
         }
     }
