@@ -534,7 +534,8 @@ impl Registry {
             || new.url != old.url
             || new.headers != old.headers
             || new.connect_timeout != old.connect_timeout
-            || new.protocol_version != old.protocol_version;
+            || new.protocol_version != old.protocol_version
+            || new.auth != old.auth;
         let bound = new.connect_bound();
         *entry.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
         if reconnect {
@@ -774,6 +775,9 @@ fn apply_change(old: &McpServerConfig, change: ServerUpdateRequest) -> McpServer
     }
     if let Some(v) = change.resource_allow_list {
         new.resource_allow_list = v;
+    }
+    if let Some(v) = change.auth {
+        new.auth = v.map(|auth| auth.keeping_secrets(old.auth.as_ref()));
     }
     new
 }

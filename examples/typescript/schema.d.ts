@@ -1033,7 +1033,7 @@ export interface components {
          * @description The `code` of an error answer.
          * @enum {string}
          */
-        ErrorCode: "mcp_server_not_found" | "mcp_server_unavailable" | "mcp_tool_not_found" | "mcp_resource_not_found" | "mcp_prompt_not_found" | "mcp_transport_error" | "mcp_protocol_error" | "mcp_sampling_refused" | "mcp_capability_missing" | "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "timeout" | "payload_too_large" | "rate_limited" | "internal";
+        ErrorCode: "mcp_server_not_found" | "mcp_server_unavailable" | "mcp_tool_not_found" | "mcp_resource_not_found" | "mcp_prompt_not_found" | "mcp_transport_error" | "mcp_protocol_error" | "mcp_sampling_refused" | "mcp_capability_missing" | "mcp_auth_required" | "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "timeout" | "payload_too_large" | "rate_limited" | "internal";
         Health: {
             /** @description `ok`, or what is not ready yet. */
             status: string;
@@ -1210,6 +1210,7 @@ export interface components {
             tool_allow_list?: string[];
             /** @description Resource URIs exposed: exact, or a prefix when an entry ends with `*`; empty exposes all. */
             resource_allow_list?: string[];
+            auth?: components["schemas"]["OAuthConfig"] | null;
         };
         /** @description MCPServerInfo: a registered server as it is now. */
         McpServerInfo: {
@@ -1271,12 +1272,56 @@ export interface components {
          * @description Connection state of a registered server.
          * @enum {string}
          */
-        McpServerStatus: "connecting" | "ready" | "error" | "disconnected";
+        McpServerStatus: "connecting" | "ready" | "error" | "disconnected" | "auth_required";
         /**
          * @description How mcp-bridge reaches an MCP server.
          * @enum {string}
          */
         McpTransport: "stdio" | "http" | "sse" | "ws";
+        /**
+         * @description OAuthConfig: how the bridge authorizes itself to an `http`, `sse` or `ws` server with OAuth 2.1
+         *     (`auth` of MCPServerConfig). Without it, a server that answers 401 with
+         *     `WWW-Authenticate: Bearer` is treated as `authorization_code` with discovery.
+         */
+        OAuthConfig: {
+            /** @description Always `oauth2`. */
+            type: components["schemas"]["OAuthKind"];
+            /** @description `authorization_code` (a person approves once; the default) or `client_credentials`. */
+            grant_type?: components["schemas"]["OAuthGrant"];
+            /**
+             * @description A client pre-registered with the authorization server; when absent the bridge uses its
+             *     client ID metadata document or registers itself dynamically.
+             */
+            client_id?: string | null;
+            /** @description The secret of `client_id` (secret: shown as `***`). */
+            client_secret?: string | null;
+            /**
+             * @description Scopes to ask for; when empty, those the server names in `WWW-Authenticate`, else its
+             *     `scopes_supported`, else none.
+             */
+            scopes?: string[];
+            token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuth"] | null;
+            /**
+             * @description PEM private key (RSA or EC) signing the client assertion of `private_key_jwt`
+             *     (secret: shown as `***`).
+             */
+            private_key?: string | null;
+            /**
+             * @description Each agent authorizes for itself and is served over its own upstream session with its own
+             *     token (`authorization_code` only).
+             */
+            per_agent?: boolean;
+        };
+        /**
+         * @description How the bridge obtains an upstream's token (`grant_type` of OAuthConfig).
+         * @enum {string}
+         */
+        OAuthGrant: "authorization_code" | "client_credentials";
+        /**
+         * @description The kind of an upstream's `auth` (`type` of OAuthConfig): OAuth 2.1 is the only one.
+         * @enum {string}
+         */
+        OAuthKind: "oauth2";
         /** @description mcp/prompt/get/req: render a prompt template. */
         PromptGetRequest: {
             /**
@@ -2341,6 +2386,8 @@ export interface components {
             tool_allow_list?: string[] | null;
             /** @default null */
             resource_allow_list?: string[] | null;
+            /** @default null */
+            auth?: components["schemas"]["OAuthConfig"] | null;
         };
         /** @description mcp/server/update/resp: the server after the change. */
         ServerUpdateResponse: {
@@ -2413,6 +2460,12 @@ export interface components {
          *     by its own `type`.
          */
         StreamEvent: components["schemas"]["ServerPush"] | components["schemas"]["SamplingRequest"] | components["schemas"]["RootsListRequest"] | components["schemas"]["ElicitRequest"];
+        /**
+         * @description How the bridge authenticates at an upstream's token endpoint
+         *     (`token_endpoint_auth_method` of OAuthConfig, as RFC 7591 names them).
+         * @enum {string}
+         */
+        TokenEndpointAuth: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
         /** @description tool/call/req: call a catalogue tool by its namespaced name. */
         ToolCallRequest: {
             /**
@@ -2604,7 +2657,9 @@ export interface components {
         };
         /**
          * @description The token is valid but the agent may not do this: registering a stdio server needs the
-         *     `admin` role, a server or agent is changed or removed by its owner or an admin (`forbidden`).
+         *     `admin` role, a server or agent is changed or removed by its owner or an admin (`forbidden`);
+         *     or the upstream needs an OAuth authorization the caller has not given (`mcp_auth_required`,
+         *     with the `authorization_url` to open).
          */
         Forbidden: {
             headers: {
@@ -2790,7 +2845,10 @@ export interface operations {
     list_servers: {
         parameters: {
             query?: {
-                /** @description Only servers with this status: `connecting`, `ready`, `error` or `disconnected`. */
+                /**
+                 * @description Only servers with this status: `connecting`, `ready`, `error`, `disconnected` or
+                 *     `auth_required`.
+                 */
                 status_filter?: string;
                 /** @description The A2E request id, echoed as `req_id`. */
                 id?: string;

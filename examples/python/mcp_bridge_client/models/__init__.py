@@ -62,6 +62,9 @@ from .mcp_server_config_headers import McpServerConfigHeaders
 from .mcp_server_info import McpServerInfo
 from .mcp_server_status import McpServerStatus
 from .mcp_transport import McpTransport
+from .o_auth_config import OAuthConfig
+from .o_auth_grant import OAuthGrant
+from .o_auth_kind import OAuthKind
 from .prompt_get_request import PromptGetRequest
 from .prompt_get_request_arguments import PromptGetRequestArguments
 from .prompt_get_request_type import PromptGetRequestType
@@ -135,6 +138,7 @@ from .server_update_request_headers_type_0 import ServerUpdateRequestHeadersType
 from .server_update_request_type import ServerUpdateRequestType
 from .server_update_response import ServerUpdateResponse
 from .server_update_response_type import ServerUpdateResponseType
+from .token_endpoint_auth import TokenEndpointAuth
 from .tool_call_request import ToolCallRequest
 from .tool_call_request_arguments import ToolCallRequestArguments
 from .tool_call_request_type import ToolCallRequestType
@@ -215,6 +219,9 @@ __all__ = (
     "McpServerInfo",
     "McpServerStatus",
     "McpTransport",
+    "OAuthConfig",
+    "OAuthGrant",
+    "OAuthKind",
     "PromptGetRequest",
     "PromptGetRequestArguments",
     "PromptGetRequestType",
@@ -288,6 +295,7 @@ __all__ = (
     "ServerUpdateRequestType",
     "ServerUpdateResponse",
     "ServerUpdateResponseType",
+    "TokenEndpointAuth",
     "ToolCallRequest",
     "ToolCallRequestArguments",
     "ToolCallRequestType",
