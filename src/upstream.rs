@@ -601,18 +601,22 @@ async fn connect_unredacted(
     }
     let (url, id) = (config.url.as_str(), config.server_id.as_str());
     // A server known to want OAuth: its token (or the reason there is none) first.
-    let oauth = match &ctx.oauth {
-        Some(client) if config.transport != McpTransport::Stdio && client.is_known().await => {
-            match launch.within(client.authorized()).await? {
-                Ok(manager) => Some(manager),
-                Err(oauth::OAuthError::NeedsAuthorization) => {
-                    return Err(ConnectError::AuthRequired(None));
-                }
-                Err(oauth::OAuthError::Failed(why)) => return Err(ConnectError::OAuth(why)),
+    let client = ctx
+        .oauth
+        .clone()
+        .filter(|_| config.transport != McpTransport::Stdio);
+    let mut oauth = None;
+    if let Some(client) = client
+        && client.is_known().await
+    {
+        match launch.within(client.authorized()).await? {
+            Ok(manager) => oauth = Some(manager),
+            Err(oauth::OAuthError::NeedsAuthorization) => {
+                return Err(ConnectError::AuthRequired(None));
             }
+            Err(oauth::OAuthError::Failed(why)) => return Err(ConnectError::OAuth(why)),
         }
-        _ => None,
-    };
+    }
     let mut challenges = None;
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {

@@ -141,6 +141,26 @@ impl Vault {
         }
     }
 
+    async fn read(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        if let Some(cached) = self.cache.read().await.as_ref() {
+            return Ok(cached.clone());
+        }
+        let grant = self
+            .store
+            .oauth_grant(&self.key.server_id, &self.key.agent)
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        let credentials = match grant.and_then(|g| g.credentials) {
+            Some(json) => Some(
+                serde_json::from_str(&json)
+                    .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?,
+            ),
+            None => None,
+        };
+        *self.cache.write().await = Some(credentials.clone());
+        Ok(credentials)
+    }
+
     async fn write(&self, credentials: Option<StoredCredentials>) -> Result<(), AuthError> {
         let json = match &credentials {
             Some(c) => Some(
@@ -172,23 +192,7 @@ impl std::ops::Deref for Shared {
 #[async_trait::async_trait]
 impl CredentialStore for Shared {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        if let Some(cached) = self.cache.read().await.as_ref() {
-            return Ok(cached.clone());
-        }
-        let grant = self
-            .store
-            .oauth_grant(&self.key.server_id, &self.key.agent)
-            .await
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
-        let credentials = match grant.and_then(|g| g.credentials) {
-            Some(json) => Some(
-                serde_json::from_str(&json)
-                    .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?,
-            ),
-            None => None,
-        };
-        *self.cache.write().await = Some(credentials.clone());
-        Ok(credentials)
+        self.read().await
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
@@ -463,7 +467,7 @@ impl Client {
             manager.select_initial_scopes(&[]).await
         };
         if let Some(more) = more_scope {
-            if let Ok(Some(stored)) = self.vault.load().await {
+            if let Ok(Some(stored)) = self.vault.read().await {
                 scopes.extend(stored.granted_scopes);
             }
             scopes.extend(more.split_whitespace().map(str::to_owned));
