@@ -178,8 +178,13 @@ impl Store {
         let servers: std::collections::HashSet<String> = rows
             .into_iter()
             .filter(|(_, config)| {
-                serde_json::from_str::<crate::a2e::McpServerConfig>(config)
-                    .is_ok_and(|c| sealed::any_plain(c.env.values().chain(c.headers.values())))
+                serde_json::from_str::<crate::a2e::McpServerConfig>(config).is_ok_and(|c| {
+                    let auth = c
+                        .auth
+                        .iter()
+                        .flat_map(|a| a.client_secret.iter().chain(a.private_key.iter()));
+                    sealed::any_plain(c.env.values().chain(c.headers.values()).chain(auth))
+                })
             })
             .map(|(id, _)| id)
             .collect();
