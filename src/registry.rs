@@ -20,8 +20,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ServerCapabilities};
 
 use crate::a2e::{
     ErrorCode, McpServerConfig, McpServerInfo, McpServerStatus, McpTransport, NotificationMethod,
-    REDACTED,
-    ServerUpdateRequest,
+    REDACTED, ServerUpdateRequest,
 };
 use crate::caller::Caller;
 use crate::hub::Hub;
@@ -537,6 +536,16 @@ impl Registry {
             || new.protocol_version != old.protocol_version
             || new.auth != old.auth;
         let bound = new.connect_bound();
+        if new.url != old.url || new.auth != old.auth {
+            // Tokens (and registrations) were for the old resource or settings: not to be sent on.
+            self.store.clear_oauth(&new.server_id).await?;
+            entry.close_sessions().await;
+            entry
+                .listing
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+        }
         *entry.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
         if reconnect {
             let since = entry.state().attempts;

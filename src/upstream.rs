@@ -744,7 +744,7 @@ fn refused_for_authorization(
 /// A 401 asking for a bearer token, or a 403 asking for more scope, as the error it is.
 fn needs_authorization(challenge: Option<String>) -> Option<ConnectError> {
     let challenge = challenge?;
-    oauth::is_bearer_challenge(&challenge).then(|| ConnectError::AuthRequired(Some(challenge)))
+    oauth::is_bearer_challenge(&challenge).then_some(ConnectError::AuthRequired(Some(challenge)))
 }
 
 /// What every transport of a connection reports to: its end, and its notifications in order.

@@ -80,12 +80,18 @@ struct Callback {
         (status = 502, description = "The token endpoint failed", content_type = "text/plain", body = String)))]
 async fn callback(State(state): State<AppState>, Query(back): Query<Callback>) -> Response {
     let Some(flow) = back.state.as_deref().filter(|s| !s.is_empty()) else {
-        return page(StatusCode::BAD_REQUEST, "No `state`: this is not an authorization's answer.");
+        return page(
+            StatusCode::BAD_REQUEST,
+            "No `state`: this is not an authorization's answer.",
+        );
     };
-    let refused = back.error.as_deref().map(|error| match &back.error_description {
-        Some(description) => format!("{error} ({description})"),
-        None => error.to_owned(),
-    });
+    let refused = back
+        .error
+        .as_deref()
+        .map(|error| match &back.error_description {
+            Some(description) => format!("{error} ({description})"),
+            None => error.to_owned(),
+        });
     let done = state
         .registry
         .complete_authorization(
@@ -107,7 +113,10 @@ async fn callback(State(state): State<AppState>, Query(back): Query<Callback>) -
                 _ => StatusCode::BAD_GATEWAY,
             };
             let message = ApiError::from(error).message;
-            page(status, &format!("The authorization did not go through: {message}"))
+            page(
+                status,
+                &format!("The authorization did not go through: {message}"),
+            )
         }
     }
 }
@@ -131,16 +140,13 @@ fn page(status: StatusCode, text: &str) -> Response {
     responses((status = 200, description = "The client ID metadata document", content_type = "application/json", body = Object)))]
 async fn client_metadata(State(state): State<AppState>) -> Response {
     let settings = state.registry.oauth_settings();
-    let client_id = settings
-        .client_metadata_url
-        .clone()
-        .unwrap_or_else(|| {
-            settings
-                .redirect_uri
-                .trim_end_matches("/oauth/callback")
-                .to_owned()
-                + crate::upstream::oauth::CLIENT_METADATA_PATH
-        });
+    let client_id = settings.client_metadata_url.clone().unwrap_or_else(|| {
+        settings
+            .redirect_uri
+            .trim_end_matches("/oauth/callback")
+            .to_owned()
+            + crate::upstream::oauth::CLIENT_METADATA_PATH
+    });
     (
         [(header::CACHE_CONTROL, "public, max-age=300")],
         Json(settings.client_metadata(&client_id)),

@@ -222,7 +222,9 @@ impl ServerEntry {
                 Ok(established.conn)
             }
             Err(ConnectError::AuthRequired(challenge)) => {
-                let url = self.authorization_link(agent, challenge.as_deref(), None).await?;
+                let url = self
+                    .authorization_link(agent, challenge.as_deref(), None)
+                    .await?;
                 Err(Error::AuthRequired {
                     server_id: self.id.clone(),
                     authorization_url: Some(url),
@@ -328,9 +330,8 @@ impl Registry {
                 key.server_id
             )));
         }
-        let code = code.ok_or_else(|| {
-            Error::Invalid("the authorization server sent no `code` back".into())
-        })?;
+        let code = code
+            .ok_or_else(|| Error::Invalid("the authorization server sent no `code` back".into()))?;
         let entry = self.get(&key.server_id)?;
         oauth::Client::finish(pending, code, issuer)
             .await

@@ -147,7 +147,10 @@ async fn connect(entry: &ServerEntry, store: &Store) -> Attempt {
     let config = entry.config();
     if entry.per_agent() && entry.listing_agent().is_empty() {
         // After a restart: the first agent that authorized lists for everyone.
-        if let Ok(Some(first)) = store.oauth_agents(&entry.id).await.map(|a| a.into_iter().next())
+        if let Ok(Some(first)) = store
+            .oauth_agents(&entry.id)
+            .await
+            .map(|a| a.into_iter().next())
         {
             *entry.listing.write().unwrap_or_else(|e| e.into_inner()) = first;
         }

@@ -11,12 +11,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::transport::CredentialStore;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, ClientCredentialsConfig,
     OAuthClientConfig, OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture,
     OAuthHttpRedirectPolicy, OAuthHttpRequest, StoredCredentials,
 };
-use rmcp::transport::CredentialStore;
 use serde::{Deserialize, Serialize};
 
 use crate::a2e::{McpServerConfig, OAuthConfig, OAuthGrant, TokenEndpointAuth};
@@ -206,6 +206,7 @@ impl CredentialStore for Shared {
 
 /// Every request rmcp's OAuth client makes, through clients of the address guard: names resolve
 /// to allowed addresses only, literal addresses and each redirect are checked.
+#[derive(Clone)]
 struct GuardedHttp {
     guard: Guard,
     follow: reqwest::Client,
@@ -527,7 +528,12 @@ impl Client {
         if let Some(known) = self.registration().await?
             && known.metadata.token_endpoint == metadata.token_endpoint
             && known.metadata.authorization_endpoint == metadata.authorization_endpoint
-            && known.client_id != self.settings.client_metadata_url.clone().unwrap_or_default()
+            && known.client_id
+                != self
+                    .settings
+                    .client_metadata_url
+                    .clone()
+                    .unwrap_or_default()
         {
             return Ok(registration(known.client_id, known.client_secret));
         }
@@ -675,4 +681,3 @@ pub fn is_bearer_challenge(challenge: &str) -> bool {
         .get(..6)
         .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer"))
 }
-

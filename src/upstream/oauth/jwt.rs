@@ -69,8 +69,11 @@ pub(super) async fn exchange(
     if let Some(resource) = resource {
         request = request.add_extra_param("resource", resource);
     }
-    let send = |request: oauth2::HttpRequest| async move {
-        http.send(request, false).await.map_err(Sent)
+    // Each request's future owns its client: one borrowing it would not be `Send` for every
+    // lifetime, as the `oauth2` crate's closure client needs.
+    let send = |request: oauth2::HttpRequest| {
+        let http = http.clone();
+        async move { http.send(request, false).await.map_err(Sent) }
     };
     let token = request.request_async(&send).await.map_err(|e| {
         OAuthError::Failed(format!(
