@@ -36,7 +36,8 @@ Plain HTTP controls for tests (no auth):
                      or unknown refresh token presented), "revocations", "unauthorized" (401s served on /mcp),
                      "resource_params": {"authorize": n, "token": n} (requests that carried `resource`),
                      "resources": [distinct resource values seen], "scopes_requested": [scope strings asked at
-                     /authorize], "clients": [{client_id, client_name, redirect_uris, token_endpoint_auth_method}],
+                     /authorize], "clients": [{client_id, client_name, redirect_uris, token_endpoint_auth_method,
+                     client_secret}],
                      "grants": [{grant, client_id, scopes, resource, generation, revoked}],
                      "issued_tokens": [every access and refresh token issued, oldest first],
                      "last_access_token", "last_refresh_token"}
@@ -400,6 +401,7 @@ def build(base: str, args) -> tuple[MCPServer, Store, dict[str, Any]]:
                 "client_name": c.client_name,
                 "redirect_uris": [str(u) for u in c.redirect_uris or []],
                 "token_endpoint_auth_method": c.token_endpoint_auth_method,
+                "client_secret": c.client_secret,
             }
             for c in store.clients.values()
         ]
