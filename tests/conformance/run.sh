@@ -17,8 +17,12 @@
 #   CONFORMANCE_PARTS            "server client" (default), "server" or "client"
 #   CONFORMANCE_SERVER_SUITE     the suite's server --suite: "all" (default: includes the pending
 #                                json-schema-2020-12 and server-sse-polling), "active" or "pending"
-#   CONFORMANCE_CLIENT_SCENARIOS client scenarios to run (default: initialize tools_call
-#                                elicitation-sep1034-client-defaults sse-retry)
+#   CONFORMANCE_CLIENT_SCENARIOS client scenarios to run (default: every client scenario of the pinned suite,
+#                                `conformance list --client`: initialize tools_call
+#                                elicitation-sep1034-client-defaults sse-retry and the 22 auth/* ones)
+#   CONFORMANCE_CLIENT_JOBS      how many client scenarios run at once (default 1: one after another)
+#   MCP_BRIDGE_PUBLIC_URL        the bridge's public URL, when it is not MCP_BRIDGE_URL (client part; the
+#                                driver follows OAuth redirects to it at MCP_BRIDGE_URL instead)
 #   CONFORMANCE_EXPECTED         baseline file (default: expected-failures.yml next to this script)
 #   CONFORMANCE_RESULTS          output directory (default: results/ next to this script; emptied first)
 #   CONFORMANCE_TIMEOUT_MS       the suite's client --timeout (default 30000)
@@ -33,7 +37,17 @@ peers=$root/tests/peers
 
 parts=${CONFORMANCE_PARTS:-server client}
 server_suite=${CONFORMANCE_SERVER_SUITE:-all}
-client_scenarios=${CONFORMANCE_CLIENT_SCENARIOS:-initialize tools_call elicitation-sep1034-client-defaults sse-retry}
+# The client scenarios of @modelcontextprotocol/conformance 0.1.16, as `conformance list --client` names them.
+all_client_scenarios="initialize tools_call elicitation-sep1034-client-defaults sse-retry
+    auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd
+    auth/scope-from-www-authenticate auth/scope-from-scopes-supported auth/scope-omitted-when-undefined
+    auth/scope-step-up auth/scope-retry-limit
+    auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
+    auth/pre-registration auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback
+    auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported
+    auth/client-credentials-jwt auth/client-credentials-basic auth/cross-app-access-complete-flow"
+client_scenarios=${CONFORMANCE_CLIENT_SCENARIOS:-$all_client_scenarios}
+client_jobs=${CONFORMANCE_CLIENT_JOBS:-1}
 expected=${CONFORMANCE_EXPECTED:-$here/expected-failures.yml}
 results=${CONFORMANCE_RESULTS:-$here/results}
 timeout_ms=${CONFORMANCE_TIMEOUT_MS:-30000}
@@ -86,29 +100,57 @@ expected_client=$(cd "$peers" && node -e '
     const f = require("yaml").parse(require("fs").readFileSync(process.argv[1], "utf8")) || {};
     for (const s of f.client || []) console.log(String(s));' "$expected") || die "cannot read $expected"
 
+# One client scenario: the suite's run (console output on stdout), then whether the driver completed. Its
+# verdict goes to $results/client-<scenario>.status: "ok", or why it is a regression.
+run_client() {
+    local scenario=$1 verdict=$results/client-${1//\//-}.status status out
+    echo "=== client mode: $scenario (mcp-bridge at $MCP_BRIDGE_URL) ==="
+    "$conformance" client --scenario "$scenario" --timeout "$timeout_ms" \
+        --command "$python $here/client_driver.py $scenario" \
+        --expected-failures "$expected" -o "$results" 2>&1 | strip
+    status=${PIPESTATUS[0]}
+    if [ "$status" -ne 0 ]; then
+        echo "client $scenario (exit $status)" > "$verdict"
+        return
+    fi
+    # The baseline looks at the suite's checks only. A scenario whose checks all come from the client's
+    # own requests (initialize) also "passes" when the bridge never connected, so a scenario expected
+    # to pass must also have run its driver to the end.
+    if ! grep -qxF -- "$scenario" <<<"$expected_client"; then
+        out=$(ls -d "$results/$scenario"-*/ 2>/dev/null | tail -n 1)
+        if [ -z "$out" ] || ! grep -q "driver: done" "$out/stdout.txt" 2>/dev/null; then
+            echo "run.sh: $scenario: the driver did not complete (see ${out:-$results}/stdout.txt and stderr.txt)"
+            echo "client $scenario (driver did not complete)" > "$verdict"
+            return
+        fi
+    fi
+    echo ok > "$verdict"
+}
+
 if want client; then
+    case $client_jobs in '' | *[!0-9]* | 0) die "CONFORMANCE_CLIENT_JOBS must be a positive number, got \"$client_jobs\"" ;; esac
+    started=$SECONDS
+    running=0
     for scenario in $client_scenarios; do
-        echo "=== client mode: $scenario (mcp-bridge at $MCP_BRIDGE_URL) ==="
-        log=$results/client-$scenario.log
-        "$conformance" client --scenario "$scenario" --timeout "$timeout_ms" \
-            --command "$python $here/client_driver.py $scenario" \
-            --expected-failures "$expected" -o "$results" 2>&1 | strip | tee "$log"
-        status=${PIPESTATUS[0]}
-        if [ "$status" -ne 0 ]; then
-            failed+=("client $scenario (exit $status)")
+        log=$results/client-${scenario//\//-}.log
+        if [ "$client_jobs" -eq 1 ]; then
+            run_client "$scenario" | tee "$log"
             continue
         fi
-        # The baseline looks at the suite's checks only. A scenario whose checks all come from the client's
-        # own requests (initialize) also "passes" when the bridge never connected, so a scenario expected
-        # to pass must also have run its driver to the end.
-        if ! grep -qxF -- "$scenario" <<<"$expected_client"; then
-            out=$(ls -d "$results/$scenario"-*/ 2>/dev/null | tail -n 1)
-            if [ -z "$out" ] || ! grep -q "driver: done" "$out/stdout.txt" 2>/dev/null; then
-                echo "run.sh: $scenario: the driver did not complete (see ${out:-$results}/stdout.txt and stderr.txt)" | tee -a "$log"
-                failed+=("client $scenario (driver did not complete)")
-            fi
+        # Several at once: each writes its own log, printed whole when it ends.
+        if [ "$running" -ge "$client_jobs" ]; then
+            wait -n
+            running=$((running - 1))
         fi
+        { run_client "$scenario" > "$log" 2>&1; cat "$log"; } &
+        running=$((running + 1))
     done
+    wait
+    for scenario in $client_scenarios; do
+        verdict=$(cat "$results/client-${scenario//\//-}.status" 2>/dev/null || echo "client $scenario (no verdict)")
+        [ "$verdict" = ok ] || failed+=("$verdict")
+    done
+    echo "client part: $(wc -w <<<"$client_scenarios") scenarios in $((SECONDS - started)) s"
 fi
 
 # One line per scenario from the checks the suite saved: SUCCESS/FAILURE/WARNING counts.
@@ -117,11 +159,10 @@ summary_python=$python
 "$summary_python" - "$results" <<'EOF' | tee "$results/summary.txt"
 import json, os, re, sys
 base = sys.argv[1]
-for name in sorted(os.listdir(base)):
-    path = os.path.join(base, name, "checks.json")
-    if not os.path.isfile(path):
-        continue
-    checks = json.load(open(path))
+# Each run's outputs are in <scenario>-<timestamp>/ (auth/<name>-<timestamp>/ for the auth/* scenarios).
+runs = sorted(os.path.relpath(d, base) for d, _, files in os.walk(base) if "checks.json" in files)
+for name in runs:
+    checks = json.load(open(os.path.join(base, name, "checks.json")))
     count = {s: sum(1 for c in checks if c.get("status") == s) for s in ("SUCCESS", "FAILURE", "WARNING")}
     verdict = "FAIL" if count["FAILURE"] or count["WARNING"] else ("PASS" if count["SUCCESS"] else "EMPTY")
     scenario = re.sub(r"-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$", "", name)
