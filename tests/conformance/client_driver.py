@@ -503,7 +503,7 @@ class AuthFlow:
             if not url:
                 raise StepFailed(f"POST /v1/servers/{self.server_id}/authorize gave no authorization_url: {answer}")
         self.authorizations += 1
-        log(f"authorization {self.authorizations} ({why}):", _shown(url))
+        log(f"authorization {self.authorizations} ({why})")
         self.browser.open(url)
 
     def settle(self, after_authorization: bool) -> dict:
