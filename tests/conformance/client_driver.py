@@ -2,9 +2,11 @@
 """Client under test for the MCP conformance suite's `client` mode: mcp-bridge, driven over its REST API.
 
     conformance client --scenario <name> --command "python client_driver.py <name>"
+    conformance client --suite <group> --command "python client_driver.py"
 
 The suite starts a test MCP server, then runs the command with that server's URL appended, so this program is
-called as `client_driver.py <scenario> <server-url>`. It does not speak MCP itself: it has mcp-bridge (the MCP
+called as `client_driver.py <scenario> <server-url>`, or as `client_driver.py <server-url>` with the scenario
+in MCP_CONFORMANCE_SCENARIO (a --suite run uses one command for all its scenarios). It does not speak MCP itself: it has mcp-bridge (the MCP
 client being tested) register the URL as an http server, and then does over REST what the scenario expects
 an MCP client to do; the suite's checks judge what the bridge sent to the test server.
 
@@ -633,8 +635,16 @@ def run(scenario: str, server_url: str, bridge: Bridge, server_id: str) -> None:
 
 
 def main(argv: list) -> int:
+    # `conformance client --suite` runs one command for all its scenarios: the scenario then comes from
+    # MCP_CONFORMANCE_SCENARIO alone.
+    if len(argv) == 2:
+        argv = [argv[0], os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), argv[1]]
     if len(argv) != 3 or argv[1] not in SCENARIOS:
-        print(f"usage: {argv[0]} <scenario> <server-url>; scenarios: {' '.join(SCENARIOS)}", file=sys.stderr)
+        print(
+            f"usage: {argv[0]} [<scenario>] <server-url> (the scenario defaults to MCP_CONFORMANCE_SCENARIO); "
+            f"scenarios: {' '.join(SCENARIOS)}",
+            file=sys.stderr,
+        )
         return 2
     scenario, server_url = argv[1], argv[2]
     base, token = os.environ.get("MCP_BRIDGE_URL"), os.environ.get("MCP_BRIDGE_TOKEN")

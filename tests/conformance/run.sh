@@ -3,7 +3,9 @@
 #
 #   server part  `conformance server --url $MCP_URL`: the bridge's own MCP endpoint (`/mcp`), which must serve
 #                the catalogue of tests/peers/conformance_server.py (registered upstream) without name prefixes
-#   client part  `conformance client --scenario S --command "client_driver.py S"` for each client scenario:
+#   client part  `conformance client --scenario S --command "client_driver.py S"` for each client scenario,
+#                then `conformance client --suite G --command client_driver.py` for each group of auth/*
+#                scenarios (the suite runs a group's scenarios at once, one Node start-up for all of them):
 #                the bridge is the MCP client under test, driven over REST by client_driver.py
 #
 # Both parts compare their outcome with expected-failures.yml (the suite's --expected-failures baseline):
@@ -17,10 +19,16 @@
 #   CONFORMANCE_PARTS            "server client" (default), "server" or "client"
 #   CONFORMANCE_SERVER_SUITE     the suite's server --suite: "all" (default: includes the pending
 #                                json-schema-2020-12 and server-sse-polling), "active" or "pending"
-#   CONFORMANCE_CLIENT_SCENARIOS client scenarios to run (default: every client scenario of the pinned suite,
-#                                `conformance list --client`: initialize tools_call
-#                                elicitation-sep1034-client-defaults sse-retry and the 22 auth/* ones)
-#   CONFORMANCE_CLIENT_JOBS      how many client scenarios run at once (default 1: one after another)
+#   CONFORMANCE_CLIENT_SCENARIOS client scenarios to run one after another, as `conformance list --client`
+#                                names them (default: initialize tools_call
+#                                elicitation-sep1034-client-defaults sse-retry; may be empty)
+#   CONFORMANCE_CLIENT_SUITES    client scenario groups to run after them, each group's scenarios at once
+#                                (default: auth backcompat draft extensions, which together are the 22 auth/*
+#                                scenarios: auth = metadata-default, metadata-var1..3, basic-cimd, the five
+#                                scope-*, token-endpoint-auth-basic/post/none, pre-registration; backcompat =
+#                                the two 2025-03-26-*; draft = resource-mismatch, offline-access-scope,
+#                                offline-access-not-supported; extensions = client-credentials-jwt,
+#                                client-credentials-basic, cross-app-access-complete-flow; may be empty)
 #   MCP_BRIDGE_PUBLIC_URL        the bridge's public URL, when it is not MCP_BRIDGE_URL (client part; the
 #                                driver follows OAuth redirects to it at MCP_BRIDGE_URL instead)
 #   CONFORMANCE_EXPECTED         baseline file (default: expected-failures.yml next to this script)
@@ -37,17 +45,8 @@ peers=$root/tests/peers
 
 parts=${CONFORMANCE_PARTS:-server client}
 server_suite=${CONFORMANCE_SERVER_SUITE:-all}
-# The client scenarios of @modelcontextprotocol/conformance 0.1.16, as `conformance list --client` names them.
-all_client_scenarios="initialize tools_call elicitation-sep1034-client-defaults sse-retry
-    auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3 auth/basic-cimd
-    auth/scope-from-www-authenticate auth/scope-from-scopes-supported auth/scope-omitted-when-undefined
-    auth/scope-step-up auth/scope-retry-limit
-    auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
-    auth/pre-registration auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback
-    auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported
-    auth/client-credentials-jwt auth/client-credentials-basic auth/cross-app-access-complete-flow"
-client_scenarios=${CONFORMANCE_CLIENT_SCENARIOS:-$all_client_scenarios}
-client_jobs=${CONFORMANCE_CLIENT_JOBS:-1}
+client_scenarios=${CONFORMANCE_CLIENT_SCENARIOS-initialize tools_call elicitation-sep1034-client-defaults sse-retry}
+client_suites=${CONFORMANCE_CLIENT_SUITES-auth backcompat draft extensions}
 expected=${CONFORMANCE_EXPECTED:-$here/expected-failures.yml}
 results=${CONFORMANCE_RESULTS:-$here/results}
 timeout_ms=${CONFORMANCE_TIMEOUT_MS:-30000}
@@ -100,57 +99,52 @@ expected_client=$(cd "$peers" && node -e '
     const f = require("yaml").parse(require("fs").readFileSync(process.argv[1], "utf8")) || {};
     for (const s of f.client || []) console.log(String(s));' "$expected") || die "cannot read $expected"
 
-# One client scenario: the suite's run (console output on stdout), then whether the driver completed. Its
-# verdict goes to $results/client-<scenario>.status: "ok", or why it is a regression.
-run_client() {
-    local scenario=$1 verdict=$results/client-${1//\//-}.status status out
-    echo "=== client mode: $scenario (mcp-bridge at $MCP_BRIDGE_URL) ==="
-    "$conformance" client --scenario "$scenario" --timeout "$timeout_ms" \
-        --command "$python $here/client_driver.py $scenario" \
-        --expected-failures "$expected" -o "$results" 2>&1 | strip
-    status=${PIPESTATUS[0]}
-    if [ "$status" -ne 0 ]; then
-        echo "client $scenario (exit $status)" > "$verdict"
-        return
-    fi
-    # The baseline looks at the suite's checks only. A scenario whose checks all come from the client's
-    # own requests (initialize) also "passes" when the bridge never connected, so a scenario expected
-    # to pass must also have run its driver to the end.
-    if ! grep -qxF -- "$scenario" <<<"$expected_client"; then
-        out=$(ls -d "$results/$scenario"-*/ 2>/dev/null | tail -n 1)
-        if [ -z "$out" ] || ! grep -q "driver: done" "$out/stdout.txt" 2>/dev/null; then
-            echo "run.sh: $scenario: the driver did not complete (see ${out:-$results}/stdout.txt and stderr.txt)"
-            echo "client $scenario (driver did not complete)" > "$verdict"
-            return
+# Whether every client run saved since the marker file $1 and not listed in the baseline ran its driver to
+# the end (what is missing is said on stdout and in the log $2, and added to the regressions). The baseline looks at the suite's checks only: a scenario whose checks all come from the client's
+# own requests (initialize) also "passes" when the bridge never connected, so a scenario expected to pass
+# must also have "driver: done" in its driver's output. Each run is in <scenario>-<timestamp>/.
+drivers_done() {
+    local dir scenario ok=0
+    while IFS= read -r dir; do
+        scenario=$(sed -E 's/-[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{3}Z$//' <<<"${dir#"$results"/}")
+        grep -qxF -- "$scenario" <<<"$expected_client" && continue
+        if ! grep -q "driver: done" "$dir/stdout.txt" 2>/dev/null; then
+            echo "run.sh: $scenario: the driver did not complete (see $dir/stdout.txt and stderr.txt)" | tee -a "$2"
+            failed+=("client $scenario (driver did not complete)")
+            ok=1
         fi
-    fi
-    echo ok > "$verdict"
+    done < <(find "$results" -name checks.json -newer "$1" -printf '%h\n' | sort)
+    return $ok
 }
 
 if want client; then
-    case $client_jobs in '' | *[!0-9]* | 0) die "CONFORMANCE_CLIENT_JOBS must be a positive number, got \"$client_jobs\"" ;; esac
     started=$SECONDS
-    running=0
+    marker=$results/.client-run
     for scenario in $client_scenarios; do
         log=$results/client-${scenario//\//-}.log
-        if [ "$client_jobs" -eq 1 ]; then
-            run_client "$scenario" | tee "$log"
-            continue
-        fi
-        # Several at once: each writes its own log, printed whole when it ends.
-        if [ "$running" -ge "$client_jobs" ]; then
-            wait -n
-            running=$((running - 1))
-        fi
-        { run_client "$scenario" > "$log" 2>&1; cat "$log"; } &
-        running=$((running + 1))
+        echo "=== client mode: $scenario (mcp-bridge at $MCP_BRIDGE_URL) ===" | tee "$log"
+        touch "$marker"
+        "$conformance" client --scenario "$scenario" --timeout "$timeout_ms" \
+            --command "$python $here/client_driver.py $scenario" \
+            --expected-failures "$expected" -o "$results" 2>&1 | strip | tee -a "$log"
+        status=${PIPESTATUS[0]}
+        [ "$status" -eq 0 ] || failed+=("client $scenario (exit $status)")
+        drivers_done "$marker" "$log"
     done
-    wait
-    for scenario in $client_scenarios; do
-        verdict=$(cat "$results/client-${scenario//\//-}.status" 2>/dev/null || echo "client $scenario (no verdict)")
-        [ "$verdict" = ok ] || failed+=("$verdict")
+    for suite in $client_suites; do
+        log=$results/client-suite-$suite.log
+        echo "=== client mode: suite $suite, its scenarios at once (mcp-bridge at $MCP_BRIDGE_URL) ===" | tee "$log"
+        touch "$marker"
+        # Without a scenario argument the driver reads the scenario from MCP_CONFORMANCE_SCENARIO.
+        "$conformance" client --suite "$suite" --timeout "$timeout_ms" \
+            --command "$python $here/client_driver.py" \
+            --expected-failures "$expected" -o "$results" 2>&1 | strip | tee -a "$log"
+        status=${PIPESTATUS[0]}
+        [ "$status" -eq 0 ] || failed+=("client suite $suite (exit $status)")
+        drivers_done "$marker" "$log"
     done
-    echo "client part: $(wc -w <<<"$client_scenarios") scenarios in $((SECONDS - started)) s"
+    rm -f "$marker"
+    echo "client part: $((SECONDS - started)) s"
 fi
 
 # One line per scenario from the checks the suite saved: SUCCESS/FAILURE/WARNING counts.
