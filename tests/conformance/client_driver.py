@@ -573,12 +573,11 @@ def run_auth(scenario: str, server_url: str, bridge: Bridge, server_id: str) -> 
     flow = AuthFlow(bridge, browser, server_id, plan, deadline)
     shown = dict(auth or {}, **{k: "***" for k in ("client_secret", "private_key") if (auth or {}).get(k)})
     log("auth:", json.dumps(shown) if auth else "none (the bridge discovers OAuth from the server's 401)")
-    server = register(bridge, server_id, server_url, deadline, auth, need_ready=False)
-
     if plan.expect == "refuses":
-        # The protected resource metadata names another resource: the bridge must not start an authorization.
+        # The protected resource metadata names another resource: the bridge must not start an authorization
+        # (refusing the registration itself is as good as ending in `error`).
         try:
-            server = flow.until_ready(server)
+            flow.until_ready(register(bridge, server_id, server_url, deadline, auth, need_ready=False))
         except StepFailed as err:
             if flow.authorizations:
                 raise StepFailed(f"the bridge asked for an authorization the scenario forbids, then: {err}") from err
@@ -586,17 +585,21 @@ def run_auth(scenario: str, server_url: str, bridge: Bridge, server_id: str) -> 
             return
         raise StepFailed(f"the server became ready after {flow.authorizations} authorization(s): it should not")
 
+    server = register(bridge, server_id, server_url, deadline, auth, need_ready=False)
     if plan.expect == "gives_up":
         # Every authorized request gets 403 insufficient_scope for a scope the token already has.
+        called = False
         try:
             server = flow.until_ready(server)
             tools = list_tools(bridge, server_id)
             if f"{server_id}__{AUTH_TOOL}" in [t.get("name") for t in tools]:
                 flow.call()
-                raise StepFailed("the call succeeded, though the server refuses every authorized request")
+                called = True
             outcome = f"ready without {AUTH_TOOL} in the catalogue: error={get_server(bridge, server_id).get('error')!r}"
         except StepFailed as err:
             outcome = str(err)
+        if called:
+            raise StepFailed("the call succeeded, though the server refuses every authorized request")
         if not 1 <= flow.authorizations <= GAVE_UP_LIMIT:
             raise StepFailed(
                 f"{flow.authorizations} authorizations (1 to {GAVE_UP_LIMIT} expected) before the bridge stopped: "
