@@ -438,6 +438,19 @@ async fn a_restarted_upstream_is_reconnected_with_the_stored_token() {
 
 #[tokio::test]
 async fn pre_registered_credentials_are_used_and_never_shown() {
+    pre_registered("client_secret_post").await;
+}
+
+/// The SDK's authorization server wants `client_id` in the token request's body with Basic
+/// authentication too (its token handler requires the field; RFC 6749 §4.1.3 makes it optional for
+/// an authenticating client, and the SDK's own client always sends it).
+#[tokio::test]
+async fn pre_registered_credentials_with_client_secret_basic() {
+    pre_registered("client_secret_basic").await;
+}
+
+/// A client the operator registered out of band, authenticating at the token endpoint by `method`.
+async fn pre_registered(method: &str) {
     let peer = oauth_peer(&[]).await;
     let port = free_port();
     let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), port).await;
@@ -451,7 +464,7 @@ async fn pre_registered_credentials_are_used_and_never_shown() {
             "redirect_uris": [callback],
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
-            "token_endpoint_auth_method": "client_secret_basic",
+            "token_endpoint_auth_method": method,
             "scope": "mcp offline_access",
         }))
         .send()
@@ -468,7 +481,7 @@ async fn pre_registered_credentials_are_used_and_never_shown() {
         "grant_type": "authorization_code",
         "client_id": client_id,
         "client_secret": client_secret,
-        "token_endpoint_auth_method": "client_secret_basic",
+        "token_endpoint_auth_method": method,
     });
     register_as(&app, &app.alice, config).await;
     app.wait_status("preset", "auth_required", WAIT).await;
