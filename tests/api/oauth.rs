@@ -269,6 +269,9 @@ async fn only_the_owner_or_an_admin_authorizes_a_shared_server() {
     register_as(&app, &app.alice, discovered("owned", &peer)).await;
     app.wait_status("owned", "auth_required", WAIT).await;
 
+    // Bob can neither call it yet nor give the authorization it waits for.
+    let (status, body) = app.call_as(&app.bob, "owned__whoami", json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let (status, body) = app.authorize("owned", &app.bob).await;
     assert_eq!(
         status,
