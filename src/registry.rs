@@ -19,8 +19,8 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ServerCapabilities};
 
 use crate::a2e::{
-    ErrorCode, McpServerConfig, McpServerInfo, McpServerStatus, McpTransport, NotificationMethod,
-    REDACTED, ServerUpdateRequest,
+    ErrorCode, McpServerConfig, McpServerInfo, McpTransport, NotificationMethod, REDACTED,
+    ServerUpdateRequest,
 };
 use crate::caller::Caller;
 use crate::hub::Hub;
@@ -332,13 +332,11 @@ impl Registry {
             &self.supervision,
         );
         // A server that wants OAuth is registered waiting for a person to authorize it.
+        let mut pending_authorization = None;
         let established = match upstream::connect(&config, entry.upstream_context()).await {
             Ok(established) => Some(established),
             Err(ConnectError::AuthRequired(challenge)) => {
-                entry.update_state(|s| {
-                    s.status = McpServerStatus::AuthRequired;
-                    s.challenge = challenge;
-                });
+                pending_authorization = Some(challenge);
                 None
             }
             Err(error) => {
@@ -366,6 +364,10 @@ impl Registry {
         }
         if let Some(established) = established {
             entry.install(established);
+        }
+        if let Some(challenge) = pending_authorization {
+            // Its owner is sent the link; the supervisor waits for the authorization.
+            entry.wait_for_authorization(challenge).await;
         }
         self.insert(entry.clone(), inbox);
         tracing::info!(server_id = %entry.id, owner = %entry.owner, "server registered");

@@ -71,7 +71,17 @@ pub fn spawn(entry: Arc<ServerEntry>, inbox: Inbox, store: Store, supervision: S
 
 async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervision: Supervision) {
     let mut failures: u32 = 0;
+    // Registered waiting for a person: nothing to try until someone authorizes.
+    let mut waiting = entry.state().status == McpServerStatus::AuthRequired;
     'supervise: loop {
+        if std::mem::take(&mut waiting) {
+            tokio::select! {
+                _ = entry.stop.cancelled() => break 'supervise,
+                control = inbox.control.recv() => if control.is_none() {
+                    break 'supervise;
+                },
+            }
+        }
         let conn = match entry.connection() {
             Some(conn) => conn,
             None => match connect(&entry, &store).await {
@@ -87,13 +97,8 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervisio
                 Attempt::NeedsAuthorization(challenge) => {
                     entry.wait_for_authorization(challenge).await;
                     // Nothing to retry until someone authorizes (or asks to reconnect).
-                    tokio::select! {
-                        _ = entry.stop.cancelled() => break 'supervise,
-                        control = inbox.control.recv() => match control {
-                            Some(_) => continue,
-                            None => break 'supervise,
-                        },
-                    }
+                    waiting = true;
+                    continue;
                 }
             },
         };

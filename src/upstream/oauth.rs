@@ -254,7 +254,7 @@ impl GuardedHttp {
         follow: bool,
     ) -> Result<oauth2::HttpResponse, OAuthHttpClientError> {
         let client = if follow { &self.follow } else { &self.stop };
-        let request = reqwest::Request::try_from(request)?;
+        let request = reqwest::Request::try_from(with_client_id(request))?;
         self.guard.check_url(request.url())?;
         let mut response = client.execute(request).await?;
         let mut answer = oauth2::http::Response::builder().status(response.status());
@@ -270,6 +270,56 @@ impl GuardedHttp {
         }
         Ok(answer.body(body)?)
     }
+}
+
+/// A token request authenticated with HTTP Basic, with the client's `client_id` in its body too.
+/// The `oauth2` crate leaves it out there (RFC 6749 §4.1.3 asks for it only from clients that do
+/// not authenticate), and authorization servers built on the Python MCP SDK refuse a request
+/// without it; it is an identifier, not a second authentication, so others take it as well.
+fn with_client_id(mut request: oauth2::HttpRequest) -> oauth2::HttpRequest {
+    use base64::Engine;
+    let header = |name| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v: &oauth2::http::HeaderValue| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let form = header(oauth2::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    let basic = header(oauth2::http::header::AUTHORIZATION)
+        .and_then(|v| v.strip_prefix("Basic ").map(str::to_owned));
+    let (true, Some(basic)) = (
+        form && request.method() == oauth2::http::Method::POST,
+        basic,
+    ) else {
+        return request;
+    };
+    if url::form_urlencoded::parse(request.body()).any(|(key, _)| key == "client_id") {
+        return request;
+    }
+    let id = base64::engine::general_purpose::STANDARD
+        .decode(basic.trim())
+        .ok()
+        .and_then(|pair| String::from_utf8(pair).ok())
+        .and_then(|pair| pair.split_once(':').map(|(id, _)| id.to_owned()));
+    // RFC 6749 §2.3.1: the id in the header is form-encoded.
+    let Some(id) = id.and_then(|id| {
+        url::form_urlencoded::parse(format!("id={id}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+    }) else {
+        return request;
+    };
+    let pair = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("client_id", &id)
+        .finish();
+    let body = request.body_mut();
+    if !body.is_empty() {
+        body.push(b'&');
+    }
+    body.extend_from_slice(pair.as_bytes());
+    request
 }
 
 impl OAuthHttpClient for GuardedHttp {
