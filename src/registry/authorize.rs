@@ -17,12 +17,14 @@ const LINK_TTL: Duration = Duration::from_secs(15 * 60);
 const MAX_WAITING: usize = 1000;
 /// Most step-up authorizations (more scope after `403 insufficient_scope`) in a row for one
 /// grant before a call fails instead of asking again.
-pub const MAX_STEP_UPS: u32 = 3;
+pub const MAX_STEP_UPS: u32 = 2;
 
 /// The authorizations waiting for their person, by `state`, and where the bridge is reached.
 pub struct Authorizations {
     pub settings: Arc<oauth::Settings>,
     waiting: Mutex<HashMap<String, (Instant, Pending)>>,
+    /// Held while a link is made.
+    beginning: tokio::sync::Mutex<()>,
     /// Step-up authorizations asked in a row, by grant.
     step_ups: Mutex<HashMap<(String, String), u32>>,
 }
@@ -32,6 +34,7 @@ impl Authorizations {
         Arc::new(Self {
             settings: Arc::new(settings),
             waiting: Mutex::default(),
+            beginning: tokio::sync::Mutex::new(()),
             step_ups: Mutex::default(),
         })
     }
@@ -123,8 +126,32 @@ impl ServerEntry {
         let challenge = challenge
             .map(str::to_owned)
             .or_else(|| self.state().challenge.clone());
+        // Step-up (a `403 insufficient_scope`): more scope, never for scope already granted,
+        // and at most MAX_STEP_UPS times in a row.
+        let mut more_scope = more_scope.map(str::to_owned);
+        if let Some(challenge) = &challenge
+            && let Some(wanted) = oauth::insufficient_scope(challenge, &self.config().url)
+        {
+            if client.holds_scope(challenge).await {
+                return Err(Error::Forbidden(format!(
+                    "server \"{}\" refuses the call for want of scope \"{wanted}\", which it granted \
+                     already: asking again cannot help",
+                    self.id
+                )));
+            }
+            if !self.authorizations.step_up(client.key()) {
+                return Err(Error::Forbidden(format!(
+                    "server \"{}\" still wants more scope after {MAX_STEP_UPS} authorizations \
+                     with more scope",
+                    self.id
+                )));
+            }
+            more_scope.get_or_insert(wanted);
+        }
+        // One at a time: two at once would each register the bridge with the server.
+        let _one = self.authorizations.beginning.lock().await;
         let pending = client
-            .begin(challenge.as_deref(), more_scope)
+            .begin(challenge.as_deref(), more_scope.as_deref())
             .await
             .map_err(|e| match e {
                 OAuthError::Failed(why) => Error::OAuth(self.config().redact_text(&why)),
@@ -158,8 +185,14 @@ impl ServerEntry {
         let params = match link.await {
             Ok(url) => serde_json::json!({"server_id": self.id, "authorization_url": url}),
             Err(error) => {
+                // Nothing a person could approve (discovery failed, a resource that is not this
+                // server's, a scope that cannot be had): an error, not a wait for a person.
                 tracing::warn!(server_id = %self.id, %error, "cannot make an authorization link");
-                serde_json::json!({"server_id": self.id, "error": error.to_string()})
+                self.update_state(|s| {
+                    s.status = McpServerStatus::Error;
+                    s.error = error.to_string();
+                });
+                return;
             }
         };
         let push = ServerPush {
@@ -237,32 +270,16 @@ impl ServerEntry {
         }
     }
 
-    /// A call refused for its token or scope: a link to authorize (again, or with more scope),
-    /// up to [`MAX_STEP_UPS`] in a row.
+    /// A call refused for its token or scope: a link to authorize (again, or with more scope).
     pub async fn reauthorize(&self, agent: &str, challenge: &str) -> Error {
         let grant = if self.per_agent() { agent } else { "" };
-        let key = GrantKey {
-            server_id: self.id.clone(),
-            agent: grant.to_owned(),
-        };
-        if !self.authorizations.step_up(&key) {
-            return Error::Forbidden(format!(
-                "server \"{}\" still refuses the call after {MAX_STEP_UPS} authorizations \
-                 with more scope",
-                self.id
-            ));
-        }
         if !self.per_agent() && agent != self.owner {
             return Error::AuthRequired {
                 server_id: self.id.clone(),
                 authorization_url: None,
             };
         }
-        let more = oauth::insufficient_scope(challenge, &self.config().url);
-        match self
-            .authorization_link(grant, Some(challenge), more.as_deref())
-            .await
-        {
+        match self.authorization_link(grant, Some(challenge), None).await {
             Ok(url) => Error::AuthRequired {
                 server_id: self.id.clone(),
                 authorization_url: Some(url),

@@ -169,10 +169,16 @@ impl Vault {
             ),
             None => None,
         };
-        self.store
+        let saved = self
+            .store
             .save_oauth_credentials(&self.key.server_id, &self.key.agent, json.as_deref())
-            .await
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+            .await;
+        match saved {
+            // Being registered (the client credentials grant connects before the server is
+            // stored): kept for this connection only; the next one gets a token again.
+            Ok(()) | Err(crate::store::StoreError::NotFound) => {}
+            Err(e) => return Err(AuthError::CredentialStoreError(e.to_string())),
+        }
         *self.cache.write().await = Some(credentials);
         Ok(())
     }
@@ -417,10 +423,29 @@ impl Client {
         let json =
             serde_json::to_string(registration).map_err(|e| OAuthError::Failed(e.to_string()))?;
         let key = self.key();
-        self.store
+        match self
+            .store
             .save_oauth_client(&key.server_id, &key.agent, Some(&json))
             .await
-            .map_err(|e| OAuthError::Failed(e.to_string()))
+        {
+            // Being registered: found again on the next connection.
+            Ok(()) | Err(crate::store::StoreError::NotFound) => Ok(()),
+            Err(e) => Err(OAuthError::Failed(e.to_string())),
+        }
+    }
+
+    /// Whether every scope a `403 insufficient_scope` challenge names was granted already (then
+    /// asking again cannot help).
+    pub async fn holds_scope(&self, challenge: &str) -> bool {
+        let Some(wanted) = insufficient_scope(challenge, &self.url) else {
+            return false;
+        };
+        let granted = match self.vault.read().await {
+            Ok(Some(stored)) => stored.granted_scopes,
+            _ => return false,
+        };
+        let mut wanted = wanted.split_whitespace().peekable();
+        wanted.peek().is_some() && wanted.all(|scope| granted.iter().any(|g| g == scope))
     }
 
     /// Whether this grant has been through an authorization (or a registration) before.
