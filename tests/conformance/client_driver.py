@@ -56,7 +56,9 @@ Scenarios (read from the suite's own source, @modelcontextprotocol/conformance 0
       scenario                             `auth` registered                     the driver expects
       metadata-default, metadata-var1..3   none                                  ready after 1 authorization, call ok
       basic-cimd                           none                                  same (the suite wants the client_id
-                                                                                 https://conformance-test.local/client-metadata.json)
+                                                                                 https://conformance-test.local/client-metadata.json:
+                                                                                 conformance.sh sets the bridge's
+                                                                                 MCP_BRIDGE_OAUTH_CLIENT_METADATA_URL)
       scope-from-www-authenticate,         none                                  same
         scope-from-scopes-supported,
         scope-omitted-when-undefined
