@@ -102,10 +102,19 @@ async fn callback(State(state): State<AppState>, Query(back): Query<Callback>) -
         )
         .await;
     match done {
-        Ok(server_id) => page(
-            StatusCode::OK,
-            &format!("Authorized: server \"{server_id}\" connects now. You can close this page."),
-        ),
+        Ok(server_id) => {
+            let status = state
+                .registry
+                .get(&server_id)
+                .map(|entry| entry.state().status.as_str())
+                .unwrap_or("unregistered");
+            page(
+                StatusCode::OK,
+                &format!(
+                    "Authorized: server \"{server_id}\" is {status}. You can close this page."
+                ),
+            )
+        }
         Err(error) => {
             let status = match error.code() {
                 crate::a2e::ErrorCode::InvalidRequest => StatusCode::BAD_REQUEST,

@@ -372,7 +372,16 @@ impl Registry {
                 return Ok(key.server_id);
             }
         }
+        // Answered once the server has connected with the new grant (bounded), so that what the
+        // person (or a program) does next finds it ready.
+        let since = entry.state().attempts;
         let _ = entry.control.send(super::entry::Control::Reconnect);
+        entry
+            .settled_after(
+                since,
+                entry.config().connect_bound() + Duration::from_secs(1),
+            )
+            .await;
         Ok(key.server_id)
     }
 }
