@@ -55,6 +55,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the authorization server sends the person back: exchanges the code for tokens and
+         *     connects the server. Bound to the authorization's `state`, each one works once. Answers a
+         *     short text page for the person.
+         */
+        get: operations["callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/client-metadata.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bridge's OAuth client ID metadata document (SEP-991): where the bridge's public URL is
+         *     https, authorization servers that take such documents get this URL as the `client_id`.
+         */
+        get: operations["client_metadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers": {
         parameters: {
             query?: never;
@@ -513,6 +554,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A link for a person to authorize an OAuth-protected server with (its owner or an admin; for a
+         *     `per_agent` server, any agent, each for its own grant). The owner also gets it as a
+         *     `bridge/auth_required` event when the server starts waiting.
+         */
+        post: operations["authorize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -784,6 +846,12 @@ export interface components {
              */
             next_cursor?: number | null;
         };
+        /** @description The link that authorizes a server. */
+        AuthorizeResponse: {
+            server_id: string;
+            /** @description Open it in a browser and approve: the server then connects with nothing else to do. */
+            authorization_url: string;
+        };
         /** @description The argument being completed. */
         CompletionArgument: {
             /** @default  */
@@ -1028,6 +1096,8 @@ export interface components {
             error: string;
             code: components["schemas"]["ErrorCode"];
             retryable: boolean;
+            /** @description With `mcp_auth_required`: open it in a browser and approve, then call again. */
+            authorization_url?: string | null;
         };
         /**
          * @description The `code` of an error answer.
@@ -2842,6 +2912,73 @@ export interface operations {
             };
         };
     };
+    callback: {
+        parameters: {
+            query?: {
+                /** @description The authorization's unguessable `state`. */
+                state?: string;
+                code?: string;
+                /** @description The issuer that answered (RFC 9207), checked when the server sends it. */
+                iss?: string;
+                /** @description Set when the authorization was refused. */
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Authorized: the server connects now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A wrong, used or expired `state`, or a refused authorization */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The token endpoint failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    client_metadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client ID metadata document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+        };
+    };
     list_servers: {
         parameters: {
             query?: {
@@ -3809,6 +3946,34 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    authorize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link to open */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizeResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
         };
     };
 }

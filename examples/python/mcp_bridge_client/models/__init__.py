@@ -21,6 +21,8 @@ from .a2e_message_response_200 import A2EMessageResponse200
 from .a2e_message_response_201 import A2EMessageResponse201
 from .audit_entry import AuditEntry
 from .audit_list_response import AuditListResponse
+from .authorize_response import AuthorizeResponse
+from .client_metadata_response_200 import ClientMetadataResponse200
 from .completion_argument import CompletionArgument
 from .completion_context import CompletionContext
 from .completion_context_arguments import CompletionContextArguments
@@ -178,6 +180,8 @@ __all__ = (
     "A2EMessageResponse201",
     "AuditEntry",
     "AuditListResponse",
+    "AuthorizeResponse",
+    "ClientMetadataResponse200",
     "CompletionArgument",
     "CompletionContext",
     "CompletionContextArguments",
