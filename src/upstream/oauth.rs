@@ -11,7 +11,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use oauth2::TokenResponse;
 use rmcp::transport::CredentialStore;
+use rmcp::transport::auth::WWWAuthenticateParams;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, ClientCredentialsConfig,
     OAuthClientConfig, OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture,
@@ -22,6 +24,8 @@ use serde::{Deserialize, Serialize};
 use crate::a2e::{McpServerConfig, OAuthConfig, OAuthGrant, TokenEndpointAuth};
 use crate::guard::Guard;
 use crate::store::Store;
+
+mod jwt;
 
 /// Where the bridge is reached by browsers and authorization servers, for one flow.
 #[derive(Debug, Clone)]
@@ -507,12 +511,6 @@ impl Client {
         Ok(manager)
     }
 
-    /// The access token to send now (sse and ws servers, which take it once per connection).
-    pub async fn access_token(&self) -> Result<String, OAuthError> {
-        let manager = self.authorized().await?;
-        Ok(manager.get_access_token().await?)
-    }
-
     /// Starts an authorization code flow: discovery (from `challenge`, the 401's or 403's
     /// `WWW-Authenticate`, when there is one), registration when the grant has none, and the
     /// link for the person, with PKCE, `state` and `resource`. `more_scope` asks for the scopes
@@ -702,8 +700,6 @@ impl Client {
     }
 }
 
-use oauth2::TokenResponse;
-
 fn now_secs() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -736,14 +732,10 @@ fn default_auth() -> OAuthConfig {
     OAuthConfig::default()
 }
 
-mod jwt;
-
-pub use rmcp::transport::auth::WWWAuthenticateParams as Challenge;
-
 /// The `scope` a `403 insufficient_scope` challenge asks for, if it is one.
 pub fn insufficient_scope(challenge: &str, url: &str) -> Option<String> {
     let base = url::Url::parse(url).ok()?;
-    let params = Challenge::parse(challenge, &base);
+    let params = WWWAuthenticateParams::parse(challenge, &base);
     params
         .is_insufficient_scope()
         .then(|| params.scope.unwrap_or_default())
@@ -755,4 +747,101 @@ pub fn is_bearer_challenge(challenge: &str) -> bool {
         .trim_start()
         .get(..6)
         .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenges_are_read_as_rfc_6750_says() {
+        assert!(is_bearer_challenge(
+            r#"Bearer resource_metadata="https://x/y""#
+        ));
+        assert!(is_bearer_challenge("bearer"));
+        assert!(!is_bearer_challenge(r#"Basic realm="x""#));
+        let url = "https://mcp.example.com/mcp";
+        let more = r#"Bearer error="insufficient_scope", scope="files:read files:write""#;
+        assert_eq!(
+            insufficient_scope(more, url).as_deref(),
+            Some("files:read files:write")
+        );
+        assert_eq!(
+            insufficient_scope(r#"Bearer error="invalid_token""#, url),
+            None
+        );
+    }
+
+    #[test]
+    fn offline_access_only_where_offered_and_scopes_once() {
+        let mut metadata = AuthorizationMetadata::default();
+        let mut scopes = dedup(vec!["a".into(), "b".into(), "a".into(), String::new()]);
+        assert_eq!(scopes, ["a", "b"]);
+        offer_offline_access(&metadata, &mut scopes);
+        assert_eq!(scopes, ["a", "b"]);
+        metadata.scopes_supported = Some(vec!["a".into(), "offline_access".into()]);
+        offer_offline_access(&metadata, &mut scopes);
+        assert_eq!(scopes, ["a", "b", "offline_access"]);
+        // No scope named at all: none is added (the request then names no scope).
+        let mut none = Vec::new();
+        offer_offline_access(&metadata, &mut none);
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn the_redirect_uri_and_the_metadata_document_follow_the_public_url() {
+        let plain = Settings::new("http://127.0.0.1:8080/", None, false);
+        assert_eq!(plain.redirect_uri, "http://127.0.0.1:8080/oauth/callback");
+        assert_eq!(plain.client_metadata_url, None);
+        let public = Settings::new("https://gw.example.com", None, false);
+        assert_eq!(
+            public.client_metadata_url.as_deref(),
+            Some("https://gw.example.com/oauth/client-metadata.json")
+        );
+        let hosted = Settings::new(
+            "https://gw.example.com",
+            Some("https://docs.example/c.json"),
+            false,
+        );
+        assert_eq!(
+            hosted.client_metadata_url.as_deref(),
+            Some("https://docs.example/c.json")
+        );
+        let document = public.client_metadata("https://gw.example.com/oauth/client-metadata.json");
+        assert_eq!(
+            document["redirect_uris"][0],
+            "https://gw.example.com/oauth/callback"
+        );
+    }
+
+    fn token_request(authorization: Option<&str>, body: &str) -> oauth2::HttpRequest {
+        let mut request = oauth2::http::Request::builder()
+            .method(oauth2::http::Method::POST)
+            .uri("https://as.example/token")
+            .header(
+                oauth2::http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            );
+        if let Some(value) = authorization {
+            request = request.header(oauth2::http::header::AUTHORIZATION, value);
+        }
+        request.body(body.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn a_basic_authenticated_token_request_names_its_client_in_the_body_too() {
+        use base64::Engine;
+        let basic = base64::engine::general_purpose::STANDARD.encode("my%20client:s3cret");
+        let request = token_request(Some(&format!("Basic {basic}")), "grant_type=refresh_token");
+        let body = String::from_utf8(with_client_id(request).into_body()).unwrap();
+        assert_eq!(body, "grant_type=refresh_token&client_id=my+client");
+        // Already named, or not Basic: left alone.
+        let named = token_request(Some(&format!("Basic {basic}")), "client_id=x");
+        assert_eq!(with_client_id(named).into_body(), b"client_id=x");
+        let post = token_request(None, "client_id=x&client_secret=y");
+        assert_eq!(
+            with_client_id(post).into_body(),
+            b"client_id=x&client_secret=y"
+        );
+    }
 }
