@@ -4,6 +4,7 @@
 mod authorize;
 mod catalogue;
 mod entry;
+mod links;
 mod merge;
 pub mod naming;
 mod prompts;
@@ -131,7 +132,7 @@ pub struct Registry {
     page_size: usize,
     supervision: Supervision,
     /// OAuth authorizations waiting for their person (shared with every entry).
-    authorizations: Arc<authorize::Authorizations>,
+    authorizations: Arc<links::Authorizations>,
 }
 
 /// Removes a reserved id however registration ends.

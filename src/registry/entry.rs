@@ -71,7 +71,7 @@ pub struct ServerEntry {
     /// Fired when the supervisor has stopped and the connection is closed.
     pub stopped: CancellationToken,
     /// The registry's waiting OAuth authorizations.
-    pub(super) authorizations: Arc<super::authorize::Authorizations>,
+    pub(super) authorizations: Arc<super::links::Authorizations>,
     /// For a `per_agent` server: the agent whose grant the server's own connection uses.
     pub(super) listing: RwLock<String>,
     /// For a `per_agent` server: each other agent's own session.

@@ -29,7 +29,7 @@ pub struct Supervision {
     /// Largest message taken from a server (`max_message_bytes`).
     pub max_message_bytes: usize,
     /// OAuth authorizations waiting for their person, and where the bridge is reached.
-    pub authorizations: Arc<super::authorize::Authorizations>,
+    pub authorizations: Arc<super::links::Authorizations>,
 }
 
 impl Supervision {
@@ -43,7 +43,7 @@ impl Supervision {
             ping_timeout: Duration::from_secs(config.ping_timeout_secs),
             guard: crate::guard::Guard::new(config.allow_private_upstreams),
             max_message_bytes: config.max_message_bytes,
-            authorizations: super::authorize::Authorizations::new(
+            authorizations: super::links::Authorizations::new(
                 crate::upstream::oauth::Settings::new(
                     &config.public_base(addr),
                     config.oauth_client_metadata_url.as_deref(),
