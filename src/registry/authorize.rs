@@ -208,6 +208,27 @@ impl ServerEntry {
         }
     }
 
+    /// The connection `agent` reaches what `has` says over: the server's own, or on a
+    /// `per_agent` server the agent's own session (never another agent's grant).
+    pub async fn ready_for(
+        &self,
+        agent: &str,
+        has: impl Fn(&rmcp::model::ServerCapabilities) -> bool,
+        what: &'static str,
+    ) -> Result<Arc<Connection>, Error> {
+        if !self.per_agent() {
+            return super::ready(self, has, what);
+        }
+        let conn = self.connection_for(agent).await?;
+        if !has(&conn.capabilities) {
+            return Err(Error::CapabilityMissing {
+                server_id: self.id.clone(),
+                what,
+            });
+        }
+        Ok(conn)
+    }
+
     /// A call refused for its token or scope: a link to authorize (again, or with more scope).
     pub async fn reauthorize(&self, agent: &str, challenge: &str) -> Error {
         let grant = if self.per_agent() { agent } else { "" };
@@ -229,10 +250,16 @@ impl ServerEntry {
     /// A call went through: the step-ups of its grant start again from none.
     pub fn authorized_call(&self, agent: &str) {
         let grant = if self.per_agent() { agent } else { "" };
-        self.authorizations.steps_done(&GrantKey {
-            server_id: self.id.clone(),
-            agent: grant.to_owned(),
-        });
+        self.authorizations.steps_done(&self.id, grant);
+    }
+
+    /// The connection `agent`'s requests go over now, without making one: the server's own, or
+    /// on a `per_agent` server the agent's session if it has one.
+    pub async fn session_of(&self, agent: &str) -> Option<Arc<Connection>> {
+        if !self.per_agent() || agent == self.listing_agent() {
+            return self.connection();
+        }
+        self.sessions.lock().await.get(agent).cloned()
     }
 
     /// Closes every per-agent session.

@@ -71,8 +71,9 @@ pub fn spawn(entry: Arc<ServerEntry>, inbox: Inbox, store: Store, supervision: S
 
 async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervision: Supervision) {
     let mut failures: u32 = 0;
-    // Registered waiting for a person: nothing to try until someone authorizes.
-    let mut waiting = entry.state().status == McpServerStatus::AuthRequired;
+    // Registered without a connection (it waits for a person to authorize it, or no link could
+    // be made for one): nothing to try until someone authorizes or asks to reconnect.
+    let mut waiting = entry.connection().is_none() && entry.state().attempts > 0;
     'supervise: loop {
         if std::mem::take(&mut waiting) {
             tokio::select! {
@@ -197,6 +198,11 @@ async fn connect(entry: &ServerEntry, store: &Store) -> Attempt {
 
 /// Subscribes the new connection to every URI an agent follows on this server.
 async fn resubscribe(entry: &ServerEntry, conn: &Connection, store: &Store) {
+    if entry.per_agent() {
+        // Each agent follows resources on its own session, with its own grant: none of them is
+        // made again over this one.
+        return;
+    }
     let uris = match store.subscribed_uris(&entry.id).await {
         Ok(uris) => uris,
         Err(error) => {

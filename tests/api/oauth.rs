@@ -740,7 +740,7 @@ async fn faulty_upstream(authorization_server: Option<&str>) -> String {
             axum::routing::post(|| async {
                 (
                     StatusCode::CREATED,
-                    axum::Json(json!({"client_id": "stub-client"})),
+                    axum::Json(json!({"client_id": "stub-client", "redirect_uris": []})),
                 )
             }),
         )
@@ -804,4 +804,46 @@ async fn a_discovered_url_the_guard_refuses_is_never_fetched() {
         !body["error"].as_str().unwrap_or_default().is_empty(),
         "{body}"
     );
+}
+
+/// On a `per_agent` server a resource is read over the reader's own session: bob cannot read
+/// with alice's grant, and once he has authorized he reads with his own.
+#[tokio::test]
+async fn per_agent_reads_go_over_the_readers_own_grant() {
+    let peer = oauth_peer(&[]).await;
+    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let mut config = discovered("reads", &peer);
+    config["auth"] = json!({ "type": "oauth2", "per_agent": true });
+    register_as(&app, &app.alice, config).await;
+    approve_ok(&app.authorization_url("reads", &app.alice).await).await;
+    let read = async |token: &str| {
+        let body = json!({"server_id": "reads", "uri": "grant://me"});
+        app.post("/v1/resources/read", token, body).await
+    };
+    let alice = wait_until("alice's read", WAIT, async || {
+        match read(&app.alice).await {
+            (StatusCode::OK, body) => Ok(body),
+            (status, body) => Err(format!("{status} {body}")),
+        }
+    })
+    .await;
+    let grant_of = |body: &Value| -> Value {
+        let text = body["contents"][0]["text"].as_str().unwrap_or("{}");
+        serde_json::from_str::<Value>(text).unwrap()["grant"].clone()
+    };
+    let (status, refused) = read(&app.bob).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    assert_eq!(refused["code"], "mcp_auth_required", "{refused}");
+    approve_ok(refused["authorization_url"].as_str().unwrap()).await;
+    let (status, bob) = read(&app.bob).await;
+    assert_eq!(status, StatusCode::OK, "{bob}");
+    assert!(grant_of(&alice).is_u64(), "{alice}");
+    assert_ne!(
+        grant_of(&bob),
+        grant_of(&alice),
+        "bob reads with his own grant"
+    );
+    let (_, again) = read(&app.alice).await;
+    assert_eq!(grant_of(&again), grant_of(&alice));
+    app.stop().await;
 }

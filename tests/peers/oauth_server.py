@@ -20,6 +20,7 @@ The protected MCP server (the SDK's `MCPServer` with `auth=AuthSettings(...)` an
     POST/GET/DELETE /mcp                            Streamable HTTP; without a valid token: 401 with
                                                     `WWW-Authenticate: Bearer ..., resource_metadata="<PRM URL>"`
     GET  /.well-known/oauth-protected-resource/mcp  RFC 9728 metadata naming the authorization server
+    resource template grant://{who} (read grant://me): the same JSON as whoami (for the reads of per_agent servers)
     tools: whoami()  JSON text of the grant the calling token belongs to:
                      {"grant": n, "client_id", "scopes", "resource", "generation"}; `grant` counts
                      authorization-code exchanges (1, 2, ...), so two agents' grants differ, and a token obtained
@@ -391,6 +392,11 @@ def build(base: str, args) -> tuple[MCPServer, Store, dict[str, Any]]:
     @mcp.tool(description="Returns its text.")
     def echo(text: str) -> str:
         return text
+
+    # A template: the SDK gives a Context only to those (any `who` reads the caller's own grant).
+    @mcp.resource("grant://{who}", mime_type="application/json", description="whoami, as a resource.")
+    def my_grant(who: str, ctx: Context) -> str:
+        return whoami(ctx)
 
     @mcp.custom_route("/_stats", methods=["GET"])
     async def stats_route(request: Request) -> JSONResponse:
