@@ -20,6 +20,9 @@ export MCP_BRIDGE_JWT_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \
 export MCP_BRIDGE_MCP_AUTH=off
 export MCP_BRIDGE_MCP_UNPREFIXED_SERVER=conformance
 export MCP_BRIDGE_LOG=warn
+# auth/basic-cimd wants exactly this client_id (a constant of the suite, never fetched): the bridge's client
+# ID metadata document, as if hosted there. Only authorization servers that take such documents see it.
+export MCP_BRIDGE_OAUTH_CLIENT_METADATA_URL=${MCP_BRIDGE_OAUTH_CLIENT_METADATA_URL:-https://conformance-test.local/client-metadata.json}
 
 "$bridge" > "$data/bridge.log" 2>&1 &
 pid=$!

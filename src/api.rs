@@ -8,6 +8,7 @@ mod audit;
 mod discovery;
 mod events;
 mod health;
+mod oauth;
 mod prompts;
 mod resources;
 mod responses;
@@ -120,9 +121,11 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(a2a::router())
         .merge(a2e::router())
         .merge(audit::router())
+        .merge(oauth::router())
         .split_for_parts();
     let (public, public_doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(health::router())
+        .merge(oauth::public_router())
         .split_for_parts();
     let mut doc = public_doc;
     doc.merge(v1_doc);

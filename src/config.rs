@@ -83,6 +83,9 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_PUBLIC_URL", |c, v| {
         v.optional().map(|x| c.public_url = x)
     }),
+    var("MCP_BRIDGE_OAUTH_CLIENT_METADATA_URL", |c, v| {
+        v.optional().map(|x| c.oauth_client_metadata_url = x)
+    }),
     var("MCP_BRIDGE_JWT_AUDIENCE", |c, v| {
         v.optional().map(|x| c.jwt_audience = x)
     }),
@@ -251,6 +254,9 @@ pub struct Config {
     /// The base URL clients reach the bridge at (no trailing `/`), named in the metadata it
     /// publishes; by default each request's own `Host`.
     pub public_url: Option<String>,
+    /// An https URL where the operator hosts the bridge's OAuth client ID metadata document;
+    /// by default `{public_url}/oauth/client-metadata.json` when the public URL is https.
+    pub oauth_client_metadata_url: Option<String>,
     pub jwt_audience: Option<String>,
     pub jwt_leeway_secs: u64,
     /// 64 hex digits: the key that seals `env` and `headers` values at rest.
@@ -320,6 +326,7 @@ impl Default for Config {
             jwt_public_key: None,
             jwt_issuer: None,
             public_url: None,
+            oauth_client_metadata_url: None,
             jwt_audience: None,
             jwt_leeway_secs: 30,
             secrets_key: None,
@@ -486,6 +493,17 @@ impl Config {
             }
             public.truncate(public.trim_end_matches('/').len());
         }
+        if let Some(document) = &self.oauth_client_metadata_url {
+            let https = url::Url::parse(document)
+                .ok()
+                .filter(|u| u.scheme() == "https" && u.path() != "/" && u.fragment().is_none());
+            if https.is_none() {
+                return Err(invalid(
+                    "MCP_BRIDGE_OAUTH_CLIENT_METADATA_URL",
+                    format!("must be an https URL with a path, not {document:?}"),
+                ));
+            }
+        }
         if self.max_body_bytes < 1024 {
             return Err(invalid(
                 "MCP_BRIDGE_MAX_BODY_BYTES",
@@ -515,6 +533,22 @@ impl Config {
     }
 
     /// The address to listen on.
+    /// Where browsers and authorization servers reach the bridge listening on `addr`:
+    /// `MCP_BRIDGE_PUBLIC_URL`, else `http://{addr}` (a wildcard address as loopback).
+    pub fn public_base(&self, addr: std::net::SocketAddr) -> String {
+        if let Some(public) = &self.public_url {
+            return public.trim_end_matches('/').to_owned();
+        }
+        let mut addr = addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(match addr {
+                std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+                std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+            });
+        }
+        format!("http://{addr}")
+    }
+
     pub fn bind_addr(&self) -> Result<SocketAddr, ConfigError> {
         self.bind.parse().map_err(|_| {
             invalid(

@@ -462,6 +462,14 @@ impl BridgeServer {
                 error: CallError::Rejected { code, message },
                 ..
             } => ErrorData::new(rmcp::model::ErrorCode(code), message, None),
+            // The link in the message (what a person reads) and in `data` (what a program does).
+            registry::Error::AuthRequired {
+                authorization_url: Some(url),
+                ..
+            } => ErrorData::invalid_request(
+                format!("{message}: {url}"),
+                Some(serde_json::json!({"code": "mcp_auth_required", "authorization_url": url})),
+            ),
             _ => ErrorData::internal_error(message, None),
         }
     }
@@ -663,12 +671,12 @@ impl ServerHandler for BridgeServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        caller(&context)?;
+        let agent = caller(&context)?;
         let uri = request.uri.as_str();
         let (_, mut result) = self
             .state
             .registry
-            .read_resource_raw(self.unprefixed_offering(uri), uri)
+            .read_resource_raw(&agent.id, self.unprefixed_offering(uri), uri)
             .await
             .map_err(|e| Self::uri_error(e, uri))?;
         // Contents read by a qualified URI answer to it too.
@@ -710,13 +718,13 @@ impl ServerHandler for BridgeServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        caller(&context)?;
+        let agent = caller(&context)?;
         let (server_id, name) = self.prompt_route(&request.name)?;
         let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
         let (_, mut result) = self
             .state
             .registry
-            .get_prompt(&server_id, &name, arguments)
+            .get_prompt(&agent.id, &server_id, &name, arguments)
             .await
             .map_err(Self::registry_error)?;
         result.result_type = Some(ResultType::COMPLETE);
@@ -728,7 +736,7 @@ impl ServerHandler for BridgeServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        caller(&context)?;
+        let agent = caller(&context)?;
         let (server_id, reference) = match &request.r#ref {
             Reference::Prompt(p) => {
                 let (server_id, name) = self.prompt_route(&p.name)?;
@@ -751,7 +759,7 @@ impl ServerHandler for BridgeServer {
         let (_, mut result) = self
             .state
             .registry
-            .complete(&server_id, reference, argument, context_args)
+            .complete(&agent.id, &server_id, reference, argument, context_args)
             .await
             .map_err(Self::registry_error)?;
         result.result_type = Some(ResultType::COMPLETE);

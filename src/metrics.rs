@@ -126,12 +126,12 @@ fn register_upstreams(scrape: &mut prometheus_client::registry::Registry, regist
     let reconnects = Family::<ServerLabels, Counter>::default();
     for entry in registry.entries() {
         let state = entry.state();
-        for name in ["connecting", "ready", "error", "disconnected"] {
+        for each in crate::a2e::McpServerStatus::ALL {
             let labels = StatusLabels {
                 server_id: entry.id.to_string(),
-                status: name,
+                status: each.as_str(),
             };
-            let on = state.status.as_str() == name;
+            let on = state.status == each;
             status.get_or_create(&labels).set(i64::from(on));
         }
         let labels = ServerLabels {

@@ -1,8 +1,10 @@
 //! The registry: every registered server (config, owner, live connection, status) and the synced
 //! catalogue built from them. Allow lists are applied here, on listing and on every call.
 
+mod authorize;
 mod catalogue;
 mod entry;
+mod links;
 mod merge;
 pub mod naming;
 mod prompts;
@@ -68,6 +70,15 @@ pub enum Error {
     Store(#[from] StoreError),
     #[error("{0}")]
     Internal(String),
+    /// The call needs an OAuth authorization the caller has not given: the link to give it.
+    #[error("{}", auth_required(server_id, authorization_url.is_some()))]
+    AuthRequired {
+        server_id: String,
+        authorization_url: Option<String>,
+    },
+    /// Talking to a server's authorization server failed.
+    #[error("OAuth: {0}")]
+    OAuth(String),
 }
 
 impl Error {
@@ -87,7 +98,23 @@ impl Error {
             Error::CapabilityMissing { .. } => ErrorCode::McpCapabilityMissing,
             Error::Upstream { error, .. } => error.code(),
             Error::Store(_) | Error::Internal(_) => ErrorCode::Internal,
+            Error::AuthRequired { .. } => ErrorCode::McpAuthRequired,
+            Error::OAuth(_) => ErrorCode::McpTransportError,
         }
+    }
+}
+
+/// What an `AuthRequired` error says: what to do with its link, or who can give one.
+fn auth_required(server_id: &str, has_link: bool) -> String {
+    match has_link {
+        true => format!(
+            "server \"{server_id}\" needs an OAuth authorization first: open `authorization_url` \
+             in a browser, approve, and call again"
+        ),
+        false => format!(
+            "server \"{server_id}\" waits for an OAuth authorization by its owner or an admin \
+             (POST /v1/servers/{server_id}/authorize)"
+        ),
     }
 }
 
@@ -104,6 +131,8 @@ pub struct Registry {
     /// Most entries a merged page of resources, templates or prompts holds.
     page_size: usize,
     supervision: Supervision,
+    /// OAuth authorizations waiting for their person (shared with every entry).
+    authorizations: Arc<links::Authorizations>,
 }
 
 /// Removes a reserved id however registration ends.
@@ -139,6 +168,7 @@ impl Registry {
             stdio_allowed_commands,
             stdio_allowed_env,
             page_size,
+            authorizations: supervision.authorizations.clone(),
             supervision,
         })
     }
@@ -225,7 +255,7 @@ impl Registry {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(entry.id.clone(), entry.clone());
-        supervisor::spawn(entry, inbox, self.store.clone(), self.supervision);
+        supervisor::spawn(entry, inbox, self.store.clone(), self.supervision.clone());
     }
 
     /// Brings back every stored server; each connects on its own, in parallel.
@@ -302,18 +332,29 @@ impl Registry {
             self.store.clone(),
             &self.supervision,
         );
-        let established = upstream::connect(&config, entry.upstream_context())
-            .await
-            .map_err(|error| Error::Connect {
-                server_id: config.server_id.clone(),
-                error,
-            })?;
+        // A server that wants OAuth is registered waiting for a person to authorize it.
+        let mut pending_authorization = None;
+        let established = match upstream::connect(&config, entry.upstream_context()).await {
+            Ok(established) => Some(established),
+            Err(ConnectError::AuthRequired(challenge)) => {
+                pending_authorization = Some(challenge);
+                None
+            }
+            Err(error) => {
+                return Err(Error::Connect {
+                    server_id: config.server_id.clone(),
+                    error,
+                });
+            }
+        };
         let stored = StoredServer {
             owner: agent.id.clone(),
             config: config.clone(),
         };
         if let Err(error) = self.store.insert_server(&stored).await {
-            established.conn.shutdown().await;
+            if let Some(established) = established {
+                established.conn.shutdown().await;
+            }
             return Err(match error {
                 StoreError::Conflict => Error::Conflict(format!(
                     "server \"{}\" is already registered",
@@ -322,7 +363,13 @@ impl Registry {
                 other => other.into(),
             });
         }
-        entry.install(established);
+        if let Some(established) = established {
+            entry.install(established);
+        }
+        if let Some(challenge) = pending_authorization {
+            // Its owner is sent the link; the supervisor waits for the authorization.
+            entry.wait_for_authorization(challenge).await;
+        }
         self.insert(entry.clone(), inbox);
         tracing::info!(server_id = %entry.id, owner = %entry.owner, "server registered");
         entry.push_to_all(NotificationMethod::ToolsListChanged, serde_json::json!({}));
@@ -437,6 +484,7 @@ impl Registry {
             .unwrap_or_else(|e| e.into_inner())
             .remove(server_id);
         entry.stop.cancel();
+        entry.close_sessions().await;
         if tokio::time::timeout(Duration::from_secs(30), entry.stopped.cancelled())
             .await
             .is_err()
@@ -488,8 +536,19 @@ impl Registry {
             || new.url != old.url
             || new.headers != old.headers
             || new.connect_timeout != old.connect_timeout
-            || new.protocol_version != old.protocol_version;
+            || new.protocol_version != old.protocol_version
+            || new.auth != old.auth;
         let bound = new.connect_bound();
+        if new.url != old.url || new.auth != old.auth {
+            // Tokens (and registrations) were for the old resource or settings: not to be sent on.
+            self.store.clear_oauth(&new.server_id).await?;
+            entry.close_sessions().await;
+            entry
+                .listing
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+        }
         *entry.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
         if reconnect {
             let since = entry.state().attempts;
@@ -554,9 +613,8 @@ impl Registry {
         if !naming::tool_allowed(&config.tool_allow_list, tool) {
             return Err(not_found());
         }
-        let conn = entry
-            .connection()
-            .ok_or_else(|| Error::Unavailable(server_id.to_owned()))?;
+        let agent = origin.agent_id().to_owned();
+        let conn = entry.connection_for(&agent).await?;
         if !catalogue::contains(&entry, tool) {
             return Err(not_found());
         }
@@ -568,12 +626,19 @@ impl Registry {
         let span = tracing::info_span!("tool_call", %server_id, %tool);
         let result =
             tracing::Instrument::instrument(conn.call_tool(params, bound, origin), span).await;
-        result
-            .map(|r| (server_id.to_owned(), r))
-            .map_err(|error| Error::Upstream {
+        match result {
+            Ok(result) => {
+                entry.authorized_call(&agent);
+                Ok((server_id.to_owned(), result))
+            }
+            Err(CallError::AuthRequired(challenge)) => {
+                Err(entry.reauthorize(&agent, &challenge).await)
+            }
+            Err(error) => Err(Error::Upstream {
                 what: format!("calling \"{name}\""),
                 error,
-            })
+            }),
+        }
     }
 
     /// Stops every supervisor and waits (bounded) for their connections to close.
@@ -722,6 +787,9 @@ fn apply_change(old: &McpServerConfig, change: ServerUpdateRequest) -> McpServer
     }
     if let Some(v) = change.resource_allow_list {
         new.resource_allow_list = v;
+    }
+    if let Some(v) = change.auth {
+        new.auth = v.map(|auth| auth.keeping_secrets(old.auth.as_ref()));
     }
     new
 }

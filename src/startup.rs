@@ -60,6 +60,13 @@ impl Application {
         }
         let auth = Arc::new(Auth::from_config(&config)?);
         let shutdown = CancellationToken::new();
+        let bind = config.bind_addr()?;
+        let listener = TcpListener::bind(bind)
+            .await
+            .map_err(|e| StartError::Bind(bind, e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| StartError::Bind(bind, e))?;
         let hub = Hub::new(config.replay_buffer, shutdown.clone());
         let registry = Registry::new(
             store.clone(),
@@ -67,7 +74,7 @@ impl Application {
             config.stdio_allowed_commands.clone(),
             config.stdio_allowed_env.clone(),
             config.page_size,
-            crate::registry::Supervision::from_config(&config),
+            crate::registry::Supervision::from_config(&config, addr),
         );
         let a2a = crate::a2a::A2a::open(
             store.clone(),
@@ -76,13 +83,6 @@ impl Application {
             config.max_message_bytes,
         )
         .await?;
-        let bind = config.bind_addr()?;
-        let listener = TcpListener::bind(bind)
-            .await
-            .map_err(|e| StartError::Bind(bind, e))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| StartError::Bind(bind, e))?;
         let limits = crate::http::limits::Limits::new(
             config.agent_rate,
             config.agent_burst,

@@ -3,6 +3,7 @@
 
 mod a2a;
 mod audit;
+mod oauth;
 pub mod sealed;
 pub use audit::AuditEntry;
 mod roots;
@@ -18,6 +19,7 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
 pub use a2a::{Owned, StoredAgent};
+pub use oauth::StoredOAuthGrant;
 pub use servers::StoredServer;
 
 /// The migrations, in order. `every_migration_file_is_embedded` keeps this list and the folder
@@ -52,6 +54,11 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         20261130163700,
         "a2a_owned",
         include_str!("../migrations/20261130163700_a2a_owned.sql"),
+    ),
+    (
+        20261201000001,
+        "oauth",
+        include_str!("../migrations/20261201000001_oauth.sql"),
     ),
 ];
 
@@ -167,8 +174,8 @@ impl Store {
         Ok(Self { pool, sealer: None })
     }
 
-    /// This store with secret values sealed by `key` from now on; the plain values stored
-    /// before are sealed now.
+    /// This store with secret values (and OAuth grants) sealed by `key` from now on; the plain
+    /// values stored before are sealed now.
     pub async fn sealing(mut self, key: &[u8; 32]) -> Result<Self, StoreError> {
         self.sealer = Some(std::sync::Arc::new(sealed::Sealer::new(key)));
         // Only rows that still hold a plain value are written again.
@@ -178,8 +185,13 @@ impl Store {
         let servers: std::collections::HashSet<String> = rows
             .into_iter()
             .filter(|(_, config)| {
-                serde_json::from_str::<crate::a2e::McpServerConfig>(config)
-                    .is_ok_and(|c| sealed::any_plain(c.env.values().chain(c.headers.values())))
+                serde_json::from_str::<crate::a2e::McpServerConfig>(config).is_ok_and(|c| {
+                    let auth = c
+                        .auth
+                        .iter()
+                        .flat_map(|a| a.client_secret.iter().chain(a.private_key.iter()));
+                    sealed::any_plain(c.env.values().chain(c.headers.values()).chain(auth))
+                })
             })
             .map(|(id, _)| id)
             .collect();
@@ -206,10 +218,12 @@ impl Store {
                     .await?;
             }
         }
-        if !servers.is_empty() || !agents.is_empty() {
+        let grants = self.seal_plain_oauth_grants().await?;
+        if !servers.is_empty() || !agents.is_empty() || grants > 0 {
             tracing::info!(
                 servers = servers.len(),
                 agents = agents.len(),
+                oauth_grants = grants,
                 "plain secret values in the store are sealed now"
             );
         }

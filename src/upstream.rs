@@ -8,6 +8,7 @@ mod http;
 pub mod limit;
 mod lines;
 mod notify;
+pub mod oauth;
 mod sse;
 mod stdio;
 pub use sse::{Event as SseEvent, Frames};
@@ -69,6 +70,13 @@ pub enum ConnectError {
     List(String),
     #[error("{0}")]
     Config(String),
+    /// The server wants an OAuth token the bridge does not have (or can no longer refresh): a
+    /// person must authorize. The 401's `WWW-Authenticate`, when it answered one.
+    #[error("the server needs an OAuth authorization")]
+    AuthRequired(Option<String>),
+    /// The OAuth client failed (discovery, the token endpoint, the store).
+    #[error("OAuth: {0}")]
+    OAuth(String),
 }
 
 impl ConnectError {
@@ -88,6 +96,8 @@ impl ConnectError {
             Self::Spawn { .. } | Self::Initialize(..) => a2e::ErrorCode::McpTransportError,
             Self::List(_) => a2e::ErrorCode::McpProtocolError,
             Self::Config(_) => a2e::ErrorCode::InvalidRequest,
+            Self::AuthRequired(_) => a2e::ErrorCode::McpAuthRequired,
+            Self::OAuth(_) => a2e::ErrorCode::McpTransportError,
         }
     }
 
@@ -109,6 +119,8 @@ impl ConnectError {
             Self::Initialize(why, stderr) => Self::Initialize(hide(why), hide(stderr)),
             Self::List(why) => Self::List(hide(why)),
             Self::Config(why) => Self::Config(hide(why)),
+            Self::OAuth(why) => Self::OAuth(hide(why)),
+            other @ Self::AuthRequired(_) => other,
         }
     }
 
@@ -118,7 +130,7 @@ impl ConnectError {
             Self::Spawn { stderr, .. } | Self::Timeout(_, stderr) | Self::Initialize(_, stderr) => {
                 stderr
             }
-            Self::List(_) | Self::Config(_) => "",
+            Self::List(_) | Self::Config(_) | Self::AuthRequired(_) | Self::OAuth(_) => "",
         }
     }
 
@@ -159,6 +171,8 @@ pub struct Connection {
     calls: Arc<Calls>,
     /// The config's secret values, hidden in every error text a call makes.
     secrets: Vec<String>,
+    /// What the server last answered a 401 or 403 with (Streamable HTTP).
+    challenges: Option<Arc<http::Challenges>>,
 }
 
 /// A new connection with the server's catalogue as first listed.
@@ -171,6 +185,11 @@ impl Connection {
     /// Resolves when the connection has been lost or is closing.
     pub async fn lost(&self) {
         self.lost.cancelled().await
+    }
+
+    /// Whether the connection has been lost or is closing.
+    pub fn is_lost(&self) -> bool {
+        self.lost.is_cancelled()
     }
 
     /// `text` with the server's secrets hidden (for errors not made by a call).
@@ -206,6 +225,10 @@ impl Connection {
             result = tokio::time::timeout(timeout, request) => match result {
                 Ok(Ok(result)) => Ok(result),
                 Ok(Err(error)) => {
+                    // Refused for its token (401 after a refresh) or its scope (403).
+                    if let Some(challenge) = self.challenges.as_ref().and_then(|c| c.take()) {
+                        return Err(CallError::AuthRequired(challenge));
+                    }
                     Err(CallError::from_service(error, &self.lost).redacted(&self.secrets))
                 }
                 Err(_) => Err(CallError::Timeout(timeout)),
@@ -475,6 +498,10 @@ pub enum CallError {
     /// The server's answer was over `max_message_bytes` (the sentence names the limit).
     #[error("{0}")]
     TooLarge(String),
+    /// The server refused the call's token (401) or its scope (403 `insufficient_scope`): its
+    /// `WWW-Authenticate` challenge.
+    #[error("the server needs a further OAuth authorization")]
+    AuthRequired(String),
 }
 
 impl CallError {
@@ -492,6 +519,7 @@ impl CallError {
                 a2e::ErrorCode::McpProtocolError
             }
             Self::Transport(_) => a2e::ErrorCode::McpTransportError,
+            Self::AuthRequired(_) => a2e::ErrorCode::McpAuthRequired,
         }
     }
 
@@ -506,7 +534,7 @@ impl CallError {
             Self::Transport(why) => Self::Transport(hide(why)),
             Self::Protocol(why) => Self::Protocol(hide(why)),
             Self::TooLarge(why) => Self::TooLarge(hide(why)),
-            other @ (Self::Lost | Self::Timeout(_)) => other,
+            other @ (Self::Lost | Self::Timeout(_) | Self::AuthRequired(_)) => other,
         }
     }
 
@@ -572,6 +600,24 @@ async fn connect_unredacted(
             })?;
     }
     let (url, id) = (config.url.as_str(), config.server_id.as_str());
+    // A server known to want OAuth: its token (or the reason there is none) first.
+    let client = ctx
+        .oauth
+        .clone()
+        .filter(|_| config.transport != McpTransport::Stdio);
+    let mut oauth = None;
+    if let Some(client) = client
+        && client.is_known().await
+    {
+        match launch.within(client.authorized()).await? {
+            Ok(manager) => oauth = Some(manager),
+            Err(oauth::OAuthError::NeedsAuthorization) => {
+                return Err(ConnectError::AuthRequired(None));
+            }
+            Err(oauth::OAuthError::Failed(why)) => return Err(ConnectError::OAuth(why)),
+        }
+    }
+    let mut challenges = None;
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {
             let (transport, stderr) = stdio::spawn(config, max)?;
@@ -581,17 +627,31 @@ async fn connect_unredacted(
                 Err(error) => return Err(error.with_tail(stderr.settled_tail().await)),
             }
         }
-        McpTransport::Http => (
-            launch.start(http::transport(config, guard, max)?).await?,
-            None,
-        ),
+        McpTransport::Http => {
+            let bounded = http::client(config, guard)?;
+            let noted = bounded.challenges.clone();
+            challenges = Some(noted.clone());
+            let started = match oauth {
+                Some(manager) => {
+                    let client = rmcp::transport::AuthClient::new(bounded, manager);
+                    launch.start(http::transport(config, client, max)?).await
+                }
+                None => launch.start(http::transport(config, bounded, max)?).await,
+            };
+            match started {
+                Ok(client) => (client, None),
+                Err(error) => return Err(needs_authorization(noted.take()).unwrap_or(error)),
+            }
+        }
         McpTransport::Sse => {
-            let opened = sse::connect(url, http::header_map(config)?, guard, max, id);
+            let headers = with_token(http::header_map(config)?, oauth, &launch).await?;
+            let opened = sse::connect(url, headers, guard, max, id);
             let transport = launch.within(opened).await??;
             (launch.start(transport).await?, None)
         }
         McpTransport::Ws => {
-            let opened = ws::connect(url, http::header_map(config)?, guard, max, id);
+            let headers = with_token(http::header_map(config)?, oauth, &launch).await?;
+            let opened = ws::connect(url, headers, guard, max, id);
             let transport = launch.within(opened).await??;
             (launch.start(transport).await?, None)
         }
@@ -623,6 +683,7 @@ async fn connect_unredacted(
         subscribed: Default::default(),
         calls,
         secrets: config.secret_values(),
+        challenges,
         client,
         lost,
         closed,
@@ -632,13 +693,58 @@ async fn connect_unredacted(
         Ok(Ok(lists)) => Ok(Established { conn, lists }),
         Ok(Err(e)) => {
             conn.shutdown().await;
-            Err(ConnectError::List(e.to_string()))
+            // A server may take `initialize` without a token and want one for the rest.
+            let refused = conn.challenges.as_ref().and_then(|c| c.take());
+            Err(needs_authorization(refused).unwrap_or(ConnectError::List(e.to_string())))
         }
         Err(_) => {
             conn.shutdown().await;
             Err(ConnectError::List(format!("no answer within {bound:?}")))
         }
     }
+}
+
+/// `headers` with the OAuth access token (sse and ws servers take one per connection).
+async fn with_token(
+    mut headers: reqwest::header::HeaderMap,
+    oauth: Option<rmcp::transport::AuthorizationManager>,
+    launch: &Launch,
+) -> Result<reqwest::header::HeaderMap, ConnectError> {
+    let Some(manager) = oauth else {
+        return Ok(headers);
+    };
+    let token = launch
+        .within(manager.get_access_token())
+        .await?
+        .map_err(|e| match oauth::OAuthError::from(e) {
+            oauth::OAuthError::NeedsAuthorization => ConnectError::AuthRequired(None),
+            oauth::OAuthError::Failed(why) => ConnectError::OAuth(why),
+        })?;
+    let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
+        .map_err(|_| ConnectError::OAuth("the access token is not a header value".into()))?;
+    headers.insert(reqwest::header::AUTHORIZATION, value);
+    Ok(headers)
+}
+
+/// A 401 (or 403) answer to an sse or ws connection that asks for a bearer token.
+fn refused_for_authorization(
+    status: reqwest::StatusCode,
+    headers: &reqwest::header::HeaderMap,
+) -> Option<ConnectError> {
+    if status != reqwest::StatusCode::UNAUTHORIZED && status != reqwest::StatusCode::FORBIDDEN {
+        return None;
+    }
+    let challenge = headers
+        .get(reqwest::header::WWW_AUTHENTICATE)?
+        .to_str()
+        .ok()?;
+    needs_authorization(Some(challenge.to_owned()))
+}
+
+/// A 401 asking for a bearer token, or a 403 asking for more scope, as the error it is.
+fn needs_authorization(challenge: Option<String>) -> Option<ConnectError> {
+    let challenge = challenge?;
+    oauth::is_bearer_challenge(&challenge).then_some(ConnectError::AuthRequired(Some(challenge)))
 }
 
 /// What every transport of a connection reports to: its end, and its notifications in order.

@@ -55,6 +55,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the authorization server sends the person back: exchanges the code for tokens and
+         *     connects the server. Bound to the authorization's `state`, each one works once. Answers a
+         *     short text page for the person.
+         */
+        get: operations["callback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/client-metadata.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bridge's OAuth client ID metadata document (SEP-991): where the bridge's public URL is
+         *     https, authorization servers that take such documents get this URL as the `client_id`.
+         */
+        get: operations["client_metadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers": {
         parameters: {
             query?: never;
@@ -513,6 +554,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A link for a person to authorize an OAuth-protected server with (its owner or an admin; for a
+         *     `per_agent` server, any agent, each for its own grant). The owner also gets it as a
+         *     `bridge/auth_required` event when the server starts waiting.
+         */
+        post: operations["authorize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -784,6 +846,12 @@ export interface components {
              */
             next_cursor?: number | null;
         };
+        /** @description The link that authorizes a server. */
+        AuthorizeResponse: {
+            server_id: string;
+            /** @description Open it in a browser and approve: the server then connects with nothing else to do. */
+            authorization_url: string;
+        };
         /** @description The argument being completed. */
         CompletionArgument: {
             /** @default  */
@@ -1028,12 +1096,14 @@ export interface components {
             error: string;
             code: components["schemas"]["ErrorCode"];
             retryable: boolean;
+            /** @description With `mcp_auth_required`: open it in a browser and approve, then call again. */
+            authorization_url?: string | null;
         };
         /**
          * @description The `code` of an error answer.
          * @enum {string}
          */
-        ErrorCode: "mcp_server_not_found" | "mcp_server_unavailable" | "mcp_tool_not_found" | "mcp_resource_not_found" | "mcp_prompt_not_found" | "mcp_transport_error" | "mcp_protocol_error" | "mcp_sampling_refused" | "mcp_capability_missing" | "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "timeout" | "payload_too_large" | "rate_limited" | "internal";
+        ErrorCode: "mcp_server_not_found" | "mcp_server_unavailable" | "mcp_tool_not_found" | "mcp_resource_not_found" | "mcp_prompt_not_found" | "mcp_transport_error" | "mcp_protocol_error" | "mcp_sampling_refused" | "mcp_capability_missing" | "mcp_auth_required" | "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "timeout" | "payload_too_large" | "rate_limited" | "internal";
         Health: {
             /** @description `ok`, or what is not ready yet. */
             status: string;
@@ -1210,6 +1280,7 @@ export interface components {
             tool_allow_list?: string[];
             /** @description Resource URIs exposed: exact, or a prefix when an entry ends with `*`; empty exposes all. */
             resource_allow_list?: string[];
+            auth?: components["schemas"]["OAuthConfig"] | null;
         };
         /** @description MCPServerInfo: a registered server as it is now. */
         McpServerInfo: {
@@ -1271,12 +1342,56 @@ export interface components {
          * @description Connection state of a registered server.
          * @enum {string}
          */
-        McpServerStatus: "connecting" | "ready" | "error" | "disconnected";
+        McpServerStatus: "connecting" | "ready" | "error" | "disconnected" | "auth_required";
         /**
          * @description How mcp-bridge reaches an MCP server.
          * @enum {string}
          */
         McpTransport: "stdio" | "http" | "sse" | "ws";
+        /**
+         * @description OAuthConfig: how the bridge authorizes itself to an `http`, `sse` or `ws` server with OAuth 2.1
+         *     (`auth` of MCPServerConfig). Without it, a server that answers 401 with
+         *     `WWW-Authenticate: Bearer` is treated as `authorization_code` with discovery.
+         */
+        OAuthConfig: {
+            /** @description Always `oauth2`. */
+            type: components["schemas"]["OAuthKind"];
+            /** @description `authorization_code` (a person approves once; the default) or `client_credentials`. */
+            grant_type?: components["schemas"]["OAuthGrant"];
+            /**
+             * @description A client pre-registered with the authorization server; when absent the bridge uses its
+             *     client ID metadata document or registers itself dynamically.
+             */
+            client_id?: string | null;
+            /** @description The secret of `client_id` (secret: shown as `***`). */
+            client_secret?: string | null;
+            /**
+             * @description Scopes to ask for; when empty, those the server names in `WWW-Authenticate`, else its
+             *     `scopes_supported`, else none.
+             */
+            scopes?: string[];
+            token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuth"] | null;
+            /**
+             * @description PEM private key (RSA or EC) signing the client assertion of `private_key_jwt`
+             *     (secret: shown as `***`).
+             */
+            private_key?: string | null;
+            /**
+             * @description Each agent authorizes for itself and is served over its own upstream session with its own
+             *     token (`authorization_code` only).
+             */
+            per_agent?: boolean;
+        };
+        /**
+         * @description How the bridge obtains an upstream's token (`grant_type` of OAuthConfig).
+         * @enum {string}
+         */
+        OAuthGrant: "authorization_code" | "client_credentials";
+        /**
+         * @description The kind of an upstream's `auth` (`type` of OAuthConfig): OAuth 2.1 is the only one.
+         * @enum {string}
+         */
+        OAuthKind: "oauth2";
         /** @description mcp/prompt/get/req: render a prompt template. */
         PromptGetRequest: {
             /**
@@ -2341,6 +2456,8 @@ export interface components {
             tool_allow_list?: string[] | null;
             /** @default null */
             resource_allow_list?: string[] | null;
+            /** @default null */
+            auth?: components["schemas"]["OAuthConfig"] | null;
         };
         /** @description mcp/server/update/resp: the server after the change. */
         ServerUpdateResponse: {
@@ -2413,6 +2530,12 @@ export interface components {
          *     by its own `type`.
          */
         StreamEvent: components["schemas"]["ServerPush"] | components["schemas"]["SamplingRequest"] | components["schemas"]["RootsListRequest"] | components["schemas"]["ElicitRequest"];
+        /**
+         * @description How the bridge authenticates at an upstream's token endpoint
+         *     (`token_endpoint_auth_method` of OAuthConfig, as RFC 7591 names them).
+         * @enum {string}
+         */
+        TokenEndpointAuth: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
         /** @description tool/call/req: call a catalogue tool by its namespaced name. */
         ToolCallRequest: {
             /**
@@ -2604,7 +2727,9 @@ export interface components {
         };
         /**
          * @description The token is valid but the agent may not do this: registering a stdio server needs the
-         *     `admin` role, a server or agent is changed or removed by its owner or an admin (`forbidden`).
+         *     `admin` role, a server or agent is changed or removed by its owner or an admin (`forbidden`);
+         *     or the upstream needs an OAuth authorization the caller has not given (`mcp_auth_required`,
+         *     with the `authorization_url` to open).
          */
         Forbidden: {
             headers: {
@@ -2787,10 +2912,80 @@ export interface operations {
             };
         };
     };
+    callback: {
+        parameters: {
+            query?: {
+                /** @description The authorization's unguessable `state`. */
+                state?: string;
+                code?: string;
+                /** @description The issuer that answered (RFC 9207), checked when the server sends it. */
+                iss?: string;
+                /** @description Set when the authorization was refused. */
+                error?: string;
+                error_description?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Authorized: the server connects now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A wrong, used or expired `state`, or a refused authorization */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The token endpoint failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    client_metadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client ID metadata document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+        };
+    };
     list_servers: {
         parameters: {
             query?: {
-                /** @description Only servers with this status: `connecting`, `ready`, `error` or `disconnected`. */
+                /**
+                 * @description Only servers with this status: `connecting`, `ready`, `error`, `disconnected` or
+                 *     `auth_required`.
+                 */
                 status_filter?: string;
                 /** @description The A2E request id, echoed as `req_id`. */
                 id?: string;
@@ -3751,6 +3946,34 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    authorize: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link to open */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizeResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
         };
     };
 }

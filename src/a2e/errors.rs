@@ -17,6 +17,9 @@ pub enum ErrorCode {
     McpProtocolError,
     McpSamplingRefused,
     McpCapabilityMissing,
+    /// An upstream needs an OAuth authorization the caller has not given; the answer carries
+    /// the `authorization_url` to open.
+    McpAuthRequired,
     InvalidRequest,
     Unauthorized,
     Forbidden,
@@ -51,6 +54,7 @@ impl ErrorCode {
             Self::McpProtocolError => "mcp_protocol_error",
             Self::McpSamplingRefused => "mcp_sampling_refused",
             Self::McpCapabilityMissing => "mcp_capability_missing",
+            Self::McpAuthRequired => "mcp_auth_required",
             Self::InvalidRequest => "invalid_request",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
@@ -83,6 +87,9 @@ pub struct ErrorBody {
     pub error: String,
     pub code: ErrorCode,
     pub retryable: bool,
+    /// With `mcp_auth_required`: open it in a browser and approve, then call again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_url: Option<String>,
 }
 
 /// The sentence a caller gets for an internal error: its details go to the log only, under a

@@ -8,7 +8,7 @@ use super::{
 };
 use super::{ElicitAction, McpProtocol, McpServerStatus, Role, ToolSource};
 use super::{McpPrompt, McpPromptMessage, McpResource, McpResourceContent, McpRoot};
-use super::{McpServerConfig, McpServerInfo, ToolInfo};
+use super::{McpServerConfig, McpServerInfo, OAuthConfig, ToolInfo};
 use crate::a2e::{a2e_message, a2e_response};
 
 // ---- Server management (7) ----
@@ -16,9 +16,10 @@ use crate::a2e::{a2e_message, a2e_response};
 a2e_message! {
     /// mcp/server/list/req: list registered servers and their status.
     ServerListRequest = "mcp/server/list/req" {
-        /// Only servers with this status (`connecting`, `ready`, `error`, `disconnected`); empty = all.
+        /// Only servers with this status (`connecting`, `ready`, `error`, `disconnected`,
+        /// `auth_required`); empty = all.
         #[serde(with = "crate::a2e::empty_is_none")]
-        #[schema(value_type = String, pattern = "^(|connecting|ready|error|disconnected)$")]
+        #[schema(value_type = String, pattern = "^(|connecting|ready|error|disconnected|auth_required)$")]
         status_filter: Option<McpServerStatus>,
     }
 }
@@ -125,7 +126,22 @@ a2e_message! {
         tool_allow_list: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         resource_allow_list: Option<Vec<String>>,
+        /// The whole `auth` replaced (a `client_secret` or `private_key` sent back as `***`
+        /// keeps the stored one); `null` removes it.
+        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+        #[schema(value_type = Option<OAuthConfig>, nullable)]
+        auth: Option<Option<OAuthConfig>>,
     }
+}
+
+/// A field that is present, even as `null`: `Some` of what it holds (so `null` is `Some(None)`,
+/// and an absent field, by the struct's default, `None`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
 }
 
 a2e_response! {

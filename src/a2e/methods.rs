@@ -18,10 +18,13 @@ pub enum NotificationMethod {
     ServerStatus,
     /// The bridge's: the replay buffer no longer holds what a reconnecting stream asked for.
     EventsLost,
+    /// The bridge's: a server needs a person to authorize it (`params`:
+    /// `{server_id, authorization_url}`).
+    AuthRequired,
 }
 
 impl NotificationMethod {
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::ToolsListChanged,
         Self::ResourcesListChanged,
         Self::PromptsListChanged,
@@ -31,6 +34,7 @@ impl NotificationMethod {
         Self::Cancelled,
         Self::ServerStatus,
         Self::EventsLost,
+        Self::AuthRequired,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -44,6 +48,7 @@ impl NotificationMethod {
             Self::Cancelled => "notifications/cancelled",
             Self::ServerStatus => "bridge/server_status",
             Self::EventsLost => "bridge/events_lost",
+            Self::AuthRequired => "bridge/auth_required",
         }
     }
 

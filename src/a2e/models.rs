@@ -7,9 +7,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{A2aProtocol, ContentKind, ImportAction, McpProtocol, Role, ToolSource};
+use super::{
+    A2aProtocol, ContentKind, ImportAction, McpProtocol, OAuthGrant, OAuthKind, Role,
+    TokenEndpointAuth, ToolSource,
+};
 
-/// What API responses show in place of a secret value (`env` and `headers` values).
+/// What API responses show in place of a secret value (`env` and `headers` values, and the
+/// `client_secret` and `private_key` of `auth`).
 pub const REDACTED: &str = "***";
 
 /// How mcp-bridge reaches an MCP server.
@@ -47,16 +51,134 @@ pub enum McpServerStatus {
     Ready,
     Error,
     Disconnected,
+    /// The server needs an OAuth authorization a person has to give
+    /// (`POST /v1/servers/{server_id}/authorize`).
+    #[serde(rename = "auth_required")]
+    AuthRequired,
 }
 
 impl McpServerStatus {
+    /// Every status, in the order the documentation lists them.
+    pub const ALL: [Self; 5] = [
+        Self::Connecting,
+        Self::Ready,
+        Self::Error,
+        Self::Disconnected,
+        Self::AuthRequired,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Connecting => "connecting",
             Self::Ready => "ready",
             Self::Error => "error",
             Self::Disconnected => "disconnected",
+            Self::AuthRequired => "auth_required",
         }
+    }
+}
+
+/// OAuthConfig: how the bridge authorizes itself to an `http`, `sse` or `ws` server with OAuth 2.1
+/// (`auth` of MCPServerConfig). Without it, a server that answers 401 with
+/// `WWW-Authenticate: Bearer` is treated as `authorization_code` with discovery.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct OAuthConfig {
+    /// Always `oauth2`.
+    #[serde(rename = "type")]
+    pub kind: OAuthKind,
+    /// `authorization_code` (a person approves once; the default) or `client_credentials`.
+    #[serde(default)]
+    pub grant_type: OAuthGrant,
+    /// A client pre-registered with the authorization server; when absent the bridge uses its
+    /// client ID metadata document or registers itself dynamically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The secret of `client_id` (secret: shown as `***`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// Scopes to ask for; when empty, those the server names in `WWW-Authenticate`, else its
+    /// `scopes_supported`, else none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// How to authenticate at the token endpoint; by default what the client registration says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint_auth_method: Option<TokenEndpointAuth>,
+    /// PEM private key (RSA or EC) signing the client assertion of `private_key_jwt`
+    /// (secret: shown as `***`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_key: Option<String>,
+    /// Each agent authorizes for itself and is served over its own upstream session with its own
+    /// token (`authorization_code` only).
+    #[serde(default)]
+    pub per_agent: bool,
+}
+
+/// The secrets never appear in a log line, even when a config is printed whole.
+impl std::fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = self.redacted();
+        f.debug_struct("OAuthConfig")
+            .field("kind", &shown.kind)
+            .field("grant_type", &shown.grant_type)
+            .field("client_id", &shown.client_id)
+            .field("client_secret", &shown.client_secret)
+            .field("scopes", &shown.scopes)
+            .field(
+                "token_endpoint_auth_method",
+                &shown.token_endpoint_auth_method,
+            )
+            .field("private_key", &shown.private_key)
+            .field("per_agent", &shown.per_agent)
+            .finish()
+    }
+}
+
+impl OAuthConfig {
+    /// The same settings with `client_secret` and `private_key` shown as `***` when set.
+    pub fn redacted(&self) -> Self {
+        let hide = |value: &Option<String>| value.as_ref().map(|_| REDACTED.to_owned());
+        Self {
+            client_secret: hide(&self.client_secret),
+            private_key: hide(&self.private_key),
+            ..self.clone()
+        }
+    }
+
+    /// These settings as given in a change, where a secret sent back as `***` (as it was shown)
+    /// keeps the one `stored` holds.
+    pub fn keeping_secrets(mut self, stored: Option<&Self>) -> Self {
+        let keep = |given: &mut Option<String>, stored: Option<&String>| {
+            if given.as_deref() == Some(REDACTED)
+                && let Some(stored) = stored
+            {
+                *given = Some(stored.clone());
+            }
+        };
+        keep(
+            &mut self.client_secret,
+            stored.and_then(|s| s.client_secret.as_ref()),
+        );
+        keep(
+            &mut self.private_key,
+            stored.and_then(|s| s.private_key.as_ref()),
+        );
+        self
+    }
+
+    /// The secret values: `client_secret`, and `private_key` whole and line by line (a log line
+    /// may hold part of it).
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut secrets: Vec<String> = self.client_secret.iter().cloned().collect();
+        if let Some(key) = &self.private_key {
+            secrets.push(key.clone());
+            secrets.extend(
+                key.lines()
+                    .map(str::trim)
+                    .filter(|line| !line.is_empty() && !line.starts_with("-----"))
+                    .map(str::to_owned),
+            );
+        }
+        secrets
     }
 }
 
@@ -118,6 +240,10 @@ pub struct McpServerConfig {
     /// Resource URIs exposed: exact, or a prefix when an entry ends with `*`; empty exposes all.
     #[serde(default)]
     pub resource_allow_list: Vec<String>,
+    /// OAuth 2.1 to an `http`, `sse` or `ws` server (`client_secret` and `private_key` are
+    /// secret: shown as `***`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<OAuthConfig>,
 }
 
 impl Default for McpServerConfig {
@@ -137,13 +263,14 @@ impl Default for McpServerConfig {
             protocol_version: McpProtocol::default(),
             tool_allow_list: Vec::new(),
             resource_allow_list: Vec::new(),
+            auth: None,
         }
     }
 }
 
 impl McpServerConfig {
     /// The same config with every secret value replaced by `***`: `env` and `headers` values,
-    /// and a password or query values in `url`.
+    /// the secrets of `auth`, and a password or query values in `url`.
     pub fn redacted(&self) -> Self {
         let hide = |map: &BTreeMap<String, String>| {
             map.keys()
@@ -155,13 +282,14 @@ impl McpServerConfig {
             headers: hide(&self.headers),
             url: redact_url(&self.url),
             cmd: self.cmd.iter().map(|arg| redact_arg(arg)).collect(),
+            auth: self.auth.as_ref().map(OAuthConfig::redacted),
             ..self.clone()
         }
     }
 
     /// Every secret value this config holds: `env` and `headers` values (and the credential of a
-    /// `Scheme credential` header), and the passwords and query values of `url` and of URLs in
-    /// `cmd`. Values shorter than [`MIN_SECRET_LEN`] are left out (they would blank out text).
+    /// `Scheme credential` header), the secrets of `auth`, and the passwords and query values of
+    /// `url` and of URLs in `cmd`. Values shorter than [`MIN_SECRET_LEN`] are left out (they would blank out text).
     pub fn secret_values(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self.env.values().cloned().collect();
         for value in self.headers.values() {
@@ -170,6 +298,7 @@ impl McpServerConfig {
                 secrets.push(credential.trim().to_owned());
             }
         }
+        secrets.extend(self.auth.iter().flat_map(OAuthConfig::secret_values));
         secrets.extend(url_secrets(&self.url));
         for arg in &self.cmd {
             for (start, end) in embedded_urls(arg) {

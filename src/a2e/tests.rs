@@ -193,6 +193,145 @@ fn error_codes_say_whether_to_retry() {
         serde_json::to_value(ErrorCode::McpCapabilityMissing).unwrap(),
         json!("mcp_capability_missing")
     );
+    assert!(!ErrorCode::McpAuthRequired.retryable());
+    assert_eq!(
+        serde_json::to_value(ErrorCode::McpAuthRequired).unwrap(),
+        json!(ErrorCode::McpAuthRequired.as_str())
+    );
+    assert_eq!(ErrorCode::McpAuthRequired.as_str(), "mcp_auth_required");
+}
+
+#[test]
+fn every_status_reads_and_writes_its_own_string() {
+    for status in McpServerStatus::ALL {
+        assert_eq!(
+            serde_json::to_value(status).unwrap(),
+            json!(status.as_str())
+        );
+        let back: McpServerStatus = serde_json::from_value(json!(status.as_str())).unwrap();
+        assert_eq!(back, status);
+    }
+    assert_eq!(McpServerStatus::AuthRequired.as_str(), "auth_required");
+    let list: ServerListRequest =
+        serde_json::from_value(json!({"status_filter": "auth_required"})).unwrap();
+    assert_eq!(list.status_filter, Some(McpServerStatus::AuthRequired));
+}
+
+const PEM: &str = "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----\n";
+
+fn oauth_config() -> McpServerConfig {
+    serde_json::from_value(json!({
+        "server_id": "hosted", "transport": "http", "url": "https://mcp.example.com/mcp",
+        "auth": {
+            "type": "oauth2", "grant_type": "client_credentials", "client_id": "bridge",
+            "client_secret": "cl13nt-s3cret", "scopes": ["mcp:tools"],
+            "token_endpoint_auth_method": "private_key_jwt", "private_key": PEM
+        }
+    }))
+    .unwrap()
+}
+
+#[test]
+fn oauth_settings_read_with_their_defaults() {
+    let config: McpServerConfig = serde_json::from_value(json!({
+        "transport": "http", "auth": {"type": "oauth2"}
+    }))
+    .unwrap();
+    let auth = config.auth.clone().unwrap();
+    assert_eq!(auth.kind, OAuthKind::OAuth2);
+    assert_eq!(auth.grant_type, OAuthGrant::AuthorizationCode);
+    assert!(auth.client_id.is_none() && auth.scopes.is_empty() && !auth.per_agent);
+    // Unset optional fields are left out, and a config without `auth` has none.
+    assert_eq!(
+        serde_json::to_value(&auth).unwrap(),
+        json!({"type": "oauth2", "grant_type": "authorization_code", "per_agent": false})
+    );
+    let plain = serde_json::to_value(McpServerConfig::default()).unwrap();
+    assert!(plain.get("auth").is_none(), "{plain}");
+    for bad in [
+        json!({"auth": {}}),
+        json!({"auth": {"type": "basic"}}),
+        json!({"auth": {"type": "oauth2", "grant_type": "password"}}),
+        json!({"auth": {"type": "oauth2", "token_endpoint_auth_method": "tls_client_auth"}}),
+    ] {
+        assert!(
+            serde_json::from_value::<McpServerConfig>(bad.clone()).is_err(),
+            "{bad}"
+        );
+    }
+    let config = oauth_config();
+    let again: McpServerConfig =
+        serde_json::from_value(serde_json::to_value(&config).unwrap()).unwrap();
+    assert_eq!(again, config);
+    let auth = config.auth.unwrap();
+    assert_eq!(auth.grant_type, OAuthGrant::ClientCredentials);
+    assert_eq!(
+        auth.token_endpoint_auth_method,
+        Some(TokenEndpointAuth::PrivateKeyJwt)
+    );
+}
+
+#[test]
+fn oauth_secrets_are_redacted_and_hidden_from_text() {
+    let config = oauth_config();
+    let shown = config.redacted();
+    let auth = shown.auth.as_ref().unwrap();
+    assert_eq!(auth.client_secret.as_deref(), Some(REDACTED));
+    assert_eq!(auth.private_key.as_deref(), Some(REDACTED));
+    assert_eq!(auth.client_id.as_deref(), Some("bridge"));
+    let json = serde_json::to_string(&shown).unwrap();
+    assert!(
+        !json.contains("cl13nt-s3cret") && !json.contains("PRIVATE KEY"),
+        "{json}"
+    );
+    // Nor in a printed config.
+    let printed = format!("{config:?}");
+    assert!(
+        !printed.contains("cl13nt-s3cret") && !printed.contains("MIGHAgEA"),
+        "{printed}"
+    );
+    // Unset secrets stay unset.
+    let bare = OAuthConfig::default().redacted();
+    assert!(bare.client_secret.is_none() && bare.private_key.is_none());
+
+    let secrets = config.secret_values();
+    assert!(secrets.contains(&"cl13nt-s3cret".to_owned()));
+    assert!(secrets.contains(&PEM.to_owned()));
+    let text = "token endpoint said: bad secret cl13nt-s3cret for key \
+                MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg";
+    assert_eq!(
+        config.redact_text(text),
+        "token endpoint said: bad secret *** for key ***"
+    );
+}
+
+#[test]
+fn oauth_secrets_sent_back_as_shown_are_kept() {
+    let stored = oauth_config().auth.unwrap();
+    let shown = stored.redacted();
+    assert_eq!(shown.clone().keeping_secrets(Some(&stored)), stored);
+    // A new value replaces the stored one; with nothing stored, `***` is taken as given.
+    let mut changed = shown.clone();
+    changed.client_secret = Some("n3w-s3cret".into());
+    let kept = changed.keeping_secrets(Some(&stored));
+    assert_eq!(kept.client_secret.as_deref(), Some("n3w-s3cret"));
+    assert_eq!(kept.private_key, stored.private_key);
+    assert_eq!(shown.clone().keeping_secrets(None), shown);
+}
+
+#[test]
+fn an_update_sets_or_removes_auth() {
+    let read = |v: Value| serde_json::from_value::<ServerUpdateRequest>(v).unwrap();
+    assert_eq!(read(json!({"server_id": "s"})).auth, None);
+    assert_eq!(
+        read(json!({"server_id": "s", "auth": null})).auth,
+        Some(None)
+    );
+    let set = read(json!({"server_id": "s", "auth": {"type": "oauth2", "per_agent": true}}));
+    assert!(set.auth.clone().flatten().unwrap().per_agent);
+    let again: ServerUpdateRequest =
+        serde_json::from_value(serde_json::to_value(&set).unwrap()).unwrap();
+    assert_eq!(again, set);
 }
 
 #[test]

@@ -29,6 +29,68 @@ impl McpProtocol {
     }
 }
 
+/// The kind of an upstream's `auth` (`type` of OAuthConfig): OAuth 2.1 is the only one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+pub enum OAuthKind {
+    #[default]
+    #[serde(rename = "oauth2")]
+    OAuth2,
+}
+
+impl OAuthKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OAuth2 => "oauth2",
+        }
+    }
+}
+
+/// How the bridge obtains an upstream's token (`grant_type` of OAuthConfig).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OAuthGrant {
+    /// A person approves in a browser (PKCE); the bridge keeps and refreshes the token.
+    #[default]
+    AuthorizationCode,
+    /// The bridge authenticates as itself, with a client secret or a private key; no person.
+    ClientCredentials,
+}
+
+impl OAuthGrant {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AuthorizationCode => "authorization_code",
+            Self::ClientCredentials => "client_credentials",
+        }
+    }
+}
+
+/// How the bridge authenticates at an upstream's token endpoint
+/// (`token_endpoint_auth_method` of OAuthConfig, as RFC 7591 names them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenEndpointAuth {
+    /// `client_secret` in an HTTP Basic `Authorization` header.
+    ClientSecretBasic,
+    /// `client_secret` in the form body.
+    ClientSecretPost,
+    /// A public client: no secret.
+    None,
+    /// A JWT signed with `private_key` (RFC 7523).
+    PrivateKeyJwt,
+}
+
+impl TokenEndpointAuth {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClientSecretBasic => "client_secret_basic",
+            Self::ClientSecretPost => "client_secret_post",
+            Self::None => "none",
+            Self::PrivateKeyJwt => "private_key_jwt",
+        }
+    }
+}
+
 /// Who speaks a message, as MCP says (`role`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -178,6 +240,21 @@ mod tests {
         ] {
             assert_eq!(wire(action), action.as_str());
         }
+        assert_eq!(wire(OAuthKind::OAuth2), OAuthKind::OAuth2.as_str());
+        assert_eq!(wire(OAuthGrant::default()), "authorization_code");
+        for grant in [OAuthGrant::AuthorizationCode, OAuthGrant::ClientCredentials] {
+            assert_eq!(wire(grant), grant.as_str());
+        }
+        for method in [
+            TokenEndpointAuth::ClientSecretBasic,
+            TokenEndpointAuth::ClientSecretPost,
+            TokenEndpointAuth::None,
+            TokenEndpointAuth::PrivateKeyJwt,
+        ] {
+            assert_eq!(wire(method), method.as_str());
+        }
+        assert!(serde_json::from_value::<OAuthKind>(json!("apikey")).is_err());
+        assert!(serde_json::from_value::<OAuthGrant>(json!("password")).is_err());
         assert!(serde_json::from_value::<ElicitAction>(json!("maybe")).is_err());
         assert!(serde_json::from_value::<McpProtocol>(json!("2024-11-05")).is_err());
     }

@@ -76,12 +76,12 @@ async fn get_prompt(
 
 pub async fn get(
     state: &AppState,
-    _agent: &Caller,
+    agent: &Caller,
     req: PromptGetRequest,
 ) -> Result<Reply<PromptGetResponse>, Failure> {
     let (server_id, result) = state
         .registry
-        .get_prompt(&req.server_id, &req.name, req.arguments)
+        .get_prompt(&agent.id, &req.server_id, &req.name, req.arguments)
         .await
         .map_err(|e| ApiError::from(e).answering::<PromptGetResponse>(&req.id))?;
     let mut resp = PromptGetResponse::answering(&req.id);
@@ -108,12 +108,18 @@ async fn complete_argument(
 
 pub async fn complete(
     state: &AppState,
-    _agent: &Caller,
+    agent: &Caller,
     req: CompletionRequest,
 ) -> Result<Reply<CompletionResponse>, Failure> {
     let (server_id, result) = state
         .registry
-        .complete(&req.server_id, req.reference, req.argument, req.context)
+        .complete(
+            &agent.id,
+            &req.server_id,
+            req.reference,
+            req.argument,
+            req.context,
+        )
         .await
         .map_err(|e| ApiError::from(e).answering::<CompletionResponse>(&req.id))?;
     let mut resp = CompletionResponse::answering(&req.id);

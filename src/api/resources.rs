@@ -128,12 +128,12 @@ async fn read_resource(
 
 pub async fn read(
     state: &AppState,
-    _agent: &Caller,
+    agent: &Caller,
     req: ResourceReadRequest,
 ) -> Result<Reply<ResourceReadResponse>, Failure> {
     let (server_id, contents) = state
         .registry
-        .read_resource(&req.server_id, &req.uri)
+        .read_resource(&agent.id, &req.server_id, &req.uri)
         .await
         .map_err(|e| ApiError::from(e).answering::<ResourceReadResponse>(&req.id))?;
     let mut resp = ResourceReadResponse::answering(&req.id);

@@ -17,7 +17,9 @@ pub struct BadRequest(ErrorBody);
 pub struct Unauthorized(ErrorBody);
 
 /// The token is valid but the agent may not do this: registering a stdio server needs the
-/// `admin` role, a server or agent is changed or removed by its owner or an admin (`forbidden`).
+/// `admin` role, a server or agent is changed or removed by its owner or an admin (`forbidden`);
+/// or the upstream needs an OAuth authorization the caller has not given (`mcp_auth_required`,
+/// with the `authorization_url` to open).
 #[derive(ToResponse)]
 #[allow(dead_code)]
 pub struct Forbidden(ErrorBody);

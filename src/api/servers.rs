@@ -70,9 +70,10 @@ pub struct IdQuery {
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// Only servers with this status: `connecting`, `ready`, `error` or `disconnected`.
+    /// Only servers with this status: `connecting`, `ready`, `error`, `disconnected` or
+    /// `auth_required`.
     #[serde(default, with = "crate::a2e::empty_is_none")]
-    #[param(value_type = String, pattern = "^(|connecting|ready|error|disconnected)$")]
+    #[param(value_type = String, pattern = "^(|connecting|ready|error|disconnected|auth_required)$")]
     pub status_filter: Option<McpServerStatus>,
     /// The A2E request id, echoed as `req_id`.
     pub id: Option<String>,

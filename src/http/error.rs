@@ -17,6 +17,8 @@ pub struct ApiError {
     pub code: ErrorCode,
     pub message: String,
     pub status: StatusCode,
+    /// With `mcp_auth_required`: the link that gives the authorization the call needs.
+    pub authorization_url: Option<String>,
 }
 
 impl ApiError {
@@ -25,6 +27,7 @@ impl ApiError {
             code,
             message: message.into(),
             status: status_of(code),
+            authorization_url: None,
         }
     }
 
@@ -75,6 +78,7 @@ impl ApiError {
             error: self.message.clone(),
             code: self.code,
             retryable: self.code.retryable(),
+            authorization_url: self.authorization_url.clone(),
         }
     }
 }
@@ -95,7 +99,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         McpTransportError | McpProtocolError => StatusCode::BAD_GATEWAY,
         Timeout => StatusCode::GATEWAY_TIMEOUT,
         McpCapabilityMissing => StatusCode::NOT_IMPLEMENTED,
-        McpSamplingRefused | Forbidden => StatusCode::FORBIDDEN,
+        McpSamplingRefused | McpAuthRequired | Forbidden => StatusCode::FORBIDDEN,
         InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
         Unauthorized => StatusCode::UNAUTHORIZED,
         Conflict => StatusCode::CONFLICT,
@@ -202,7 +206,17 @@ impl From<crate::registry::Error> for ApiError {
         match error.code() {
             // The details are for the log only.
             ErrorCode::Internal => Self::internal(error),
-            code => Self::new(code, error.to_string()),
+            code => {
+                let link = match &error {
+                    crate::registry::Error::AuthRequired {
+                        authorization_url, ..
+                    } => authorization_url.clone(),
+                    _ => None,
+                };
+                let mut answer = Self::new(code, error.to_string());
+                answer.authorization_url = link;
+                answer
+            }
         }
     }
 }

@@ -35,6 +35,8 @@ pub struct State {
     pub attempts: u64,
     /// How many connections were made.
     pub connections: u64,
+    /// What the server answered when it asked for an OAuth token (`WWW-Authenticate`).
+    pub challenge: Option<String>,
 }
 
 /// What a live connection offers, after the allow lists.
@@ -60,14 +62,20 @@ pub struct ServerEntry {
     events: mpsc::UnboundedSender<NotificationMethod>,
     /// Held while a change of config is applied, so concurrent changes do not interleave.
     pub(super) changing: tokio::sync::Mutex<()>,
-    hub: Arc<Hub>,
-    store: Store,
-    guard: crate::guard::Guard,
+    pub(super) hub: Arc<Hub>,
+    pub(super) store: Store,
+    pub(super) guard: crate::guard::Guard,
     max_message_bytes: usize,
     /// Fired to stop the supervisor (unregister, shutdown).
     pub stop: CancellationToken,
     /// Fired when the supervisor has stopped and the connection is closed.
     pub stopped: CancellationToken,
+    /// The registry's waiting OAuth authorizations.
+    pub(super) authorizations: Arc<super::links::Authorizations>,
+    /// For a `per_agent` server: the agent whose grant the server's own connection uses.
+    pub(super) listing: RwLock<String>,
+    /// For a `per_agent` server: each other agent's own session.
+    pub(super) sessions: tokio::sync::Mutex<std::collections::HashMap<String, Arc<Connection>>>,
 }
 
 /// The receiving ends a new entry's supervisor takes.
@@ -101,6 +109,9 @@ impl ServerEntry {
             max_message_bytes: supervision.max_message_bytes,
             stop: CancellationToken::new(),
             stopped: CancellationToken::new(),
+            authorizations: supervision.authorizations.clone(),
+            listing: RwLock::default(),
+            sessions: Default::default(),
         });
         (entry, Inbox { control, events })
     }
@@ -123,6 +134,7 @@ impl ServerEntry {
             events: self.events.clone(),
             guard: self.guard,
             max_message_bytes: self.max_message_bytes,
+            oauth: self.oauth_client(&self.listing_agent()),
         }
     }
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::merge::{self, Cursor};
 use super::resources::template_allowed;
-use super::{Error, Registry, naming, ready};
+use super::{Error, Registry, naming};
 use crate::a2e::{CompletionArgument, McpPrompt, McpPromptArgument, McpPromptMessage, Role};
 use crate::upstream::CallError;
 
@@ -57,6 +57,7 @@ impl Registry {
     /// Renders a prompt; answers its server and the result.
     pub async fn get_prompt(
         &self,
+        agent: &str,
         server_id: &str,
         name: &str,
         arguments: Map<String, Value>,
@@ -69,7 +70,9 @@ impl Registry {
             lists.prompts.iter().any(|p| p.name == name)
         };
         let entry = self.route(server_id, offers, Error::PromptNotFound(name.to_owned()))?;
-        let conn = ready(&entry, |c| c.prompts.is_some(), "prompts")?;
+        let conn = entry
+            .ready_for(agent, |c| c.prompts.is_some(), "prompts")
+            .await?;
         let lists = entry.lists();
         let prompt = lists
             .prompts
@@ -142,6 +145,7 @@ impl Registry {
     /// Completes an argument of a prompt or a resource template.
     pub async fn complete(
         &self,
+        agent: &str,
         server_id: &str,
         reference: Value,
         argument: CompletionArgument,
@@ -191,7 +195,9 @@ impl Registry {
                 ));
             }
         };
-        let conn = ready(&entry, |c| c.completions.is_some(), "completions")?;
+        let conn = entry
+            .ready_for(agent, |c| c.completions.is_some(), "completions")
+            .await?;
         // A named server skips `route`'s search: its template must still be listed and allowed,
         // or it is missing (a disallowed template is indistinguishable from a missing one).
         if let Reference::Resource(r) = &reference

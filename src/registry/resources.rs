@@ -9,7 +9,7 @@ use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTempla
 use serde_json::Value;
 
 use super::merge::{self, Cursor};
-use super::{Error, Registry, ServerEntry, naming, ready, template};
+use super::{Error, Registry, ServerEntry, naming, template};
 use crate::a2e::{ContentKind, McpResource, McpResourceContent, McpResourceTemplate};
 use crate::store::StoreError;
 use crate::upstream::{CallError, Lists};
@@ -200,25 +200,30 @@ impl Registry {
     /// Reads a resource; answers the server it came from and its contents.
     pub async fn read_resource(
         &self,
+        agent: &str,
         server_id: &str,
         uri: &str,
     ) -> Result<(String, Vec<McpResourceContent>), Error> {
-        let (server_id, result) = self.read_resource_raw(server_id, uri).await?;
+        let (server_id, result) = self.read_resource_raw(agent, server_id, uri).await?;
         Ok((
             server_id,
             result.contents.into_iter().map(content_model).collect(),
         ))
     }
 
-    /// Reads a resource; answers the server it came from and its result as MCP has it.
+    /// Reads a resource for `agent`; answers the server it came from and its result as MCP
+    /// has it.
     pub async fn read_resource_raw(
         &self,
+        agent: &str,
         server_id: &str,
         uri: &str,
     ) -> Result<(String, ReadResourceResult), Error> {
         let (server_id, uri) = self.address_uri(server_id, uri);
         let entry = self.route_uri(server_id, uri)?;
-        let conn = ready(&entry, |c| c.resources.is_some(), "resources")?;
+        let conn = entry
+            .ready_for(agent, |c| c.resources.is_some(), "resources")
+            .await?;
         let timeout = Duration::from_secs(entry.config().timeout);
         let result = conn
             .read_resource(uri, timeout)
@@ -245,11 +250,13 @@ impl Registry {
     ) -> Result<String, Error> {
         let (server_id, uri) = self.address_uri(server_id, uri);
         let entry = self.route_uri(server_id, uri)?;
-        let conn = ready(
-            &entry,
-            |c| c.resources.as_ref().and_then(|r| r.subscribe) == Some(true),
-            "resource subscriptions",
-        )?;
+        let conn = entry
+            .ready_for(
+                agent_id,
+                |c| c.resources.as_ref().and_then(|r| r.subscribe) == Some(true),
+                "resource subscriptions",
+            )
+            .await?;
         let added = self
             .store
             .insert_subscription(agent_id, &entry.id, uri)
@@ -306,13 +313,15 @@ impl Registry {
                 )),
                 other => other.into(),
             })?;
-        if self.store.subscriber_count(&server_id, uri).await? == 0
-            && let Ok(entry) = self.get(&server_id)
-            && let Some(conn) = entry.connection()
-        {
-            let timeout = Duration::from_secs(entry.config().timeout);
-            if let Err(error) = conn.unsubscribe(uri, timeout).await {
-                tracing::warn!(%server_id, %uri, %error, "upstream unsubscribe failed");
+        // On a `per_agent` server the subscription was the agent's own, on its own session.
+        if let Ok(entry) = self.get(&server_id) {
+            let unfollowed =
+                entry.per_agent() || self.store.subscriber_count(&server_id, uri).await? == 0;
+            if unfollowed && let Some(conn) = entry.session_of(agent_id).await {
+                let timeout = Duration::from_secs(entry.config().timeout);
+                if let Err(error) = conn.unsubscribe(uri, timeout).await {
+                    tracing::warn!(%server_id, %uri, %error, "upstream unsubscribe failed");
+                }
             }
         }
         Ok(server_id)

@@ -15,7 +15,7 @@ use crate::store::Store;
 use crate::upstream::{self, Connection};
 
 /// How servers are kept alive: reconnect backoff and health pings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct Supervision {
     /// First delay before reconnecting; it doubles with each failure up to `max_backoff`.
     pub base_backoff: Duration,
@@ -28,11 +28,13 @@ pub struct Supervision {
     pub guard: crate::guard::Guard,
     /// Largest message taken from a server (`max_message_bytes`).
     pub max_message_bytes: usize,
+    /// OAuth authorizations waiting for their person, and where the bridge is reached.
+    pub authorizations: Arc<super::links::Authorizations>,
 }
 
 impl Supervision {
-    /// The settings the configuration gives.
-    pub fn from_config(config: &Config) -> Self {
+    /// The settings the configuration gives, for a bridge listening on `addr`.
+    pub fn from_config(config: &Config, addr: std::net::SocketAddr) -> Self {
         Self {
             base_backoff: Duration::from_millis(config.reconnect_base_ms),
             max_backoff: Duration::from_secs(config.reconnect_max_secs),
@@ -41,6 +43,13 @@ impl Supervision {
             ping_timeout: Duration::from_secs(config.ping_timeout_secs),
             guard: crate::guard::Guard::new(config.allow_private_upstreams),
             max_message_bytes: config.max_message_bytes,
+            authorizations: super::links::Authorizations::new(
+                crate::upstream::oauth::Settings::new(
+                    &config.public_base(addr),
+                    config.oauth_client_metadata_url.as_deref(),
+                    config.allow_private_upstreams,
+                ),
+            ),
         }
     }
 }
@@ -62,7 +71,18 @@ pub fn spawn(entry: Arc<ServerEntry>, inbox: Inbox, store: Store, supervision: S
 
 async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervision: Supervision) {
     let mut failures: u32 = 0;
+    // Registered without a connection (it waits for a person to authorize it, or no link could
+    // be made for one): nothing to try until someone authorizes or asks to reconnect.
+    let mut waiting = entry.connection().is_none() && entry.state().attempts > 0;
     'supervise: loop {
+        if std::mem::take(&mut waiting) {
+            tokio::select! {
+                _ = entry.stop.cancelled() => break 'supervise,
+                control = inbox.control.recv() => if control.is_none() {
+                    break 'supervise;
+                },
+            }
+        }
         let conn = match entry.connection() {
             Some(conn) => conn,
             None => match connect(&entry, &store).await {
@@ -75,6 +95,12 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervisio
                     continue;
                 }
                 Attempt::Stopped => break 'supervise,
+                Attempt::NeedsAuthorization(challenge) => {
+                    entry.wait_for_authorization(challenge).await;
+                    // Nothing to retry until someone authorizes (or asks to reconnect).
+                    waiting = true;
+                    continue;
+                }
             },
         };
         failures = 0;
@@ -117,12 +143,24 @@ enum Attempt {
     Failed,
     /// The server was asked to stop meanwhile.
     Stopped,
+    /// The server wants an OAuth authorization a person must give (its challenge).
+    NeedsAuthorization(Option<String>),
 }
 
 /// One connection attempt. The server is ready once its subscriptions are restored.
 async fn connect(entry: &ServerEntry, store: &Store) -> Attempt {
     entry.update_state(|s| s.status = McpServerStatus::Connecting);
     let config = entry.config();
+    if entry.per_agent() && entry.listing_agent().is_empty() {
+        // After a restart: the first agent that authorized lists for everyone.
+        if let Ok(Some(first)) = store
+            .oauth_agents(&entry.id)
+            .await
+            .map(|a| a.into_iter().next())
+        {
+            *entry.listing.write().unwrap_or_else(|e| e.into_inner()) = first;
+        }
+    }
     let attempt = tokio::select! {
         _ = entry.stop.cancelled() => return Attempt::Stopped,
         attempt = upstream::connect(&config, entry.upstream_context()) => attempt,
@@ -141,6 +179,10 @@ async fn connect(entry: &ServerEntry, store: &Store) -> Attempt {
             tracing::info!(server_id = %entry.id, "connected");
             Attempt::Connected(conn)
         }
+        Err(upstream::ConnectError::AuthRequired(challenge)) => {
+            tracing::info!(server_id = %entry.id, "waiting for an OAuth authorization");
+            Attempt::NeedsAuthorization(challenge)
+        }
         Err(error) => {
             tracing::warn!(server_id = %entry.id, %error, "cannot connect");
             entry.update_state(|s| {
@@ -156,6 +198,11 @@ async fn connect(entry: &ServerEntry, store: &Store) -> Attempt {
 
 /// Subscribes the new connection to every URI an agent follows on this server.
 async fn resubscribe(entry: &ServerEntry, conn: &Connection, store: &Store) {
+    if entry.per_agent() {
+        // Each agent follows resources on its own session, with its own grant: none of them is
+        // made again over this one.
+        return;
+    }
     let uris = match store.subscribed_uris(&entry.id).await {
         Ok(uris) => uris,
         Err(error) => {
@@ -275,7 +322,7 @@ mod tests {
 
     #[test]
     fn backoff_grows_and_is_bounded() {
-        let s = Supervision::from_config(&Config::default());
+        let s = Supervision::from_config(&Config::default(), ([127, 0, 0, 1], 8080).into());
         assert!(backoff(1, &s) <= s.base_backoff.mul_f64(1.25));
         assert!(backoff(3, &s) >= s.base_backoff.mul_f64(4.0 * 0.75));
         for failures in [10, 100, u32::MAX] {

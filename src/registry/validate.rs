@@ -4,7 +4,7 @@
 use axum::http::{HeaderName, HeaderValue};
 
 use super::naming;
-use crate::a2e::{McpServerConfig, McpTransport};
+use crate::a2e::{McpServerConfig, McpTransport, OAuthConfig, OAuthGrant, TokenEndpointAuth};
 use crate::guard::Guard;
 
 /// Longest `timeout` / `connect_timeout` accepted, in seconds (one day).
@@ -32,9 +32,140 @@ pub fn check_config(config: &McpServerConfig, guard: &Guard) -> Result<(), Strin
         }
     }
     match config.transport {
-        McpTransport::Stdio => check_stdio(config),
-        McpTransport::Http | McpTransport::Sse | McpTransport::Ws => check_remote(config, guard),
+        McpTransport::Stdio => check_stdio(config)?,
+        McpTransport::Http | McpTransport::Sse | McpTransport::Ws => check_remote(config, guard)?,
     }
+    match &config.auth {
+        Some(_) if config.transport == McpTransport::Stdio => Err(
+            "`auth` (OAuth) is for http, sse and ws servers; a stdio server takes its credentials in `env`"
+                .into(),
+        ),
+        Some(auth) => check_auth(auth),
+        None => Ok(()),
+    }
+}
+
+/// The OAuth settings hang together: what each grant and token endpoint method needs is there,
+/// and nothing is given that would be ignored. A secret is never quoted back.
+fn check_auth(auth: &OAuthConfig) -> Result<(), String> {
+    let client_credentials = auth.grant_type == OAuthGrant::ClientCredentials;
+    for (field, value) in [
+        ("client_id", &auth.client_id),
+        ("client_secret", &auth.client_secret),
+        ("private_key", &auth.private_key),
+    ] {
+        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            return Err(format!("`auth.{field}` must not be empty when given"));
+        }
+    }
+    if auth.client_secret.is_some() && auth.client_id.is_none() {
+        return Err("`auth.client_secret` needs the `auth.client_id` it belongs to".into());
+    }
+    if client_credentials && auth.client_id.is_none() {
+        return Err("`auth.grant_type` client_credentials needs `auth.client_id`".into());
+    }
+    if client_credentials && auth.client_secret.is_none() && auth.private_key.is_none() {
+        return Err(
+            "`auth.grant_type` client_credentials needs `auth.client_secret` or `auth.private_key`"
+                .into(),
+        );
+    }
+    if auth.per_agent && client_credentials {
+        return Err(
+            "`auth.per_agent` needs `auth.grant_type` authorization_code: with client_credentials \
+             there is no person for each agent to authorize as"
+                .into(),
+        );
+    }
+    check_token_endpoint_auth(auth)?;
+    if let Some(key) = &auth.private_key {
+        check_private_key(key)?;
+    }
+    for scope in &auth.scopes {
+        check_scope(scope)?;
+    }
+    Ok(())
+}
+
+/// `token_endpoint_auth_method` and the credentials it uses; a `private_key` serves
+/// private_key_jwt only, which serves client_credentials only.
+fn check_token_endpoint_auth(auth: &OAuthConfig) -> Result<(), String> {
+    use TokenEndpointAuth::{ClientSecretBasic, ClientSecretPost, PrivateKeyJwt};
+    let client_credentials = auth.grant_type == OAuthGrant::ClientCredentials;
+    match auth.token_endpoint_auth_method {
+        Some(PrivateKeyJwt) if !client_credentials => {
+            return Err(
+                "`auth.token_endpoint_auth_method` private_key_jwt needs `auth.grant_type` client_credentials"
+                    .into(),
+            );
+        }
+        Some(PrivateKeyJwt) if auth.private_key.is_none() => {
+            return Err(
+                "`auth.token_endpoint_auth_method` private_key_jwt needs `auth.private_key`".into(),
+            );
+        }
+        Some(method @ (ClientSecretBasic | ClientSecretPost | TokenEndpointAuth::None))
+            if auth.private_key.is_some() =>
+        {
+            return Err(format!(
+                "`auth.private_key` is only used by private_key_jwt, not {}",
+                method.as_str()
+            ));
+        }
+        Some(TokenEndpointAuth::None) if auth.client_secret.is_some() => {
+            return Err(
+                "`auth.token_endpoint_auth_method` none sends no secret: leave out `auth.client_secret`"
+                    .into(),
+            );
+        }
+        _ => {}
+    }
+    if auth.private_key.is_some() && !client_credentials {
+        return Err(
+            "`auth.private_key` (for private_key_jwt) needs `auth.grant_type` client_credentials"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// A PEM private key the bridge can sign a client assertion with: RSA (PKCS#1 or PKCS#8) or EC
+/// (PKCS#8). The error names neither the key nor the parser's reason, which may quote it.
+fn check_private_key(pem: &str) -> Result<(), String> {
+    use jsonwebtoken::EncodingKey;
+    let bytes = pem.trim().as_bytes();
+    if EncodingKey::from_rsa_pem(bytes).is_ok() || EncodingKey::from_ec_pem(bytes).is_ok() {
+        return Ok(());
+    }
+    Err(
+        "`auth.private_key` is not a PEM private key the bridge can use: it takes RSA \
+         (`BEGIN RSA PRIVATE KEY` or `BEGIN PRIVATE KEY`) or EC in PKCS#8 (`BEGIN PRIVATE KEY`; \
+         convert an `EC PRIVATE KEY` with `openssl pkcs8 -topk8 -nocrypt`)"
+            .into(),
+    )
+}
+
+/// A scope token as RFC 6749 (3.3) defines it: printable ASCII, no space, `"` or `\`.
+fn check_scope(scope: &str) -> Result<(), String> {
+    if scope.is_empty() {
+        return Err("`auth.scopes` must not contain an empty entry".into());
+    }
+    if scope.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "`auth.scopes` entry \"{}\" contains a space: give each scope as its own entry",
+            scope.escape_debug()
+        ));
+    }
+    if !scope
+        .chars()
+        .all(|c| c.is_ascii_graphic() && c != '"' && c != '\\')
+    {
+        return Err(format!(
+            "`auth.scopes` entry \"{}\" is not a scope (printable ASCII without `\"` or `\\`)",
+            scope.escape_debug()
+        ));
+    }
+    Ok(())
 }
 
 fn check_stdio(config: &McpServerConfig) -> Result<(), String> {
@@ -161,5 +292,248 @@ mod tests {
         let mut config = http("http://127.0.0.1/mcp");
         config.timeout = 0;
         assert!(check(&config).unwrap_err().contains("timeout"));
+    }
+}
+
+#[cfg(test)]
+mod auth_tests {
+    use super::*;
+    use crate::a2e::OAuthKind;
+
+    // Keys made for these tests only.
+    const EC_PKCS8: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgenemQ8a9Y3J4BG8w
+cMDMi9+qwI7dF2G8OsKc+gfJMd+hRANCAASuOhLPxue73TAowBFA0lauXqoh1ksi
+Gu3bC1IydhEUY2wB7rg+OzQ5i9MoUyardKQaFE0AlxcXL4b+Z1OBz9H1
+-----END PRIVATE KEY-----
+";
+    const RSA_PKCS1: &str = "-----BEGIN RSA PRIVATE KEY-----
+MIICXAIBAAKBgQC+vRzgpPgfbW4EGHYCKKBH+fzhWdE6i6ApdTHwG2gFgd4ql74p
+yrbJ7S9yBECwTasKDRzhcPusvVJUcdNeepju5E99i+Has3Zluj7dkphTw4xyqtYt
+Gnbp26r8BQCMqtmg0Og1SVduYvMYmUKI9A1WJzY7zUARk5KWI5LZnFFpOwIDAQAB
+AoGAVVX0uoj0PdNOumRbP8H/W9R7kDMICgJ4CLRXQE5yrqwYwsObH8WDHDqS1JcU
+fgxxrpCJUE+lOfaGBCPc5lNBYjHQ2qO4oIiH4z3yAHHChH8CF2mPawGmWD0CmKRE
++W2+ESFFWVImy9cWE+NQqMvb/QfnHTWTBXtsFqnCVDiRqRkCQQDuqVmxDoExmtyO
++N0XyfvUaarmXe2IdVTBAIzY+Uc0gvDyqBqu+HpMtWkjNLJR6XCbLH8ifT8pHbQx
+20eR+JW1AkEAzJh9V4k6/cE0jNktDaJ34EVKQ2Aeqa5yhsqMujcVqa5UTcZ6CV3K
+1Y3aZ71ANk5kIRLwPBXntO0xuplD+lpZLwJBANHUqzr0WbpXQZuiSiDkQTkcPlmU
+M4dKQV3/MdaCNIyCo311NyCm7kALL4j4h99kstB7arvUCngH2aoL9Pzt5hECQC1+
+lxiY9loo1TOgs0j94KQpJDtZK1hV5zeb4LEjwJhroGlvAgIFLi5QjclVpuqsgc1s
+9aiWwmBUAiPZIumPn5cCQGEmssHkOVqQ6ZxNMNsQbKVkmiDZavli4v6aHvYzNErJ
+nGKU33fnA66d4O4NWtQ+hcwbpl++bGGYRucDITEtCAo=
+-----END RSA PRIVATE KEY-----
+";
+    const EC_SEC1: &str = "-----BEGIN EC PRIVATE KEY-----
+MHcCAQEEIKDJpxp+pht4oC6IOxXWY5u8joOs16DRoB7dzZF/uLpEoAoGCCqGSM49
+AwEHoUQDQgAE7U/UU8gNvaFEdM2fB+IpUqDf9CSbGVxpigk+FGmWuLujDFPtNpPH
+e4sDRwlV/D6fE53UEyNqRJ5T1RqgawdqdQ==
+-----END EC PRIVATE KEY-----
+";
+
+    fn with_auth(transport: McpTransport, auth: OAuthConfig) -> Result<(), String> {
+        let url = match transport {
+            McpTransport::Ws => "ws://127.0.0.1/mcp",
+            _ => "http://127.0.0.1/mcp",
+        };
+        let config = McpServerConfig {
+            server_id: "s".into(),
+            transport,
+            url: url.into(),
+            cmd: vec!["node".into()],
+            auth: Some(auth),
+            ..Default::default()
+        };
+        check_config(&config, &Guard::default())
+    }
+
+    fn check(auth: OAuthConfig) -> Result<(), String> {
+        with_auth(McpTransport::Http, auth)
+    }
+
+    /// Client credentials with a pre-registered client and its secret.
+    fn client_credentials() -> OAuthConfig {
+        OAuthConfig {
+            kind: OAuthKind::OAuth2,
+            grant_type: OAuthGrant::ClientCredentials,
+            client_id: Some("bridge".into()),
+            client_secret: Some("s3cret".into()),
+            ..Default::default()
+        }
+    }
+
+    /// Client credentials signed with `key`.
+    fn private_key_jwt(key: &str) -> OAuthConfig {
+        OAuthConfig {
+            client_secret: None,
+            private_key: Some(key.into()),
+            token_endpoint_auth_method: Some(TokenEndpointAuth::PrivateKeyJwt),
+            ..client_credentials()
+        }
+    }
+
+    #[test]
+    fn auth_is_for_remote_servers_only() {
+        for transport in [McpTransport::Http, McpTransport::Sse, McpTransport::Ws] {
+            assert_eq!(with_auth(transport, OAuthConfig::default()), Ok(()));
+        }
+        let error = with_auth(McpTransport::Stdio, OAuthConfig::default()).unwrap_err();
+        assert!(
+            error.contains("`auth`") && error.contains("stdio"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn authorization_code_needs_nothing_configured() {
+        assert_eq!(check(OAuthConfig::default()), Ok(()));
+        let pre_registered = OAuthConfig {
+            client_id: Some("bridge".into()),
+            client_secret: Some("s3cret".into()),
+            scopes: vec!["mcp:tools".into(), "offline_access".into()],
+            token_endpoint_auth_method: Some(TokenEndpointAuth::ClientSecretPost),
+            per_agent: true,
+            ..Default::default()
+        };
+        assert_eq!(check(pre_registered), Ok(()));
+    }
+
+    #[test]
+    fn client_credentials_need_a_client_and_a_credential() {
+        assert_eq!(check(client_credentials()), Ok(()));
+        let error = check(OAuthConfig {
+            client_id: None,
+            client_secret: None,
+            ..client_credentials()
+        })
+        .unwrap_err();
+        assert!(error.contains("client_id"), "{error}");
+        let error = check(OAuthConfig {
+            client_secret: None,
+            ..client_credentials()
+        })
+        .unwrap_err();
+        assert!(
+            error.contains("client_secret") && error.contains("private_key"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_secret_needs_its_client_id() {
+        let error = check(OAuthConfig {
+            client_secret: Some("s3cret".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(error.contains("client_id"), "{error}");
+        assert!(!error.contains("s3cret"));
+        let error = check(OAuthConfig {
+            client_secret: Some(" ".into()),
+            ..client_credentials()
+        })
+        .unwrap_err();
+        assert!(error.contains("empty"), "{error}");
+    }
+
+    #[test]
+    fn private_key_jwt_needs_a_key_and_client_credentials() {
+        assert_eq!(check(private_key_jwt(EC_PKCS8)), Ok(()));
+        assert_eq!(check(private_key_jwt(RSA_PKCS1)), Ok(()));
+        // The method may be left for the key to imply.
+        let implied = OAuthConfig {
+            token_endpoint_auth_method: None,
+            ..private_key_jwt(EC_PKCS8)
+        };
+        assert_eq!(check(implied), Ok(()));
+        let error = check(OAuthConfig {
+            private_key: None,
+            client_secret: Some("s3cret".into()),
+            ..private_key_jwt(EC_PKCS8)
+        })
+        .unwrap_err();
+        assert!(
+            error.contains("private_key_jwt needs `auth.private_key`"),
+            "{error}"
+        );
+        let error = check(OAuthConfig {
+            grant_type: OAuthGrant::AuthorizationCode,
+            ..private_key_jwt(EC_PKCS8)
+        })
+        .unwrap_err();
+        assert!(error.contains("client_credentials"), "{error}");
+        // A key with authorization_code or another method would be ignored.
+        let error = check(OAuthConfig {
+            grant_type: OAuthGrant::AuthorizationCode,
+            token_endpoint_auth_method: None,
+            ..private_key_jwt(EC_PKCS8)
+        })
+        .unwrap_err();
+        assert!(error.contains("client_credentials"), "{error}");
+        let error = check(OAuthConfig {
+            token_endpoint_auth_method: Some(TokenEndpointAuth::ClientSecretBasic),
+            ..private_key_jwt(EC_PKCS8)
+        })
+        .unwrap_err();
+        assert!(error.contains("client_secret_basic"), "{error}");
+        let error = check(OAuthConfig {
+            token_endpoint_auth_method: Some(TokenEndpointAuth::None),
+            ..client_credentials()
+        })
+        .unwrap_err();
+        assert!(error.contains("none"), "{error}");
+    }
+
+    #[test]
+    fn a_private_key_must_be_a_usable_pem_key_and_is_never_quoted() {
+        let public = "-----BEGIN PUBLIC KEY-----
+MCowBQYDK2VwAyEAJe8ZOx75l2FCFVsnL+NQCJ9nt9EPVO7JyAYdHXelHgE=
+-----END PUBLIC KEY-----
+";
+        let truncated = &EC_PKCS8[..120];
+        for bad in ["not a key at all, just text", public, truncated, EC_SEC1] {
+            let error = check(private_key_jwt(bad)).unwrap_err();
+            assert!(error.contains("PEM private key"), "{error}");
+            for line in bad.lines().filter(|l| l.len() > 8) {
+                assert!(!error.contains(line), "the key is quoted: {error}");
+            }
+        }
+        let error = check(private_key_jwt(EC_SEC1)).unwrap_err();
+        assert!(error.contains("pkcs8"), "{error}");
+    }
+
+    #[test]
+    fn per_agent_is_for_authorization_code_only() {
+        let error = check(OAuthConfig {
+            per_agent: true,
+            ..client_credentials()
+        })
+        .unwrap_err();
+        assert!(
+            error.contains("per_agent") && error.contains("authorization_code"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn scopes_are_single_nonempty_tokens() {
+        let with = |scopes: &[&str]| {
+            check(OAuthConfig {
+                scopes: scopes.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            })
+        };
+        assert_eq!(
+            with(&["read", "mcp:tools", "https://x.example/scope"]),
+            Ok(())
+        );
+        assert!(with(&[""]).unwrap_err().contains("empty"));
+        let error = with(&["read write"]).unwrap_err();
+        assert!(
+            error.contains("space") && error.contains("read write"),
+            "{error}"
+        );
+        assert!(with(&["tab\there"]).unwrap_err().contains("space"));
+        assert!(with(&["quote\""]).unwrap_err().contains("not a scope"));
+        assert!(with(&["sc\u{e9}pe"]).unwrap_err().contains("not a scope"));
     }
 }

@@ -1,8 +1,9 @@
 //! Secrets at rest: with `MCP_BRIDGE_SECRETS_KEY` set, the values of a server's `env` and
-//! `headers` (and an A2A agent's `headers`) are stored sealed, with AES-256-GCM and a random
-//! nonce each, as `enc:v1:<hex of nonce, ciphertext and tag>`. Plain values stored before the key
-//! was set are still read, and sealed when the service starts. A sealed value the service cannot
-//! open (no key, or another key) makes its row unusable, never silently plain.
+//! `headers`, the secrets of its `auth` and its OAuth grants (and an A2A agent's `headers`) are
+//! stored sealed, with AES-256-GCM and a random nonce each, as `enc:v1:<hex of nonce, ciphertext
+//! and tag>`. Plain values stored before the key was set are still read, and sealed when the
+//! service starts. A sealed value the service cannot open (no key, or another key) makes its row
+//! unusable, never silently plain.
 
 use std::collections::BTreeMap;
 
@@ -110,14 +111,32 @@ pub fn open_values(
 ) -> Result<BTreeMap<String, String>, SealError> {
     map.iter()
         .map(|(k, v)| {
-            let plain = match (sealer, is_sealed(v)) {
-                (_, false) => v.clone(),
-                (Some(sealer), true) => sealer.open(v)?,
-                (None, true) => return Err(SealError::NoKey),
-            };
+            let plain = open_option(sealer, Some(v))?.unwrap_or_default();
             Ok((k.clone(), plain))
         })
         .collect()
+}
+
+/// One value sealed (a sealer) or as it is (none).
+pub fn seal_option(sealer: Option<&Sealer>, value: Option<&str>) -> Option<String> {
+    value.map(|v| match sealer {
+        Some(sealer) => sealer.seal(v),
+        None => v.to_owned(),
+    })
+}
+
+/// One value opened; a plain value is taken as it is.
+pub fn open_option(
+    sealer: Option<&Sealer>,
+    value: Option<&str>,
+) -> Result<Option<String>, SealError> {
+    value
+        .map(|v| match (sealer, is_sealed(v)) {
+            (_, false) => Ok(v.to_owned()),
+            (Some(sealer), true) => sealer.open(v),
+            (None, true) => Err(SealError::NoKey),
+        })
+        .transpose()
 }
 
 /// The file in the data dir holding the generated key, when none is configured.

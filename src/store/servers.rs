@@ -1,4 +1,5 @@
-//! The `servers` table: each registered server's config (as JSON) and owner.
+//! The `servers` table: each registered server's config (as JSON, its secret values sealed) and
+//! owner.
 
 use sqlx::Row;
 use tracing::instrument;
@@ -19,6 +20,10 @@ impl Store {
         let mut stored = config.clone();
         stored.env = sealed::seal_values(self.sealer(), &config.env);
         stored.headers = sealed::seal_values(self.sealer(), &config.headers);
+        if let Some(auth) = &mut stored.auth {
+            auth.client_secret = sealed::seal_option(self.sealer(), auth.client_secret.as_deref());
+            auth.private_key = sealed::seal_option(self.sealer(), auth.private_key.as_deref());
+        }
         serde_json::to_string(&stored).map_err(|e| StoreError::Corrupt(e.to_string()))
     }
 
@@ -87,6 +92,14 @@ impl Store {
                         .map_err(|e| e.to_string())?;
                     config.headers = sealed::open_values(self.sealer(), &config.headers)
                         .map_err(|e| e.to_string())?;
+                    if let Some(auth) = &mut config.auth {
+                        auth.client_secret =
+                            sealed::open_option(self.sealer(), auth.client_secret.as_deref())
+                                .map_err(|e| e.to_string())?;
+                        auth.private_key =
+                            sealed::open_option(self.sealer(), auth.private_key.as_deref())
+                                .map_err(|e| e.to_string())?;
+                    }
                     Ok(config)
                 });
             match parsed {
@@ -153,6 +166,15 @@ mod tests {
         config
             .headers
             .insert("Authorization".into(), "Bearer s3cret-too".into());
+        config.auth = Some(a2e::OAuthConfig {
+            grant_type: a2e::OAuthGrant::ClientCredentials,
+            client_id: Some("bridge-client".into()),
+            client_secret: Some("client-s3cret".into()),
+            private_key: Some(
+                "-----BEGIN PRIVATE KEY-----\nMIGHs3cretKEY\n-----END PRIVATE KEY-----\n".into(),
+            ),
+            ..Default::default()
+        });
         // Stored before a key was set; the first start with the key seals it.
         let plain = Store::open(&url).await.unwrap();
         let server = StoredServer {
@@ -180,14 +202,11 @@ mod tests {
             !stored.contains("s3cret") && stored.contains("enc:v1:"),
             "{stored}"
         );
-        assert_eq!(
-            sealed.list_servers().await.unwrap()[0].config.env,
-            config.env
+        assert!(
+            stored.contains("bridge-client") && !stored.contains("PRIVATE KEY"),
+            "only the secrets of `auth` are sealed: {stored}"
         );
-        assert_eq!(
-            sealed.list_servers().await.unwrap()[0].config.headers,
-            config.headers
-        );
+        assert_eq!(sealed.list_servers().await.unwrap()[0].config, config);
         // Without the key, or with another one, the row is not used, and not lost either.
         let keyless = Store::open(&url).await.unwrap();
         assert!(keyless.list_servers().await.unwrap().is_empty());
@@ -210,10 +229,7 @@ mod tests {
             before,
             "a sealed row is not written again at start"
         );
-        assert_eq!(
-            again.list_servers().await.unwrap()[0].config.env,
-            config.env
-        );
+        assert_eq!(again.list_servers().await.unwrap()[0].config, config);
         // Written sealed from then on.
         let mut changed = config.clone();
         changed.env.insert("OTHER".into(), "more-s3cret".into());

@@ -42,6 +42,8 @@ pub struct Context {
     pub guard: crate::guard::Guard,
     /// Largest message taken from the server (`max_message_bytes`).
     pub max_message_bytes: usize,
+    /// The OAuth client of the grant this connection uses (`http`, `sse`, `ws`).
+    pub oauth: Option<Arc<super::oauth::Client>>,
 }
 
 pub struct BridgeClient {

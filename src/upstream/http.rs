@@ -39,13 +39,13 @@ pub fn header_map(config: &McpServerConfig) -> Result<HeaderMap, ConnectError> {
     Ok(headers)
 }
 
-/// rmcp's client transport over an HTTP client of the address guard, taking messages of up to
-/// `limit` bytes.
-pub fn transport(
+/// rmcp's client transport over `client` (a [`Bounded`], or rmcp's OAuth client around one),
+/// taking messages of up to `limit` bytes.
+pub fn transport<C: StreamableHttpClient>(
     config: &McpServerConfig,
-    guard: Guard,
+    client: C,
     limit: usize,
-) -> Result<StreamableHttpClientTransport<Bounded>, ConnectError> {
+) -> Result<StreamableHttpClientTransport<C>, ConnectError> {
     let headers: HashMap<HeaderName, HeaderValue> = header_map(config)?
         .into_iter()
         .filter_map(|(k, v)| Some((k?, v)))
@@ -54,6 +54,14 @@ pub fn transport(
         .custom_headers(headers)
         .max_json_response_size(limit)
         .max_sse_event_size(limit);
+    Ok(StreamableHttpClientTransport::with_client(
+        client,
+        transport_config,
+    ))
+}
+
+/// The HTTP client of a Streamable HTTP connection, over the address guard.
+pub fn client(config: &McpServerConfig, guard: Guard) -> Result<Bounded, ConnectError> {
     // No idle connections kept, as rmcp's own default client: reusing one whose last answer
     // (an SSE stream) was not read to its end stalls on delayed ACKs (~40 ms a call).
     let client = guard
@@ -61,14 +69,34 @@ pub fn transport(
         .pool_max_idle_per_host(0)
         .build()
         .map_err(|e| ConnectError::Config(format!("cannot make an HTTP client: {e}")))?;
-    let client = Bounded {
+    Ok(Bounded {
         client,
         server_id: config.server_id.as_str().into(),
-    };
-    Ok(StreamableHttpClientTransport::with_client(
-        client,
-        transport_config,
-    ))
+        challenges: Arc::default(),
+    })
+}
+
+/// The last `WWW-Authenticate` challenge of a 401 or 403 a server answered with, for the
+/// connection (or call) that failed on it to say what authorization it needs.
+#[derive(Debug, Default)]
+pub struct Challenges(std::sync::Mutex<Option<String>>);
+
+impl Challenges {
+    fn note<T, E>(&self, result: &Result<T, StreamableHttpError<E>>)
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        if let Err(error) = result
+            && let Some(challenge) = error.auth_challenge()
+        {
+            *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(challenge.to_owned());
+        }
+    }
+
+    /// The challenge noted since the last take, if any.
+    pub fn take(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 /// rmcp's reqwest client, except for a message over the limits rmcp passes (set from
@@ -84,6 +112,7 @@ pub fn transport(
 pub struct Bounded {
     client: reqwest::Client,
     server_id: Arc<str>,
+    pub challenges: Arc<Challenges>,
 }
 
 type Events = BoxStream<'static, Result<Sse, SseError>>;
@@ -202,6 +231,7 @@ impl StreamableHttpClient for Bounded {
                 limits,
             )
             .await;
+        self.challenges.note(&posted);
         match (posted, id) {
             (Err(StreamableHttpError::ResponseBodyTooLarge { max_size }), Some(id)) => {
                 tracing::warn!(
@@ -230,9 +260,12 @@ impl StreamableHttpClient for Bounded {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        self.client
+        let deleted = self
+            .client
             .delete_session(uri, session_id, auth_header, custom_headers)
-            .await
+            .await;
+        self.challenges.note(&deleted);
+        deleted
     }
 
     async fn get_stream(
@@ -274,7 +307,9 @@ impl StreamableHttpClient for Bounded {
                 custom_headers,
                 max_sse_event_size,
             )
-            .await?;
+            .await;
+        self.challenges.note(&events);
+        let events = events?;
         // Ended rather than failed: rmcp reopens a stream that ends, and gives up on one that fails.
         Ok(self.bounded(events, None, max_sse_event_size))
     }

@@ -53,6 +53,9 @@ pub async fn connect(
         .send()
         .await
         .map_err(|e| fail(format!("GET {url}: {e}")))?;
+    if let Some(needs) = super::refused_for_authorization(resp.status(), resp.headers()) {
+        return Err(needs);
+    }
     if !resp.status().is_success() {
         return Err(fail(format!("GET {url} answered {}", resp.status())));
     }

@@ -97,6 +97,12 @@ pub async fn connect(
         tokio_tungstenite::client_async_with_config(request, stream, Some(limits))
             .await
             .map_err(|e| {
+                if let tokio_tungstenite::tungstenite::Error::Http(refused) = &e
+                    && let Some(needs) =
+                        super::refused_for_authorization(refused.status(), refused.headers())
+                {
+                    return needs;
+                }
                 ConnectError::Initialize(format!("WebSocket upgrade of {url}: {e}"), String::new())
             })?;
     let (sink, stream) = socket.split();

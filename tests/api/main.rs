@@ -14,6 +14,7 @@ mod loops;
 mod mcp;
 mod messages;
 mod metrics;
+mod oauth;
 mod openapi;
 mod prompts;
 mod redaction;

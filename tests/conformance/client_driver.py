@@ -2,17 +2,29 @@
 """Client under test for the MCP conformance suite's `client` mode: mcp-bridge, driven over its REST API.
 
     conformance client --scenario <name> --command "python client_driver.py <name>"
+    conformance client --suite <group> --command "python client_driver.py"
 
 The suite starts a test MCP server, then runs the command with that server's URL appended, so this program is
-called as `client_driver.py <scenario> <server-url>`. It does not speak MCP itself: it has mcp-bridge (the MCP
+called as `client_driver.py <scenario> <server-url>`, or as `client_driver.py <server-url>` with the scenario
+in MCP_CONFORMANCE_SCENARIO (a --suite run uses one command for all its scenarios). It does not speak MCP itself: it has mcp-bridge (the MCP
 client being tested) register the URL as an http server, and then does over REST what the scenario expects
 an MCP client to do; the suite's checks judge what the bridge sent to the test server.
 
 Environment:
     MCP_BRIDGE_URL      the bridge's base URL, e.g. http://127.0.0.1:8080
     MCP_BRIDGE_TOKEN    a JWT the bridge accepts (an admin token is fine; registering http servers needs none)
-    CONFORMANCE_DRIVER_TIMEOUT   seconds any one REST call may take (default 20; the suite's default client
-                                 timeout is 30 s for the whole run)
+    MCP_BRIDGE_PUBLIC_URL        the bridge's MCP_BRIDGE_PUBLIC_URL when it is not MCP_BRIDGE_URL: a redirect
+                                 to it is followed at MCP_BRIDGE_URL instead, as a TLS-terminating proxy
+                                 in front of the bridge would (optional)
+    CONFORMANCE_DRIVER_TIMEOUT   seconds any one REST call may take, and the whole scenario (default 20; the
+                                 suite's default client timeout is 30 s for the whole run)
+    CONFORMANCE_MAX_AUTHORIZATIONS
+                                 how many authorizations the driver gives in one run before it stops (default
+                                 4: one more than auth/scope-retry-limit allows, so that a bridge asking too
+                                 often is seen by the suite, not hidden by the driver)
+    MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_CONTEXT
+                                 set by the suite: the scenario's name, and a JSON object with what the
+                                 scenario hands its client (pre-registered credentials, a private key, ...)
 
 Scenarios (read from the suite's own source, @modelcontextprotocol/conformance 0.1.16):
     initialize        the test server checks the initialize request (protocolVersion 2025-06-18 or 2025-11-25,
@@ -28,9 +40,55 @@ Scenarios (read from the suite's own source, @modelcontextprotocol/conformance 0
                       server closes after ~50 ms; the client must reconnect with GET and Last-Event-ID after
                       ~500 ms, where the result then arrives. The driver just calls the tool and waits.
 
+    auth/*            an OAuth-protected MCP server (POST /mcp, one tool `test-tool` answering "test") and its
+                      authorization server, which approves every authorization request at once and redirects to
+                      the redirect_uri with code=test-auth-code. Most checks are about what the bridge sends to
+                      the authorization server; tests/conformance/auth-scenarios.md says what each one checks.
+                      The driver plays the agent and the person with a browser:
+                        1. registers the URL (`auth` below; none: the bridge discovers OAuth from the 401);
+                        2. whenever the server is `auth_required`, POST /v1/servers/{id}/authorize and opens the
+                           authorization_url: GETs it and follows each Location itself (at most 10 hops, no
+                           bridge token sent) until the bridge's /oauth/callback answers;
+                        3. once `ready`, lists the tools and calls <id>__test-tool; a 403 `mcp_auth_required`
+                           answer (step-up) has its authorization_url opened the same way, then the call is retried.
+                      At most CONFORMANCE_MAX_AUTHORIZATIONS authorizations in all.
+
+      scenario                             `auth` registered                     the driver expects
+      metadata-default, metadata-var1..3   none                                  ready after 1 authorization, call ok
+      basic-cimd                           none                                  same (the suite wants the client_id
+                                                                                 https://conformance-test.local/client-metadata.json:
+                                                                                 conformance.sh sets the bridge's
+                                                                                 MCP_BRIDGE_OAUTH_CLIENT_METADATA_URL)
+      scope-from-www-authenticate,         none                                  same
+        scope-from-scopes-supported,
+        scope-omitted-when-undefined
+      scope-step-up                        none                                  ready after 1 authorization (the 401
+                                                                                 comes on tools/list, not initialize);
+                                                                                 the call needs a 2nd (step-up), then ok
+      scope-retry-limit                    none                                  the bridge gives up: after 1..3
+                                                                                 authorizations it stops asking (every
+                                                                                 authorized request gets 403)
+      token-endpoint-auth-basic/post/none  none                                  ready after 1 authorization, call ok
+      pre-registration                     authorization_code, client_id and     same
+                                           client_secret from the context
+      2025-03-26-oauth-metadata-backcompat none                                  same
+      2025-03-26-oauth-endpoint-fallback   none                                  same
+      resource-mismatch                    none                                  the bridge refuses: never hands out an
+                                                                                 authorization URL, never ready
+      offline-access-scope,                none                                  ready after 1 authorization, call ok
+        offline-access-not-supported
+      client-credentials-basic             client_credentials, client_id and     ready with no person, call ok
+                                           client_secret from the context
+      client-credentials-jwt               client_credentials, client_id,        same
+                                           private_key_jwt, private_key (PEM)
+      cross-app-access-complete-flow       -                                     not expressible over REST (SEP-990
+                                                                                 needs an IdP ID token and a JWT bearer
+                                                                                 grant): fails at once
+
 Every run registers a fresh server id and unregisters it at the end (also on SIGTERM, which the suite sends
 on its timeout). The exit status is 0 when the driver's own steps succeeded, 1 when a step failed and 2 on a
-usage error; the suite's checks, not this status, decide whether a scenario passes.
+usage error; the suite's checks, not this status, decide whether a scenario passes. "driver: done" on stdout
+marks a run whose steps all did what the scenario expects.
 """
 
 import json
@@ -46,8 +104,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
+from dataclasses import dataclass
+from typing import Callable, Optional
 
-SCENARIOS = ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry")
+BASIC_SCENARIOS = ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry")
 
 
 class StepFailed(Exception):
@@ -77,7 +137,8 @@ class Bridge:
         return urllib.request.urlopen(req, timeout=timeout or self.timeout)
 
     def call(self, method: str, path: str, body=None, ok=(200, 201, 202, 204)):
-        """One JSON request; returns (status, parsed body or None). Raises StepFailed on a status not in `ok`."""
+        """One JSON request; returns (status, parsed body or None). Raises StepFailed on a status not in `ok`
+        (`ok=None` takes every status)."""
         try:
             with self._request(method, path, body) as resp:
                 status, raw = resp.status, resp.read()
@@ -89,7 +150,7 @@ class Bridge:
             parsed = json.loads(raw) if raw else None
         except ValueError:
             parsed = raw.decode("utf-8", "replace")
-        if status not in ok:
+        if ok is not None and status not in ok:
             raise StepFailed(f"{method} {path} -> HTTP {status}: {json.dumps(parsed)[:2000]}")
         return status, parsed
 
@@ -154,22 +215,30 @@ def server_id_for(scenario: str) -> str:
     return f"conf-{slug}-{uuid.uuid4().hex[:8]}"
 
 
-def register(bridge: Bridge, server_id: str, url: str, deadline: float) -> dict:
-    _, answer = bridge.call(
-        "POST", "/v1/servers", {"config": {"server_id": server_id, "transport": "http", "url": url}}
-    )
+def register(bridge: Bridge, server_id: str, url: str, deadline: float, auth: Optional[dict] = None,
+             need_ready: bool = True) -> dict:
+    """POST /v1/servers, then wait (until `deadline`) while the server is `connecting`; returns its MCPServerInfo.
+    With `need_ready`, any final status but `ready` is a failed step."""
+    config = {"server_id": server_id, "transport": "http", "url": url}
+    if auth is not None:
+        config["auth"] = auth
+    _, answer = bridge.call("POST", "/v1/servers", {"config": config})
     log("registered:", json.dumps(answer))
     server = (answer or {}).get("server") or {}
     # A registration may come back still connecting; wait (briefly) for a final status.
     while server.get("status") == "connecting" and time.monotonic() < deadline:
         time.sleep(0.2)
-        _, got = bridge.call("GET", f"/v1/servers/{server_id}")
-        server = (got or {}).get("server") or {}
-    if server.get("status") != "ready":
+        server = get_server(bridge, server_id)
+    if need_ready and server.get("status") != "ready":
         raise StepFailed(
             f"server {server_id} is {server.get('status')!r}, not 'ready': error={server.get('error')!r}"
         )
     return server
+
+
+def get_server(bridge: Bridge, server_id: str) -> dict:
+    _, got = bridge.call("GET", f"/v1/servers/{server_id}")
+    return (got or {}).get("server") or {}
 
 
 def list_tools(bridge: Bridge, server_id: str) -> list:
@@ -249,7 +318,309 @@ def run_elicitation(bridge: Bridge, server_id: str, tools: list) -> None:
         raise outcome["error"]
 
 
+# ---- auth/*: the OAuth scenarios ------------------------------------------------------------------------------
+
+AUTH_TOOL = "test-tool"  # what every auth/* test server offers; it answers the text "test"
+MAX_HOPS = 10  # redirects the "browser" follows from the authorization URL to the bridge's callback
+# After the callback, how long a server may still read `auth_required` before the driver takes it as a new
+# request for authorization (the bridge may swap tokens and reconnect in the background).
+SETTLE_SECS = 2.0
+
+
+def _context() -> dict:
+    raw = os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"
+    try:
+        context = json.loads(raw)
+    except ValueError as err:
+        raise StepFailed(f"MCP_CONFORMANCE_CONTEXT is not JSON: {err}") from err
+    return context if isinstance(context, dict) else {}
+
+
+def _need(context: dict, *keys: str) -> list:
+    missing = [key for key in keys if not context.get(key)]
+    if missing:
+        raise StepFailed(f"the scenario's context (MCP_CONFORMANCE_CONTEXT) lacks {', '.join(missing)}")
+    return [context[key] for key in keys]
+
+
+def _pre_registered(context: dict) -> dict:
+    client_id, client_secret = _need(context, "client_id", "client_secret")
+    # No token_endpoint_auth_method: the bridge picks it from the authorization server's metadata
+    # (token_endpoint_auth_methods_supported is ["client_secret_basic"] there).
+    return {"type": "oauth2", "grant_type": "authorization_code", "client_id": client_id,
+            "client_secret": client_secret}
+
+
+def _client_secret(context: dict) -> dict:
+    client_id, client_secret = _need(context, "client_id", "client_secret")
+    # No token_endpoint_auth_method: the metadata says ["client_secret_basic"] only.
+    return {"type": "oauth2", "grant_type": "client_credentials", "client_id": client_id,
+            "client_secret": client_secret}
+
+
+def _private_key_jwt(context: dict) -> dict:
+    client_id, pem = _need(context, "client_id", "private_key_pem")
+    # The context's signing_algorithm (ES256) has no field in the contract: the bridge takes it from the key
+    # (an EC P-256 PKCS#8 key) and the metadata's token_endpoint_auth_signing_alg_values_supported.
+    return {"type": "oauth2", "grant_type": "client_credentials", "client_id": client_id,
+            "token_endpoint_auth_method": "private_key_jwt", "private_key": pem}
+
+
+@dataclass(frozen=True)
+class AuthPlan:
+    """What the driver registers for one auth/* scenario and what it expects the bridge to do."""
+
+    auth: Optional[Callable[[dict], dict]] = None  # the registration's `auth`, from the scenario context
+    person: bool = True  # authorization_code: the driver opens the authorization URLs the bridge hands out
+    # "call": ready, then <id>__test-tool answers; "gives_up": the bridge stops asking for authorization after
+    # 1..3 authorizations; "refuses": the bridge never asks for one and the server never becomes ready
+    expect: str = "call"
+    unsupported: str = ""  # why the REST contract cannot express the scenario
+
+
+AUTH_PLANS = {
+    "auth/metadata-default": AuthPlan(),
+    "auth/metadata-var1": AuthPlan(),
+    "auth/metadata-var2": AuthPlan(),
+    "auth/metadata-var3": AuthPlan(),
+    "auth/basic-cimd": AuthPlan(),
+    "auth/scope-from-www-authenticate": AuthPlan(),
+    "auth/scope-from-scopes-supported": AuthPlan(),
+    "auth/scope-omitted-when-undefined": AuthPlan(),
+    "auth/scope-step-up": AuthPlan(),
+    "auth/scope-retry-limit": AuthPlan(expect="gives_up"),
+    "auth/token-endpoint-auth-basic": AuthPlan(),
+    "auth/token-endpoint-auth-post": AuthPlan(),
+    "auth/token-endpoint-auth-none": AuthPlan(),
+    "auth/pre-registration": AuthPlan(auth=_pre_registered),
+    "auth/2025-03-26-oauth-metadata-backcompat": AuthPlan(),
+    "auth/2025-03-26-oauth-endpoint-fallback": AuthPlan(),
+    "auth/resource-mismatch": AuthPlan(expect="refuses"),
+    "auth/offline-access-scope": AuthPlan(),
+    "auth/offline-access-not-supported": AuthPlan(),
+    "auth/client-credentials-jwt": AuthPlan(auth=_private_key_jwt, person=False),
+    "auth/client-credentials-basic": AuthPlan(auth=_client_secret, person=False),
+    "auth/cross-app-access-complete-flow": AuthPlan(
+        unsupported="SEP-990 (enterprise-managed authorization) needs an RFC 8693 token exchange of the person's "
+        "IdP ID token for an ID-JAG at the IdP, then a JWT bearer grant at the authorization server; the "
+        "bridge's `auth` (authorization_code | client_credentials) has no way to take an ID token or an IdP"
+    ),
+}
+GAVE_UP_LIMIT = 3  # auth/scope-retry-limit: more authorization requests than this fail the suite's check
+
+SCENARIOS = BASIC_SCENARIOS + tuple(AUTH_PLANS)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None  # the browser below follows each Location itself
+
+
+def _shown(url: str) -> str:
+    """A URL for the log, with the values of `code` and `state` (one-time secrets) left out."""
+    parts = urllib.parse.urlsplit(url)
+    query = [(k, "..." if k in ("code", "state") else v) for k, v in urllib.parse.parse_qsl(parts.query, True)]
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(query, safe=":/ ")))
+
+
+class Browser:
+    """The person's browser: opens an authorization URL and follows redirects to the bridge's /oauth/callback.
+
+    No bridge token is ever sent: neither the authorization server nor the callback gets one. A Location under
+    MCP_BRIDGE_PUBLIC_URL (when that differs from MCP_BRIDGE_URL) is fetched at MCP_BRIDGE_URL instead."""
+
+    def __init__(self, bridge_url: str, public_url: str, timeout: float) -> None:
+        self.bridge = bridge_url.rstrip("/")
+        self.public = (public_url or "").rstrip("/")
+        self.timeout = timeout
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect)
+
+    def _local(self, url: str) -> str:
+        if self.public and self.public != self.bridge and (url == self.public or url.startswith(self.public + "/")):
+            return self.bridge + url[len(self.public):]
+        return url
+
+    @staticmethod
+    def _is_callback(url: str) -> bool:
+        return urllib.parse.urlsplit(url).path.endswith("/oauth/callback")
+
+    def open(self, url: str) -> None:
+        at_callback = False
+        for _ in range(MAX_HOPS + 1):
+            url = self._local(url)
+            at_callback = at_callback or self._is_callback(url)
+            request = urllib.request.Request(url, headers={"Accept": "text/html,application/json;q=0.9,*/*;q=0.8"})
+            try:
+                with self.opener.open(request, timeout=self.timeout) as resp:
+                    status, headers, body = resp.status, resp.headers, resp.read()
+            except urllib.error.HTTPError as err:
+                status, headers, body = err.code, err.headers, err.read()
+            except (urllib.error.URLError, TimeoutError, OSError) as err:
+                raise StepFailed(f"browser: GET {_shown(url)}: no answer: {err}") from err
+            log("browser: GET", _shown(url), "->", status)
+            if status in (301, 302, 303, 307, 308):
+                location = headers.get("Location")
+                if not location:
+                    raise StepFailed(f"browser: {status} from {_shown(url)} without a Location")
+                url = urllib.parse.urljoin(url, location)
+                continue
+            text = body.decode("utf-8", "replace")[:1000]
+            if not at_callback:
+                raise StepFailed(
+                    f"browser: {_shown(url)} answered {status} before any redirect to the bridge's "
+                    f"/oauth/callback: {text}"
+                )
+            if 200 <= status < 300:
+                log("browser: the bridge's callback says:", " ".join(re.sub(r"<[^>]+>", " ", text).split())[:300])
+                return
+            raise StepFailed(f"browser: the bridge's /oauth/callback answered {status}: {text}")
+        raise StepFailed(f"browser: more than {MAX_HOPS} redirects from the authorization URL")
+
+
+class AuthFlow:
+    """One auth/* run: the server's status, the authorizations given, the tool call with step-up."""
+
+    def __init__(self, bridge: Bridge, browser: Browser, server_id: str, plan: AuthPlan, deadline: float) -> None:
+        self.bridge = bridge
+        self.browser = browser
+        self.server_id = server_id
+        self.plan = plan
+        self.deadline = deadline
+        self.authorizations = 0
+        self.max_authorizations = int(os.environ.get("CONFORMANCE_MAX_AUTHORIZATIONS") or 4)
+
+    def _left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def authorize(self, url: Optional[str], why: str) -> None:
+        """Give one authorization: ask the bridge for the URL (unless given), open it, note it."""
+        if not self.plan.person:
+            raise StepFailed(f"{why}, but this server uses client_credentials: no person should be needed")
+        if self.authorizations >= self.max_authorizations:
+            raise StepFailed(
+                f"{why}, after {self.authorizations} authorizations already: the driver stops here "
+                f"(CONFORMANCE_MAX_AUTHORIZATIONS={self.max_authorizations})"
+            )
+        if url is None:
+            _, answer = self.bridge.call("POST", f"/v1/servers/{self.server_id}/authorize", {})
+            url = (answer or {}).get("authorization_url")
+            if not url:
+                raise StepFailed(f"POST /v1/servers/{self.server_id}/authorize gave no authorization_url: {answer}")
+        self.authorizations += 1
+        log(f"authorization {self.authorizations} ({why})")
+        self.browser.open(url)
+
+    def settle(self, after_authorization: bool) -> dict:
+        """Polls the server until it is neither `connecting` nor (right after an authorization, for up to
+        SETTLE_SECS) still `auth_required`; returns its MCPServerInfo."""
+        settle_until = time.monotonic() + (SETTLE_SECS if after_authorization else 0.0)
+        while True:
+            server = get_server(self.bridge, self.server_id)
+            status = server.get("status")
+            waiting = status == "connecting" or (status == "auth_required" and time.monotonic() < settle_until)
+            if not waiting:
+                return server
+            if self._left() <= 0:
+                raise StepFailed(f"server {self.server_id} still {status!r} at the driver's deadline")
+            time.sleep(0.1)
+
+    def until_ready(self, server: dict) -> dict:
+        """Authorizes while the server is `auth_required`; returns it once `ready`."""
+        just_authorized = False
+        while True:
+            if just_authorized or server.get("status") == "connecting":
+                server = self.settle(just_authorized)
+            status = server.get("status")
+            log("server status:", status, f"error={server.get('error')!r}" if server.get("error") else "")
+            if status == "ready":
+                return server
+            if status != "auth_required":
+                raise StepFailed(f"server {self.server_id} is {status!r}: error={server.get('error')!r}")
+            self.authorize(None, "the server is auth_required")
+            just_authorized = True
+
+    def call(self) -> dict:
+        """Calls <id>__test-tool; a 403 mcp_auth_required (step-up) is authorized and the call retried."""
+        name = f"{self.server_id}__{AUTH_TOOL}"
+        while True:
+            log("calling", name)
+            status, answer = self.bridge.call("POST", "/v1/tools/call", {"name": name, "arguments": {}}, ok=None)
+            log("call answer:", status, json.dumps(answer)[:1000])
+            body = answer if isinstance(answer, dict) else {}
+            if status == 200:
+                if body.get("is_error"):
+                    raise StepFailed(f"{name} answered is_error=true: {json.dumps(answer)[:1000]}")
+                texts = [c.get("text", "") for c in body.get("content") or [] if c.get("type") == "text"]
+                if "test" not in texts:
+                    raise StepFailed(f"{name} did not answer the text 'test': {texts}")
+                return body
+            if status == 403 and body.get("code") == "mcp_auth_required":
+                url = body.get("authorization_url")
+                if not url:
+                    raise StepFailed(f"{name}: 403 mcp_auth_required without an authorization_url: {body}")
+                self.authorize(url, "the call answered 403 mcp_auth_required")
+                self.until_ready(self.settle(True))
+                continue
+            raise StepFailed(f"POST /v1/tools/call {name} -> HTTP {status}: {json.dumps(answer)[:1000]}")
+
+
+def run_auth(scenario: str, server_url: str, bridge: Bridge, server_id: str) -> None:
+    plan = AUTH_PLANS[scenario]
+    if plan.unsupported:
+        raise StepFailed(f"not expressible through the bridge's REST API: {plan.unsupported}")
+    context = _context()
+    auth = plan.auth(context) if plan.auth else None
+    deadline = time.monotonic() + bridge.timeout
+    browser = Browser(bridge.base, os.environ.get("MCP_BRIDGE_PUBLIC_URL", ""), bridge.timeout)
+    flow = AuthFlow(bridge, browser, server_id, plan, deadline)
+    shown = dict(auth or {}, **{k: "***" for k in ("client_secret", "private_key") if (auth or {}).get(k)})
+    log("auth:", json.dumps(shown) if auth else "none (the bridge discovers OAuth from the server's 401)")
+    if plan.expect == "refuses":
+        # The protected resource metadata names another resource: the bridge must not start an authorization
+        # (refusing the registration itself is as good as ending in `error`).
+        try:
+            flow.until_ready(register(bridge, server_id, server_url, deadline, auth, need_ready=False))
+        except StepFailed as err:
+            if flow.authorizations:
+                raise StepFailed(f"the bridge asked for an authorization the scenario forbids, then: {err}") from err
+            log("the bridge refused, as it should:", err)
+            return
+        raise StepFailed(f"the server became ready after {flow.authorizations} authorization(s): it should not")
+
+    server = register(bridge, server_id, server_url, deadline, auth, need_ready=False)
+    if plan.expect == "gives_up":
+        # Every authorized request gets 403 insufficient_scope for a scope the token already has.
+        called = False
+        try:
+            server = flow.until_ready(server)
+            tools = list_tools(bridge, server_id)
+            if f"{server_id}__{AUTH_TOOL}" in [t.get("name") for t in tools]:
+                flow.call()
+                called = True
+            outcome = f"ready without {AUTH_TOOL} in the catalogue: error={get_server(bridge, server_id).get('error')!r}"
+        except StepFailed as err:
+            outcome = str(err)
+        if called:
+            raise StepFailed("the call succeeded, though the server refuses every authorized request")
+        if not 1 <= flow.authorizations <= GAVE_UP_LIMIT:
+            raise StepFailed(
+                f"{flow.authorizations} authorizations (1 to {GAVE_UP_LIMIT} expected) before the bridge stopped: "
+                f"{outcome}"
+            )
+        log(f"the bridge gave up after {flow.authorizations} authorization(s), as it should:", outcome)
+        return
+
+    server = flow.until_ready(server)
+    tools = list_tools(bridge, server_id)
+    need_tool(tools, server_id, AUTH_TOOL)
+    flow.call()
+    log(f"authorizations given: {flow.authorizations}")
+
+
 def run(scenario: str, server_url: str, bridge: Bridge, server_id: str) -> None:
+    if scenario in AUTH_PLANS:
+        run_auth(scenario, server_url, bridge, server_id)
+        return
     deadline = time.monotonic() + bridge.timeout
     register(bridge, server_id, server_url, deadline)
     tools = list_tools(bridge, server_id)
@@ -269,8 +640,16 @@ def run(scenario: str, server_url: str, bridge: Bridge, server_id: str) -> None:
 
 
 def main(argv: list) -> int:
+    # `conformance client --suite` runs one command for all its scenarios: the scenario then comes from
+    # MCP_CONFORMANCE_SCENARIO alone.
+    if len(argv) == 2:
+        argv = [argv[0], os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), argv[1]]
     if len(argv) != 3 or argv[1] not in SCENARIOS:
-        print(f"usage: {argv[0]} <{'|'.join(SCENARIOS)}> <server-url>", file=sys.stderr)
+        print(
+            f"usage: {argv[0]} [<scenario>] <server-url> (the scenario defaults to MCP_CONFORMANCE_SCENARIO); "
+            f"scenarios: {' '.join(SCENARIOS)}",
+            file=sys.stderr,
+        )
         return 2
     scenario, server_url = argv[1], argv[2]
     base, token = os.environ.get("MCP_BRIDGE_URL"), os.environ.get("MCP_BRIDGE_TOKEN")

@@ -3,7 +3,9 @@
 #
 #   server part  `conformance server --url $MCP_URL`: the bridge's own MCP endpoint (`/mcp`), which must serve
 #                the catalogue of tests/peers/conformance_server.py (registered upstream) without name prefixes
-#   client part  `conformance client --scenario S --command "client_driver.py S"` for each client scenario:
+#   client part  `conformance client --scenario S --command "client_driver.py S"` for each client scenario,
+#                then `conformance client --suite G --command client_driver.py` for each group of auth/*
+#                scenarios (the suite runs a group's scenarios at once, one Node start-up for all of them):
 #                the bridge is the MCP client under test, driven over REST by client_driver.py
 #
 # Both parts compare their outcome with expected-failures.yml (the suite's --expected-failures baseline):
@@ -17,8 +19,18 @@
 #   CONFORMANCE_PARTS            "server client" (default), "server" or "client"
 #   CONFORMANCE_SERVER_SUITE     the suite's server --suite: "all" (default: includes the pending
 #                                json-schema-2020-12 and server-sse-polling), "active" or "pending"
-#   CONFORMANCE_CLIENT_SCENARIOS client scenarios to run (default: initialize tools_call
-#                                elicitation-sep1034-client-defaults sse-retry)
+#   CONFORMANCE_CLIENT_SCENARIOS client scenarios to run one after another, as `conformance list --client`
+#                                names them (default: initialize tools_call
+#                                elicitation-sep1034-client-defaults sse-retry; may be empty)
+#   CONFORMANCE_CLIENT_SUITES    client scenario groups to run after them, each group's scenarios at once
+#                                (default: auth backcompat draft extensions, which together are the 22 auth/*
+#                                scenarios: auth = metadata-default, metadata-var1..3, basic-cimd, the five
+#                                scope-*, token-endpoint-auth-basic/post/none, pre-registration; backcompat =
+#                                the two 2025-03-26-*; draft = resource-mismatch, offline-access-scope,
+#                                offline-access-not-supported; extensions = client-credentials-jwt,
+#                                client-credentials-basic, cross-app-access-complete-flow; may be empty)
+#   MCP_BRIDGE_PUBLIC_URL        the bridge's public URL, when it is not MCP_BRIDGE_URL (client part; the
+#                                driver follows OAuth redirects to it at MCP_BRIDGE_URL instead)
 #   CONFORMANCE_EXPECTED         baseline file (default: expected-failures.yml next to this script)
 #   CONFORMANCE_RESULTS          output directory (default: results/ next to this script; emptied first)
 #   CONFORMANCE_TIMEOUT_MS       the suite's client --timeout (default 30000)
@@ -33,7 +45,8 @@ peers=$root/tests/peers
 
 parts=${CONFORMANCE_PARTS:-server client}
 server_suite=${CONFORMANCE_SERVER_SUITE:-all}
-client_scenarios=${CONFORMANCE_CLIENT_SCENARIOS:-initialize tools_call elicitation-sep1034-client-defaults sse-retry}
+client_scenarios=${CONFORMANCE_CLIENT_SCENARIOS-initialize tools_call elicitation-sep1034-client-defaults sse-retry}
+client_suites=${CONFORMANCE_CLIENT_SUITES-auth backcompat draft extensions}
 expected=${CONFORMANCE_EXPECTED:-$here/expected-failures.yml}
 results=${CONFORMANCE_RESULTS:-$here/results}
 timeout_ms=${CONFORMANCE_TIMEOUT_MS:-30000}
@@ -86,29 +99,52 @@ expected_client=$(cd "$peers" && node -e '
     const f = require("yaml").parse(require("fs").readFileSync(process.argv[1], "utf8")) || {};
     for (const s of f.client || []) console.log(String(s));' "$expected") || die "cannot read $expected"
 
+# Whether every client run saved since the marker file $1 and not listed in the baseline ran its driver to
+# the end (what is missing is said on stdout and in the log $2, and added to the regressions). The baseline looks at the suite's checks only: a scenario whose checks all come from the client's
+# own requests (initialize) also "passes" when the bridge never connected, so a scenario expected to pass
+# must also have "driver: done" in its driver's output. Each run is in <scenario>-<timestamp>/.
+drivers_done() {
+    local dir scenario ok=0
+    while IFS= read -r dir; do
+        scenario=$(sed -E 's/-[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{3}Z$//' <<<"${dir#"$results"/}")
+        grep -qxF -- "$scenario" <<<"$expected_client" && continue
+        if ! grep -q "driver: done" "$dir/stdout.txt" 2>/dev/null; then
+            echo "run.sh: $scenario: the driver did not complete (see $dir/stdout.txt and stderr.txt)" | tee -a "$2"
+            failed+=("client $scenario (driver did not complete)")
+            ok=1
+        fi
+    done < <(find "$results" -name checks.json -newer "$1" -printf '%h\n' | sort)
+    return $ok
+}
+
 if want client; then
+    started=$SECONDS
+    marker=$results/.client-run
     for scenario in $client_scenarios; do
-        echo "=== client mode: $scenario (mcp-bridge at $MCP_BRIDGE_URL) ==="
-        log=$results/client-$scenario.log
+        log=$results/client-${scenario//\//-}.log
+        echo "=== client mode: $scenario (mcp-bridge at $MCP_BRIDGE_URL) ===" | tee "$log"
+        touch "$marker"
         "$conformance" client --scenario "$scenario" --timeout "$timeout_ms" \
             --command "$python $here/client_driver.py $scenario" \
-            --expected-failures "$expected" -o "$results" 2>&1 | strip | tee "$log"
+            --expected-failures "$expected" -o "$results" 2>&1 | strip | tee -a "$log"
         status=${PIPESTATUS[0]}
-        if [ "$status" -ne 0 ]; then
-            failed+=("client $scenario (exit $status)")
-            continue
-        fi
-        # The baseline looks at the suite's checks only. A scenario whose checks all come from the client's
-        # own requests (initialize) also "passes" when the bridge never connected, so a scenario expected
-        # to pass must also have run its driver to the end.
-        if ! grep -qxF -- "$scenario" <<<"$expected_client"; then
-            out=$(ls -d "$results/$scenario"-*/ 2>/dev/null | tail -n 1)
-            if [ -z "$out" ] || ! grep -q "driver: done" "$out/stdout.txt" 2>/dev/null; then
-                echo "run.sh: $scenario: the driver did not complete (see ${out:-$results}/stdout.txt and stderr.txt)" | tee -a "$log"
-                failed+=("client $scenario (driver did not complete)")
-            fi
-        fi
+        [ "$status" -eq 0 ] || failed+=("client $scenario (exit $status)")
+        drivers_done "$marker" "$log"
     done
+    for suite in $client_suites; do
+        log=$results/client-suite-$suite.log
+        echo "=== client mode: suite $suite, its scenarios at once (mcp-bridge at $MCP_BRIDGE_URL) ===" | tee "$log"
+        touch "$marker"
+        # Without a scenario argument the driver reads the scenario from MCP_CONFORMANCE_SCENARIO.
+        "$conformance" client --suite "$suite" --timeout "$timeout_ms" \
+            --command "$python $here/client_driver.py" \
+            --expected-failures "$expected" -o "$results" 2>&1 | strip | tee -a "$log"
+        status=${PIPESTATUS[0]}
+        [ "$status" -eq 0 ] || failed+=("client suite $suite (exit $status)")
+        drivers_done "$marker" "$log"
+    done
+    rm -f "$marker"
+    echo "client part: $((SECONDS - started)) s"
 fi
 
 # One line per scenario from the checks the suite saved: SUCCESS/FAILURE/WARNING counts.
@@ -117,11 +153,10 @@ summary_python=$python
 "$summary_python" - "$results" <<'EOF' | tee "$results/summary.txt"
 import json, os, re, sys
 base = sys.argv[1]
-for name in sorted(os.listdir(base)):
-    path = os.path.join(base, name, "checks.json")
-    if not os.path.isfile(path):
-        continue
-    checks = json.load(open(path))
+# Each run's outputs are in <scenario>-<timestamp>/ (auth/<name>-<timestamp>/ for the auth/* scenarios).
+runs = sorted(os.path.relpath(d, base) for d, _, files in os.walk(base) if "checks.json" in files)
+for name in runs:
+    checks = json.load(open(os.path.join(base, name, "checks.json")))
     count = {s: sum(1 for c in checks if c.get("status") == s) for s in ("SUCCESS", "FAILURE", "WARNING")}
     verdict = "FAIL" if count["FAILURE"] or count["WARNING"] else ("PASS" if count["SUCCESS"] else "EMPTY")
     scenario = re.sub(r"-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$", "", name)

@@ -21,6 +21,8 @@ from .a2e_message_response_200 import A2EMessageResponse200
 from .a2e_message_response_201 import A2EMessageResponse201
 from .audit_entry import AuditEntry
 from .audit_list_response import AuditListResponse
+from .authorize_response import AuthorizeResponse
+from .client_metadata_response_200 import ClientMetadataResponse200
 from .completion_argument import CompletionArgument
 from .completion_context import CompletionContext
 from .completion_context_arguments import CompletionContextArguments
@@ -62,6 +64,9 @@ from .mcp_server_config_headers import McpServerConfigHeaders
 from .mcp_server_info import McpServerInfo
 from .mcp_server_status import McpServerStatus
 from .mcp_transport import McpTransport
+from .o_auth_config import OAuthConfig
+from .o_auth_grant import OAuthGrant
+from .o_auth_kind import OAuthKind
 from .prompt_get_request import PromptGetRequest
 from .prompt_get_request_arguments import PromptGetRequestArguments
 from .prompt_get_request_type import PromptGetRequestType
@@ -135,6 +140,7 @@ from .server_update_request_headers_type_0 import ServerUpdateRequestHeadersType
 from .server_update_request_type import ServerUpdateRequestType
 from .server_update_response import ServerUpdateResponse
 from .server_update_response_type import ServerUpdateResponseType
+from .token_endpoint_auth import TokenEndpointAuth
 from .tool_call_request import ToolCallRequest
 from .tool_call_request_arguments import ToolCallRequestArguments
 from .tool_call_request_type import ToolCallRequestType
@@ -174,6 +180,8 @@ __all__ = (
     "A2EMessageResponse201",
     "AuditEntry",
     "AuditListResponse",
+    "AuthorizeResponse",
+    "ClientMetadataResponse200",
     "CompletionArgument",
     "CompletionContext",
     "CompletionContextArguments",
@@ -215,6 +223,9 @@ __all__ = (
     "McpServerInfo",
     "McpServerStatus",
     "McpTransport",
+    "OAuthConfig",
+    "OAuthGrant",
+    "OAuthKind",
     "PromptGetRequest",
     "PromptGetRequestArguments",
     "PromptGetRequestType",
@@ -288,6 +299,7 @@ __all__ = (
     "ServerUpdateRequestType",
     "ServerUpdateResponse",
     "ServerUpdateResponseType",
+    "TokenEndpointAuth",
     "ToolCallRequest",
     "ToolCallRequestArguments",
     "ToolCallRequestType",

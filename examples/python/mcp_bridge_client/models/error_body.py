@@ -28,6 +28,8 @@ class ErrorBody:
             code (ErrorCode): The `code` of an error answer.
             retryable (bool):
             ok (bool | None | Unset): Present (and false) where the response message has `ok`.
+            authorization_url (None | str | Unset): With `mcp_auth_required`: open it in a browser and approve, then call
+                again.
     """
 
     type_: str
@@ -39,6 +41,7 @@ class ErrorBody:
     code: ErrorCode
     retryable: bool
     ok: bool | None | Unset = UNSET
+    authorization_url: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,6 +67,12 @@ class ErrorBody:
         else:
             ok = self.ok
 
+        authorization_url: None | str | Unset
+        if isinstance(self.authorization_url, Unset):
+            authorization_url = UNSET
+        else:
+            authorization_url = self.authorization_url
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -80,6 +89,8 @@ class ErrorBody:
         )
         if ok is not UNSET:
             field_dict["ok"] = ok
+        if authorization_url is not UNSET:
+            field_dict["authorization_url"] = authorization_url
 
         return field_dict
 
@@ -111,6 +122,15 @@ class ErrorBody:
 
         ok = _parse_ok(d.pop("ok", UNSET))
 
+        def _parse_authorization_url(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        authorization_url = _parse_authorization_url(d.pop("authorization_url", UNSET))
+
         error_body = cls(
             type_=type_,
             id=id,
@@ -121,6 +141,7 @@ class ErrorBody:
             code=code,
             retryable=retryable,
             ok=ok,
+            authorization_url=authorization_url,
         )
 
         error_body.additional_properties = d

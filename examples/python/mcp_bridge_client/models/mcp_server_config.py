@@ -13,6 +13,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.mcp_server_config_env import McpServerConfigEnv
     from ..models.mcp_server_config_headers import McpServerConfigHeaders
+    from ..models.o_auth_config import OAuthConfig
 
 
 T = TypeVar("T", bound="McpServerConfig")
@@ -42,6 +43,7 @@ class McpServerConfig:
         tool_allow_list (list[str] | Unset): Upstream tool names exposed (exact match); empty exposes all.
         resource_allow_list (list[str] | Unset): Resource URIs exposed: exact, or a prefix when an entry ends with `*`;
             empty exposes all.
+        auth (None | OAuthConfig | Unset):
     """
 
     server_id: str | Unset = UNSET
@@ -58,9 +60,12 @@ class McpServerConfig:
     protocol_version: McpProtocol | Unset = UNSET
     tool_allow_list: list[str] | Unset = UNSET
     resource_allow_list: list[str] | Unset = UNSET
+    auth: None | OAuthConfig | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.o_auth_config import OAuthConfig
+
         server_id = self.server_id
 
         name = self.name
@@ -103,6 +108,14 @@ class McpServerConfig:
         if not isinstance(self.resource_allow_list, Unset):
             resource_allow_list = self.resource_allow_list
 
+        auth: dict[str, Any] | None | Unset
+        if isinstance(self.auth, Unset):
+            auth = UNSET
+        elif isinstance(self.auth, OAuthConfig):
+            auth = self.auth.to_dict()
+        else:
+            auth = self.auth
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -134,6 +147,8 @@ class McpServerConfig:
             field_dict["tool_allow_list"] = tool_allow_list
         if resource_allow_list is not UNSET:
             field_dict["resource_allow_list"] = resource_allow_list
+        if auth is not UNSET:
+            field_dict["auth"] = auth
 
         return field_dict
 
@@ -141,6 +156,7 @@ class McpServerConfig:
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.mcp_server_config_env import McpServerConfigEnv
         from ..models.mcp_server_config_headers import McpServerConfigHeaders
+        from ..models.o_auth_config import OAuthConfig
 
         d = dict(src_dict)
         server_id = d.pop("server_id", UNSET)
@@ -191,6 +207,23 @@ class McpServerConfig:
 
         resource_allow_list = cast(list[str], d.pop("resource_allow_list", UNSET))
 
+        def _parse_auth(data: object) -> None | OAuthConfig | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0 = OAuthConfig.from_dict(data)
+
+                return auth_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | OAuthConfig | Unset, data)
+
+        auth = _parse_auth(d.pop("auth", UNSET))
+
         mcp_server_config = cls(
             server_id=server_id,
             name=name,
@@ -206,6 +239,7 @@ class McpServerConfig:
             protocol_version=protocol_version,
             tool_allow_list=tool_allow_list,
             resource_allow_list=resource_allow_list,
+            auth=auth,
         )
 
         mcp_server_config.additional_properties = d

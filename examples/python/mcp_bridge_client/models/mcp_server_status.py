@@ -1,8 +1,11 @@
 from typing import Literal
 
-McpServerStatus = Literal["connecting", "disconnected", "error", "ready"]
+McpServerStatus = Literal[
+    "auth_required", "connecting", "disconnected", "error", "ready"
+]
 
 MCP_SERVER_STATUS_VALUES: set[McpServerStatus] = {
+    "auth_required",
     "connecting",
     "disconnected",
     "error",

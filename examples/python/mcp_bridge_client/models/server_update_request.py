@@ -14,6 +14,7 @@ from ..models.server_update_request_type import (
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.o_auth_config import OAuthConfig
     from ..models.server_update_request_env_type_0 import ServerUpdateRequestEnvType0
     from ..models.server_update_request_headers_type_0 import (
         ServerUpdateRequestHeadersType0,
@@ -46,6 +47,7 @@ class ServerUpdateRequest:
             protocol_version (McpProtocol | None | Unset):
             tool_allow_list (list[str] | None | Unset):
             resource_allow_list (list[str] | None | Unset):
+            auth (None | OAuthConfig | Unset):
     """
 
     type_: ServerUpdateRequestType | Unset = "mcp/server/update/req"
@@ -65,9 +67,11 @@ class ServerUpdateRequest:
     protocol_version: McpProtocol | None | Unset = UNSET
     tool_allow_list: list[str] | None | Unset = UNSET
     resource_allow_list: list[str] | None | Unset = UNSET
+    auth: None | OAuthConfig | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.o_auth_config import OAuthConfig
         from ..models.server_update_request_env_type_0 import (
             ServerUpdateRequestEnvType0,
         )
@@ -174,6 +178,14 @@ class ServerUpdateRequest:
         else:
             resource_allow_list = self.resource_allow_list
 
+        auth: dict[str, Any] | None | Unset
+        if isinstance(self.auth, Unset):
+            auth = UNSET
+        elif isinstance(self.auth, OAuthConfig):
+            auth = self.auth.to_dict()
+        else:
+            auth = self.auth
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -211,11 +223,14 @@ class ServerUpdateRequest:
             field_dict["tool_allow_list"] = tool_allow_list
         if resource_allow_list is not UNSET:
             field_dict["resource_allow_list"] = resource_allow_list
+        if auth is not UNSET:
+            field_dict["auth"] = auth
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.o_auth_config import OAuthConfig
         from ..models.server_update_request_env_type_0 import (
             ServerUpdateRequestEnvType0,
         )
@@ -399,6 +414,23 @@ class ServerUpdateRequest:
             d.pop("resource_allow_list", UNSET)
         )
 
+        def _parse_auth(data: object) -> None | OAuthConfig | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0 = OAuthConfig.from_dict(data)
+
+                return auth_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | OAuthConfig | Unset, data)
+
+        auth = _parse_auth(d.pop("auth", UNSET))
+
         server_update_request = cls(
             type_=type_,
             id=id,
@@ -417,6 +449,7 @@ class ServerUpdateRequest:
             protocol_version=protocol_version,
             tool_allow_list=tool_allow_list,
             resource_allow_list=resource_allow_list,
+            auth=auth,
         )
 
         server_update_request.additional_properties = d

@@ -1,0 +1,359 @@
+//! OAuth authorizations of upstream servers: the links given to people, the callback that
+//! finishes them, and the per-agent sessions of `per_agent` servers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::links::MAX_STEP_UPS;
+use super::{Error, Registry, ServerEntry};
+use crate::a2e::{McpServerStatus, McpTransport, Message, NotificationMethod, ServerPush};
+use crate::caller::Caller;
+use crate::upstream::oauth::{self, GrantKey, OAuthError};
+use crate::upstream::{ConnectError, Connection};
+
+impl From<OAuthError> for Error {
+    fn from(error: OAuthError) -> Self {
+        match error {
+            OAuthError::NeedsAuthorization => Error::Invalid(error.to_string()),
+            OAuthError::Failed(why) => Error::OAuth(why),
+        }
+    }
+}
+
+impl ServerEntry {
+    /// Whether a server's calls each go over the calling agent's own grant.
+    pub fn per_agent(&self) -> bool {
+        self.config().auth.as_ref().is_some_and(|a| a.per_agent)
+    }
+
+    /// The OAuth client of one of this server's grants (`agent` empty: the shared one).
+    pub fn oauth_client(&self, agent: &str) -> Option<Arc<oauth::Client>> {
+        let config = self.config();
+        if config.transport == McpTransport::Stdio {
+            return None;
+        }
+        let key = GrantKey {
+            server_id: self.id.clone(),
+            agent: agent.to_owned(),
+        };
+        Some(Arc::new(oauth::Client::new(
+            &config,
+            key,
+            self.authorizations.settings.clone(),
+            self.guard,
+            self.store.clone(),
+        )))
+    }
+
+    /// A new link for a person to authorize the grant of `agent` with. `challenge` is what the
+    /// server answered without (or with too little of) a token.
+    pub async fn authorization_link(
+        &self,
+        agent: &str,
+        challenge: Option<&str>,
+        more_scope: Option<&str>,
+    ) -> Result<String, Error> {
+        let client = self
+            .oauth_client(agent)
+            .ok_or_else(|| Error::Invalid("a stdio server does not use OAuth".into()))?;
+        let challenge = challenge
+            .map(str::to_owned)
+            .or_else(|| self.state().challenge.clone());
+        // Step-up (a `403 insufficient_scope`): more scope, never for scope already granted,
+        // and at most MAX_STEP_UPS times in a row.
+        let mut more_scope = more_scope.map(str::to_owned);
+        if let Some(challenge) = &challenge
+            && let Some(wanted) = oauth::insufficient_scope(challenge, &self.config().url)
+        {
+            if client.holds_scope(challenge).await {
+                return Err(Error::Forbidden(format!(
+                    "server \"{}\" refuses the call for want of scope \"{wanted}\", which it granted \
+                     already: asking again cannot help",
+                    self.id
+                )));
+            }
+            if !self.authorizations.step_up(client.key()) {
+                return Err(Error::Forbidden(format!(
+                    "server \"{}\" still wants more scope after {MAX_STEP_UPS} authorizations \
+                     with more scope",
+                    self.id
+                )));
+            }
+            more_scope.get_or_insert(wanted);
+        }
+        // One at a time: two at once would each register the bridge with the server.
+        let _one = self.authorizations.beginning.lock().await;
+        let pending = client
+            .begin(challenge.as_deref(), more_scope.as_deref())
+            .await
+            .map_err(|e| match e {
+                OAuthError::Failed(why) => Error::OAuth(self.config().redact_text(&why)),
+                other => other.into(),
+            })?;
+        let url = pending.authorization_url.clone();
+        self.authorizations.keep(pending);
+        Ok(url)
+    }
+
+    /// The server waits for a person: its status says so, and its owner is sent the link.
+    pub(super) async fn wait_for_authorization(&self, challenge: Option<String>) {
+        self.update_state(|s| {
+            s.status = McpServerStatus::AuthRequired;
+            s.error = format!(
+                "the server needs an OAuth authorization: open the link of POST /v1/servers/{}/authorize",
+                self.id
+            );
+            s.stderr_tail.clear();
+            s.challenge = challenge.clone();
+            s.attempts += 1;
+        });
+        // A `per_agent` server's own connection lists with the first grant: its owner's until
+        // some agent has authorized.
+        let agent = match (self.per_agent(), self.listing_agent()) {
+            (false, _) => String::new(),
+            (true, listing) if listing.is_empty() => self.owner.clone(),
+            (true, listing) => listing,
+        };
+        let link = self.authorization_link(&agent, challenge.as_deref(), None);
+        let params = match link.await {
+            Ok(url) => serde_json::json!({"server_id": self.id, "authorization_url": url}),
+            Err(error) => {
+                // Nothing a person could approve (discovery failed, a resource that is not this
+                // server's, a scope that cannot be had): an error, not a wait for a person.
+                tracing::warn!(server_id = %self.id, %error, "cannot make an authorization link");
+                self.update_state(|s| {
+                    s.status = McpServerStatus::Error;
+                    s.error = error.to_string();
+                });
+                return;
+            }
+        };
+        let push = ServerPush {
+            server_id: self.id.clone(),
+            method: NotificationMethod::AuthRequired.as_str().to_owned(),
+            params,
+            ..Default::default()
+        };
+        self.hub.publish(&self.owner, ServerPush::TYPE, &push);
+    }
+
+    /// The agent whose grant the server's own connection (the one that lists) uses: for a
+    /// `per_agent` server, the first agent that authorized.
+    pub fn listing_agent(&self) -> String {
+        self.listing
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The connection `agent`'s calls go over: the server's own, or for a `per_agent` server
+    /// the agent's own session (made on first use with the agent's grant).
+    pub async fn connection_for(&self, agent: &str) -> Result<Arc<Connection>, Error> {
+        if !self.per_agent() {
+            if let Some(conn) = self.connection() {
+                return Ok(conn);
+            }
+            if self.state().status != McpServerStatus::AuthRequired {
+                return Err(Error::Unavailable(self.id.clone()));
+            }
+            // The owner gets a link to open; the others learn who can give one.
+            let authorization_url = match agent == self.owner {
+                true => Some(self.authorization_link("", None, None).await?),
+                false => None,
+            };
+            return Err(Error::AuthRequired {
+                server_id: self.id.clone(),
+                authorization_url,
+            });
+        }
+        if agent == self.listing_agent()
+            && let Some(conn) = self.connection()
+        {
+            return Ok(conn);
+        }
+        if let Some(conn) = self.sessions.lock().await.get(agent)
+            && !conn.is_lost()
+        {
+            return Ok(conn.clone());
+        }
+        // Connected without holding the lock: one agent's slow connect does not hold up the
+        // others' calls.
+        let mut ctx = self.upstream_context();
+        ctx.oauth = self.oauth_client(agent);
+        match crate::upstream::connect(&self.config(), ctx).await {
+            Ok(established) => {
+                let replaced = self
+                    .sessions
+                    .lock()
+                    .await
+                    .insert(agent.to_owned(), established.conn.clone());
+                if let Some(old) = replaced {
+                    tokio::spawn(async move { old.shutdown().await });
+                }
+                Ok(established.conn)
+            }
+            Err(ConnectError::AuthRequired(challenge)) => {
+                let url = self
+                    .authorization_link(agent, challenge.as_deref(), None)
+                    .await?;
+                Err(Error::AuthRequired {
+                    server_id: self.id.clone(),
+                    authorization_url: Some(url),
+                })
+            }
+            Err(error) => Err(Error::Connect {
+                server_id: self.id.clone(),
+                error,
+            }),
+        }
+    }
+
+    /// The connection `agent` reaches what `has` says over: the server's own, or on a
+    /// `per_agent` server the agent's own session (never another agent's grant).
+    pub async fn ready_for(
+        &self,
+        agent: &str,
+        has: impl Fn(&rmcp::model::ServerCapabilities) -> bool,
+        what: &'static str,
+    ) -> Result<Arc<Connection>, Error> {
+        if !self.per_agent() {
+            return super::ready(self, has, what);
+        }
+        let conn = self.connection_for(agent).await?;
+        if !has(&conn.capabilities) {
+            return Err(Error::CapabilityMissing {
+                server_id: self.id.clone(),
+                what,
+            });
+        }
+        Ok(conn)
+    }
+
+    /// A call refused for its token or scope: a link to authorize (again, or with more scope).
+    pub async fn reauthorize(&self, agent: &str, challenge: &str) -> Error {
+        let grant = if self.per_agent() { agent } else { "" };
+        if !self.per_agent() && agent != self.owner {
+            return Error::AuthRequired {
+                server_id: self.id.clone(),
+                authorization_url: None,
+            };
+        }
+        match self.authorization_link(grant, Some(challenge), None).await {
+            Ok(url) => Error::AuthRequired {
+                server_id: self.id.clone(),
+                authorization_url: Some(url),
+            },
+            Err(error) => error,
+        }
+    }
+
+    /// A call went through: the step-ups of its grant start again from none.
+    pub fn authorized_call(&self, agent: &str) {
+        let grant = if self.per_agent() { agent } else { "" };
+        self.authorizations.steps_done(&self.id, grant);
+    }
+
+    /// The connection `agent`'s requests go over now, without making one: the server's own, or
+    /// on a `per_agent` server the agent's session if it has one.
+    pub async fn session_of(&self, agent: &str) -> Option<Arc<Connection>> {
+        if !self.per_agent() || agent == self.listing_agent() {
+            return self.connection();
+        }
+        self.sessions.lock().await.get(agent).cloned()
+    }
+
+    /// Closes every per-agent session.
+    pub(super) async fn close_sessions(&self) {
+        let sessions: Vec<_> = self.sessions.lock().await.drain().collect();
+        for (_, conn) in sessions {
+            conn.shutdown().await;
+        }
+    }
+}
+
+impl Registry {
+    /// A link for `agent` to authorize a server with: its owner or an admin for a shared
+    /// server, any agent (each for itself) for a `per_agent` one.
+    pub async fn authorize(&self, agent: &Caller, server_id: &str) -> Result<String, Error> {
+        let entry = self.get(server_id)?;
+        let grant = if entry.per_agent() {
+            agent.id.clone()
+        } else {
+            self.managed(agent, server_id)?;
+            String::new()
+        };
+        let url = entry.authorization_link(&grant, None, None).await?;
+        self.store
+            .record(&agent.id, "server.authorize", server_id, "")
+            .await;
+        Ok(url)
+    }
+
+    /// The authorization server sent the person back: exchanges the code and (re)connects the
+    /// server. Returns the server's id.
+    pub async fn complete_authorization(
+        &self,
+        state: &str,
+        code: Option<&str>,
+        issuer: Option<&str>,
+        refused: Option<&str>,
+    ) -> Result<String, Error> {
+        let pending = self.authorizations.take(state).ok_or_else(|| {
+            Error::Invalid(
+                "this authorization link is unknown, already used or expired: ask for a new one \
+                 (POST /v1/servers/{server_id}/authorize)"
+                    .into(),
+            )
+        })?;
+        let key = pending.key.clone();
+        if let Some(refused) = refused {
+            return Err(Error::Invalid(format!(
+                "the authorization server refused the authorization of server \"{}\": {refused}",
+                key.server_id
+            )));
+        }
+        let code = code
+            .ok_or_else(|| Error::Invalid("the authorization server sent no `code` back".into()))?;
+        let entry = self.get(&key.server_id)?;
+        oauth::Client::finish(pending, code, issuer)
+            .await
+            .map_err(|e| match e {
+                OAuthError::Failed(why) => Error::OAuth(entry.config().redact_text(&why)),
+                other => other.into(),
+            })?;
+        self.store
+            .record(&key.agent, "server.authorized", &key.server_id, "")
+            .await;
+        tracing::info!(server_id = %key.server_id, "OAuth authorization completed");
+        if entry.per_agent() {
+            // That agent's session is made again with the new grant on its next call.
+            if let Some(old) = entry.sessions.lock().await.remove(&key.agent) {
+                old.shutdown().await;
+            }
+            let mut listing = entry.listing.write().unwrap_or_else(|e| e.into_inner());
+            if listing.is_empty() || entry.connection().is_none() {
+                *listing = key.agent.clone();
+            } else {
+                return Ok(key.server_id);
+            }
+        }
+        // Answered once the server has connected with the new grant (bounded), so that what the
+        // person (or a program) does next finds it ready.
+        let since = entry.state().attempts;
+        let _ = entry.control.send(super::entry::Control::Reconnect);
+        entry
+            .settled_after(
+                since,
+                entry.config().connect_bound() + Duration::from_secs(1),
+            )
+            .await;
+        Ok(key.server_id)
+    }
+}
+
+impl Registry {
+    /// Where the bridge is reached for OAuth (its redirect URI, its client metadata document).
+    pub fn oauth_settings(&self) -> Arc<oauth::Settings> {
+        self.authorizations.settings.clone()
+    }
+}

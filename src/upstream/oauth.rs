@@ -1,0 +1,847 @@
+//! OAuth 2.1 to upstream servers, as MCP authorization defines it (2025-11-25, and the
+//! 2025-03-26 endpoint fallback). rmcp's `auth` module does the mechanics: discovery (RFC 9728
+//! from `WWW-Authenticate`, then the well-known paths; RFC 8414, then OpenID discovery, then the
+//! 2025-03-26 defaults), dynamic registration (RFC 7591), PKCE S256, `state`, the `resource`
+//! indicator (RFC 8707), scope selection with `offline_access` only where offered, and refresh
+//! (before expiry, and once on a 401). This module gives it the address guard for every request
+//! it makes, keeps each grant's registration and tokens sealed in the store, picks how to
+//! register (pre-registered, client ID metadata document, dynamic: in that order), and does the
+//! client credentials grant.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use oauth2::TokenResponse;
+use rmcp::transport::CredentialStore;
+use rmcp::transport::auth::WWWAuthenticateParams;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, ClientCredentialsConfig,
+    OAuthClientConfig, OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture,
+    OAuthHttpRedirectPolicy, OAuthHttpRequest, StoredCredentials,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::a2e::{McpServerConfig, OAuthConfig, OAuthGrant, TokenEndpointAuth};
+use crate::guard::Guard;
+use crate::store::Store;
+
+mod jwt;
+
+/// Where the bridge is reached by browsers and authorization servers, for one flow.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `{public}/oauth/callback`.
+    pub redirect_uri: String,
+    /// `{public}/oauth/client-metadata.json`, when the public URL is https (a client ID
+    /// metadata document must be served over https).
+    pub client_metadata_url: Option<String>,
+    /// Whether the guard lets upstreams be private addresses (discovered URLs too).
+    pub allow_private: bool,
+}
+
+impl Settings {
+    /// For a bridge reached at `public_url`; `client_metadata_url` names a client ID metadata
+    /// document hosted elsewhere (by default the bridge's own, when `public_url` is https).
+    pub fn new(public_url: &str, client_metadata_url: Option<&str>, allow_private: bool) -> Self {
+        let public = public_url.trim_end_matches('/');
+        let own = public
+            .starts_with("https://")
+            .then(|| format!("{public}{CLIENT_METADATA_PATH}"));
+        Self {
+            redirect_uri: format!("{public}/oauth/callback"),
+            client_metadata_url: client_metadata_url.map(str::to_owned).or(own),
+            allow_private,
+        }
+    }
+
+    /// The client ID metadata document the bridge serves (SEP-991), naming its redirect URI.
+    pub fn client_metadata(&self, client_id: &str) -> serde_json::Value {
+        serde_json::json!({
+            "client_id": client_id,
+            "client_name": CLIENT_NAME,
+            "redirect_uris": [self.redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+            "application_type": "web",
+        })
+    }
+}
+
+/// Where the client ID metadata document is served.
+pub const CLIENT_METADATA_PATH: &str = "/oauth/client-metadata.json";
+/// The name the bridge registers under.
+const CLIENT_NAME: &str = "mcp-bridge";
+/// How long one request to an authorization server may take.
+const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Redirects followed where the flow allows them (discovery), each one checked by the guard.
+const MAX_REDIRECTS: usize = 5;
+
+/// One grant: the server's shared one (`agent` empty) or a `per_agent` server's for one agent.
+#[derive(Debug, Clone)]
+pub struct GrantKey {
+    pub server_id: String,
+    pub agent: String,
+}
+
+/// Why a grant cannot give a token.
+#[derive(Debug, thiserror::Error)]
+pub enum OAuthError {
+    /// A person must authorize (again): there is no token, or it can no longer be refreshed.
+    #[error("the server needs an OAuth authorization")]
+    NeedsAuthorization,
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<AuthError> for OAuthError {
+    fn from(error: AuthError) -> Self {
+        match error {
+            AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_) => {
+                Self::NeedsAuthorization
+            }
+            other => Self::Failed(describe(&other)),
+        }
+    }
+}
+
+/// An error of rmcp's OAuth client as a sentence, with its sources.
+fn describe(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        let more = inner.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = inner.source();
+    }
+    text
+}
+
+/// How the bridge is registered with a server's authorization server, and what that server
+/// published: kept (sealed) so a restart needs no discovery and no new registration.
+#[derive(Clone, Serialize, Deserialize)]
+struct Registration {
+    client_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    client_secret: Option<String>,
+    metadata: AuthorizationMetadata,
+}
+
+/// A grant's tokens in the store (sealed), cached for the calls that read them.
+struct Vault {
+    store: Store,
+    key: GrantKey,
+    cache: tokio::sync::RwLock<Option<Option<StoredCredentials>>>,
+}
+
+impl Vault {
+    fn new(store: Store, key: GrantKey) -> Self {
+        Self {
+            store,
+            key,
+            cache: tokio::sync::RwLock::new(None),
+        }
+    }
+
+    async fn read(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        if let Some(cached) = self.cache.read().await.as_ref() {
+            return Ok(cached.clone());
+        }
+        let grant = self
+            .store
+            .oauth_grant(&self.key.server_id, &self.key.agent)
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        let credentials = match grant.and_then(|g| g.credentials) {
+            Some(json) => Some(
+                serde_json::from_str(&json)
+                    .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?,
+            ),
+            None => None,
+        };
+        *self.cache.write().await = Some(credentials.clone());
+        Ok(credentials)
+    }
+
+    async fn write(&self, credentials: Option<StoredCredentials>) -> Result<(), AuthError> {
+        let json = match &credentials {
+            Some(c) => Some(
+                serde_json::to_string(c)
+                    .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let saved = self
+            .store
+            .save_oauth_credentials(&self.key.server_id, &self.key.agent, json.as_deref())
+            .await;
+        match saved {
+            // Being registered (the client credentials grant connects before the server is
+            // stored): kept for this connection only; the next one gets a token again.
+            Ok(()) | Err(crate::store::StoreError::NotFound) => {}
+            Err(e) => return Err(AuthError::CredentialStoreError(e.to_string())),
+        }
+        *self.cache.write().await = Some(credentials);
+        Ok(())
+    }
+}
+
+/// The vault as rmcp's manager holds it.
+#[derive(Clone)]
+struct Shared(Arc<Vault>);
+
+impl std::ops::Deref for Shared {
+    type Target = Vault;
+    fn deref(&self) -> &Vault {
+        &self.0
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for Shared {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.read().await
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        self.write(Some(credentials)).await
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.write(None).await
+    }
+}
+
+/// Every request rmcp's OAuth client makes, through clients of the address guard: names resolve
+/// to allowed addresses only, literal addresses and each redirect are checked.
+#[derive(Clone)]
+struct GuardedHttp {
+    guard: Guard,
+    follow: reqwest::Client,
+    stop: reqwest::Client,
+}
+
+impl GuardedHttp {
+    fn new(guard: Guard) -> Result<Self, OAuthError> {
+        let build = |follow: bool| {
+            let policy = reqwest::redirect::Policy::custom(move |attempt| {
+                if !follow {
+                    return attempt.stop();
+                }
+                if attempt.previous().len() > MAX_REDIRECTS {
+                    return attempt.error(format!("more than {MAX_REDIRECTS} redirects"));
+                }
+                match guard.check_url(attempt.url()) {
+                    Ok(()) => attempt.follow(),
+                    Err(why) => attempt.error(why),
+                }
+            });
+            guard
+                .http_client(false)
+                .redirect(policy)
+                .timeout(HTTP_TIMEOUT)
+                .build()
+                .map_err(|e| OAuthError::Failed(format!("cannot make an HTTP client: {e}")))
+        };
+        Ok(Self {
+            guard,
+            follow: build(true)?,
+            stop: build(false)?,
+        })
+    }
+}
+
+/// The most of an authorization server's answer read.
+const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+
+impl GuardedHttp {
+    /// Sends `request`, following redirects only with `follow`; the answer read whole.
+    async fn send(
+        &self,
+        request: oauth2::HttpRequest,
+        follow: bool,
+    ) -> Result<oauth2::HttpResponse, OAuthHttpClientError> {
+        let client = if follow { &self.follow } else { &self.stop };
+        let request = reqwest::Request::try_from(with_client_id(request))?;
+        self.guard.check_url(request.url())?;
+        let mut response = client.execute(request).await?;
+        let mut answer = oauth2::http::Response::builder().status(response.status());
+        for (name, value) in response.headers() {
+            answer = answer.header(name, value);
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await? {
+            if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+                return Err(format!("an answer larger than {MAX_ANSWER_BYTES} bytes").into());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(answer.body(body)?)
+    }
+}
+
+/// A token request authenticated with HTTP Basic, with the client's `client_id` in its body too.
+/// The `oauth2` crate leaves it out there (RFC 6749 §4.1.3 asks for it only from clients that do
+/// not authenticate), and authorization servers built on the Python MCP SDK refuse a request
+/// without it; it is an identifier, not a second authentication, so others take it as well.
+fn with_client_id(mut request: oauth2::HttpRequest) -> oauth2::HttpRequest {
+    use base64::Engine;
+    let header = |name| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v: &oauth2::http::HeaderValue| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let form = header(oauth2::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    let basic = header(oauth2::http::header::AUTHORIZATION)
+        .and_then(|v| v.strip_prefix("Basic ").map(str::to_owned));
+    let (true, Some(basic)) = (
+        form && request.method() == oauth2::http::Method::POST,
+        basic,
+    ) else {
+        return request;
+    };
+    if url::form_urlencoded::parse(request.body()).any(|(key, _)| key == "client_id") {
+        return request;
+    }
+    let id = base64::engine::general_purpose::STANDARD
+        .decode(basic.trim())
+        .ok()
+        .and_then(|pair| String::from_utf8(pair).ok())
+        .and_then(|pair| pair.split_once(':').map(|(id, _)| id.to_owned()));
+    // RFC 6749 §2.3.1: the id in the header is form-encoded.
+    let Some(id) = id.and_then(|id| {
+        url::form_urlencoded::parse(format!("id={id}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())
+    }) else {
+        return request;
+    };
+    let pair = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("client_id", &id)
+        .finish();
+    let body = request.body_mut();
+    if !body.is_empty() {
+        body.push(b'&');
+    }
+    body.extend_from_slice(pair.as_bytes());
+    request
+}
+
+impl OAuthHttpClient for GuardedHttp {
+    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+        let follow = !matches!(request.redirect_policy, OAuthHttpRedirectPolicy::Stop);
+        Box::pin(self.send(request.request, follow))
+    }
+}
+
+/// A server's OAuth client for one grant: what connecting, authorizing and refreshing share.
+pub struct Client {
+    config: OAuthConfig,
+    url: String,
+    settings: Arc<Settings>,
+    guard: Guard,
+    store: Store,
+    vault: Arc<Vault>,
+}
+
+/// An authorization waiting for the person to approve it: its link, and what finishing needs.
+pub struct Pending {
+    pub key: GrantKey,
+    pub authorization_url: String,
+    pub state: String,
+    manager: AuthorizationManager,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// The OAuth client of `config` for the grant `key`. A server without `auth` gets the
+    /// default: authorization code with discovery.
+    pub fn new(
+        config: &McpServerConfig,
+        key: GrantKey,
+        settings: Arc<Settings>,
+        guard: Guard,
+        store: Store,
+    ) -> Self {
+        Self {
+            config: config.auth.clone().unwrap_or_else(default_auth),
+            url: config.url.clone(),
+            settings,
+            guard,
+            vault: Arc::new(Vault::new(store.clone(), key)),
+            store,
+        }
+    }
+
+    pub fn key(&self) -> &GrantKey {
+        &self.vault.key
+    }
+
+    /// A fresh manager for the server's URL, over the guard, with this grant's tokens.
+    async fn manager(&self) -> Result<AuthorizationManager, OAuthError> {
+        let http = Arc::new(GuardedHttp::new(self.guard)?);
+        let mut manager = if self.settings.allow_private {
+            let mut manager = AuthorizationManager::new_allowing_private_addresses(&*self.url)
+                .await
+                .map_err(OAuthError::from)?;
+            // Its own client does not know the guard: ours replaces it.
+            manager.with_client(http.follow.clone())?;
+            manager
+        } else {
+            AuthorizationManager::new_with_oauth_http_client(&*self.url, http)
+                .await
+                .map_err(OAuthError::from)?
+        };
+        manager.set_credential_store(Shared(self.vault.clone()));
+        Ok(manager)
+    }
+
+    async fn registration(&self) -> Result<Option<Registration>, OAuthError> {
+        let key = self.key();
+        let grant = self
+            .store
+            .oauth_grant(&key.server_id, &key.agent)
+            .await
+            .map_err(|e| OAuthError::Failed(e.to_string()))?;
+        match grant.and_then(|g| g.client) {
+            Some(json) => serde_json::from_str(&json)
+                .map(Some)
+                .map_err(|e| OAuthError::Failed(format!("a stored registration: {e}"))),
+            None => Ok(None),
+        }
+    }
+
+    async fn save_registration(&self, registration: &Registration) -> Result<(), OAuthError> {
+        let json =
+            serde_json::to_string(registration).map_err(|e| OAuthError::Failed(e.to_string()))?;
+        let key = self.key();
+        match self
+            .store
+            .save_oauth_client(&key.server_id, &key.agent, Some(&json))
+            .await
+        {
+            // Being registered: found again on the next connection.
+            Ok(()) | Err(crate::store::StoreError::NotFound) => Ok(()),
+            Err(e) => Err(OAuthError::Failed(e.to_string())),
+        }
+    }
+
+    /// Whether every scope a `403 insufficient_scope` challenge names was granted already (then
+    /// asking again cannot help).
+    pub async fn holds_scope(&self, challenge: &str) -> bool {
+        let Some(wanted) = insufficient_scope(challenge, &self.url) else {
+            return false;
+        };
+        let granted = match self.vault.read().await {
+            Ok(Some(stored)) => stored.granted_scopes,
+            _ => return false,
+        };
+        let mut wanted = wanted.split_whitespace().peekable();
+        wanted.peek().is_some() && wanted.all(|scope| granted.iter().any(|g| g == scope))
+    }
+
+    /// Whether this grant has been through an authorization (or a registration) before.
+    pub async fn is_known(&self) -> bool {
+        self.config_is_explicit() || matches!(self.registration().await, Ok(Some(_)))
+    }
+
+    fn config_is_explicit(&self) -> bool {
+        self.config.client_id.is_some() || self.config.grant_type == OAuthGrant::ClientCredentials
+    }
+
+    /// The client config rmcp uses with `registration`, honouring a configured token endpoint
+    /// authentication method.
+    fn client_config(&self, registration: &Registration) -> OAuthClientConfig {
+        let secret = match self.config.token_endpoint_auth_method {
+            Some(TokenEndpointAuth::None) => None,
+            _ => registration.client_secret.clone(),
+        };
+        let mut config = OAuthClientConfig::new(
+            registration.client_id.clone(),
+            self.settings.redirect_uri.clone(),
+        );
+        if let Some(secret) = secret {
+            config = config.with_client_secret(secret);
+        }
+        config
+    }
+
+    /// `metadata`, with the configured token endpoint authentication method the only one it
+    /// offers (rmcp picks among what the metadata lists).
+    fn pinned(&self, mut metadata: AuthorizationMetadata) -> AuthorizationMetadata {
+        let method = match self.config.token_endpoint_auth_method {
+            Some(TokenEndpointAuth::ClientSecretBasic) => "client_secret_basic",
+            Some(TokenEndpointAuth::ClientSecretPost) => "client_secret_post",
+            _ => return metadata,
+        };
+        metadata.additional_fields.insert(
+            "token_endpoint_auth_methods_supported".into(),
+            serde_json::json!([method]),
+        );
+        metadata
+    }
+
+    /// A manager ready to give this grant's access token (refreshing it when due), or
+    /// `NeedsAuthorization` when there is none to give. The client credentials grant gets a
+    /// token here when it has none, or one that expired.
+    pub async fn authorized(&self) -> Result<AuthorizationManager, OAuthError> {
+        if self.config.grant_type == OAuthGrant::ClientCredentials {
+            return self.client_credentials().await;
+        }
+        let Some(registration) = self.registration().await? else {
+            return Err(OAuthError::NeedsAuthorization);
+        };
+        let mut manager = self.manager().await?;
+        manager.set_metadata(self.pinned(registration.metadata.clone()));
+        manager.configure_client(self.client_config(&registration))?;
+        // Fails when there is no token, or it expired and cannot be refreshed.
+        manager.get_access_token().await?;
+        Ok(manager)
+    }
+
+    /// Starts an authorization code flow: discovery (from `challenge`, the 401's or 403's
+    /// `WWW-Authenticate`, when there is one), registration when the grant has none, and the
+    /// link for the person, with PKCE, `state` and `resource`. `more_scope` asks for the scopes
+    /// a `403 insufficient_scope` named on top of those granted (step-up).
+    pub async fn begin(
+        &self,
+        challenge: Option<&str>,
+        more_scope: Option<&str>,
+    ) -> Result<Pending, OAuthError> {
+        if self.config.grant_type == OAuthGrant::ClientCredentials {
+            return Err(OAuthError::Failed(
+                "the server uses the client credentials grant: there is nothing for a person \
+                 to authorize"
+                    .into(),
+            ));
+        }
+        let mut manager = self.manager().await?;
+        let resolved = manager
+            .resolve_metadata_from_challenge(challenge)
+            .await
+            .map_err(OAuthError::from)?;
+        let metadata = self.pinned(resolved.metadata);
+        manager.set_metadata(metadata.clone());
+
+        let mut scopes = if !self.config.scopes.is_empty() {
+            self.config.scopes.clone()
+        } else {
+            manager.select_initial_scopes(&[]).await
+        };
+        if let Some(more) = more_scope {
+            if let Ok(Some(stored)) = self.vault.read().await {
+                scopes.extend(stored.granted_scopes);
+            }
+            scopes.extend(more.split_whitespace().map(str::to_owned));
+        }
+        scopes = dedup(scopes);
+        offer_offline_access(&metadata, &mut scopes);
+        let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+
+        let registration = self.register(&mut manager, &metadata, &scope_refs).await?;
+        self.save_registration(&registration).await?;
+        manager.configure_client(self.client_config(&registration))?;
+        let url = manager.get_authorization_url(&scope_refs).await?;
+        let state = url::Url::parse(&url)
+            .ok()
+            .and_then(|u| {
+                u.query_pairs()
+                    .find(|(k, _)| k == "state")
+                    .map(|(_, v)| v.into_owned())
+            })
+            .ok_or_else(|| OAuthError::Failed("the authorization URL has no state".into()))?;
+        Ok(Pending {
+            key: self.key().clone(),
+            authorization_url: url,
+            state,
+            manager,
+        })
+    }
+
+    /// How the bridge is known to the authorization server: the configured client, a client ID
+    /// metadata document (when the server takes them and the bridge's public URL is https), the
+    /// registration it made before with this same server, or a new dynamic registration.
+    async fn register(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        scopes: &[&str],
+    ) -> Result<Registration, OAuthError> {
+        let registration = |client_id: String, client_secret: Option<String>| Registration {
+            client_id,
+            client_secret,
+            metadata: metadata.clone(),
+        };
+        if let Some(client_id) = &self.config.client_id {
+            return Ok(registration(
+                client_id.clone(),
+                self.config.client_secret.clone(),
+            ));
+        }
+        let takes_documents = metadata
+            .additional_fields
+            .get("client_id_metadata_document_supported")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        if takes_documents && let Some(url) = &self.settings.client_metadata_url {
+            return Ok(registration(url.clone(), None));
+        }
+        if let Some(known) = self.registration().await?
+            && known.metadata.token_endpoint == metadata.token_endpoint
+            && known.metadata.authorization_endpoint == metadata.authorization_endpoint
+            && known.client_id
+                != self
+                    .settings
+                    .client_metadata_url
+                    .clone()
+                    .unwrap_or_default()
+        {
+            return Ok(registration(known.client_id, known.client_secret));
+        }
+        if metadata.registration_endpoint.is_none() {
+            return Err(OAuthError::Failed(
+                "the authorization server offers no dynamic registration and takes no client ID \
+                 metadata document: register mcp-bridge with it by hand (redirect URI "
+                    .to_owned()
+                    + &self.settings.redirect_uri
+                    + ") and set `auth.client_id` (and `auth.client_secret`)",
+            ));
+        }
+        let made = manager
+            .register_client(CLIENT_NAME, &self.settings.redirect_uri, scopes)
+            .await?;
+        Ok(registration(made.client_id, made.client_secret))
+    }
+
+    /// Finishes `pending` with the code the authorization server sent back: exchanges it (with
+    /// the PKCE verifier) and keeps the tokens.
+    pub async fn finish(
+        pending: Pending,
+        code: &str,
+        issuer: Option<&str>,
+    ) -> Result<(), OAuthError> {
+        pending
+            .manager
+            .exchange_code_for_token_with_issuer(code, &pending.state, issuer)
+            .await?;
+        Ok(())
+    }
+
+    /// The client credentials grant: a token from the configured client's secret, or a signed
+    /// assertion (`private_key_jwt`, RFC 7523), whenever the stored one is missing or expired.
+    async fn client_credentials(&self) -> Result<AuthorizationManager, OAuthError> {
+        let mut manager = self.manager().await?;
+        let metadata = match self.registration().await? {
+            Some(known) => known.metadata,
+            None => {
+                let metadata = self.pinned(manager.resolve_metadata().await?.metadata);
+                let client_id = self.config.client_id.clone().unwrap_or_default();
+                self.save_registration(&Registration {
+                    client_id,
+                    client_secret: None,
+                    metadata: metadata.clone(),
+                })
+                .await?;
+                metadata
+            }
+        };
+        manager.set_metadata(self.pinned(metadata.clone()));
+        if manager.get_access_token().await.is_ok() {
+            return Ok(manager);
+        }
+        let client_id = self.config.client_id.clone().unwrap_or_default();
+        let resource = Some(self.url.clone());
+        let scopes = self.config.scopes.clone();
+        if let Some(key) = &self.config.private_key {
+            let token = jwt::exchange(
+                &GuardedHttp::new(self.guard)?,
+                &metadata,
+                &client_id,
+                key,
+                &scopes,
+                resource.as_deref(),
+            )
+            .await?;
+            let granted = token
+                .scopes()
+                .map(|s| s.iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default();
+            self.vault
+                .write(Some(StoredCredentials::new(
+                    client_id,
+                    Some(token),
+                    granted,
+                    Some(now_secs()),
+                )))
+                .await?;
+        } else {
+            let credentials = ClientCredentialsConfig::ClientSecret {
+                client_id,
+                client_secret: self.config.client_secret.clone().unwrap_or_default(),
+                scopes,
+                resource,
+            };
+            manager.configure_client_credentials(&credentials)?;
+            manager.exchange_client_credentials(&credentials).await?;
+        }
+        Ok(manager)
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+fn dedup(scopes: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    scopes
+        .into_iter()
+        .filter(|s| !s.is_empty() && seen.insert(s.clone()))
+        .collect()
+}
+
+/// Adds `offline_access` (for a refresh token) when the authorization server lists it.
+fn offer_offline_access(metadata: &AuthorizationMetadata, scopes: &mut Vec<String>) {
+    let offered = metadata
+        .scopes_supported
+        .as_ref()
+        .is_some_and(|s| s.iter().any(|s| s == "offline_access"));
+    if offered && !scopes.is_empty() && !scopes.iter().any(|s| s == "offline_access") {
+        scopes.push("offline_access".into());
+    }
+}
+
+/// What a server with no `auth` config gets when it answers 401: authorization code with
+/// discovery and dynamic registration.
+fn default_auth() -> OAuthConfig {
+    OAuthConfig::default()
+}
+
+/// The `scope` a `403 insufficient_scope` challenge asks for, if it is one.
+pub fn insufficient_scope(challenge: &str, url: &str) -> Option<String> {
+    let base = url::Url::parse(url).ok()?;
+    let params = WWWAuthenticateParams::parse(challenge, &base);
+    params
+        .is_insufficient_scope()
+        .then(|| params.scope.unwrap_or_default())
+}
+
+/// Whether a 401's `WWW-Authenticate` asks for a bearer token (RFC 6750).
+pub fn is_bearer_challenge(challenge: &str) -> bool {
+    challenge
+        .trim_start()
+        .get(..6)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("bearer"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenges_are_read_as_rfc_6750_says() {
+        assert!(is_bearer_challenge(
+            r#"Bearer resource_metadata="https://x/y""#
+        ));
+        assert!(is_bearer_challenge("bearer"));
+        assert!(!is_bearer_challenge(r#"Basic realm="x""#));
+        let url = "https://mcp.example.com/mcp";
+        let more = r#"Bearer error="insufficient_scope", scope="files:read files:write""#;
+        assert_eq!(
+            insufficient_scope(more, url).as_deref(),
+            Some("files:read files:write")
+        );
+        assert_eq!(
+            insufficient_scope(r#"Bearer error="invalid_token""#, url),
+            None
+        );
+    }
+
+    #[test]
+    fn offline_access_only_where_offered_and_scopes_once() {
+        let mut metadata = AuthorizationMetadata::default();
+        let mut scopes = dedup(vec!["a".into(), "b".into(), "a".into(), String::new()]);
+        assert_eq!(scopes, ["a", "b"]);
+        offer_offline_access(&metadata, &mut scopes);
+        assert_eq!(scopes, ["a", "b"]);
+        metadata.scopes_supported = Some(vec!["a".into(), "offline_access".into()]);
+        offer_offline_access(&metadata, &mut scopes);
+        assert_eq!(scopes, ["a", "b", "offline_access"]);
+        // No scope named at all: none is added (the request then names no scope).
+        let mut none = Vec::new();
+        offer_offline_access(&metadata, &mut none);
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn the_redirect_uri_and_the_metadata_document_follow_the_public_url() {
+        let plain = Settings::new("http://127.0.0.1:8080/", None, false);
+        assert_eq!(plain.redirect_uri, "http://127.0.0.1:8080/oauth/callback");
+        assert_eq!(plain.client_metadata_url, None);
+        let public = Settings::new("https://gw.example.com", None, false);
+        assert_eq!(
+            public.client_metadata_url.as_deref(),
+            Some("https://gw.example.com/oauth/client-metadata.json")
+        );
+        let hosted = Settings::new(
+            "https://gw.example.com",
+            Some("https://docs.example/c.json"),
+            false,
+        );
+        assert_eq!(
+            hosted.client_metadata_url.as_deref(),
+            Some("https://docs.example/c.json")
+        );
+        let document = public.client_metadata("https://gw.example.com/oauth/client-metadata.json");
+        assert_eq!(
+            document["redirect_uris"][0],
+            "https://gw.example.com/oauth/callback"
+        );
+    }
+
+    fn token_request(authorization: Option<&str>, body: &str) -> oauth2::HttpRequest {
+        let mut request = oauth2::http::Request::builder()
+            .method(oauth2::http::Method::POST)
+            .uri("https://as.example/token")
+            .header(
+                oauth2::http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            );
+        if let Some(value) = authorization {
+            request = request.header(oauth2::http::header::AUTHORIZATION, value);
+        }
+        request.body(body.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn a_basic_authenticated_token_request_names_its_client_in_the_body_too() {
+        use base64::Engine;
+        let basic = base64::engine::general_purpose::STANDARD.encode("my%20client:s3cret");
+        let request = token_request(Some(&format!("Basic {basic}")), "grant_type=refresh_token");
+        let body = String::from_utf8(with_client_id(request).into_body()).unwrap();
+        assert_eq!(body, "grant_type=refresh_token&client_id=my+client");
+        // Already named, or not Basic: left alone.
+        let named = token_request(Some(&format!("Basic {basic}")), "client_id=x");
+        assert_eq!(with_client_id(named).into_body(), b"client_id=x");
+        let post = token_request(None, "client_id=x&client_secret=y");
+        assert_eq!(
+            with_client_id(post).into_body(),
+            b"client_id=x&client_secret=y"
+        );
+    }
+}
