@@ -20,6 +20,8 @@ fn assertion(
     client_id: &str,
     pem: &str,
 ) -> Result<String, OAuthError> {
+    // Read as the config check reads it: surrounding blank lines are not part of the key.
+    let pem = pem.trim();
     let (key, algorithm) = match jsonwebtoken::EncodingKey::from_rsa_pem(pem.as_bytes()) {
         Ok(key) => (key, jsonwebtoken::Algorithm::RS256),
         Err(_) => match jsonwebtoken::EncodingKey::from_ec_pem(pem.as_bytes()) {
