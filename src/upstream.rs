@@ -606,11 +606,9 @@ async fn connect_unredacted(
         .clone()
         .filter(|_| config.transport != McpTransport::Stdio);
     let mut oauth = None;
-    if let Some(client) = client
-        && client.is_known().await
-    {
+    if let Some(client) = client {
         match launch.within(client.authorized()).await? {
-            Ok(manager) => oauth = Some(manager),
+            Ok(manager) => oauth = manager,
             Err(oauth::OAuthError::NeedsAuthorization) => {
                 return Err(ConnectError::AuthRequired(None));
             }

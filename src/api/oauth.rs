@@ -149,16 +149,9 @@ fn page(status: StatusCode, text: &str) -> Response {
     responses((status = 200, description = "The client ID metadata document", content_type = "application/json", body = Object)))]
 async fn client_metadata(State(state): State<AppState>) -> Response {
     let settings = state.registry.oauth_settings();
-    let client_id = settings.client_metadata_url.clone().unwrap_or_else(|| {
-        settings
-            .redirect_uri
-            .trim_end_matches("/oauth/callback")
-            .to_owned()
-            + crate::upstream::oauth::CLIENT_METADATA_PATH
-    });
     (
         [(header::CACHE_CONTROL, "public, max-age=300")],
-        Json(settings.client_metadata(&client_id)),
+        Json(settings.client_metadata()),
     )
         .into_response()
 }

@@ -97,16 +97,6 @@ impl ServerEntry {
 
     /// The server waits for a person: its status says so, and its owner is sent the link.
     pub(super) async fn wait_for_authorization(&self, challenge: Option<String>) {
-        self.update_state(|s| {
-            s.status = McpServerStatus::AuthRequired;
-            s.error = format!(
-                "the server needs an OAuth authorization: open the link of POST /v1/servers/{}/authorize",
-                self.id
-            );
-            s.stderr_tail.clear();
-            s.challenge = challenge.clone();
-            s.attempts += 1;
-        });
         // A `per_agent` server's own connection lists with the first grant: its owner's until
         // some agent has authorized.
         let agent = match (self.per_agent(), self.listing_agent()) {
@@ -114,24 +104,41 @@ impl ServerEntry {
             (true, listing) if listing.is_empty() => self.owner.clone(),
             (true, listing) => listing,
         };
-        let link = self.authorization_link(&agent, challenge.as_deref(), None);
-        let params = match link.await {
-            Ok(url) => serde_json::json!({"server_id": self.id, "authorization_url": url}),
-            Err(error) => {
-                // Nothing a person could approve (discovery failed, a resource that is not this
-                // server's, a scope that cannot be had): an error, not a wait for a person.
-                tracing::warn!(server_id = %self.id, %error, "cannot make an authorization link");
-                self.update_state(|s| {
+        let link = self
+            .authorization_link(&agent, challenge.as_deref(), None)
+            .await;
+        // One change of status: waiting for a person, or (nothing a person could approve:
+        // discovery failed, a resource that is not this server's, a scope that cannot be had)
+        // an error.
+        self.update_state(|s| {
+            match &link {
+                Ok(_) => {
+                    s.status = McpServerStatus::AuthRequired;
+                    s.error = format!(
+                        "the server needs an OAuth authorization: open the link of POST /v1/servers/{}/authorize",
+                        self.id
+                    );
+                }
+                Err(error) => {
                     s.status = McpServerStatus::Error;
                     s.error = error.to_string();
-                });
+                }
+            }
+            s.stderr_tail.clear();
+            s.challenge = challenge.clone();
+            s.attempts += 1;
+        });
+        let url = match link {
+            Ok(url) => url,
+            Err(error) => {
+                tracing::warn!(server_id = %self.id, %error, "cannot make an authorization link");
                 return;
             }
         };
         let push = ServerPush {
             server_id: self.id.clone(),
             method: NotificationMethod::AuthRequired.as_str().to_owned(),
-            params,
+            params: serde_json::json!({"server_id": self.id, "authorization_url": url}),
             ..Default::default()
         };
         self.hub.publish(&self.owner, ServerPush::TYPE, &push);

@@ -35,6 +35,8 @@ pub struct Settings {
     /// `{public}/oauth/client-metadata.json`, when the public URL is https (a client ID
     /// metadata document must be served over https).
     pub client_metadata_url: Option<String>,
+    /// `{public}/oauth/client-metadata.json`: where the bridge serves the document.
+    served_at: String,
     /// Whether the guard lets upstreams be private addresses (discovered URLs too).
     pub allow_private: bool,
 }
@@ -44,18 +46,20 @@ impl Settings {
     /// document hosted elsewhere (by default the bridge's own, when `public_url` is https).
     pub fn new(public_url: &str, client_metadata_url: Option<&str>, allow_private: bool) -> Self {
         let public = public_url.trim_end_matches('/');
-        let own = public
-            .starts_with("https://")
-            .then(|| format!("{public}{CLIENT_METADATA_PATH}"));
+        let served_at = format!("{public}{CLIENT_METADATA_PATH}");
+        let own = public.starts_with("https://").then(|| served_at.clone());
         Self {
             redirect_uri: format!("{public}/oauth/callback"),
             client_metadata_url: client_metadata_url.map(str::to_owned).or(own),
+            served_at,
             allow_private,
         }
     }
 
-    /// The client ID metadata document the bridge serves (SEP-991), naming its redirect URI.
-    pub fn client_metadata(&self, client_id: &str) -> serde_json::Value {
+    /// The client ID metadata document the bridge serves (SEP-991), naming its redirect URI;
+    /// its `client_id` is where it is used from (a copy hosted elsewhere, or this one).
+    pub fn client_metadata(&self) -> serde_json::Value {
+        let client_id = self.client_metadata_url.as_ref().unwrap_or(&self.served_at);
         serde_json::json!({
             "client_id": client_id,
             "client_name": CLIENT_NAME,
@@ -376,7 +380,8 @@ impl Client {
         store: Store,
     ) -> Self {
         Self {
-            config: config.auth.clone().unwrap_or_else(default_auth),
+            // Without `auth`: authorization code with discovery and dynamic registration.
+            config: config.auth.clone().unwrap_or_default(),
             url: config.url.clone(),
             settings,
             guard,
@@ -452,11 +457,6 @@ impl Client {
         wanted.peek().is_some() && wanted.all(|scope| granted.iter().any(|g| g == scope))
     }
 
-    /// Whether this grant has been through an authorization (or a registration) before.
-    pub async fn is_known(&self) -> bool {
-        self.config_is_explicit() || matches!(self.registration().await, Ok(Some(_)))
-    }
-
     fn config_is_explicit(&self) -> bool {
         self.config.client_id.is_some() || self.config.grant_type == OAuthGrant::ClientCredentials
     }
@@ -493,22 +493,26 @@ impl Client {
         metadata
     }
 
-    /// A manager ready to give this grant's access token (refreshing it when due), or
-    /// `NeedsAuthorization` when there is none to give. The client credentials grant gets a
-    /// token here when it has none, or one that expired.
-    pub async fn authorized(&self) -> Result<AuthorizationManager, OAuthError> {
+    /// A manager ready to give this grant's access token (refreshing it when due);
+    /// `NeedsAuthorization` when it has none to give; `None` for a grant never authorized nor
+    /// configured (a server not known to want OAuth). The client credentials grant gets a token
+    /// here when it has none, or one that expired.
+    pub async fn authorized(&self) -> Result<Option<AuthorizationManager>, OAuthError> {
         if self.config.grant_type == OAuthGrant::ClientCredentials {
-            return self.client_credentials().await;
+            return self.client_credentials().await.map(Some);
         }
         let Some(registration) = self.registration().await? else {
-            return Err(OAuthError::NeedsAuthorization);
+            return match self.config_is_explicit() {
+                true => Err(OAuthError::NeedsAuthorization),
+                false => Ok(None),
+            };
         };
         let mut manager = self.manager().await?;
         manager.set_metadata(self.pinned(registration.metadata.clone()));
         manager.configure_client(self.client_config(&registration))?;
         // Fails when there is no token, or it expired and cannot be refreshed.
         manager.get_access_token().await?;
-        Ok(manager)
+        Ok(Some(manager))
     }
 
     /// Starts an authorization code flow: discovery (from `challenge`, the 401's or 403's
@@ -601,12 +605,7 @@ impl Client {
         if let Some(known) = self.registration().await?
             && known.metadata.token_endpoint == metadata.token_endpoint
             && known.metadata.authorization_endpoint == metadata.authorization_endpoint
-            && known.client_id
-                != self
-                    .settings
-                    .client_metadata_url
-                    .clone()
-                    .unwrap_or_default()
+            && self.settings.client_metadata_url.as_ref() != Some(&known.client_id)
         {
             return Ok(registration(known.client_id, known.client_secret));
         }
@@ -726,12 +725,6 @@ fn offer_offline_access(metadata: &AuthorizationMetadata, scopes: &mut Vec<Strin
     }
 }
 
-/// What a server with no `auth` config gets when it answers 401: authorization code with
-/// discovery and dynamic registration.
-fn default_auth() -> OAuthConfig {
-    OAuthConfig::default()
-}
-
 /// The `scope` a `403 insufficient_scope` challenge asks for, if it is one.
 pub fn insufficient_scope(challenge: &str, url: &str) -> Option<String> {
     let base = url::Url::parse(url).ok()?;
@@ -807,7 +800,11 @@ mod tests {
             hosted.client_metadata_url.as_deref(),
             Some("https://docs.example/c.json")
         );
-        let document = public.client_metadata("https://gw.example.com/oauth/client-metadata.json");
+        let document = public.client_metadata();
+        assert_eq!(
+            document["client_id"],
+            "https://gw.example.com/oauth/client-metadata.json"
+        );
         assert_eq!(
             document["redirect_uris"][0],
             "https://gw.example.com/oauth/callback"
