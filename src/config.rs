@@ -168,6 +168,18 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_SHUTDOWN_GRACE_SECS", |c, v| {
         v.number().map(|x| c.shutdown_grace_secs = x)
     }),
+    var("MCP_BRIDGE_NATS_URL", |c, v| {
+        v.optional().map(|x| c.nats_url = x)
+    }),
+    var("MCP_BRIDGE_NATS_PREFIX", |c, v| {
+        v.text().map(|x| c.nats_prefix = x)
+    }),
+    var("MCP_BRIDGE_REPLICA_ID", |c, v| {
+        v.optional().map(|x| c.replica_id = x)
+    }),
+    var("MCP_BRIDGE_LEASE_SECS", |c, v| {
+        v.number().map(|x| c.lease_secs = x)
+    }),
 ];
 
 /// Every environment variable the service reads.
@@ -314,6 +326,14 @@ pub struct Config {
     pub a2a_enabled: bool,
     /// Servers registered (or replaced) at every start, as an import would (file only).
     pub servers: Vec<crate::a2e::McpServerConfig>,
+    /// NATS, where replicas meet (with a PostgreSQL store); none: a single replica.
+    pub nats_url: Option<String>,
+    /// The prefix of every NATS subject and stream name: replicas with the same one meet.
+    pub nats_prefix: String,
+    /// This replica's name; by default generated once and kept in the data dir.
+    pub replica_id: Option<String>,
+    /// Seconds a replica's hold on a server lasts without a heartbeat.
+    pub lease_secs: u64,
 }
 
 impl Default for Config {
@@ -357,6 +377,10 @@ impl Default for Config {
             mcp_unprefixed_server: None,
             a2a_enabled: true,
             servers: Vec::new(),
+            nats_url: None,
+            nats_prefix: "mcp-bridge".into(),
+            replica_id: None,
+            lease_secs: 10,
         }
     }
 }
@@ -518,7 +542,71 @@ impl Config {
                 ),
             ));
         }
+        self.validate_replicas()
+    }
+
+    fn validate_replicas(&self) -> Result<(), ConfigError> {
+        let token = |s: &str| {
+            !s.is_empty()
+                && s.len() <= 64
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        };
+        if let Some(id) = &self.replica_id
+            && !token(id)
+        {
+            return Err(invalid(
+                "MCP_BRIDGE_REPLICA_ID",
+                "must be 1 to 64 letters, digits, `-` or `_`",
+            ));
+        }
+        if !self.nats_prefix.split('.').all(token) {
+            return Err(invalid(
+                "MCP_BRIDGE_NATS_PREFIX",
+                "must be dot-separated tokens of letters, digits, `-` or `_`",
+            ));
+        }
+        if !(2..=3600).contains(&self.lease_secs) {
+            return Err(invalid(
+                "MCP_BRIDGE_LEASE_SECS",
+                "must be between 2 and 3600",
+            ));
+        }
+        if let Some(url) = &self.nats_url {
+            if !url.starts_with("nats://") && !url.starts_with("tls://") {
+                return Err(invalid(
+                    "MCP_BRIDGE_NATS_URL",
+                    format!("\"{url}\" is not a nats:// or tls:// URL"),
+                ));
+            }
+            if !self.database_url().starts_with("postgres") {
+                return Err(invalid(
+                    "MCP_BRIDGE_NATS_URL",
+                    "replicas share their store: set MCP_BRIDGE_DATABASE_URL to a postgres:// URL",
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// This replica's name: the configured one, or one generated and kept in the data dir.
+    pub fn replica(&self) -> std::io::Result<String> {
+        if let Some(id) = &self.replica_id {
+            return Ok(id.clone());
+        }
+        let path = self.data_dir.join("replica-id");
+        match std::fs::read_to_string(&path) {
+            Ok(id) if !id.trim().is_empty() => Ok(id.trim().to_owned()),
+            Ok(_) => Self::new_replica_id(&path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Self::new_replica_id(&path),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn new_replica_id(path: &std::path::Path) -> std::io::Result<String> {
+        let id = format!("r-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        std::fs::write(path, format!("{id}\n"))?;
+        Ok(id)
     }
 
     /// The key that seals secret values at rest, when one is configured.

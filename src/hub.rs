@@ -1,24 +1,27 @@
 //! The hub: one channel per agent (its SSE streams, a bounded replay buffer) and the table of
 //! server-initiated requests waiting for an agent's answer. Everything that reaches agents or
-//! waits for them goes through `publish`, `broadcast` and `ask`, so a cross-replica hub can
-//! stand behind the same few calls later.
+//! waits for them goes through `publish`, `broadcast` and `ask`; in-process by default, or
+//! across replicas once [`Hub::join`]ed to NATS (`bus.rs`).
 
+pub mod bus;
 mod channel;
 mod pending;
 mod recipient;
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use bus::{BusConfig, BusError};
 pub use channel::{Event, Opened};
 pub use pending::AnswerError;
 pub use recipient::{AgentChannel, Answer, AskKind, Recipient, ServerRequest};
 
+use bus::{Asked, Bus, Entry, RelayOutcome, RelayedAnswer};
 use channel::Channel;
 use pending::Pending;
 
@@ -57,6 +60,11 @@ pub struct Hub {
     pending: Pending,
     replay: usize,
     shutdown: CancellationToken,
+    /// The other replicas, once joined.
+    bus: OnceLock<Arc<Bus>>,
+    /// Across replicas: the log's sequence before the first entry this replica applied (a
+    /// channel knows nothing up to it).
+    origin: std::sync::atomic::AtomicU64,
 }
 
 impl Hub {
@@ -69,6 +77,8 @@ impl Hub {
             pending: Pending::default(),
             replay,
             shutdown,
+            bus: OnceLock::new(),
+            origin: std::sync::atomic::AtomicU64::new(0),
         });
         let weak = Arc::downgrade(&hub);
         let stop = hub.shutdown.clone();
@@ -87,6 +97,35 @@ impl Hub {
         hub
     }
 
+    /// Joins the other replicas on NATS: from now on every event goes through the replicas' log
+    /// (applied here from its oldest entry before this returns), and answers, presence and
+    /// `/mcp` notices through NATS.
+    pub async fn join(self: &Arc<Self>, config: BusConfig) -> Result<(), BusError> {
+        let applier: std::sync::Weak<dyn bus::Applier> = {
+            let weak: std::sync::Weak<Self> = Arc::downgrade(self);
+            weak
+        };
+        let bus = Bus::join(config, applier, self.shutdown.clone(), &self.origin).await?;
+        let _ = self.bus.set(bus);
+        Ok(())
+    }
+
+    /// The other replicas, when joined.
+    pub fn bus(&self) -> Option<&Arc<Bus>> {
+        self.bus.get()
+    }
+
+    fn new_channel(&self) -> Channel {
+        match self.bus.get() {
+            None => Channel::new(self.replay),
+            Some(bus) => Channel::starting_at(
+                self.replay,
+                bus.applied() + 1,
+                self.origin.load(std::sync::atomic::Ordering::Acquire),
+            ),
+        }
+    }
+
     fn channel(&self, agent_id: &str) -> Arc<Channel> {
         if let Some(channel) = self
             .channels
@@ -99,16 +138,56 @@ impl Hub {
         let mut channels = self.channels.write().unwrap_or_else(|e| e.into_inner());
         channels
             .entry(agent_id.to_owned())
-            .or_insert_with(|| Arc::new(Channel::new(self.replay)))
+            .or_insert_with(|| Arc::new(self.new_channel()))
             .clone()
+    }
+
+    /// The agent's channel as the log creates it: knowing nothing before the log's origin.
+    fn channel_from_log(&self, agent_id: &str, seq: u64) -> Arc<Channel> {
+        if let Some(channel) = self
+            .channels
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(agent_id)
+        {
+            return channel.clone();
+        }
+        let origin = self.origin.load(std::sync::atomic::Ordering::Acquire);
+        let mut channels = self.channels.write().unwrap_or_else(|e| e.into_inner());
+        channels
+            .entry(agent_id.to_owned())
+            .or_insert_with(|| Arc::new(Channel::starting_at(self.replay, seq, origin)))
+            .clone()
+    }
+
+    /// Tells the other replicas which agents have streams open here.
+    fn presence_changed(&self) {
+        if let Some(bus) = self.bus.get() {
+            let agents = self
+                .channels
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .filter(|(_, channel)| channel.connected())
+                .map(|(agent, _)| agent.clone())
+                .collect();
+            bus.set_local_agents(agents);
+        }
     }
 
     /// Sends an A2E message to one agent; it is kept for replay when the agent is away.
     pub fn publish(&self, agent_id: &str, kind: &str, message: &impl Serialize) {
         match serde_json::to_string(message) {
-            Ok(data) => {
-                self.channel(agent_id).publish(kind, data.into());
-            }
+            Ok(data) => match self.bus.get() {
+                Some(bus) => bus.append(Entry::Event {
+                    agent: agent_id.to_owned(),
+                    kind: kind.to_owned(),
+                    data: data.into(),
+                }),
+                None => {
+                    self.channel(agent_id).publish(kind, data.into());
+                }
+            },
             Err(error) => tracing::error!(%error, kind, "cannot serialise an event"),
         }
     }
@@ -119,6 +198,17 @@ impl Hub {
             Ok(data) => data.into(),
             Err(error) => return tracing::error!(%error, kind, "cannot serialise an event"),
         };
+        if let Some(bus) = self.bus.get() {
+            return bus.append(Entry::All {
+                kind: kind.to_owned(),
+                data,
+            });
+        }
+        self.broadcast_here(None, kind, data);
+    }
+
+    /// Publishes to every channel of this replica (with the log's id across replicas).
+    fn broadcast_here(&self, seq: Option<u64>, kind: &str, data: Arc<str>) {
         let channels: Vec<Arc<Channel>> = self
             .channels
             .read()
@@ -127,19 +217,33 @@ impl Hub {
             .cloned()
             .collect();
         for channel in channels {
-            channel.publish(kind, data.clone());
+            match seq {
+                Some(seq) => channel.publish_at(seq, kind, data.clone()),
+                None => {
+                    channel.publish(kind, data.clone());
+                }
+            }
         }
     }
 
     /// Hands a notification from server `server_id` to the MCP clients of `/mcp` (which of them
     /// get it is theirs to say).
     pub fn to_mcp_clients(&self, server_id: &str, method: &str, params: Value) {
-        let _ = self.downstream.send(McpNotice {
+        self.notice(McpNotice {
             server_id: server_id.to_owned(),
             method: method.to_owned(),
             params,
             agents: None,
         });
+    }
+
+    fn notice(&self, notice: McpNotice) {
+        match self.bus.get() {
+            Some(bus) => bus.mcp_notice(&notice),
+            None => {
+                let _ = self.downstream.send(notice);
+            }
+        }
     }
 
     /// Like [`to_mcp_clients`](Self::to_mcp_clients), for the sessions of `agents` only.
@@ -150,7 +254,7 @@ impl Hub {
         method: &str,
         params: Value,
     ) {
-        let _ = self.downstream.send(McpNotice {
+        self.notice(McpNotice {
             server_id: server_id.to_owned(),
             method: method.to_owned(),
             params,
@@ -163,13 +267,17 @@ impl Hub {
         self.downstream.subscribe()
     }
 
-    /// Whether the agent has an event stream open now.
+    /// Whether the agent has an event stream open now (on any replica).
     pub fn is_connected(&self, agent_id: &str) -> bool {
         self.channels
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .get(agent_id)
             .is_some_and(|c| c.connected())
+            || self
+                .bus
+                .get()
+                .is_some_and(|bus| bus.connected_elsewhere(agent_id))
     }
 
     /// Sends request `id` (an A2E message of `kind`) to the agent and waits for its answer.
@@ -189,10 +297,23 @@ impl Hub {
         })?;
         // However this ends (an answer, the deadline, or the asker giving up), the request stops waiting.
         let _waiting = Waiting {
-            pending: &self.pending,
+            hub: self,
+            agent_id,
             id,
         };
-        self.publish(agent_id, kind, message);
+        match self.bus.get() {
+            Some(bus) => match serde_json::to_string(message) {
+                Ok(data) => bus.append(Entry::Ask {
+                    agent: agent_id.to_owned(),
+                    kind: kind.to_owned(),
+                    id: id.to_owned(),
+                    replica: bus.replica().to_owned(),
+                    data: data.into(),
+                }),
+                Err(error) => tracing::error!(%error, kind, "cannot serialise a request"),
+            },
+            None => self.publish(agent_id, kind, message),
+        }
         tokio::select! {
             answer = answer => answer.map_err(|_| AskError::Shutdown),
             _ = tokio::time::sleep(deadline) => Err(AskError::Timeout(agent_id.to_owned(), deadline)),
@@ -200,26 +321,83 @@ impl Hub {
         }
     }
 
-    /// Delivers an agent's answer to a request of `kind` that was sent to it.
-    pub fn answer(
+    /// Delivers an agent's answer to a request of `kind` that was sent to it: here, or relayed
+    /// to the replica where the request waits.
+    pub async fn answer(
         &self,
         agent_id: &str,
         kind: &'static str,
         id: &str,
         answer: Value,
     ) -> Result<(), AnswerError> {
-        self.pending.answer(id, agent_id, kind, answer)
+        let Some(bus) = self.bus.get().filter(|_| !self.pending.holds(id)) else {
+            return self.pending.answer(id, agent_id, kind, answer);
+        };
+        let asked = match bus.asked(id) {
+            Some(asked) => Some(asked),
+            // Perhaps this replica has not applied the request yet.
+            None => {
+                bus.catch_up().await;
+                bus.asked(id)
+            }
+        };
+        match asked {
+            Some(Asked::Waiting {
+                replica,
+                agent,
+                kind: asked_kind,
+            }) if agent == agent_id && asked_kind == kind => {
+                if replica == bus.replica() {
+                    return self.pending.answer(id, agent_id, kind, answer);
+                }
+                let relayed = RelayedAnswer {
+                    id: id.to_owned(),
+                    agent: agent_id.to_owned(),
+                    kind: kind.to_owned(),
+                    answer,
+                };
+                match bus.relay_answer(&replica, &relayed).await {
+                    Ok(RelayOutcome::Delivered) => Ok(()),
+                    Ok(RelayOutcome::AlreadyAnswered) => {
+                        Err(AnswerError::AlreadyAnswered(id.to_owned()))
+                    }
+                    Ok(RelayOutcome::NotFound) => Err(AnswerError::NotFound(id.to_owned())),
+                    Err(error) => Err(AnswerError::Unreachable(id.to_owned(), error.to_string())),
+                }
+            }
+            Some(Asked::Ended {
+                agent,
+                answered: true,
+            }) if agent == agent_id => Err(AnswerError::AlreadyAnswered(id.to_owned())),
+            _ => self.pending.answer(id, agent_id, kind, answer),
+        }
     }
 
-    /// Opens a stream for the agent, replaying what came after `last_event_id`.
-    pub fn open(&self, agent_id: &str, last_event_id: Option<u64>) -> Stream {
+    /// Opens a stream for the agent, replaying what came after `last_event_id`. Across replicas
+    /// the log is first applied here up to that id (bounded), and the others learn of the
+    /// stream.
+    pub async fn open(self: &Arc<Self>, agent_id: &str, last_event_id: Option<u64>) -> Stream {
+        if let Some(bus) = self.bus.get() {
+            bus.append(Entry::Open {
+                agent: agent_id.to_owned(),
+            });
+            if let Some(last) = last_event_id {
+                bus.caught_up_to(last, Duration::from_secs(2)).await;
+            }
+        }
+        let stream = self.open_here(agent_id, last_event_id);
+        self.presence_changed();
+        stream
+    }
+
+    fn open_here(self: &Arc<Self>, agent_id: &str, last_event_id: Option<u64>) -> Stream {
         // Subscribed before it counts as connected (so nothing sent to a connected agent is
         // missed), and counted under the map's lock (so the idle sweep cannot drop it meanwhile).
         let (channel, opened) = {
             let mut channels = self.channels.write().unwrap_or_else(|e| e.into_inner());
             let channel = channels
                 .entry(agent_id.to_owned())
-                .or_insert_with(|| Arc::new(Channel::new(self.replay)))
+                .or_insert_with(|| Arc::new(self.new_channel()))
                 .clone();
             let opened = channel.open(last_event_id);
             channel.stream_opened();
@@ -228,6 +406,7 @@ impl Hub {
         Stream {
             channel,
             opened: Some(opened),
+            hub: self.clone(),
         }
     }
 
@@ -240,7 +419,10 @@ impl Hub {
     /// for `idle` — a reconnect after that is told events were lost.
     pub fn forget_idle(&self, idle: Duration) {
         let mut channels = self.channels.write().unwrap_or_else(|e| e.into_inner());
-        channels.retain(|_, channel| !channel.idle_for(idle.as_secs()));
+        let bus = self.bus.get();
+        channels.retain(|agent, channel| {
+            !channel.idle_for(idle.as_secs()) || bus.is_some_and(|b| b.connected_elsewhere(agent))
+        });
     }
 
     /// Agents with a stream open, and streams open, now.
@@ -259,15 +441,57 @@ impl Hub {
     }
 }
 
-/// Removes a request from the waiting table when its asker is done with it.
+/// Removes a request from the waiting table when its asker is done with it (and tells the
+/// other replicas).
 struct Waiting<'a> {
-    pending: &'a Pending,
+    hub: &'a Hub,
+    agent_id: &'a str,
     id: &'a str,
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        self.pending.remove(self.id);
+        let unanswered = self.hub.pending.remove(self.id);
+        if let Some(bus) = self.hub.bus.get() {
+            bus.append(Entry::Done {
+                id: self.id.to_owned(),
+                agent: self.agent_id.to_owned(),
+                answered: !unanswered,
+            });
+        }
+    }
+}
+
+impl bus::Applier for Hub {
+    fn apply(&self, seq: u64, entry: Entry) {
+        match entry {
+            Entry::Event { agent, kind, data }
+            | Entry::Ask {
+                agent, kind, data, ..
+            } => self
+                .channel_from_log(&agent, seq)
+                .publish_at(seq, &kind, data),
+            Entry::All { kind, data } => self.broadcast_here(Some(seq), &kind, data),
+            Entry::Open { agent } => {
+                self.channel_from_log(&agent, seq);
+            }
+            Entry::Done { .. } => {}
+        }
+    }
+
+    fn relayed_answer(&self, answer: RelayedAnswer) -> RelayOutcome {
+        match self
+            .pending
+            .answer(&answer.id, &answer.agent, &answer.kind, answer.answer)
+        {
+            Ok(()) => RelayOutcome::Delivered,
+            Err(AnswerError::AlreadyAnswered(_)) => RelayOutcome::AlreadyAnswered,
+            Err(_) => RelayOutcome::NotFound,
+        }
+    }
+
+    fn mcp_notice(&self, notice: McpNotice) {
+        let _ = self.downstream.send(notice);
     }
 }
 
@@ -275,6 +499,7 @@ impl Drop for Waiting<'_> {
 pub struct Stream {
     channel: Arc<Channel>,
     opened: Option<Opened>,
+    hub: Arc<Hub>,
 }
 
 impl Stream {
@@ -292,5 +517,6 @@ impl Stream {
 impl Drop for Stream {
     fn drop(&mut self) {
         self.channel.stream_closed();
+        self.hub.presence_changed();
     }
 }

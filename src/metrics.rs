@@ -172,6 +172,15 @@ fn register_hub(scrape: &mut prometheus_client::registry::Registry, hub: &Hub) {
         gauge.set(i64::try_from(value).unwrap_or(i64::MAX));
         scrape.register(name, help, gauge);
     }
+    if let Some(bus) = hub.bus() {
+        let errors = prometheus_client::metrics::counter::Counter::<u64>::default();
+        errors.inc_by(bus.errors());
+        scrape.register(
+            "mcp_bridge_bus_errors",
+            "Errors between replicas on NATS: appends given up, relays and requests that failed",
+            errors,
+        );
+    }
 }
 
 #[cfg(test)]

@@ -28,6 +28,8 @@ pub enum StartError {
     Auth(#[from] crate::http::auth::AuthError),
     #[error("cannot listen on {0}: {1}")]
     Bind(SocketAddr, std::io::Error),
+    #[error("cannot join the replicas: {0}")]
+    Bus(#[from] crate::hub::BusError),
 }
 
 pub struct Application {
@@ -68,6 +70,17 @@ impl Application {
             .local_addr()
             .map_err(|e| StartError::Bind(bind, e))?;
         let hub = Hub::new(config.replay_buffer, shutdown.clone());
+        if let Some(url) = &config.nats_url {
+            let replica = config
+                .replica()
+                .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
+            hub.join(crate::hub::BusConfig {
+                url: url.clone(),
+                prefix: config.nats_prefix.clone(),
+                replica,
+            })
+            .await?;
+        }
         let registry = Registry::new(
             store.clone(),
             hub.clone(),

@@ -30,7 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// Hands an answer to the request `req_id` of `kind` that went to `agent`.
-fn deliver<Ack: Response + serde::Serialize>(
+async fn deliver<Ack: Response + serde::Serialize>(
     state: &AppState,
     agent: &Caller,
     kind: &'static str,
@@ -41,10 +41,12 @@ fn deliver<Ack: Response + serde::Serialize>(
     state
         .hub
         .answer(&agent.id, kind, req_id, answer)
+        .await
         .map_err(|e| {
             let code = match e {
                 AnswerError::NotFound(_) => ErrorCode::NotFound,
                 AnswerError::AlreadyAnswered(_) => ErrorCode::Conflict,
+                AnswerError::Unreachable(..) => ErrorCode::McpServerUnavailable,
             };
             ApiError::new(code, e.to_string()).answering::<Ack>(req_id)
         })?;
@@ -90,6 +92,7 @@ pub async fn answer_sampling(
         answer,
         |a: &mut SamplingAck| a.ok = true,
     )
+    .await
 }
 
 /// Answer a roots request (mcp/root/list/resp).
@@ -121,6 +124,7 @@ pub async fn answer_roots(
         answer,
         |a: &mut RootsAck| a.ok = true,
     )
+    .await
 }
 
 /// Answer an elicitation request (mcp/elicit/resp): `accept` with `content`, `decline` or `cancel`.
@@ -163,4 +167,5 @@ pub async fn answer_elicitation(
         answer,
         |a: &mut ElicitAck| a.ok = true,
     )
+    .await
 }

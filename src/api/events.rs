@@ -71,7 +71,7 @@ async fn events(
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    let mut stream = state.hub.open(&agent.id, last_event_id);
+    let mut stream = state.hub.open(&agent.id, last_event_id).await;
     let opened = stream.take();
     let feed = Feed {
         lost_after: opened.lost_after,
@@ -179,8 +179,8 @@ fn events_lost(after: u64) -> SseEvent {
 mod tests {
     use super::*;
 
-    fn feed(hub: &hub::Hub, agent: &str) -> Feed {
-        let mut stream = hub.open(agent, None);
+    async fn feed(hub: &Arc<hub::Hub>, agent: &str) -> Feed {
+        let mut stream = hub.open(agent, None).await;
         let opened = stream.take();
         Feed {
             lost_after: opened.lost_after,
@@ -206,7 +206,7 @@ mod tests {
     #[tokio::test]
     async fn a_stream_that_falls_behind_catches_up_from_the_replay_buffer() {
         let hub = hub::Hub::new(1000, CancellationToken::new());
-        let mut feed = feed(&hub, "alice");
+        let mut feed = feed(&hub, "alice").await;
         // Far more than the live feed holds, in one burst the stream does not read.
         for i in 0..500 {
             hub.publish("alice", "mcp/server/push", &json!({ "n": i }));
@@ -227,7 +227,7 @@ mod tests {
     #[tokio::test]
     async fn a_stream_further_behind_than_the_buffer_is_told_what_was_lost() {
         let hub = hub::Hub::new(100, CancellationToken::new());
-        let mut feed = feed(&hub, "bob");
+        let mut feed = feed(&hub, "bob").await;
         for i in 0..300 {
             hub.publish("bob", "mcp/server/push", &json!({ "n": i }));
         }

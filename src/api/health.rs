@@ -1,5 +1,5 @@
-//! `/healthz` (the process answers) and `/readyz` (the store answers and stored servers have been
-//! restored). Both public.
+//! `/healthz` (the process answers) and `/readyz` (the store answers, NATS too across replicas,
+//! and stored servers have been restored). Both public.
 
 use std::sync::atomic::Ordering;
 
@@ -57,6 +57,9 @@ async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     if let Err(error) = state.store.ping().await {
         tracing::warn!(%error, "store does not answer");
         return unready("store unavailable");
+    }
+    if state.hub.bus().is_some_and(|bus| !bus.connected()) {
+        return unready("NATS unavailable");
     }
     (
         StatusCode::OK,

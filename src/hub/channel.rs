@@ -42,6 +42,9 @@ pub struct Opened {
 
 struct State {
     next_id: u64,
+    /// Events up to this id are not known here (evicted, or before this channel began): a
+    /// stream resuming before it has lost some.
+    floor: u64,
     buffer: VecDeque<Arc<Event>>,
 }
 
@@ -61,9 +64,16 @@ impl Channel {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_micros() as u64)
             .unwrap_or(1);
+        Self::starting_at(capacity, first_id, first_id - 1)
+    }
+
+    /// A channel whose next event is `next_id` at the earliest, knowing nothing up to `floor`
+    /// (across replicas: ids are the log's sequence numbers, not contiguous per agent).
+    pub fn starting_at(capacity: usize, next_id: u64, floor: u64) -> Self {
         Self {
             state: Mutex::new(State {
-                next_id: first_id,
+                next_id,
+                floor,
                 buffer: VecDeque::with_capacity(capacity.min(64)),
             }),
             live: broadcast::channel(LIVE_CAPACITY).0,
@@ -73,25 +83,38 @@ impl Channel {
         }
     }
 
-    /// Appends an event and sends it to every open stream.
     pub fn publish(&self, kind: &str, data: Arc<str>) -> u64 {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let id = state.next_id;
+        self.push(&mut state, id, kind, data);
+        id
+    }
+
+    /// Publishes an event whose id was given elsewhere (the replicas' log); an id not above the
+    /// last one is ignored.
+    pub fn publish_at(&self, id: u64, kind: &str, data: Arc<str>) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if id >= state.next_id {
+            self.push(&mut state, id, kind, data);
+        }
+    }
+
+    fn push(&self, state: &mut State, id: u64, kind: &str, data: Arc<str>) {
         let event = Arc::new(Event {
-            id: state.next_id,
+            id,
             kind: kind.to_owned(),
             data,
         });
-        state.next_id += 1;
-        if state.buffer.len() == self.capacity {
-            state.buffer.pop_front();
+        state.next_id = id + 1;
+        if state.buffer.len() == self.capacity
+            && let Some(evicted) = state.buffer.pop_front()
+        {
+            state.floor = evicted.id;
         }
         state.buffer.push_back(event.clone());
-        // Sent under the lock, so a stream opening now sees each event exactly once.
-        let _ = self.live.send(event.clone());
-        event.id
+        let _ = self.live.send(event);
     }
 
-    /// Opens a stream: the events after `last_event_id` still buffered, then the live feed.
     pub fn open(&self, last_event_id: Option<u64>) -> Opened {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let live = self.live.subscribe();
@@ -104,8 +127,7 @@ impl Channel {
                 live,
             };
         };
-        let oldest = state.buffer.front().map_or(state.next_id, |e| e.id);
-        let lost_after = (last.saturating_add(1) < oldest || last >= state.next_id).then_some(last);
+        let lost_after = (last < state.floor || last >= state.next_id).then_some(last);
         let replay = state
             .buffer
             .iter()
@@ -197,6 +219,22 @@ mod tests {
         channel.stream_closed();
         assert!(channel.idle_for(0));
         assert!(!channel.idle_for(3600));
+    }
+
+    #[test]
+    fn ids_from_the_log_need_not_be_contiguous() {
+        let channel = Channel::starting_at(2, 10, 9);
+        channel.publish_at(10, "a", "1".into());
+        channel.publish_at(50, "a", "2".into());
+        channel.publish_at(40, "a", "late".into());
+        let opened = channel.open(Some(10));
+        assert_eq!((ids(&opened.replay), opened.lost_after), (vec![50], None));
+        channel.publish_at(70, "a", "3".into());
+        // 10 is evicted: a stream that saw it lost nothing, one before it did.
+        assert_eq!(channel.open(Some(10)).lost_after, None);
+        assert_eq!(channel.open(Some(9)).lost_after, Some(9));
+        assert_eq!(channel.open(Some(70)).lost_after, None);
+        assert_eq!(channel.open(Some(71)).lost_after, Some(71));
     }
 
     #[tokio::test]

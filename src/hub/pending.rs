@@ -21,6 +21,8 @@ pub enum AnswerError {
     NotFound(String),
     #[error("request \"{0}\" was already answered")]
     AlreadyAnswered(String),
+    #[error("request \"{0}\" waits on another replica, which did not take the answer: {1}")]
+    Unreachable(String, String),
 }
 
 struct Waiting {
@@ -71,13 +73,23 @@ impl Pending {
         Some(rx)
     }
 
-    /// Forgets a request that stopped waiting (deadline, or the server gave up).
-    pub fn remove(&self, id: &str) {
+    /// Stops request `id` waiting; true when it was still waiting (never answered).
+    pub fn remove(&self, id: &str) -> bool {
         self.inner
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .waiting
-            .remove(id);
+            .remove(id)
+            .is_some()
+    }
+
+    /// Whether request `id` waits here.
+    pub fn holds(&self, id: &str) -> bool {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .waiting
+            .contains_key(id)
     }
 
     /// Delivers `agent_id`'s answer to request `id` of `kind`.
@@ -85,7 +97,7 @@ impl Pending {
         &self,
         id: &str,
         agent_id: &str,
-        kind: &'static str,
+        kind: &str,
         answer: Value,
     ) -> Result<(), AnswerError> {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,0 +1,1025 @@
+//! The hub across replicas, on NATS. Everything that reaches agents is appended to one ordered
+//! log (a JetStream stream) that every replica applies from its start: each replica then holds
+//! the same channels and replay buffers, the stream sequence is the event id, and an agent may
+//! resume its stream with `Last-Event-ID` on any replica. Beside the log, on core NATS: presence
+//! (which replica has which agent's streams open, every second), answers relayed to the replica
+//! whose request waits for them, notices for `/mcp` clients, and requests between replicas.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_nats::HeaderMap;
+use async_nats::jetstream::{self, consumer, stream};
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{Notify, mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+/// How often a replica says which agents have streams open on it.
+const PRESENCE_EVERY: Duration = Duration::from_secs(1);
+/// A replica not heard from for this long holds no streams.
+const PRESENCE_LAPSE: Duration = Duration::from_secs(3);
+/// How long the log keeps entries: a replica starting later applies what is younger.
+const LOG_MAX_AGE: Duration = Duration::from_secs(3600);
+/// How long an append is retried (the same message id, so never twice) while NATS is away.
+const APPEND_RETRY_FOR: Duration = Duration::from_secs(30);
+/// How long a relayed answer or a request between replicas waits for the other replica.
+pub const RELAY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How many ended requests are remembered, to tell "already answered" from "no such request".
+const ENDED_MEMORY: usize = 4096;
+
+/// Where the replicas meet.
+#[derive(Debug, Clone)]
+pub struct BusConfig {
+    pub url: String,
+    /// Prefix of every subject and of the stream's name: replicas with the same prefix meet.
+    pub prefix: String,
+    pub replica: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BusError {
+    #[error("cannot reach NATS at {0}: {1}")]
+    Connect(String, String),
+    #[error("NATS JetStream: {0}")]
+    JetStream(String),
+    #[error("replica \"{0}\" did not answer: {1}")]
+    Relay(String, String),
+}
+
+/// One entry of the log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// An event for one agent.
+    Event {
+        agent: String,
+        kind: String,
+        data: Arc<str>,
+    },
+    /// An event for every agent with a channel.
+    All { kind: String, data: Arc<str> },
+    /// An agent opened a stream: every replica gives it a channel from here on.
+    Open { agent: String },
+    /// A request to an agent (an event) that waits for its answer on `replica`.
+    Ask {
+        agent: String,
+        kind: String,
+        id: String,
+        replica: String,
+        data: Arc<str>,
+    },
+    /// The request `id` stopped waiting: answered, or not (timed out, given up).
+    Done {
+        id: String,
+        agent: String,
+        answered: bool,
+    },
+}
+
+const H_ENTRY: &str = "x-entry";
+const H_AGENT: &str = "x-agent";
+const H_KIND: &str = "x-kind";
+const H_ID: &str = "x-id";
+const H_REPLICA: &str = "x-replica";
+const H_ANSWERED: &str = "x-answered";
+
+/// A free-form value as a header can carry it: a JSON string (no line break can end the header).
+fn quoted(value: &str) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+impl Entry {
+    fn encode(&self) -> (HeaderMap, Bytes) {
+        let mut headers = HeaderMap::new();
+        let (tag, data) = match self {
+            Entry::Event { agent, kind, data } => {
+                headers.insert(H_AGENT, quoted(agent));
+                headers.insert(H_KIND, kind.as_str());
+                ("event", Some(data))
+            }
+            Entry::All { kind, data } => {
+                headers.insert(H_KIND, kind.as_str());
+                ("all", Some(data))
+            }
+            Entry::Open { agent } => {
+                headers.insert(H_AGENT, quoted(agent));
+                ("open", None)
+            }
+            Entry::Ask {
+                agent,
+                kind,
+                id,
+                replica,
+                data,
+            } => {
+                headers.insert(H_AGENT, quoted(agent));
+                headers.insert(H_KIND, kind.as_str());
+                headers.insert(H_ID, quoted(id));
+                headers.insert(H_REPLICA, quoted(replica));
+                ("ask", Some(data))
+            }
+            Entry::Done {
+                id,
+                agent,
+                answered,
+            } => {
+                headers.insert(H_AGENT, quoted(agent));
+                headers.insert(H_ID, quoted(id));
+                headers.insert(H_ANSWERED, if *answered { "1" } else { "0" });
+                ("done", None)
+            }
+        };
+        headers.insert(H_ENTRY, tag);
+        let payload = data.map_or_else(Bytes::new, |d| Bytes::copy_from_slice(d.as_bytes()));
+        (headers, payload)
+    }
+
+    fn decode(headers: Option<&HeaderMap>, payload: &[u8]) -> Option<Self> {
+        let headers = headers?;
+        let get = |name: &str| headers.get(name).map(|v| v.as_str().to_owned());
+        let unquoted = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| serde_json::from_str(v.as_str()).ok())
+        };
+        let data = || -> Option<Arc<str>> { std::str::from_utf8(payload).ok().map(Arc::from) };
+        Some(match headers.get(H_ENTRY)?.as_str() {
+            "event" => Entry::Event {
+                agent: unquoted(H_AGENT)?,
+                kind: get(H_KIND)?,
+                data: data()?,
+            },
+            "all" => Entry::All {
+                kind: get(H_KIND)?,
+                data: data()?,
+            },
+            "open" => Entry::Open {
+                agent: unquoted(H_AGENT)?,
+            },
+            "ask" => Entry::Ask {
+                agent: unquoted(H_AGENT)?,
+                kind: get(H_KIND)?,
+                id: unquoted(H_ID)?,
+                replica: unquoted(H_REPLICA)?,
+                data: data()?,
+            },
+            "done" => Entry::Done {
+                id: unquoted(H_ID)?,
+                agent: unquoted(H_AGENT)?,
+                answered: get(H_ANSWERED)? == "1",
+            },
+            _ => return None,
+        })
+    }
+}
+
+/// What the hub does with the log and with what other replicas send it.
+pub trait Applier: Send + Sync + 'static {
+    /// Applies entry `seq` of the log (in order, each once).
+    fn apply(&self, seq: u64, entry: Entry);
+    /// An answer relayed from another replica to a request waiting here.
+    fn relayed_answer(&self, answer: RelayedAnswer) -> RelayOutcome;
+    /// A notice for this replica's `/mcp` clients.
+    fn mcp_notice(&self, notice: super::McpNotice);
+}
+
+/// An agent's answer, taken on one replica, for the request waiting on another.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RelayedAnswer {
+    pub id: String,
+    pub agent: String,
+    pub kind: String,
+    pub answer: Value,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RelayOutcome {
+    Delivered,
+    NotFound,
+    AlreadyAnswered,
+}
+
+/// Where a request stands, as the log tells every replica.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asked {
+    Waiting {
+        replica: String,
+        agent: String,
+        kind: String,
+    },
+    Ended {
+        agent: String,
+        answered: bool,
+    },
+}
+
+#[derive(Default)]
+struct Asks {
+    waiting: HashMap<String, Asked>,
+    ended: VecDeque<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Presence {
+    replica: String,
+    agents: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireNotice {
+    server_id: String,
+    method: String,
+    params: Value,
+    agents: Option<Vec<String>>,
+}
+
+/// A request from another replica, served by the handler the upper layers install.
+pub type Handler = Arc<
+    dyn Fn(String, Value) -> futures::future::BoxFuture<'static, Result<Value, String>>
+        + Send
+        + Sync,
+>;
+
+pub struct Bus {
+    client: async_nats::Client,
+    js: jetstream::Context,
+    stream: String,
+    prefix: String,
+    replica: String,
+    log_subject: String,
+    outbox: mpsc::UnboundedSender<Entry>,
+    /// The last log sequence applied here.
+    applied: watch::Sender<u64>,
+    /// Which agents have streams open on each other replica, and when it said so.
+    presence: Mutex<HashMap<String, (HashSet<String>, Instant)>>,
+    /// Which agents have streams open here (kept by the hub).
+    local_agents: Mutex<HashSet<String>>,
+    presence_changed: Notify,
+    asks: Mutex<Asks>,
+    handler: Mutex<Option<Handler>>,
+    errors: AtomicU64,
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for Bus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bus")
+            .field("stream", &self.stream)
+            .field("replica", &self.replica)
+            .finish()
+    }
+}
+
+/// A stream name from a subject prefix: letters, digits, `-` and `_` only.
+fn stream_name(prefix: &str) -> String {
+    let name: String = prefix
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{name}_log")
+}
+
+impl Bus {
+    /// Joins the replicas: connects, makes sure the log exists, and starts applying it to
+    /// `applier` from its oldest entry; returns once what the log held at start is applied.
+    pub async fn join(
+        config: BusConfig,
+        applier: std::sync::Weak<dyn Applier>,
+        shutdown: CancellationToken,
+        origin: &AtomicU64,
+    ) -> Result<Arc<Self>, BusError> {
+        let client = async_nats::ConnectOptions::new()
+            .name(format!("mcp-bridge {}", config.replica))
+            .connection_timeout(Duration::from_secs(5))
+            .request_timeout(Some(RELAY_TIMEOUT))
+            .connect(config.url.as_str())
+            .await
+            .map_err(|e| BusError::Connect(config.url.clone(), e.to_string()))?;
+        let js = jetstream::new(client.clone());
+        let name = stream_name(&config.prefix);
+        let log_subject = format!("{}.log", config.prefix);
+        let mut log = js
+            .get_or_create_stream(stream::Config {
+                name: name.clone(),
+                subjects: vec![log_subject.clone()],
+                max_age: LOG_MAX_AGE,
+                max_messages: 1_000_000,
+                max_bytes: 512 * 1024 * 1024,
+                storage: stream::StorageType::File,
+                discard: stream::DiscardPolicy::Old,
+                duplicate_window: Duration::from_secs(120),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| BusError::JetStream(e.to_string()))?;
+        let state = log
+            .info()
+            .await
+            .map_err(|e| BusError::JetStream(e.to_string()))?
+            .state
+            .clone();
+        let at_start = state.last_sequence;
+        // What the log no longer holds is unknown here.
+        origin.store(state.first_sequence.saturating_sub(1), Ordering::Release);
+        let (outbox, outgoing) = mpsc::unbounded_channel();
+        let bus = Arc::new(Self {
+            client,
+            js,
+            stream: name,
+            prefix: config.prefix,
+            replica: config.replica,
+            log_subject,
+            outbox,
+            applied: watch::channel(0).0,
+            presence: Mutex::default(),
+            local_agents: Mutex::default(),
+            presence_changed: Notify::new(),
+            asks: Mutex::default(),
+            handler: Mutex::default(),
+            errors: AtomicU64::new(0),
+            shutdown,
+        });
+        let consumer = log
+            .create_consumer(consumer::pull::OrderedConfig {
+                deliver_policy: consumer::DeliverPolicy::All,
+                filter_subject: bus.log_subject.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| BusError::JetStream(e.to_string()))?;
+        let messages = consumer
+            .messages()
+            .await
+            .map_err(|e| BusError::JetStream(e.to_string()))?;
+        tokio::spawn(bus.clone().apply_log(messages, applier.clone()));
+        tokio::spawn(bus.clone().append_log(outgoing));
+        bus.clone().listen(applier).await?;
+        tokio::spawn(bus.clone().announce_presence());
+        if !bus.caught_up_to(at_start, Duration::from_secs(60)).await {
+            return Err(BusError::JetStream(format!(
+                "the log was not applied up to {at_start} within a minute"
+            )));
+        }
+        Ok(bus)
+    }
+
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// Whether NATS is reachable now.
+    pub fn connected(&self) -> bool {
+        self.client.connection_state() == async_nats::connection::State::Connected
+    }
+
+    /// Errors talking to NATS since start (appends given up, relays that failed).
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
+
+    fn error(&self) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Appends an entry to the log (in order with this replica's other appends).
+    pub fn append(&self, entry: Entry) {
+        if self.outbox.send(entry).is_err() {
+            self.error();
+        }
+    }
+
+    /// Waits until the log is applied here up to `seq`; false after `within`.
+    pub async fn caught_up_to(&self, seq: u64, within: Duration) -> bool {
+        let mut applied = self.applied.subscribe();
+        tokio::time::timeout(within, applied.wait_for(|&at| at >= seq))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Waits until what the log holds now is applied here (bounded): after it, whatever
+    /// another replica appended before this call is known here.
+    pub async fn catch_up(&self) -> bool {
+        let last = match self.js.get_stream(&self.stream).await {
+            Ok(log) => match log.get_info().await {
+                Ok(info) => info.state.last_sequence,
+                Err(_) => return false,
+            },
+            Err(_) => return false,
+        };
+        self.caught_up_to(last, Duration::from_secs(2)).await
+    }
+
+    pub fn applied(&self) -> u64 {
+        *self.applied.borrow()
+    }
+
+    /// Whether another replica has a stream of the agent open now.
+    pub fn connected_elsewhere(&self, agent: &str) -> bool {
+        let presence = self.presence.lock().unwrap_or_else(|e| e.into_inner());
+        presence
+            .values()
+            .any(|(agents, at)| at.elapsed() < PRESENCE_LAPSE && agents.contains(agent))
+    }
+
+    /// Whether the agent has a stream open on any replica.
+    pub fn agent_present(&self, agent: &str) -> bool {
+        self.local_agents
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(agent)
+            || self.connected_elsewhere(agent)
+    }
+
+    /// The replicas heard from lately, this one included.
+    pub fn live_replicas(&self) -> Vec<String> {
+        let presence = self.presence.lock().unwrap_or_else(|e| e.into_inner());
+        let mut live: Vec<String> = presence
+            .iter()
+            .filter(|(_, (_, at))| at.elapsed() < PRESENCE_LAPSE)
+            .map(|(replica, _)| replica.clone())
+            .collect();
+        live.push(self.replica.clone());
+        live.sort();
+        live.dedup();
+        live
+    }
+
+    /// Says which agents have streams open here (the hub calls it when that changes).
+    pub fn set_local_agents(&self, agents: HashSet<String>) {
+        *self.local_agents.lock().unwrap_or_else(|e| e.into_inner()) = agents;
+        self.presence_changed.notify_one();
+    }
+
+    /// Where request `id` stands, as far as the log applied here says.
+    pub fn asked(&self, id: &str) -> Option<Asked> {
+        self.asks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .waiting
+            .get(id)
+            .cloned()
+    }
+
+    /// Keeps the table of requests in step with the log (called by the applier, in order).
+    pub fn note_entry(&self, entry: &Entry) {
+        let mut asks = self.asks.lock().unwrap_or_else(|e| e.into_inner());
+        match entry {
+            Entry::Ask {
+                agent,
+                kind,
+                id,
+                replica,
+                ..
+            } => {
+                asks.waiting.insert(
+                    id.clone(),
+                    Asked::Waiting {
+                        replica: replica.clone(),
+                        agent: agent.clone(),
+                        kind: kind.clone(),
+                    },
+                );
+            }
+            Entry::Done {
+                id,
+                agent,
+                answered,
+            } => {
+                asks.waiting.insert(
+                    id.clone(),
+                    Asked::Ended {
+                        agent: agent.clone(),
+                        answered: *answered,
+                    },
+                );
+                asks.ended.push_back(id.clone());
+                if asks.ended.len() > ENDED_MEMORY
+                    && let Some(old) = asks.ended.pop_front()
+                {
+                    asks.waiting.remove(&old);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Relays an agent's answer to the replica where its request waits.
+    pub async fn relay_answer(
+        &self,
+        replica: &str,
+        answer: &RelayedAnswer,
+    ) -> Result<RelayOutcome, BusError> {
+        let payload = serde_json::to_vec(answer).map_err(|e| BusError::JetStream(e.to_string()))?;
+        let subject = format!("{}.answer.{}", self.prefix, subject_token(replica));
+        match self.client.request(subject, payload.into()).await {
+            Ok(reply) => serde_json::from_slice(&reply.payload)
+                .map_err(|e| BusError::Relay(replica.to_owned(), e.to_string())),
+            // Nobody listens there any more: the replica (and so the request) is gone.
+            Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => {
+                Ok(RelayOutcome::NotFound)
+            }
+            Err(e) => {
+                self.error();
+                Err(BusError::Relay(replica.to_owned(), e.to_string()))
+            }
+        }
+    }
+
+    /// Hands `/mcp` notices to every replica's `/mcp` clients.
+    pub fn mcp_notice(&self, notice: &super::McpNotice) {
+        let wire = WireNotice {
+            server_id: notice.server_id.clone(),
+            method: notice.method.clone(),
+            params: notice.params.clone(),
+            agents: notice.agents.clone(),
+        };
+        let Ok(payload) = serde_json::to_vec(&wire) else {
+            return;
+        };
+        let client = self.client.clone();
+        let subject = format!("{}.mcp", self.prefix);
+        tokio::spawn(async move {
+            let _ = client.publish(subject, payload.into()).await;
+        });
+    }
+
+    /// Installs what serves requests from other replicas ([`request`](Self::request)).
+    pub fn serve(&self, handler: Handler) {
+        *self.handler.lock().unwrap_or_else(|e| e.into_inner()) = Some(handler);
+    }
+
+    /// Sends `topic` with `body` to `replica` and waits for its answer.
+    pub async fn request(
+        &self,
+        replica: &str,
+        topic: &str,
+        body: &Value,
+    ) -> Result<Value, BusError> {
+        let payload = serde_json::to_vec(&(topic, body))
+            .map_err(|e| BusError::Relay(replica.to_owned(), e.to_string()))?;
+        let subject = format!("{}.rpc.{}", self.prefix, subject_token(replica));
+        let reply = self
+            .client
+            .request(subject, payload.into())
+            .await
+            .map_err(|e| {
+                self.error();
+                BusError::Relay(replica.to_owned(), e.to_string())
+            })?;
+        let answer: Result<Value, String> = serde_json::from_slice(&reply.payload)
+            .map_err(|e| BusError::Relay(replica.to_owned(), e.to_string()))?;
+        answer.map_err(|e| BusError::Relay(replica.to_owned(), e))
+    }
+
+    /// Says this replica is leaving: no streams here any more.
+    pub async fn leave(&self) {
+        let presence = Presence {
+            replica: self.replica.clone(),
+            agents: Vec::new(),
+        };
+        if let Ok(payload) = serde_json::to_vec(&presence) {
+            let _ = self
+                .client
+                .publish(format!("{}.presence", self.prefix), payload.into())
+                .await;
+            let _ = self.client.flush().await;
+        }
+    }
+
+    /// Deletes the log (tests, after their replicas stopped).
+    pub async fn delete_log(url: &str, prefix: &str) -> Result<(), BusError> {
+        let client = async_nats::connect(url)
+            .await
+            .map_err(|e| BusError::Connect(url.to_owned(), e.to_string()))?;
+        jetstream::new(client)
+            .delete_stream(stream_name(prefix))
+            .await
+            .map_err(|e| BusError::JetStream(e.to_string()))?;
+        Ok(())
+    }
+
+    async fn apply_log(
+        self: Arc<Self>,
+        mut messages: consumer::pull::Ordered,
+        applier: std::sync::Weak<dyn Applier>,
+    ) {
+        loop {
+            let next = tokio::select! {
+                _ = self.shutdown.cancelled() => return,
+                next = messages.next() => next,
+            };
+            let message = match next {
+                Some(Ok(message)) => message,
+                Some(Err(error)) => {
+                    // The ordered consumer recreates itself; this is only reported.
+                    self.error();
+                    tracing::warn!(%error, "reading the replicas' log");
+                    continue;
+                }
+                None => {
+                    tracing::error!("the replicas' log ended");
+                    return;
+                }
+            };
+            let Ok(seq) = message.info().map(|i| i.stream_sequence) else {
+                continue;
+            };
+            let Some(applier) = applier.upgrade() else {
+                return;
+            };
+            match Entry::decode(message.headers.as_ref(), &message.payload) {
+                Some(entry) => {
+                    self.note_entry(&entry);
+                    applier.apply(seq, entry);
+                }
+                None => tracing::warn!(seq, "an entry of the replicas' log is not understood"),
+            }
+            self.applied.send_replace(seq);
+        }
+    }
+
+    async fn append_log(self: Arc<Self>, mut outgoing: mpsc::UnboundedReceiver<Entry>) {
+        let mut acks = FuturesUnordered::new();
+        let mut next_id: u64 = 0;
+        loop {
+            tokio::select! {
+                entry = outgoing.recv() => {
+                    let Some(entry) = entry else { return };
+                    next_id += 1;
+                    let id = format!("{}-{}-{next_id}", self.replica, std::process::id());
+                    acks.push(self.clone().append_one(id, entry));
+                }
+                Some(()) = acks.next(), if !acks.is_empty() => {}
+            }
+        }
+    }
+
+    /// Appends one entry, retried with the same message id (so stored once) while NATS is away.
+    async fn append_one(self: Arc<Self>, id: String, entry: Entry) {
+        let (mut headers, payload) = entry.encode();
+        headers.insert(async_nats::header::NATS_MESSAGE_ID, id.as_str());
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(50);
+        loop {
+            let sent = self
+                .js
+                .publish_with_headers(self.log_subject.clone(), headers.clone(), payload.clone())
+                .await;
+            let error = match sent {
+                Ok(ack) => match ack.await {
+                    Ok(_) => return,
+                    Err(error) => error.to_string(),
+                },
+                Err(error) => error.to_string(),
+            };
+            if started.elapsed() > APPEND_RETRY_FOR || self.shutdown.is_cancelled() {
+                self.error();
+                tracing::error!(%error, "an event could not be appended to the replicas' log; dropped");
+                return;
+            }
+            tracing::warn!(%error, "appending to the replicas' log; retrying");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// Subscribes to what other replicas send this one: presence, relayed answers, `/mcp`
+    /// notices and requests.
+    async fn listen(
+        self: Arc<Self>,
+        applier: std::sync::Weak<dyn Applier>,
+    ) -> Result<(), BusError> {
+        let subscribe = |subject: String| {
+            let client = self.client.clone();
+            async move {
+                client
+                    .subscribe(subject)
+                    .await
+                    .map_err(|e| BusError::JetStream(e.to_string()))
+            }
+        };
+        let me = subject_token(&self.replica);
+        let mut presence = subscribe(format!("{}.presence", self.prefix)).await?;
+        let mut answers = subscribe(format!("{}.answer.{me}", self.prefix)).await?;
+        let mut notices = subscribe(format!("{}.mcp", self.prefix)).await?;
+        let mut requests = subscribe(format!("{}.rpc.{me}", self.prefix)).await?;
+        let bus = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = bus.shutdown.cancelled() => return,
+                    Some(message) = presence.next() => bus.heard_presence(&message.payload),
+                    Some(message) = notices.next() => {
+                        if let (Ok(wire), Some(applier)) = (serde_json::from_slice::<WireNotice>(&message.payload), applier.upgrade()) {
+                            applier.mcp_notice(super::McpNotice {
+                                server_id: wire.server_id,
+                                method: wire.method,
+                                params: wire.params,
+                                agents: wire.agents,
+                            });
+                        }
+                    }
+                    Some(message) = answers.next() => {
+                        let outcome = match (serde_json::from_slice::<RelayedAnswer>(&message.payload), applier.upgrade()) {
+                            (Ok(answer), Some(applier)) => applier.relayed_answer(answer),
+                            _ => RelayOutcome::NotFound,
+                        };
+                        if let (Some(reply), Ok(body)) = (message.reply, serde_json::to_vec(&outcome)) {
+                            let _ = bus.client.publish(reply, body.into()).await;
+                        }
+                    }
+                    Some(message) = requests.next() => {
+                        let handler = bus.handler.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                        let client = bus.client.clone();
+                        tokio::spawn(async move {
+                            let answer: Result<Value, String> = match (serde_json::from_slice::<(String, Value)>(&message.payload), handler) {
+                                (Ok((topic, body)), Some(handler)) => handler(topic, body).await,
+                                (Err(e), _) => Err(format!("not understood: {e}")),
+                                (_, None) => Err("this replica serves no requests yet".into()),
+                            };
+                            if let (Some(reply), Ok(body)) = (message.reply, serde_json::to_vec(&answer)) {
+                                let _ = client.publish(reply, body.into()).await;
+                            }
+                        });
+                    }
+                    else => return,
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn heard_presence(&self, payload: &[u8]) {
+        let Ok(presence) = serde_json::from_slice::<Presence>(payload) else {
+            return;
+        };
+        if presence.replica == self.replica {
+            return;
+        }
+        self.presence
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                presence.replica,
+                (presence.agents.into_iter().collect(), Instant::now()),
+            );
+    }
+
+    async fn announce_presence(self: Arc<Self>) {
+        let subject = format!("{}.presence", self.prefix);
+        loop {
+            let agents: Vec<String> = self
+                .local_agents
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned()
+                .collect();
+            let presence = Presence {
+                replica: self.replica.clone(),
+                agents,
+            };
+            if let Ok(payload) = serde_json::to_vec(&presence)
+                && self
+                    .client
+                    .publish(subject.clone(), payload.into())
+                    .await
+                    .is_err()
+            {
+                self.error();
+            }
+            tokio::select! {
+                _ = self.shutdown.cancelled() => return,
+                _ = tokio::time::sleep(PRESENCE_EVERY) => {}
+                _ = self.presence_changed.notified() => {}
+            }
+        }
+    }
+}
+
+/// A NATS subject token for a free-form name (replica ids are checked at start; this keeps any
+/// other character out of the subject).
+fn subject_token(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_survive_their_encoding() {
+        let entries = [
+            Entry::Event {
+                agent: "alice".into(),
+                kind: "mcp/server/push".into(),
+                data: "{\"a\":1}".into(),
+            },
+            Entry::All {
+                kind: "mcp/server/push".into(),
+                data: "{}".into(),
+            },
+            Entry::Open {
+                agent: "bob smith".into(),
+            },
+            Entry::Ask {
+                agent: "alice".into(),
+                kind: "mcp/sample/req".into(),
+                id: "r-1".into(),
+                replica: "a".into(),
+                data: "{}".into(),
+            },
+            Entry::Done {
+                id: "r-1\nx".into(),
+                agent: "alice".into(),
+                answered: true,
+            },
+        ];
+        for entry in entries {
+            let (headers, payload) = entry.encode();
+            assert_eq!(Entry::decode(Some(&headers), &payload), Some(entry));
+        }
+    }
+
+    #[test]
+    fn names_are_safe_for_nats() {
+        assert_eq!(stream_name("t.run-1"), "t_run-1_log");
+        assert_eq!(subject_token("a.b*c>"), "a_b_c_");
+    }
+
+    /// Hubs joined on the NATS of `MCP_BRIDGE_TEST_NATS` (skipped without it) under a prefix
+    /// of their own; the log is deleted when the test ends.
+    struct Replicas {
+        url: String,
+        prefix: String,
+        stop: CancellationToken,
+    }
+
+    impl Replicas {
+        fn new() -> Option<Self> {
+            let url = std::env::var("MCP_BRIDGE_TEST_NATS").ok()?;
+            let prefix = format!("t{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+            Some(Self {
+                url,
+                prefix,
+                stop: CancellationToken::new(),
+            })
+        }
+
+        async fn hub(&self, replica: &str) -> Arc<crate::hub::Hub> {
+            let hub = crate::hub::Hub::new(100, self.stop.child_token());
+            hub.join(BusConfig {
+                url: self.url.clone(),
+                prefix: self.prefix.clone(),
+                replica: replica.into(),
+            })
+            .await
+            .unwrap();
+            hub
+        }
+    }
+
+    impl Drop for Replicas {
+        fn drop(&mut self) {
+            self.stop.cancel();
+            let (url, prefix) = (self.url.clone(), self.prefix.clone());
+            // A runtime of its own: the test's is ending.
+            std::thread::spawn(move || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap()
+                    .block_on(Bus::delete_log(&url, &prefix))
+            })
+            .join()
+            .unwrap()
+            .unwrap();
+        }
+    }
+
+    async fn next(opened: &mut crate::hub::Opened) -> Arc<crate::hub::Event> {
+        tokio::time::timeout(Duration::from_secs(5), opened.live.recv())
+            .await
+            .expect("an event within 5 s")
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_event_reaches_a_stream_on_another_replica_and_resumes_on_a_third() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let b = replicas.hub("b").await;
+        let mut on_b = b.open("alice", None).await;
+        let mut live = on_b.take();
+        a.publish("alice", "mcp/server/push", &serde_json::json!({"n": 1}));
+        a.broadcast("mcp/server/push", &serde_json::json!({"n": 2}));
+        let first = next(&mut live).await;
+        let second = next(&mut live).await;
+        assert_eq!(&*first.data, r#"{"n":1}"#);
+        assert_eq!(&*second.data, r#"{"n":2}"#);
+        assert!(second.id > first.id);
+        // A replica joining later applies the log: it resumes the stream after the first event.
+        let c = replicas.hub("c").await;
+        let mut on_c = c.open("alice", Some(first.id)).await;
+        let resumed = on_c.take();
+        assert_eq!(resumed.lost_after, None);
+        assert_eq!(
+            resumed.replay.iter().map(|e| e.id).collect::<Vec<_>>(),
+            [second.id]
+        );
+        // Before the log began, events are not known: the stream is told.
+        let from_nowhere = c.open("alice", Some(u64::MAX / 2)).await.take();
+        assert_eq!(from_nowhere.lost_after, Some(u64::MAX / 2));
+    }
+
+    #[tokio::test]
+    async fn a_request_waiting_on_one_replica_is_answered_on_another_once() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let b = replicas.hub("b").await;
+        assert!(!a.is_connected("alice"));
+        let mut stream = b.open("alice", None).await;
+        let mut live = stream.take();
+        let wait = Instant::now();
+        while !a.is_connected("alice") {
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "presence reaches a"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let asking = {
+            let a = a.clone();
+            tokio::spawn(async move {
+                a.ask(
+                    "alice",
+                    "mcp/sample/req",
+                    "req-1",
+                    &serde_json::json!({"q": 1}),
+                    Duration::from_secs(10),
+                )
+                .await
+            })
+        };
+        let request = next(&mut live).await;
+        assert_eq!(request.kind, "mcp/sample/req");
+        let c = replicas.hub("c").await;
+        assert_eq!(
+            c.answer("bob", "mcp/sample/req", "req-1", Value::Null)
+                .await,
+            Err(crate::hub::AnswerError::NotFound("req-1".into())),
+            "only the addressee answers"
+        );
+        c.answer("alice", "mcp/sample/req", "req-1", serde_json::json!("yes"))
+            .await
+            .unwrap();
+        assert_eq!(asking.await.unwrap(), Ok(serde_json::json!("yes")));
+        // Once the end is in the log, every replica knows the request was answered.
+        assert!(c.bus().unwrap().catch_up().await);
+        let again = c
+            .answer("alice", "mcp/sample/req", "req-1", Value::Null)
+            .await;
+        assert_eq!(
+            again,
+            Err(crate::hub::AnswerError::AlreadyAnswered("req-1".into()))
+        );
+        assert_eq!(
+            b.answer("alice", "mcp/sample/req", "nope", Value::Null)
+                .await,
+            Err(crate::hub::AnswerError::NotFound("nope".into()))
+        );
+        drop(stream);
+        let wait = Instant::now();
+        while a.is_connected("alice") {
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "a hears the stream closed"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
