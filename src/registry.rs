@@ -97,7 +97,8 @@ impl Error {
             Error::NotFound(_) => ErrorCode::NotFound,
             Error::CapabilityMissing { .. } => ErrorCode::McpCapabilityMissing,
             Error::Upstream { error, .. } => error.code(),
-            Error::Store(_) | Error::Internal(_) => ErrorCode::Internal,
+            Error::Store(error) => error.code(),
+            Error::Internal(_) => ErrorCode::Internal,
             Error::AuthRequired { .. } => ErrorCode::McpAuthRequired,
             Error::OAuth(_) => ErrorCode::McpTransportError,
         }
