@@ -52,6 +52,23 @@ impl Store {
         self.write_config(&mut conn, config).await
     }
 
+    /// Rewrites a server's config and forgets its OAuth grants (they were for its old URL or
+    /// settings), both or neither.
+    #[instrument(skip_all, fields(server_id = %config.server_id))]
+    pub async fn update_server_config_clearing_oauth(
+        &self,
+        config: &McpServerConfig,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        self.write_config(&mut tx, config).await?;
+        sqlx::query("DELETE FROM oauth_grants WHERE server_id = $1")
+            .bind(&config.server_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn write_config(
         &self,
         conn: &mut AnyConnection,
@@ -195,6 +212,49 @@ mod tests {
             Err(StoreError::NotFound)
         ));
         assert!(store.list_servers().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_config_change_can_forget_the_oauth_grants_with_it() {
+        for db in backends().await {
+            a_config_change_can_forget_the_oauth_grants_on(db.open().await).await;
+        }
+    }
+
+    async fn a_config_change_can_forget_the_oauth_grants_on(store: Store) {
+        let mut config = McpServerConfig {
+            server_id: "hosted".into(),
+            url: "https://one.example/mcp".into(),
+            ..Default::default()
+        };
+        let server = StoredServer {
+            owner: "alice".into(),
+            config: config.clone(),
+        };
+        store.insert_server(&server).await.unwrap();
+        store
+            .save_oauth_credentials("hosted", "", Some("{}"))
+            .await
+            .unwrap();
+        // A server that is gone: nothing changes, and no grant is forgotten.
+        let ghost = McpServerConfig {
+            server_id: "ghost".into(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            store.update_server_config_clearing_oauth(&ghost).await,
+            Err(StoreError::NotFound)
+        ));
+        config.timeout = 9;
+        store.update_server_config(&config).await.unwrap();
+        assert!(store.oauth_grant("hosted", "").await.unwrap().is_some());
+        config.url = "https://two.example/mcp".into();
+        store
+            .update_server_config_clearing_oauth(&config)
+            .await
+            .unwrap();
+        assert_eq!(store.oauth_grant("hosted", "").await.unwrap(), None);
+        assert_eq!(store.list_servers().await.unwrap()[0].config, config);
     }
 
     #[tokio::test]
