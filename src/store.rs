@@ -3,6 +3,7 @@
 
 mod a2a;
 mod audit;
+mod leases;
 mod oauth;
 pub mod sealed;
 pub use audit::AuditEntry;
@@ -82,9 +83,16 @@ const MIGRATIONS: &[Embedded] = &[
         sql: include_str!("../migrations/20261201000001_oauth.sql"),
         postgres: None,
     },
+    Embedded {
+        version: 20261210000001,
+        name: "leases",
+        sql: include_str!("../migrations/20261210000001_leases.sql"),
+        postgres: None,
+    },
 ];
 
-/// The database behind the store; queries are written once, in SQL both run.
+/// The database behind the store; queries are written once, in SQL both run, and the few
+/// differences (the database's clock) are fragments chosen here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -100,6 +108,16 @@ impl Backend {
             Some(Self::Postgres)
         } else {
             None
+        }
+    }
+
+    /// The database's clock, in seconds since the epoch (a double), as an SQL expression: times
+    /// that replicas compare (leases) come from the one clock they share. Both are fixed for the
+    /// length of one statement.
+    fn now(self) -> &'static str {
+        match self {
+            Self::Sqlite => "((julianday('now') - 2440587.5) * 86400.0)",
+            Self::Postgres => "(extract(epoch from statement_timestamp())::double precision)",
         }
     }
 }
@@ -232,6 +250,7 @@ pub fn private_dir(dir: &std::path::Path) {
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
+    backend: Backend,
     /// Seals secret values at rest, when a key is configured.
     sealer: Option<std::sync::Arc<sealed::Sealer>>,
 }
@@ -262,7 +281,11 @@ impl Store {
             }
         };
         migrator(backend).run(&pool).await?;
-        Ok(Self { pool, sealer: None })
+        Ok(Self {
+            pool,
+            backend,
+            sealer: None,
+        })
     }
 
     /// This store with secret values (and OAuth grants) sealed by `key` from now on; the plain
@@ -331,7 +354,7 @@ async fn open_sqlite(url: &str) -> Result<AnyPool, StoreError> {
 }
 
 /// WAL (readers do not block the writer), a 5 s wait on a locked database, and foreign keys
-/// enforced (they remove a server's subscriptions and grants with it).
+/// enforced (they remove a server's subscriptions, grants and lease with it).
 async fn sqlite_pragmas(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
     conn.execute("PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL")
         .await?;
