@@ -61,7 +61,7 @@ impl A2aError {
             Self::Unreachable(_) => ErrorCode::McpTransportError,
             Self::Protocol(_) | Self::Rpc(_) => ErrorCode::McpProtocolError,
             Self::Timeout(_) => ErrorCode::Timeout,
-            Self::Store(_) => ErrorCode::Internal,
+            Self::Store(error) => error.code(),
         }
     }
 }

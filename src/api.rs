@@ -73,6 +73,7 @@ fn request<M: crate::a2e::Message + Default>(id: Option<String>) -> M {
             responses::NotImplemented,
             responses::BadGateway,
             responses::ServiceUnavailable,
+            responses::StoreUnavailable,
             responses::GatewayTimeout,
             responses::TooManyRequests,
         )

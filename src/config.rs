@@ -434,11 +434,13 @@ impl Config {
             ));
         }
         if let Some(url) = &self.database_url
-            && !url.starts_with("sqlite:")
+            && !["sqlite:", "postgres://", "postgresql://"]
+                .iter()
+                .any(|scheme| url.starts_with(scheme))
         {
             return Err(invalid(
                 "MCP_BRIDGE_DATABASE_URL",
-                format!("\"{url}\" is not a sqlite: URL"),
+                format!("\"{url}\" is neither a sqlite: nor a postgres:// URL"),
             ));
         }
         if self.data_dir.as_os_str().is_empty() {
@@ -649,7 +651,8 @@ impl Config {
         })
     }
 
-    /// The SQLite URL: the configured one, or `mcp-bridge.db` in the data dir.
+    /// The database URL: the configured one (`sqlite:` or `postgres://`), or `mcp-bridge.db`
+    /// in the data dir.
     pub fn database_url(&self) -> String {
         match &self.database_url {
             Some(url) => url.clone(),
@@ -739,9 +742,16 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(err.to_string().contains("not both"), "{err}");
-        let err =
-            Config::from_env(&env(&[("MCP_BRIDGE_DATABASE_URL", "postgres://x")])).unwrap_err();
+        let err = Config::from_env(&env(&[("MCP_BRIDGE_DATABASE_URL", "mysql://x")])).unwrap_err();
         assert!(err.to_string().contains("sqlite:"), "{err}");
+        for url in [
+            "postgres://bridge@db/bridge",
+            "postgresql://db/bridge",
+            "sqlite:b.db",
+        ] {
+            let config = Config::from_env(&env(&[("MCP_BRIDGE_DATABASE_URL", url)])).unwrap();
+            assert_eq!(config.database_url(), url);
+        }
         let err = Config::from_env(&env(&[("MCP_BRIDGE_MAX_MESSAGE_BYTES", "65535")])).unwrap_err();
         assert!(
             err.to_string().contains("MCP_BRIDGE_MAX_MESSAGE_BYTES"),

@@ -97,7 +97,8 @@ impl Error {
             Error::NotFound(_) => ErrorCode::NotFound,
             Error::CapabilityMissing { .. } => ErrorCode::McpCapabilityMissing,
             Error::Upstream { error, .. } => error.code(),
-            Error::Store(_) | Error::Internal(_) => ErrorCode::Internal,
+            Error::Store(error) => error.code(),
+            Error::Internal(_) => ErrorCode::Internal,
             Error::AuthRequired { .. } => ErrorCode::McpAuthRequired,
             Error::OAuth(_) => ErrorCode::McpTransportError,
         }
@@ -513,13 +514,17 @@ impl Registry {
             self.check_command_rights(agent, &new)?;
         }
         validate::check_config(&new, &self.supervision.guard).map_err(Error::Invalid)?;
-        self.store
-            .update_server_config(&new)
-            .await
-            .map_err(|e| match e {
-                StoreError::NotFound => Error::ServerNotFound(new.server_id.clone()),
-                other => other.into(),
-            })?;
+        // Tokens (and registrations) were for the old resource or settings: not to be sent on,
+        // and forgotten with the change that made them stale.
+        let forget_oauth = new.url != old.url || new.auth != old.auth;
+        match forget_oauth {
+            true => self.store.update_server_config_clearing_oauth(&new).await,
+            false => self.store.update_server_config(&new).await,
+        }
+        .map_err(|e| match e {
+            StoreError::NotFound => Error::ServerNotFound(new.server_id.clone()),
+            other => other.into(),
+        })?;
         self.store
             .record(
                 &agent.id,
@@ -539,9 +544,7 @@ impl Registry {
             || new.protocol_version != old.protocol_version
             || new.auth != old.auth;
         let bound = new.connect_bound();
-        if new.url != old.url || new.auth != old.auth {
-            // Tokens (and registrations) were for the old resource or settings: not to be sent on.
-            self.store.clear_oauth(&new.server_id).await?;
+        if forget_oauth {
             entry.close_sessions().await;
             entry
                 .listing

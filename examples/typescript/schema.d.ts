@@ -2782,8 +2782,20 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The server is not connected right now (`mcp_server_unavailable`, retryable). */
+        /**
+         * @description The server is not connected right now, or the bridge's database does not answer
+         *     (`mcp_server_unavailable`, retryable).
+         */
         ServiceUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description The bridge's database does not answer (`mcp_server_unavailable`, retryable). */
+        StoreUnavailable: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3042,6 +3054,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             501: components["responses"]["NotImplemented"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["StoreUnavailable"];
             504: components["responses"]["GatewayTimeout"];
         };
     };
@@ -3100,6 +3113,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     update_server: {
@@ -3134,6 +3148,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     reconnect_server: {
@@ -3434,6 +3449,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     list_prompts: {
@@ -3687,6 +3703,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     set_roots: {
@@ -3717,6 +3734,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     list_agents: {
@@ -3778,6 +3796,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             501: components["responses"]["NotImplemented"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["StoreUnavailable"];
             504: components["responses"]["GatewayTimeout"];
         };
     };
@@ -3836,6 +3855,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     refresh_agent: {
@@ -3866,6 +3886,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["StoreUnavailable"];
             504: components["responses"]["GatewayTimeout"];
         };
     };
@@ -3946,6 +3967,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     authorize: {

@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 
 use super::responses::{
     BadGateway, BadRequest, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
-    PayloadTooLarge, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+    PayloadTooLarge, StoreUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
 };
 use super::servers::IdQuery;
 use super::{Reply, ok, request};
@@ -46,7 +46,7 @@ pub struct AgentsQuery {
     responses((status = 201, description = "The agent is registered: its card was fetched and the agent kept", body = A2aRegisterResponse), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
         (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
         (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
-        (status = 504, response = GatewayTimeout)))]
+        (status = 503, response = StoreUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn register_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -143,7 +143,7 @@ pub async fn get(
 #[utoipa::path(post, path = "/v1/a2a/agents/{agent_id}/refresh", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
     security(("bearer" = [])),
     responses((status = 200, description = "The agent with its card fetched again", body = A2aRefreshResponse), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 404, response = NotFound), (status = 502, response = BadGateway), (status = 504, response = GatewayTimeout)))]
+        (status = 404, response = NotFound), (status = 502, response = BadGateway), (status = 503, response = StoreUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn refresh_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -175,7 +175,7 @@ pub async fn refresh(
 #[utoipa::path(delete, path = "/v1/a2a/agents/{agent_id}", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
     security(("bearer" = [])),
     responses((status = 200, description = "The agent is removed", body = A2aUnregisterResponse), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 404, response = NotFound)))]
+        (status = 404, response = NotFound), (status = 503, response = StoreUnavailable)))]
 async fn unregister_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -8,7 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::responses::{Forbidden, Unauthorized, UnprocessableContent};
+use super::responses::{Forbidden, StoreUnavailable, Unauthorized, UnprocessableContent};
 use crate::a2e::ErrorCode;
 use crate::caller::Caller;
 use crate::http::error::{A2eQuery, ApiError};
@@ -47,7 +47,7 @@ pub struct AuditListResponse {
 /// whom and when (newest first, in pages).
 #[utoipa::path(get, path = "/v1/audit", tag = "audit", params(AuditQuery), security(("bearer" = [])),
     responses((status = 200, description = "A page of the audit log, newest first", body = AuditListResponse), (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden), (status = 422, response = UnprocessableContent)))]
+        (status = 403, response = Forbidden), (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
 async fn list_audit(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -69,7 +69,7 @@ async fn list_audit(
         .store
         .audit(query.before, limit)
         .await
-        .map_err(ApiError::internal)?;
+        .map_err(ApiError::from)?;
     let next_cursor = if entries.len() == limit as usize {
         entries.last().map(|e| e.id)
     } else {

@@ -10,7 +10,7 @@ use utoipa_axum::routes;
 
 use super::responses::{
     BadGateway, BadRequest, Conflict, GatewayTimeout, NotFound, NotImplemented, PayloadTooLarge,
-    ServiceUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+    ServiceUnavailable, StoreUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
 };
 use super::{Reply, ok, request};
 use crate::a2e::{
@@ -180,7 +180,7 @@ pub async fn subscribe(
     security(("bearer" = [])),
     responses((status = 200, description = "The agent's subscription is ended", body = ResourceUnsubscribeResponse), (status = 400, response = BadRequest),
         (status = 401, response = Unauthorized), (status = 404, response = NotFound), (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
+        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
 async fn unsubscribe_resource(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -65,10 +65,16 @@ pub struct NotImplemented(ErrorBody);
 #[allow(dead_code)]
 pub struct BadGateway(ErrorBody);
 
-/// The server is not connected right now (`mcp_server_unavailable`, retryable).
+/// The server is not connected right now, or the bridge's database does not answer
+/// (`mcp_server_unavailable`, retryable).
 #[derive(ToResponse)]
 #[allow(dead_code)]
 pub struct ServiceUnavailable(ErrorBody);
+
+/// The bridge's database does not answer (`mcp_server_unavailable`, retryable).
+#[derive(ToResponse)]
+#[allow(dead_code)]
+pub struct StoreUnavailable(ErrorBody);
 
 /// The upstream did not answer in time (`timeout`, retryable).
 #[derive(ToResponse)]

@@ -7,7 +7,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::responses::{
-    BadRequest, PayloadTooLarge, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+    BadRequest, PayloadTooLarge, StoreUnavailable, Unauthorized, UnprocessableContent,
+    UnsupportedMediaType,
 };
 use super::servers::IdQuery;
 use super::{Reply, ok, request};
@@ -44,7 +45,7 @@ pub fn check_roots(roots: &[McpRoot]) -> Result<(), ApiError> {
 
 /// The roots this agent exposes.
 #[utoipa::path(get, path = "/v1/roots", tag = "events", params(IdQuery), security(("bearer" = [])),
-    responses((status = 200, description = "The roots this agent exposes", body = RootsGetResponse), (status = 401, response = Unauthorized)))]
+    responses((status = 200, description = "The roots this agent exposes", body = RootsGetResponse), (status = 401, response = Unauthorized), (status = 503, response = StoreUnavailable)))]
 async fn get_roots(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -62,7 +63,7 @@ pub async fn get(
         .store
         .roots(&agent.id)
         .await
-        .map_err(|e| ApiError::internal(e).answering::<RootsGetResponse>(&req.id))?;
+        .map_err(|e| ApiError::from(e).answering::<RootsGetResponse>(&req.id))?;
     let mut resp = RootsGetResponse::answering(&req.id);
     resp.roots = roots;
     Ok(ok(resp))
@@ -71,7 +72,7 @@ pub async fn get(
 /// Replace the roots this agent exposes; the servers it owns are told they changed.
 #[utoipa::path(put, path = "/v1/roots", tag = "events", request_body = RootsSetRequest, security(("bearer" = [])),
     responses((status = 200, description = "The roots are stored and the agent's servers told", body = RootsSetResponse), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
+        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
 async fn set_roots(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -90,7 +91,7 @@ pub async fn set(
         .store
         .set_roots(&agent.id, &req.roots)
         .await
-        .map_err(|e| ApiError::internal(e).answering::<RootsSetResponse>(&req.id))?;
+        .map_err(|e| ApiError::from(e).answering::<RootsSetResponse>(&req.id))?;
     for entry in state.registry.entries() {
         if entry.owner == agent.id
             && let Some(conn) = entry.connection()

@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 
 use super::responses::{
     BadGateway, BadRequest, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
-    PayloadTooLarge, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+    PayloadTooLarge, StoreUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
 };
 use super::{Reply, ok, request};
 use crate::a2e::{
@@ -118,7 +118,7 @@ pub async fn list(
         (status = 400, response = BadRequest), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
         (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
         (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
-        (status = 504, response = GatewayTimeout)))]
+        (status = 503, response = StoreUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn register_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -180,7 +180,7 @@ pub async fn get(
     responses(
         (status = 200, description = "The server after the change", body = ServerUpdateResponse), (status = 400, response = BadRequest),
         (status = 401, response = Unauthorized), (status = 403, response = Forbidden), (status = 404, response = NotFound),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
+        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
 async fn update_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -219,7 +219,7 @@ pub async fn update(
 #[utoipa::path(delete, path = "/v1/servers/{server_id}", tag = "servers",
     params(("server_id" = String, Path), IdQuery), security(("bearer" = [])),
     responses((status = 200, description = "The server is disconnected and removed", body = ServerUnregisterResponse), (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden), (status = 404, response = NotFound)))]
+        (status = 403, response = Forbidden), (status = 404, response = NotFound), (status = 503, response = StoreUnavailable)))]
 async fn unregister_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

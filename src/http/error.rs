@@ -221,6 +221,18 @@ impl From<crate::registry::Error> for ApiError {
     }
 }
 
+/// A store error that reaches a caller as it is: 503 while the database does not answer,
+/// otherwise an opaque 500.
+impl From<crate::store::StoreError> for ApiError {
+    fn from(error: crate::store::StoreError) -> Self {
+        match error.code() {
+            // The details are for the log only.
+            ErrorCode::Internal => Self::internal(error),
+            code => Self::new(code, error.to_string()),
+        }
+    }
+}
+
 impl From<crate::a2a::A2aError> for ApiError {
     fn from(error: crate::a2a::A2aError) -> Self {
         match error.code() {

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use sqlx::AnyConnection;
 use sqlx::Row;
 use tracing::instrument;
 
@@ -71,18 +72,44 @@ impl Store {
     }
 
     /// Rewrites an agent's headers (sealed when a key is configured).
-    #[instrument(skip_all, fields(agent_id))]
-    pub async fn update_agent_headers(
+    async fn write_agent_headers(
         &self,
+        conn: &mut AnyConnection,
         agent_id: &str,
         headers: &BTreeMap<String, String>,
     ) -> Result<(), StoreError> {
         sqlx::query("UPDATE a2a_agents SET headers = $1 WHERE agent_id = $2")
             .bind(json(&sealed::seal_values(self.sealer(), headers))?)
             .bind(agent_id)
-            .execute(&self.pool)
+            .execute(&mut *conn)
             .await?;
         Ok(())
+    }
+
+    /// Seals the header values of the agents that still hold a plain one; how many did. Headers
+    /// that cannot be opened are left as they are.
+    pub(super) async fn seal_plain_agents(
+        &self,
+        conn: &mut AnyConnection,
+    ) -> Result<usize, StoreError> {
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT agent_id, headers FROM a2a_agents")
+                .fetch_all(&mut *conn)
+                .await?;
+        let mut sealed_now = 0;
+        for (agent_id, stored) in rows {
+            let Ok(headers) = serde_json::from_str::<BTreeMap<String, String>>(&stored) else {
+                continue;
+            };
+            if !sealed::any_plain(headers.values()) {
+                continue;
+            }
+            if let Ok(opened) = sealed::open_values(self.sealer(), &headers) {
+                self.write_agent_headers(conn, &agent_id, &opened).await?;
+                sealed_now += 1;
+            }
+        }
+        Ok(sealed_now)
     }
 
     /// Every registered agent; a row that no longer parses is logged and skipped.

@@ -79,10 +79,16 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use crate::store::Store;
+    use crate::store::testing::backends;
 
     #[tokio::test]
     async fn entries_come_newest_first_in_pages() {
-        let store = Store::open("sqlite::memory:").await.unwrap();
+        for db in backends().await {
+            entries_come_newest_first_on(db.open().await).await;
+        }
+    }
+
+    async fn entries_come_newest_first_on(store: Store) {
         for i in 0..5 {
             store
                 .record("root", "server.register", &format!("s{i}"), "stdio")
@@ -95,5 +101,8 @@ mod tests {
         let targets: Vec<&str> = rest.iter().map(|e| e.target.as_str()).collect();
         assert_eq!(targets, ["s1", "s0"]);
         assert_eq!(rest[0].actor, "root");
+        // Seconds since the epoch, to well under a second (a 4-byte REAL would be off by minutes).
+        let now = crate::a2e::now();
+        assert!((rest[0].at - now).abs() < 5.0, "{} vs {now}", rest[0].at);
     }
 }

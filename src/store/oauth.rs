@@ -2,6 +2,7 @@
 //! grant (agent `""`) or one per agent. The client registration and the credentials are opaque
 //! JSON the upstream layer writes; both are sealed at rest, and neither is ever logged.
 
+use sqlx::AnyConnection;
 use sqlx::Row;
 use tracing::instrument;
 
@@ -101,6 +102,22 @@ impl Store {
         part: Part,
         value: Option<&str>,
     ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        self.write_oauth(&mut tx, server_id, agent, part, value)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// [`Self::save_oauth`] on `conn`, in the transaction the caller holds.
+    async fn write_oauth(
+        &self,
+        conn: &mut AnyConnection,
+        server_id: &str,
+        agent: &str,
+        part: Part,
+        value: Option<&str>,
+    ) -> Result<(), StoreError> {
         // The column is one of two fixed names, never input.
         let upsert = match part {
             Part::Client => {
@@ -114,13 +131,12 @@ impl Store {
                  updated_at = excluded.updated_at"
             }
         };
-        let mut tx = self.pool.begin().await?;
         sqlx::query(upsert)
             .bind(server_id)
             .bind(agent)
             .bind(sealed::seal_option(self.sealer(), value))
             .bind(a2e::now())
-            .execute(&mut *tx)
+            .execute(&mut *conn)
             .await
             .map_err(StoreError::from_write)?;
         sqlx::query(
@@ -129,9 +145,8 @@ impl Store {
         )
         .bind(server_id)
         .bind(agent)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
-        tx.commit().await?;
         Ok(())
     }
 
@@ -157,22 +172,24 @@ impl Store {
         Ok(())
     }
 
-    /// Seals the grants stored plain before a key was set; how many were.
-    pub(super) async fn seal_plain_oauth_grants(&self) -> Result<usize, StoreError> {
+    /// Seals the grants stored plain before a key was set, in the caller's transaction; how
+    /// many were.
+    pub(super) async fn seal_plain_oauth_grants(
+        &self,
+        conn: &mut AnyConnection,
+    ) -> Result<usize, StoreError> {
         let rows: Vec<(String, String, Option<String>, Option<String>)> =
             sqlx::query_as("SELECT server_id, agent, client, credentials FROM oauth_grants")
-                .fetch_all(&self.pool)
+                .fetch_all(&mut *conn)
                 .await?;
         let mut sealed_now = 0;
         for (server_id, agent, client, credentials) in rows {
             let plain = |v: &Option<String>| v.as_deref().is_some_and(|v| !sealed::is_sealed(v));
-            if plain(&client) {
-                self.save_oauth_client(&server_id, &agent, client.as_deref())
-                    .await?;
-            }
-            if plain(&credentials) {
-                self.save_oauth_credentials(&server_id, &agent, credentials.as_deref())
-                    .await?;
+            for (part, value) in [(Part::Client, &client), (Part::Credentials, &credentials)] {
+                if plain(value) {
+                    self.write_oauth(conn, &server_id, &agent, part, value.as_deref())
+                        .await?;
+                }
             }
             sealed_now += usize::from(plain(&client) || plain(&credentials));
         }
@@ -185,15 +202,14 @@ mod tests {
     use super::*;
     use crate::a2e::McpServerConfig;
     use crate::store::StoredServer;
+    use crate::store::testing::{TestDb, backends};
 
     const CLIENT: &str = r#"{"client_id":"dyn-client-4711","client_secret":"dyn-s3cret"}"#;
     const TOKENS: &str = r#"{"access_token":"at-very-secret","refresh_token":"rt-very-secret"}"#;
 
-    /// A store in a file (so what is at rest can be read back), sealing with `key`, with the
-    /// servers `ids` registered.
-    async fn store_with(dir: &tempfile::TempDir, key: Option<[u8; 32]>, ids: &[&str]) -> Store {
-        let url = format!("sqlite://{}", dir.path().join("bridge.db").display());
-        let mut store = Store::open(&url).await.unwrap();
+    /// The store on `db`, sealing with `key`, with the servers `ids` registered.
+    async fn store_with(db: &TestDb, key: Option<[u8; 32]>, ids: &[&str]) -> Store {
+        let mut store = db.open().await;
         if let Some(key) = key {
             store = store.sealing(&key).await.unwrap();
         }
@@ -210,19 +226,15 @@ mod tests {
         store
     }
 
-    /// Every byte the database files hold, as text.
-    fn at_rest(dir: &tempfile::TempDir) -> String {
-        let mut all = Vec::new();
-        for entry in std::fs::read_dir(dir.path()).unwrap().flatten() {
-            all.extend(std::fs::read(entry.path()).unwrap_or_default());
-        }
-        String::from_utf8_lossy(&all).into_owned()
-    }
-
     #[tokio::test]
     async fn grants_round_trip_and_clear() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_with(&dir, None, &["hosted"]).await;
+        for db in backends().await {
+            grants_round_trip_and_clear_on(&db).await;
+        }
+    }
+
+    async fn grants_round_trip_and_clear_on(db: &TestDb) {
+        let store = store_with(db, None, &["hosted"]).await;
         assert_eq!(store.oauth_grant("hosted", "").await.unwrap(), None);
         store
             .save_oauth_client("hosted", "", Some(CLIENT))
@@ -274,8 +286,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_grant_needs_its_server() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_with(&dir, None, &[]).await;
+        for db in backends().await {
+            a_grant_needs_its_server_on(&db).await;
+        }
+    }
+
+    async fn a_grant_needs_its_server_on(db: &TestDb) {
+        let store = store_with(db, None, &[]).await;
         assert!(matches!(
             store.save_oauth_client("ghost", "", Some(CLIENT)).await,
             Err(StoreError::NotFound)
@@ -290,9 +307,14 @@ mod tests {
 
     #[tokio::test]
     async fn grants_are_sealed_at_rest_and_need_the_key() {
-        let dir = tempfile::tempdir().unwrap();
+        for db in backends().await {
+            grants_are_sealed_at_rest_and_need_the_key_on(&db).await;
+        }
+    }
+
+    async fn grants_are_sealed_at_rest_and_need_the_key_on(db: &TestDb) {
         let key = [5u8; 32];
-        let store = store_with(&dir, Some(key), &["hosted"]).await;
+        let store = store_with(db, Some(key), &["hosted"]).await;
         store
             .save_oauth_client("hosted", "", Some(CLIENT))
             .await
@@ -301,7 +323,7 @@ mod tests {
             .save_oauth_credentials("hosted", "bob", Some(TOKENS))
             .await
             .unwrap();
-        let raw = at_rest(&dir);
+        let raw = db.at_rest().await;
         for plain in [
             "dyn-client-4711",
             "dyn-s3cret",
@@ -314,8 +336,7 @@ mod tests {
         let grant = store.oauth_grant("hosted", "bob").await.unwrap().unwrap();
         assert_eq!(grant.credentials.as_deref(), Some(TOKENS));
         // Without the key a sealed grant is an error, never its sealed text.
-        let url = format!("sqlite://{}", dir.path().join("bridge.db").display());
-        let keyless = Store::open(&url).await.unwrap();
+        let keyless = db.open().await;
         assert!(matches!(
             keyless.oauth_grant("hosted", "bob").await,
             Err(StoreError::Corrupt(_))
@@ -324,20 +345,19 @@ mod tests {
 
     #[tokio::test]
     async fn grants_stored_plain_are_sealed_when_a_key_is_set() {
-        let dir = tempfile::tempdir().unwrap();
-        let plain = store_with(&dir, None, &["hosted"]).await;
+        for db in backends().await {
+            grants_stored_plain_are_sealed_when_a_key_is_set_on(&db).await;
+        }
+    }
+
+    async fn grants_stored_plain_are_sealed_when_a_key_is_set_on(db: &TestDb) {
+        let plain = store_with(db, None, &["hosted"]).await;
         plain
             .save_oauth_credentials("hosted", "", Some(TOKENS))
             .await
             .unwrap();
         plain.pool.close().await;
-        let url = format!("sqlite://{}", dir.path().join("bridge.db").display());
-        let sealed = Store::open(&url)
-            .await
-            .unwrap()
-            .sealing(&[6; 32])
-            .await
-            .unwrap();
+        let sealed = db.open().await.sealing(&[6; 32]).await.unwrap();
         let stored: String = sqlx::query_scalar("SELECT credentials FROM oauth_grants")
             .fetch_one(&sealed.pool)
             .await
@@ -349,8 +369,13 @@ mod tests {
 
     #[tokio::test]
     async fn grants_are_per_agent_and_go_with_their_server() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_with(&dir, Some([7; 32]), &["hosted", "other"]).await;
+        for db in backends().await {
+            grants_are_per_agent_and_go_with_their_server_on(&db).await;
+        }
+    }
+
+    async fn grants_are_per_agent_and_go_with_their_server_on(db: &TestDb) {
+        let store = store_with(db, Some([7; 32]), &["hosted", "other"]).await;
         for agent in ["carol", "", "bob"] {
             let tokens = format!(r#"{{"access_token":"token-of-{agent}"}}"#);
             store

@@ -52,10 +52,16 @@ impl Store {
 mod tests {
     use crate::a2e::McpRoot;
     use crate::store::Store;
+    use crate::store::testing::backends;
 
     #[tokio::test]
     async fn roots_are_replaced_whole_and_kept_in_order() {
-        let store = Store::open("sqlite::memory:").await.unwrap();
+        for db in backends().await {
+            roots_are_replaced_whole_on(db.open().await).await;
+        }
+    }
+
+    async fn roots_are_replaced_whole_on(store: Store) {
         let root = |uri: &str| McpRoot {
             uri: uri.into(),
             name: String::new(),

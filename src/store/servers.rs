@@ -1,6 +1,7 @@
 //! The `servers` table: each registered server's config (as JSON, its secret values sealed) and
 //! owner.
 
+use sqlx::AnyConnection;
 use sqlx::Row;
 use tracing::instrument;
 
@@ -44,15 +45,42 @@ impl Store {
         Ok(())
     }
 
+    /// Rewrites a server's config; `NotFound` when it is not registered.
     #[instrument(skip_all, fields(server_id = %config.server_id))]
     pub async fn update_server_config(&self, config: &McpServerConfig) -> Result<(), StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        self.write_config(&mut conn, config).await
+    }
+
+    /// Rewrites a server's config and forgets its OAuth grants (they were for its old URL or
+    /// settings), both or neither.
+    #[instrument(skip_all, fields(server_id = %config.server_id))]
+    pub async fn update_server_config_clearing_oauth(
+        &self,
+        config: &McpServerConfig,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        self.write_config(&mut tx, config).await?;
+        sqlx::query("DELETE FROM oauth_grants WHERE server_id = $1")
+            .bind(&config.server_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn write_config(
+        &self,
+        conn: &mut AnyConnection,
+        config: &McpServerConfig,
+    ) -> Result<(), StoreError> {
         let json = self.config_json(config)?;
         let done =
             sqlx::query("UPDATE servers SET config = $1, updated_at = $2 WHERE server_id = $3")
                 .bind(json)
                 .bind(a2e::now())
                 .bind(&config.server_id)
-                .execute(&self.pool)
+                .execute(&mut *conn)
                 .await?;
         if done.rows_affected() == 0 {
             return Err(StoreError::NotFound);
@@ -72,6 +100,22 @@ impl Store {
         Ok(())
     }
 
+    /// A stored config with its secret values opened.
+    fn open_config(&self, stored: &str) -> Result<McpServerConfig, String> {
+        let mut config =
+            serde_json::from_str::<McpServerConfig>(stored).map_err(|e| e.to_string())?;
+        let open = |map| sealed::open_values(self.sealer(), map).map_err(|e| e.to_string());
+        (config.env, config.headers) = (open(&config.env)?, open(&config.headers)?);
+        if let Some(auth) = &mut config.auth {
+            let open = |v: &Option<String>| {
+                sealed::open_option(self.sealer(), v.as_deref()).map_err(|e| e.to_string())
+            };
+            auth.client_secret = open(&auth.client_secret)?;
+            auth.private_key = open(&auth.private_key)?;
+        }
+        Ok(config)
+    }
+
     /// Every stored server, oldest first. A row that no longer parses is logged and left in
     /// place rather than failing the rest.
     #[instrument(skip_all)]
@@ -85,24 +129,7 @@ impl Store {
         for row in &rows {
             let server_id: String = row.try_get("server_id")?;
             let config: String = row.try_get("config")?;
-            let parsed = serde_json::from_str::<McpServerConfig>(&config)
-                .map_err(|e| e.to_string())
-                .and_then(|mut config| {
-                    config.env = sealed::open_values(self.sealer(), &config.env)
-                        .map_err(|e| e.to_string())?;
-                    config.headers = sealed::open_values(self.sealer(), &config.headers)
-                        .map_err(|e| e.to_string())?;
-                    if let Some(auth) = &mut config.auth {
-                        auth.client_secret =
-                            sealed::open_option(self.sealer(), auth.client_secret.as_deref())
-                                .map_err(|e| e.to_string())?;
-                        auth.private_key =
-                            sealed::open_option(self.sealer(), auth.private_key.as_deref())
-                                .map_err(|e| e.to_string())?;
-                    }
-                    Ok(config)
-                });
-            match parsed {
+            match self.open_config(&config) {
                 Ok(config) => servers.push(StoredServer {
                     owner: row.try_get("owner")?,
                     config,
@@ -114,15 +141,48 @@ impl Store {
         }
         Ok(servers)
     }
+
+    /// Seals the secret values of the configs that still hold a plain one (stored before a key
+    /// was set); how many were. A config that cannot be opened is left as it is.
+    pub(super) async fn seal_plain_servers(
+        &self,
+        conn: &mut AnyConnection,
+    ) -> Result<usize, StoreError> {
+        let rows: Vec<(String, String)> = sqlx::query_as("SELECT server_id, config FROM servers")
+            .fetch_all(&mut *conn)
+            .await?;
+        let mut sealed_now = 0;
+        for (_, stored) in rows {
+            let plain = serde_json::from_str::<McpServerConfig>(&stored).is_ok_and(|c| {
+                let auth = c
+                    .auth
+                    .iter()
+                    .flat_map(|a| a.client_secret.iter().chain(a.private_key.iter()));
+                sealed::any_plain(c.env.values().chain(c.headers.values()).chain(auth))
+            });
+            if let (true, Ok(config)) = (plain, self.open_config(&stored)) {
+                self.write_config(conn, &config).await?;
+                sealed_now += 1;
+            }
+        }
+        Ok(sealed_now)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    use crate::store::testing::backends;
+
     #[tokio::test]
     async fn servers_round_trip_and_conflict() {
-        let store = Store::open("sqlite::memory:").await.unwrap();
+        for db in backends().await {
+            servers_round_trip_and_conflict_on(db.open().await).await;
+        }
+    }
+
+    async fn servers_round_trip_and_conflict_on(store: Store) {
         let mut config = McpServerConfig {
             server_id: "fs".into(),
             tool_allow_list: vec!["read".into()],
@@ -155,9 +215,56 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_config_change_can_forget_the_oauth_grants_with_it() {
+        for db in backends().await {
+            a_config_change_can_forget_the_oauth_grants_on(db.open().await).await;
+        }
+    }
+
+    async fn a_config_change_can_forget_the_oauth_grants_on(store: Store) {
+        let mut config = McpServerConfig {
+            server_id: "hosted".into(),
+            url: "https://one.example/mcp".into(),
+            ..Default::default()
+        };
+        let server = StoredServer {
+            owner: "alice".into(),
+            config: config.clone(),
+        };
+        store.insert_server(&server).await.unwrap();
+        store
+            .save_oauth_credentials("hosted", "", Some("{}"))
+            .await
+            .unwrap();
+        // A server that is gone: nothing changes, and no grant is forgotten.
+        let ghost = McpServerConfig {
+            server_id: "ghost".into(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            store.update_server_config_clearing_oauth(&ghost).await,
+            Err(StoreError::NotFound)
+        ));
+        config.timeout = 9;
+        store.update_server_config(&config).await.unwrap();
+        assert!(store.oauth_grant("hosted", "").await.unwrap().is_some());
+        config.url = "https://two.example/mcp".into();
+        store
+            .update_server_config_clearing_oauth(&config)
+            .await
+            .unwrap();
+        assert_eq!(store.oauth_grant("hosted", "").await.unwrap(), None);
+        assert_eq!(store.list_servers().await.unwrap()[0].config, config);
+    }
+
+    #[tokio::test]
     async fn secret_values_are_sealed_at_rest_and_need_the_key() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("bridge.db").display());
+        for db in backends().await {
+            secret_values_are_sealed_at_rest_on(db.url()).await;
+        }
+    }
+
+    async fn secret_values_are_sealed_at_rest_on(url: &str) {
         let mut config = McpServerConfig {
             server_id: "fs".into(),
             ..Default::default()
@@ -176,14 +283,14 @@ mod tests {
             ..Default::default()
         });
         // Stored before a key was set; the first start with the key seals it.
-        let plain = Store::open(&url).await.unwrap();
+        let plain = Store::open(url).await.unwrap();
         let server = StoredServer {
             owner: "alice".into(),
             config: config.clone(),
         };
         plain.insert_server(&server).await.unwrap();
         let raw = || async {
-            let store = Store::open(&url).await.unwrap();
+            let store = Store::open(url).await.unwrap();
             sqlx::query_scalar::<_, String>("SELECT config FROM servers")
                 .fetch_one(&store.pool)
                 .await
@@ -191,12 +298,7 @@ mod tests {
         };
         assert!(raw().await.contains("s3cret"));
         let key = [9u8; 32];
-        let sealed = Store::open(&url)
-            .await
-            .unwrap()
-            .sealing(&key)
-            .await
-            .unwrap();
+        let sealed = Store::open(url).await.unwrap().sealing(&key).await.unwrap();
         let stored = raw().await;
         assert!(
             !stored.contains("s3cret") && stored.contains("enc:v1:"),
@@ -208,9 +310,9 @@ mod tests {
         );
         assert_eq!(sealed.list_servers().await.unwrap()[0].config, config);
         // Without the key, or with another one, the row is not used, and not lost either.
-        let keyless = Store::open(&url).await.unwrap();
+        let keyless = Store::open(url).await.unwrap();
         assert!(keyless.list_servers().await.unwrap().is_empty());
-        let wrong = Store::open(&url)
+        let wrong = Store::open(url)
             .await
             .unwrap()
             .sealing(&[1; 32])
@@ -218,12 +320,7 @@ mod tests {
             .unwrap();
         assert!(wrong.list_servers().await.unwrap().is_empty());
         let before = raw().await;
-        let again = Store::open(&url)
-            .await
-            .unwrap()
-            .sealing(&key)
-            .await
-            .unwrap();
+        let again = Store::open(url).await.unwrap().sealing(&key).await.unwrap();
         assert_eq!(
             raw().await,
             before,

@@ -110,14 +110,17 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use crate::a2e::McpServerConfig;
+    use crate::store::testing::backends;
     use crate::store::{Store, StoreError, StoredServer};
 
     #[tokio::test]
     async fn subscriptions_are_per_agent_and_go_with_their_server() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&format!("sqlite://{}/t.db?mode=rwc", dir.path().display()))
-            .await
-            .unwrap();
+        for db in backends().await {
+            subscriptions_are_per_agent_on(db.open().await).await;
+        }
+    }
+
+    async fn subscriptions_are_per_agent_on(store: Store) {
         let config = McpServerConfig {
             server_id: "ev".into(),
             ..Default::default()
@@ -153,6 +156,12 @@ mod tests {
                 .await
                 .unwrap()
         );
+        assert!(matches!(
+            store
+                .insert_subscription("alice", "ghost", "demo://1")
+                .await,
+            Err(StoreError::NotFound)
+        ));
         assert_eq!(store.subscriber_count("ev", "demo://1").await.unwrap(), 2);
         assert_eq!(
             store.subscribers("ev", "demo://1").await.unwrap(),

@@ -407,11 +407,10 @@ async fn oversized_cards_and_replies_are_refused_without_being_held() {
     app.stop().await;
 
     // A card over the bound stored before there was one: shown empty, the agent still there.
-    let db = format!(
-        "sqlite://{}",
-        data_dir.path().join("mcp-bridge.db").display()
-    );
-    let pool = sqlx::SqlitePool::connect(&db).await.unwrap();
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&config.database_url())
+        .await
+        .unwrap();
     let mut card: Value =
         json!({"name": "big", "url": format!("{url}rpc"), "protocolVersion": "0.3"});
     card["pad"] = json!("a".repeat(600 * 1024));

@@ -27,14 +27,19 @@ pub struct TestApp {
     pub admin: String,
     pub alice: String,
     pub bob: String,
+    /// The PostgreSQL database it runs on (`MCP_BRIDGE_TEST_POSTGRES`), dropped with its data dir.
+    database: Option<String>,
     shutdown: CancellationToken,
     handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
 
+/// The service's config over `data_dir`: its store the SQLite file there, or with
+/// `MCP_BRIDGE_TEST_POSTGRES` set a PostgreSQL database of the data dir's own.
 pub fn config(data_dir: &Path) -> Config {
     Config {
         bind: "127.0.0.1:0".into(),
         data_dir: data_dir.to_owned(),
+        database_url: postgres_server().map(|server| postgres_database(&server, data_dir)),
         jwt_secret: Some(SECRET.to_owned().into()),
         max_body_bytes: 64 * 1024,
         ..Config::default()
@@ -64,6 +69,10 @@ pub async fn spawn_app_with(data_dir: Arc<tempfile::TempDir>, config: Config) ->
         mcp_bridge::telemetry::init("info,mcp_bridge=debug");
     }
     let auth = Auth::from_config(&config).unwrap();
+    let database = config.database_url.clone().filter(|url| is_postgres(url));
+    if let Some(url) = &database {
+        create_database(url).await;
+    }
     let app = Application::build(config)
         .await
         .expect("the service starts");
@@ -78,6 +87,7 @@ pub async fn spawn_app_with(data_dir: Arc<tempfile::TempDir>, config: Config) ->
         alice: auth.mint("alice", false, hour).unwrap(),
         bob: auth.mint("bob", false, hour).unwrap(),
         data_dir,
+        database,
         shutdown,
         handle: Some(handle),
     };
@@ -288,7 +298,174 @@ pub async fn wait_until<T>(
 impl Drop for TestApp {
     fn drop(&mut self) {
         self.shutdown.cancel();
+        if let Some(url) = &self.database {
+            match Arc::strong_count(&self.data_dir) {
+                // The last user of the data dir: nothing restarts over it any more.
+                1 => drop_database(url),
+                _ => drop_database_after(self.data_dir.path(), url),
+            }
+        }
     }
+}
+
+// ---- the store on PostgreSQL (`MCP_BRIDGE_TEST_POSTGRES`) ----
+
+/// The variable naming a PostgreSQL server (`postgres://user@host:port`) to run the suite on;
+/// `MCP_BRIDGE_TEST_RUN` prefixes the databases of one run, so that what a run leaves behind can
+/// be found and dropped (scripts/test.sh does).
+const POSTGRES_VAR: &str = "MCP_BRIDGE_TEST_POSTGRES";
+const RUN_VAR: &str = "MCP_BRIDGE_TEST_RUN";
+/// The file in a data dir naming its PostgreSQL database: a restart over the same data dir gets
+/// the same database back.
+const DATABASE_FILE: &str = "test-postgres-database";
+
+/// The PostgreSQL server the suite runs on, when it does.
+pub fn postgres_server() -> Option<String> {
+    std::env::var(POSTGRES_VAR).ok().filter(|s| !s.is_empty())
+}
+
+/// Whether the suite runs on PostgreSQL: tests of what only SQLite has (its files) skip then.
+pub fn on_postgres() -> bool {
+    postgres_server().is_some()
+}
+
+fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
+}
+
+/// The URL of `data_dir`'s database on `server` (named in the data dir; not created yet).
+pub fn postgres_database(server: &str, data_dir: &Path) -> String {
+    let file = data_dir.join(DATABASE_FILE);
+    let name = match std::fs::read_to_string(&file) {
+        Ok(name) => name.trim().to_owned(),
+        Err(_) => {
+            let run = std::env::var(RUN_VAR).unwrap_or_default();
+            let random = uuid::Uuid::new_v4().simple().to_string();
+            let name = match run.is_empty() {
+                true => format!("t_{}", &random[..16]),
+                false => format!("t_{run}_{}", &random[..16]),
+            };
+            std::fs::write(&file, &name).unwrap();
+            name
+        }
+    };
+    let mut url = url::Url::parse(server).unwrap();
+    url.set_path(&name);
+    url.to_string()
+}
+
+/// The server to administer the database at `url` through (`MCP_BRIDGE_TEST_POSTGRES`, never a
+/// proxy the URL may go through), and the database's name.
+fn server_and_name(url: &str) -> (String, String) {
+    let name = url::Url::parse(url)
+        .unwrap()
+        .path()
+        .trim_start_matches('/')
+        .to_owned();
+    let server = postgres_server().expect("a PostgreSQL database needs MCP_BRIDGE_TEST_POSTGRES");
+    (server, name)
+}
+
+/// Creates the database at `url` unless it exists (a restart).
+pub async fn create_database(url: &str) {
+    use sqlx::Connection;
+    let (server, name) = server_and_name(url);
+    let mut admin = sqlx::PgConnection::connect(&server)
+        .await
+        .unwrap_or_else(|e| panic!("{POSTGRES_VAR}={server}: {e}"));
+    let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
+        .bind(&name)
+        .fetch_optional(&mut admin)
+        .await
+        .unwrap();
+    if exists.is_none() {
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+    }
+    let _ = admin.close().await;
+}
+
+/// Drops the database at `url` (closing what still uses it), best effort, on a thread of its
+/// own: `Drop` cannot wait for a future.
+pub fn drop_database(url: &str) {
+    let (server, name) = server_and_name(url);
+    let dropped = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            use sqlx::Connection;
+            let mut admin = sqlx::PgConnection::connect(&server).await?;
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
+            )))
+            .execute(&mut admin)
+            .await?;
+            admin.close().await
+        })
+    })
+    .join();
+    if let Ok(Err(error)) = dropped {
+        eprintln!("cannot drop the test database {url}: {error}");
+    }
+}
+
+/// Drops the database at `url` once `data_dir` is gone (the test may restart over it until
+/// then). A process that ends first leaves it to scripts/test.sh.
+fn drop_database_after(data_dir: &Path, url: &str) {
+    let (data_dir, url) = (data_dir.to_owned(), url.to_owned());
+    std::thread::spawn(move || {
+        while data_dir.exists() {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        drop_database(&url);
+    });
+}
+
+/// Everything the store holds, as text: every byte of the SQLite files in `data_dir`, or
+/// every row of every table of its PostgreSQL database.
+pub async fn stored_text(data_dir: &Path) -> String {
+    let Some(server) = postgres_server() else {
+        let mut all = Vec::new();
+        for entry in std::fs::read_dir(data_dir).unwrap().flatten() {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("mcp-bridge.db")
+            {
+                // A `-wal` or `-shm` file may go between the listing and the read (the store is
+                // closing): what is gone holds nothing.
+                if let Ok(bytes) = std::fs::read(entry.path()) {
+                    all.extend(bytes);
+                }
+            }
+        }
+        return String::from_utf8_lossy(&all).into_owned();
+    };
+    use sqlx::Connection;
+    let url = postgres_database(&server, data_dir);
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public'",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    let mut all = String::new();
+    for table in tables {
+        let rows: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT t::text FROM \"{table}\" t"
+        )))
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+        all.extend(rows.into_iter().map(|row| row + "\n"));
+    }
+    let _ = conn.close().await;
+    all
 }
 
 // ---- real peers ----
@@ -746,7 +923,14 @@ pub async fn start_bridge_with(data_dir: &Path, env: &[(&str, &str)]) -> Bridge 
     // The test's own HTTP clients need a TLS provider even for http:// (no in-process service
     // has installed one when this test runs alone).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"))
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"));
+    if let Some(server) = postgres_server() {
+        let url = postgres_database(&server, data_dir);
+        create_database(&url).await;
+        command.env("MCP_BRIDGE_DATABASE_URL", &url);
+        drop_database_after(data_dir, &url);
+    }
+    let mut child = command
         .envs(env.iter().copied())
         .env("MCP_BRIDGE_BIND", "127.0.0.1:0")
         .env("MCP_BRIDGE_DATA_DIR", data_dir)
@@ -942,5 +1126,59 @@ impl TestApp {
             json!({ "name": name, "arguments": arguments }),
         )
         .await
+    }
+}
+
+/// A TCP proxy from a port of its own to `target` that can be cut (every connection closed, new
+/// ones refused) and brought back on the same port: a database going down and coming back.
+pub struct Proxy {
+    pub port: u16,
+    target: String,
+    serving: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Proxy {
+    pub async fn start(target: &str) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mut proxy = Self {
+            port,
+            target: target.to_owned(),
+            serving: None,
+        };
+        proxy.serve(listener);
+        proxy
+    }
+
+    fn serve(&mut self, listener: tokio::net::TcpListener) {
+        let target = self.target.clone();
+        self.serving = Some(tokio::spawn(async move {
+            // Dropped with this task, which aborts every connection.
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let target = target.clone();
+                connections.spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+            }
+        }));
+    }
+
+    /// Closes every connection and refuses new ones.
+    pub async fn cut(&mut self) {
+        if let Some(serving) = self.serving.take() {
+            serving.abort();
+            let _ = serving.await;
+        }
+    }
+
+    /// Accepts connections again, on the same port.
+    pub async fn restore(&mut self) {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", self.port))
+            .await
+            .unwrap();
+        self.serve(listener);
     }
 }

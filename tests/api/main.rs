@@ -3,6 +3,7 @@
 mod a2a;
 mod a2e;
 mod auth;
+mod database;
 mod deploy;
 mod events;
 mod exhaustion;

@@ -67,6 +67,11 @@ def _parse_response(
 
         return response_502
 
+    if response.status_code == 503:
+        response_503 = ErrorBody.from_dict(response.json())
+
+        return response_503
+
     if response.status_code == 504:
         response_504 = ErrorBody.from_dict(response.json())
 

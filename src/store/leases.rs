@@ -1,0 +1,251 @@
+//! The `leases` table: which replica runs each server. A replica holds a server while its lease
+//! is live and renews it; once it has expired, any replica may take it over. Every method is one
+//! statement, so two replicas racing for a lease cannot both win, and every time is the
+//! database's own (`Backend::now`), so the replicas' clocks do not matter.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tracing::instrument;
+
+use super::{Store, StoreError};
+
+impl Store {
+    /// Takes the lease of `server_id` for `replica` for `ttl` when it is free, expired or
+    /// already `replica`'s (then it is extended); `false` while another replica holds a live
+    /// one. `NotFound` when the server is not registered.
+    #[instrument(skip_all, fields(server_id, replica))]
+    pub async fn claim_lease(
+        &self,
+        server_id: &str,
+        replica: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let now = self.backend.now();
+        // `acquired_at` says since when the holder has held it without a break.
+        let claim = format!(
+            "INSERT INTO leases (server_id, replica, expires_at, acquired_at) \
+             VALUES ($1, $2, {now} + $3, {now}) \
+             ON CONFLICT (server_id) DO UPDATE SET \
+             replica = excluded.replica, expires_at = excluded.expires_at, \
+             acquired_at = CASE WHEN leases.replica = excluded.replica AND leases.expires_at >= {now} \
+             THEN leases.acquired_at ELSE excluded.acquired_at END \
+             WHERE leases.expires_at < {now} OR leases.replica = excluded.replica"
+        );
+        let done = sqlx::query(sqlx::AssertSqlSafe(claim))
+            .bind(server_id)
+            .bind(replica)
+            .bind(ttl.as_secs_f64())
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::from_write)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Extends every live lease `replica` holds by `ttl` from now; the servers it still holds,
+    /// sorted. A lease that expired before this renewal is not renewed (another replica may
+    /// have taken it, or may be about to): claim it again.
+    #[instrument(skip_all, fields(replica))]
+    pub async fn renew_leases(
+        &self,
+        replica: &str,
+        ttl: Duration,
+    ) -> Result<Vec<String>, StoreError> {
+        let now = self.backend.now();
+        let renew = format!(
+            "UPDATE leases SET expires_at = {now} + $2 \
+             WHERE replica = $1 AND expires_at >= {now} RETURNING server_id"
+        );
+        let mut held: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(renew))
+            .bind(replica)
+            .bind(ttl.as_secs_f64())
+            .fetch_all(&self.pool)
+            .await?;
+        held.sort();
+        Ok(held)
+    }
+
+    /// Gives up `replica`'s lease of `server_id` (a graceful hand-over: another replica may
+    /// take it at once); nothing when another replica holds it.
+    #[instrument(skip_all, fields(server_id, replica))]
+    pub async fn release_lease(&self, server_id: &str, replica: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM leases WHERE server_id = $1 AND replica = $2")
+            .bind(server_id)
+            .bind(replica)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Gives up every lease `replica` holds (it is stopping).
+    #[instrument(skip_all, fields(replica))]
+    pub async fn release_leases(&self, replica: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM leases WHERE replica = $1")
+            .bind(replica)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The replica holding each server with a live lease.
+    #[instrument(skip_all)]
+    pub async fn lease_holders(&self) -> Result<HashMap<String, String>, StoreError> {
+        let now = self.backend.now();
+        let live = format!("SELECT server_id, replica FROM leases WHERE expires_at >= {now}");
+        let rows: Vec<(String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(live))
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2e::McpServerConfig;
+    use crate::store::StoredServer;
+    use crate::store::testing::backends;
+
+    const TTL: Duration = Duration::from_secs(60);
+
+    async fn with_servers(store: &Store, ids: &[&str]) {
+        for id in ids {
+            let server = StoredServer {
+                owner: "alice".into(),
+                config: McpServerConfig {
+                    server_id: (*id).into(),
+                    ..Default::default()
+                },
+            };
+            store.insert_server(&server).await.unwrap();
+        }
+    }
+
+    /// Moves every lease `by` seconds into the past, as time passing would.
+    async fn age(store: &Store, by: f64) {
+        sqlx::query("UPDATE leases SET expires_at = expires_at - $1")
+            .bind(by)
+            .execute(&store.pool)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn one_replica_holds_a_lease_while_it_is_live() {
+        for db in backends().await {
+            let store = db.open().await;
+            with_servers(&store, &["fs", "git"]).await;
+            assert!(store.claim_lease("fs", "r1", TTL).await.unwrap());
+            assert!(!store.claim_lease("fs", "r2", TTL).await.unwrap());
+            // Claiming again extends its own lease.
+            assert!(store.claim_lease("fs", "r1", TTL).await.unwrap());
+            assert!(store.claim_lease("git", "r2", TTL).await.unwrap());
+            let holders = store.lease_holders().await.unwrap();
+            assert_eq!(
+                holders,
+                HashMap::from([("fs".into(), "r1".into()), ("git".into(), "r2".into())])
+            );
+            assert!(matches!(
+                store.claim_lease("ghost", "r1", TTL).await,
+                Err(StoreError::NotFound)
+            ));
+            // Removed with its server.
+            store.delete_server("git").await.unwrap();
+            assert_eq!(store.lease_holders().await.unwrap().len(), 1);
+        }
+    }
+
+    #[tokio::test]
+    async fn racing_replicas_never_both_win() {
+        for db in backends().await {
+            let store = db.open().await;
+            with_servers(&store, &["fs"]).await;
+            let claims = (0..8).map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    store
+                        .claim_lease("fs", &format!("r{i}"), TTL)
+                        .await
+                        .unwrap()
+                })
+            });
+            let won = futures::future::join_all(claims)
+                .await
+                .into_iter()
+                .filter(|won| *won.as_ref().unwrap())
+                .count();
+            assert_eq!(won, 1);
+        }
+    }
+
+    #[tokio::test]
+    async fn an_expired_lease_is_taken_over_and_its_renewal_returns_nothing() {
+        for db in backends().await {
+            let store = db.open().await;
+            with_servers(&store, &["fs", "git"]).await;
+            assert!(store.claim_lease("fs", "r1", TTL).await.unwrap());
+            assert!(store.claim_lease("git", "r1", TTL).await.unwrap());
+            assert_eq!(store.renew_leases("r1", TTL).await.unwrap(), ["fs", "git"]);
+            age(&store, 2.0 * TTL.as_secs_f64()).await;
+            assert!(store.lease_holders().await.unwrap().is_empty(), "expired");
+            assert!(store.claim_lease("fs", "r2", TTL).await.unwrap());
+            assert_eq!(
+                store.lease_holders().await.unwrap(),
+                HashMap::from([("fs".into(), "r2".into())])
+            );
+            // r1 comes back: it holds nothing any more, and must claim what it wants again.
+            assert!(store.renew_leases("r1", TTL).await.unwrap().is_empty());
+            assert!(!store.claim_lease("fs", "r1", TTL).await.unwrap());
+            assert!(store.claim_lease("git", "r1", TTL).await.unwrap());
+            assert_eq!(store.renew_leases("r1", TTL).await.unwrap(), ["git"]);
+            assert_eq!(store.renew_leases("r2", TTL).await.unwrap(), ["fs"]);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_lease_expires_on_the_database_clock() {
+        for db in backends().await {
+            let store = db.open().await;
+            with_servers(&store, &["fs"]).await;
+            // Long enough that a loaded machine does not see it expire between two statements.
+            let short = Duration::from_secs(1);
+            assert!(store.claim_lease("fs", "r1", short).await.unwrap());
+            assert!(!store.claim_lease("fs", "r2", short).await.unwrap());
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            assert!(store.claim_lease("fs", "r2", short).await.unwrap());
+            let (expires_at, acquired_at): (f64, f64) =
+                sqlx::query_as("SELECT expires_at, acquired_at FROM leases")
+                    .fetch_one(&store.pool)
+                    .await
+                    .unwrap();
+            let now = crate::a2e::now();
+            let ttl = expires_at - acquired_at;
+            assert!((ttl - 1.0).abs() < 0.01, "{expires_at} - {acquired_at}");
+            assert!((acquired_at - now).abs() < 5.0, "{acquired_at} vs {now}");
+        }
+    }
+
+    #[tokio::test]
+    async fn released_leases_are_free_at_once() {
+        for db in backends().await {
+            let store = db.open().await;
+            with_servers(&store, &["fs", "git", "web"]).await;
+            for id in ["fs", "git"] {
+                assert!(store.claim_lease(id, "r1", TTL).await.unwrap());
+            }
+            assert!(store.claim_lease("web", "r2", TTL).await.unwrap());
+            // Only the holder's release counts.
+            store.release_lease("fs", "r2").await.unwrap();
+            assert!(!store.claim_lease("fs", "r2", TTL).await.unwrap());
+            store.release_lease("fs", "r1").await.unwrap();
+            assert!(store.claim_lease("fs", "r2", TTL).await.unwrap());
+            store.release_leases("r1").await.unwrap();
+            assert_eq!(
+                store.lease_holders().await.unwrap(),
+                HashMap::from([("fs".into(), "r2".into()), ("web".into(), "r2".into())])
+            );
+            assert!(store.renew_leases("r1", TTL).await.unwrap().is_empty());
+            assert!(store.claim_lease("git", "r3", TTL).await.unwrap());
+        }
+    }
+}
