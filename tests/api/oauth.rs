@@ -425,6 +425,16 @@ async fn a_restarted_upstream_is_reconnected_with_the_stored_token() {
     let before = whoami(&app, "phoenix", &app.alice).await;
 
     peer.stop().await;
+    // The bridge notices (a ping fails) before the peer is back: a peer back within one ping
+    // interval answers the old connection's pings and nothing is to be reconnected.
+    wait_until("the bridge noticing the peer is gone", WAIT, async || {
+        let (_, body) = app.server("phoenix").await;
+        match body["server"]["status"] != "ready" {
+            true => Ok(()),
+            false => Err(body.to_string()),
+        }
+    })
+    .await;
     let peer = oauth_peer_on(port, &["--state-file", state_file]).await;
     let connected_at = ready["connected_at"].as_f64().unwrap_or_default();
     app.wait_reconnected("phoenix", connected_at, Duration::from_secs(20))
