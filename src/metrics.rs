@@ -113,6 +113,7 @@ impl Metrics {
         );
         register_upstreams(&mut scrape, registry);
         register_hub(&mut scrape, hub);
+        register_replicas(&mut scrape, registry);
         let mut out = String::new();
         // Writing to a String does not fail.
         let _ = prometheus_text::encode(&mut out, &scrape);
@@ -152,6 +153,30 @@ fn register_upstreams(scrape: &mut prometheus_client::registry::Registry, regist
     );
 }
 
+/// Across replicas: requests forwarded to the replica holding a server, and leases taken or
+/// lost here.
+fn register_replicas(scrape: &mut prometheus_client::registry::Registry, registry: &Registry) {
+    let Some(cluster) = registry.cluster() else {
+        return;
+    };
+    for (name, help, value) in [
+        (
+            "mcp_bridge_forwarded_calls",
+            "Calls and other requests forwarded to the replica holding their server",
+            &cluster.forwarded,
+        ),
+        (
+            "mcp_bridge_lease_changes",
+            "Server leases this replica took or lost",
+            &cluster.lease_changes,
+        ),
+    ] {
+        let counter = Counter::<u64>::default();
+        counter.inc_by(value.load(std::sync::atomic::Ordering::Relaxed));
+        scrape.register(name, help, counter);
+    }
+}
+
 /// The hub's agents, streams and pending requests, as they are now.
 fn register_hub(scrape: &mut prometheus_client::registry::Registry, hub: &Hub) {
     let (agents, streams) = hub.connections();
@@ -173,7 +198,7 @@ fn register_hub(scrape: &mut prometheus_client::registry::Registry, hub: &Hub) {
         scrape.register(name, help, gauge);
     }
     if let Some(bus) = hub.bus() {
-        let errors = prometheus_client::metrics::counter::Counter::<u64>::default();
+        let errors = Counter::<u64>::default();
         errors.inc_by(bus.errors());
         scrape.register(
             "mcp_bridge_bus_errors",

@@ -8,6 +8,7 @@ mod links;
 mod merge;
 pub mod naming;
 mod prompts;
+mod replicas;
 mod resources;
 mod supervisor;
 mod template;
@@ -30,6 +31,7 @@ use crate::upstream::{self, CallError, CallOrigin, ConnectError, Connection, Lis
 pub use catalogue::Page;
 pub use entry::{Control, Inbox, Live, ServerEntry, State};
 pub use prompts::prompt_messages;
+pub use replicas::Cluster;
 pub use supervisor::Supervision;
 pub use validate::check_config;
 
@@ -79,6 +81,9 @@ pub enum Error {
     /// Talking to a server's authorization server failed.
     #[error("OAuth: {0}")]
     OAuth(String),
+    /// What the replica holding the server answered (across replicas).
+    #[error("{1}")]
+    Remote(ErrorCode, String),
 }
 
 impl Error {
@@ -101,6 +106,7 @@ impl Error {
             Error::Internal(_) => ErrorCode::Internal,
             Error::AuthRequired { .. } => ErrorCode::McpAuthRequired,
             Error::OAuth(_) => ErrorCode::McpTransportError,
+            Error::Remote(code, _) => *code,
         }
     }
 }
@@ -134,6 +140,8 @@ pub struct Registry {
     supervision: Supervision,
     /// OAuth authorizations waiting for their person (shared with every entry).
     authorizations: Arc<links::Authorizations>,
+    /// Across replicas: this replica among the others.
+    cluster: Option<Arc<replicas::Cluster>>,
 }
 
 /// Removes a reserved id however registration ends.
@@ -161,6 +169,9 @@ impl Registry {
         page_size: usize,
         supervision: Supervision,
     ) -> Arc<Self> {
+        let cluster = hub
+            .bus()
+            .and_then(|bus| replicas::Cluster::new(bus.clone(), &supervision));
         Arc::new(Self {
             servers: RwLock::default(),
             reserved: Mutex::default(),
@@ -170,6 +181,7 @@ impl Registry {
             stdio_allowed_env,
             page_size,
             authorizations: supervision.authorizations.clone(),
+            cluster,
             supervision,
         })
     }
@@ -183,15 +195,15 @@ impl Registry {
     ) -> Result<Vec<merge::Source>, Error> {
         if !server_id.is_empty() {
             let entry = self.get(server_id)?;
-            let conn = ready(&entry, has, what)?;
-            return Ok(vec![(entry, conn)]);
+            let reach = reach(&entry, has, what)?;
+            return Ok(vec![(entry, reach)]);
         }
         Ok(self
             .entries()
             .into_iter()
             .filter_map(|entry| {
-                let conn = entry.connection()?;
-                has(&conn.capabilities).then_some((entry, conn))
+                let reach = reach(&entry, has, what).ok()?;
+                Some((entry, reach))
             })
             .collect())
     }
@@ -210,9 +222,9 @@ impl Registry {
         let (mut up, mut down) = (Vec::new(), Vec::new());
         for entry in self.entries() {
             if offers(&entry, &entry.lists()) {
-                match entry.connection() {
-                    Some(_) => up.push(entry),
-                    None => down.push(entry),
+                match entry.reachable() {
+                    true => up.push(entry),
+                    false => down.push(entry),
                 }
             }
         }
@@ -251,12 +263,24 @@ impl Registry {
     }
 
     /// Makes `entry` visible and starts its supervisor.
-    fn insert(&self, entry: Arc<ServerEntry>, inbox: Inbox) {
+    /// Adds a server and starts its supervisor; across replicas, `held` says whether this
+    /// replica holds it (else the lease loop decides).
+    fn insert_held(&self, entry: Arc<ServerEntry>, inbox: Inbox, held: bool) {
         self.servers
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(entry.id.clone(), entry.clone());
-        supervisor::spawn(entry, inbox, self.store.clone(), self.supervision.clone());
+        match &self.cluster {
+            None => supervisor::spawn(entry, inbox, self.store.clone(), self.supervision.clone()),
+            Some(cluster) => replicas::spawn_hold(
+                entry,
+                inbox,
+                self.store.clone(),
+                self.supervision.clone(),
+                cluster,
+                held,
+            ),
+        }
     }
 
     /// Brings back every stored server; each connects on its own, in parallel.
@@ -290,7 +314,7 @@ impl Registry {
                 self.store.clone(),
                 &self.supervision,
             );
-            self.insert(entry, inbox);
+            self.insert_held(entry, inbox, false);
         }
         Ok(count)
     }
@@ -364,14 +388,26 @@ impl Registry {
                 other => other.into(),
             });
         }
-        if let Some(established) = established {
-            entry.install(established);
+        // Across replicas the new server is held here (its lease is free but for a race).
+        let held = match &self.cluster {
+            None => true,
+            Some(cluster) => self
+                .store
+                .claim_lease(&config.server_id, &cluster.replica, self.supervision.lease)
+                .await
+                .unwrap_or(false),
+        };
+        match (established, held) {
+            (Some(established), true) => entry.install(established),
+            (Some(established), false) => established.conn.shutdown().await,
+            (None, _) => {}
         }
         if let Some(challenge) = pending_authorization {
             // Its owner is sent the link; the supervisor waits for the authorization.
             entry.wait_for_authorization(challenge).await;
         }
-        self.insert(entry.clone(), inbox);
+        self.insert_held(entry.clone(), inbox, held);
+        self.announce_change(&entry.id);
         tracing::info!(server_id = %entry.id, owner = %entry.owner, "server registered");
         entry.push_to_all(NotificationMethod::ToolsListChanged, serde_json::json!({}));
         Ok(entry.info())
@@ -492,6 +528,7 @@ impl Registry {
         {
             tracing::warn!(%server_id, "the server did not stop within 30 s");
         }
+        self.announce_change(server_id);
         tracing::info!(%server_id, by = %agent.id, "server unregistered");
         self.store
             .record(&agent.id, "server.unregister", server_id, "")
@@ -533,16 +570,11 @@ impl Registry {
                 &changed_fields(&old, &new),
             )
             .await;
+        self.announce_change(&new.server_id);
         let tool_list_changed = new.tool_allow_list != old.tool_allow_list;
         let resource_list_changed = new.resource_allow_list != old.resource_allow_list;
-        let reconnect = new.cmd != old.cmd
-            || new.env != old.env
-            || new.cwd != old.cwd
-            || new.url != old.url
-            || new.headers != old.headers
-            || new.connect_timeout != old.connect_timeout
-            || new.protocol_version != old.protocol_version
-            || new.auth != old.auth;
+        // Held by another replica: it reconnects or re-lists when it reads the change.
+        let reconnect = needs_reconnect(&old, &new) && entry.held_here();
         let bound = new.connect_bound();
         if forget_oauth {
             entry.close_sessions().await;
@@ -553,7 +585,9 @@ impl Registry {
                 .clear();
         }
         *entry.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
-        if reconnect {
+        if let (Some(cluster), false) = (&self.cluster, entry.held_here()) {
+            cluster.mirror_entry(&entry);
+        } else if reconnect {
             let since = entry.state().attempts;
             let _ = entry.control.send(Control::Reconnect);
             entry
@@ -584,7 +618,18 @@ impl Registry {
         let entry = self.managed(agent, server_id)?;
         let since = entry.state().attempts;
         let bound = entry.config().connect_bound();
-        let _ = entry.control.send(Control::Reconnect);
+        match entry.held_elsewhere() {
+            Some(holder) => {
+                let op = replicas::Op::Reconnect {
+                    server_id: server_id.to_owned(),
+                };
+                self.forward::<serde_json::Value>(&holder, op, bound)
+                    .await?;
+            }
+            None => {
+                let _ = entry.control.send(Control::Reconnect);
+            }
+        }
         entry
             .settled_after(since, bound + Duration::from_secs(1))
             .await;
@@ -616,6 +661,17 @@ impl Registry {
         if !naming::tool_allowed(&config.tool_allow_list, tool) {
             return Err(not_found());
         }
+        if let Some(holder) = entry.held_elsewhere() {
+            let op = replicas::Op::CallTool {
+                name: name.to_owned(),
+                arguments,
+                timeout,
+                agent: origin.agent_id().to_owned(),
+                req_id: origin.call_id().unwrap_or_default(),
+            };
+            let bound = Duration::from_secs(config.timeout);
+            return self.forward(&holder, op, bound).await;
+        }
         let agent = origin.agent_id().to_owned();
         let conn = entry.connection_for(&agent).await?;
         if !catalogue::contains(&entry, tool) {
@@ -645,6 +701,7 @@ impl Registry {
     }
 
     /// Stops every supervisor and waits (bounded) for their connections to close.
+    /// Stops every server; across replicas, then hands them over to the others at once.
     pub async fn shutdown(&self, grace: Duration) {
         let entries = self.entries();
         for entry in &entries {
@@ -654,6 +711,7 @@ impl Registry {
         if tokio::time::timeout(grace, all).await.is_err() {
             tracing::warn!("some servers did not stop within {grace:?}");
         }
+        self.hand_over().await;
     }
 }
 
@@ -663,6 +721,39 @@ pub fn exposes_tool(entry: &ServerEntry, tool: &str) -> bool {
 }
 
 /// The live connection of a server that has the capability.
+/// Whether a change of config needs a new connection.
+fn needs_reconnect(old: &McpServerConfig, new: &McpServerConfig) -> bool {
+    new.cmd != old.cmd
+        || new.env != old.env
+        || new.cwd != old.cwd
+        || new.url != old.url
+        || new.headers != old.headers
+        || new.connect_timeout != old.connect_timeout
+        || new.protocol_version != old.protocol_version
+        || new.auth != old.auth
+}
+
+/// How a listing reaches a server that has `has`: its connection here, or its holder.
+fn reach(
+    entry: &ServerEntry,
+    has: impl Fn(&ServerCapabilities) -> bool,
+    what: &'static str,
+) -> Result<merge::Reach, Error> {
+    if let Some(holder) = entry.held_elsewhere() {
+        if !entry.reachable() {
+            return Err(Error::Unavailable(entry.id.clone()));
+        }
+        if !entry.capabilities().is_some_and(|c| has(&c)) {
+            return Err(Error::CapabilityMissing {
+                server_id: entry.id.clone(),
+                what,
+            });
+        }
+        return Ok(merge::Reach::Holder(holder));
+    }
+    ready(entry, has, what).map(merge::Reach::Here)
+}
+
 fn ready(
     entry: &ServerEntry,
     has: impl Fn(&ServerCapabilities) -> bool,

@@ -70,6 +70,7 @@ impl Application {
             .local_addr()
             .map_err(|e| StartError::Bind(bind, e))?;
         let hub = Hub::new(config.replay_buffer, shutdown.clone());
+        let mut supervision = crate::registry::Supervision::from_config(&config, addr);
         if let Some(url) = &config.nats_url {
             let replica = config
                 .replica()
@@ -77,9 +78,10 @@ impl Application {
             hub.join(crate::hub::BusConfig {
                 url: url.clone(),
                 prefix: config.nats_prefix.clone(),
-                replica,
+                replica: replica.clone(),
             })
             .await?;
+            supervision.replica = Some(replica);
         }
         let registry = Registry::new(
             store.clone(),
@@ -87,7 +89,7 @@ impl Application {
             config.stdio_allowed_commands.clone(),
             config.stdio_allowed_env.clone(),
             config.page_size,
-            crate::registry::Supervision::from_config(&config, addr),
+            supervision,
         );
         let a2a = crate::a2a::A2a::open(
             store.clone(),
@@ -190,6 +192,8 @@ fn restore_in_background(state: &AppState) {
             Ok(count) => tracing::info!(count, "stored servers restored"),
             Err(error) => tracing::error!(%error, "cannot restore the stored servers"),
         }
+        // Across replicas: from here on, leases decide which replica connects which server.
+        registry.start_replicas();
         restored.store(true, Ordering::Release);
         if declared.is_empty() {
             return;

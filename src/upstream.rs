@@ -144,7 +144,7 @@ impl ConnectError {
 }
 
 /// Everything a server lists, as last synced.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Lists {
     pub tools: Vec<Tool>,
     pub resources: Vec<Resource>,

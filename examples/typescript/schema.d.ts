@@ -1337,6 +1337,12 @@ export interface components {
              * @default 0
              */
             connected_at: number;
+            /**
+             * @description Across replicas: the replica that holds the server's connection (absent on a single
+             *     replica, empty while none holds it).
+             * @default null
+             */
+            replica?: string | null;
         };
         /**
          * @description Connection state of a registered server.

@@ -445,6 +445,10 @@ pub struct McpServerInfo {
     pub error: String,
     /// When the current connection was established (seconds since the epoch), 0 when none.
     pub connected_at: f64,
+    /// Across replicas: the replica that holds the server's connection (absent on a single
+    /// replica, empty while none holds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<String>,
 }
 
 /// MCPResource: a resource a server lists.

@@ -263,8 +263,13 @@ pub struct Bus {
     presence_changed: Notify,
     asks: Mutex<Asks>,
     handler: Mutex<Option<Handler>>,
+    /// State one replica shares with all: a JetStream stream keeping the last message of each
+    /// subject `{prefix}.shared.{key}` (a key-value bucket as NATS 2.9 can serve it).
+    shared: String,
     errors: AtomicU64,
     shutdown: CancellationToken,
+    /// Connections to NATS made so far (the first included).
+    connections: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Bus {
@@ -300,7 +305,17 @@ impl Bus {
         shutdown: CancellationToken,
         origin: &AtomicU64,
     ) -> Result<Arc<Self>, BusError> {
+        // Counts connections to NATS: JetStream consumers do not outlive a NATS restart, so
+        // each reconnection has them made again.
+        let connections = watch::channel(0u64).0;
+        let connected = connections.clone();
         let client = async_nats::ConnectOptions::new()
+            .event_callback(move |event| {
+                if matches!(event, async_nats::Event::Connected) {
+                    connected.send_modify(|n| *n += 1);
+                }
+                std::future::ready(())
+            })
             .name(format!("mcp-bridge {}", config.replica))
             .connection_timeout(Duration::from_secs(5))
             .request_timeout(Some(RELAY_TIMEOUT))
@@ -333,6 +348,17 @@ impl Bus {
         let at_start = state.last_sequence;
         // What the log no longer holds is unknown here.
         origin.store(state.first_sequence.saturating_sub(1), Ordering::Release);
+        let shared = format!("{}_shared", name.trim_end_matches("_log"));
+        js.get_or_create_stream(stream::Config {
+            name: shared.clone(),
+            subjects: vec![format!("{}.shared.>", config.prefix)],
+            max_messages_per_subject: 1,
+            storage: stream::StorageType::File,
+            discard: stream::DiscardPolicy::Old,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| BusError::JetStream(e.to_string()))?;
         let (outbox, outgoing) = mpsc::unbounded_channel();
         let bus = Arc::new(Self {
             client,
@@ -348,21 +374,12 @@ impl Bus {
             presence_changed: Notify::new(),
             asks: Mutex::default(),
             handler: Mutex::default(),
+            shared,
             errors: AtomicU64::new(0),
             shutdown,
+            connections,
         });
-        let consumer = log
-            .create_consumer(consumer::pull::OrderedConfig {
-                deliver_policy: consumer::DeliverPolicy::All,
-                filter_subject: bus.log_subject.clone(),
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| BusError::JetStream(e.to_string()))?;
-        let messages = consumer
-            .messages()
-            .await
-            .map_err(|e| BusError::JetStream(e.to_string()))?;
+        let messages = bus.read_log(1).await?;
         tokio::spawn(bus.clone().apply_log(messages, applier.clone()));
         tokio::spawn(bus.clone().append_log(outgoing));
         bus.clone().listen(applier).await?;
@@ -523,7 +540,10 @@ impl Bus {
     ) -> Result<RelayOutcome, BusError> {
         let payload = serde_json::to_vec(answer).map_err(|e| BusError::JetStream(e.to_string()))?;
         let subject = format!("{}.answer.{}", self.prefix, subject_token(replica));
-        match self.client.request(subject, payload.into()).await {
+        match self
+            .until_disconnected(self.client.request(subject, payload.into()))
+            .await
+        {
             Ok(reply) => serde_json::from_slice(&reply.payload)
                 .map_err(|e| BusError::Relay(replica.to_owned(), e.to_string())),
             // Nobody listens there any more: the replica (and so the request) is gone.
@@ -534,6 +554,29 @@ impl Bus {
                 self.error();
                 Err(BusError::Relay(replica.to_owned(), e.to_string()))
             }
+        }
+    }
+
+    /// Runs a request over NATS unless the connection is (or goes) away first: what waits for
+    /// another replica fails fast rather than for its whole timeout.
+    async fn until_disconnected<T>(
+        &self,
+        request: impl std::future::Future<Output = Result<T, async_nats::RequestError>>,
+    ) -> Result<T, async_nats::RequestError> {
+        let gone = async {
+            loop {
+                if !self.connected() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        };
+        tokio::select! {
+            done = request => done,
+            _ = gone => Err(async_nats::RequestError::with_source(
+                async_nats::RequestErrorKind::Other,
+                "the connection to NATS is lost",
+            )),
         }
     }
 
@@ -560,19 +603,22 @@ impl Bus {
         *self.handler.lock().unwrap_or_else(|e| e.into_inner()) = Some(handler);
     }
 
-    /// Sends `topic` with `body` to `replica` and waits for its answer.
+    /// Sends `topic` with `body` to `replica` and waits for its answer, `within` at most.
     pub async fn request(
         &self,
         replica: &str,
         topic: &str,
         body: &Value,
+        within: Duration,
     ) -> Result<Value, BusError> {
         let payload = serde_json::to_vec(&(topic, body))
             .map_err(|e| BusError::Relay(replica.to_owned(), e.to_string()))?;
         let subject = format!("{}.rpc.{}", self.prefix, subject_token(replica));
+        let request = async_nats::Request::new()
+            .payload(payload.into())
+            .timeout(Some(within));
         let reply = self
-            .client
-            .request(subject, payload.into())
+            .until_disconnected(self.client.send_request(subject, request))
             .await
             .map_err(|e| {
                 self.error();
@@ -603,34 +649,179 @@ impl Bus {
         let client = async_nats::connect(url)
             .await
             .map_err(|e| BusError::Connect(url.to_owned(), e.to_string()))?;
-        jetstream::new(client)
-            .delete_stream(stream_name(prefix))
+        let js = jetstream::new(client);
+        let name = stream_name(prefix);
+        let _ = js
+            .delete_stream(format!("{}_shared", name.trim_end_matches("_log")))
+            .await;
+        js.delete_stream(name)
             .await
             .map_err(|e| BusError::JetStream(e.to_string()))?;
         Ok(())
     }
 
+    /// Shares `value` under `key` (subject tokens) with every replica; the last value per key
+    /// is kept.
+    pub async fn share(&self, key: &str, value: &Value) -> Result<(), BusError> {
+        let bytes = serde_json::to_vec(value).map_err(|e| BusError::JetStream(e.to_string()))?;
+        self.put_shared(key, bytes.into()).await
+    }
+
+    /// Stops sharing `key` (an empty value stands for none).
+    pub async fn unshare(&self, key: &str) {
+        if self.put_shared(key, Bytes::new()).await.is_err() {
+            tracing::warn!(key, "cannot withdraw a shared value");
+        }
+    }
+
+    async fn put_shared(&self, key: &str, payload: Bytes) -> Result<(), BusError> {
+        let subject = format!("{}.shared.{key}", self.prefix);
+        let stored = match self.js.publish(subject, payload).await {
+            Ok(ack) => ack.await.map(drop).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        stored.map_err(|e| {
+            self.error();
+            BusError::JetStream(e)
+        })
+    }
+
+    /// Every shared key's last value, then each change as it happens (`None`: withdrawn).
+    pub fn shared_values(self: &Arc<Self>) -> mpsc::UnboundedReceiver<(String, Option<Value>)> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let bus = self.clone();
+        tokio::spawn(async move {
+            let prefix = format!("{}.shared.", bus.prefix);
+            loop {
+                let mut reconnected = bus.connections.subscribe();
+                reconnected.mark_unchanged();
+                match bus.watch_shared().await {
+                    Ok(mut messages) => loop {
+                        let next = tokio::select! {
+                            _ = bus.shutdown.cancelled() => return,
+                            next = messages.next() => next,
+                            _ = reconnected.changed() => None,
+                        };
+                        let message = match next {
+                            Some(Ok(message)) => message,
+                            // Read again from the start (each key's last value).
+                            Some(Err(error)) => {
+                                bus.error();
+                                tracing::warn!(%error, "reading the replicas' shared state");
+                                break;
+                            }
+                            None => break,
+                        };
+                        let Some(key) = message.subject.as_str().strip_prefix(&prefix) else {
+                            continue;
+                        };
+                        let value = serde_json::from_slice(&message.payload).ok();
+                        if tx.send((key.to_owned(), value)).is_err() {
+                            return;
+                        }
+                    },
+                    Err(error) => {
+                        bus.error();
+                        tracing::warn!(%error, "watching the replicas' shared state");
+                    }
+                }
+                tokio::select! {
+                    _ = bus.shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+            }
+        });
+        rx
+    }
+
+    async fn watch_shared(&self) -> Result<consumer::pull::Ordered, BusError> {
+        let shared = self
+            .js
+            .get_stream(&self.shared)
+            .await
+            .map_err(|e| BusError::JetStream(e.to_string()))?;
+        shared
+            .create_consumer(consumer::pull::OrderedConfig {
+                deliver_policy: consumer::DeliverPolicy::LastPerSubject,
+                filter_subject: format!("{}.shared.>", self.prefix),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| BusError::JetStream(e.to_string()))?
+            .messages()
+            .await
+            .map_err(|e| BusError::JetStream(e.to_string()))
+    }
+
+    /// Tells every other replica `topic` with `body` (their handler's answer is dropped).
+    pub fn announce(&self, topic: &str, body: &Value) {
+        let Ok(payload) = serde_json::to_vec(&(&self.replica, topic, body)) else {
+            return;
+        };
+        let client = self.client.clone();
+        let subject = format!("{}.announce", self.prefix);
+        tokio::spawn(async move {
+            let _ = client.publish(subject, payload.into()).await;
+        });
+    }
+
+    /// The log from sequence `from` on, in order.
+    async fn read_log(&self, from: u64) -> Result<consumer::pull::Ordered, BusError> {
+        let log = self
+            .js
+            .get_stream(&self.stream)
+            .await
+            .map_err(|e| BusError::JetStream(e.to_string()))?;
+        log.create_consumer(consumer::pull::OrderedConfig {
+            deliver_policy: consumer::DeliverPolicy::ByStartSequence {
+                start_sequence: from,
+            },
+            filter_subject: self.log_subject.clone(),
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| BusError::JetStream(e.to_string()))?
+        .messages()
+        .await
+        .map_err(|e| BusError::JetStream(e.to_string()))
+    }
+
+    /// Applies the log in order; when reading it fails (NATS went away), reads it again from
+    /// after the last entry applied.
     async fn apply_log(
         self: Arc<Self>,
         mut messages: consumer::pull::Ordered,
         applier: std::sync::Weak<dyn Applier>,
     ) {
+        let mut reconnected = self.connections.subscribe();
+        reconnected.mark_unchanged();
         loop {
             let next = tokio::select! {
                 _ = self.shutdown.cancelled() => return,
                 next = messages.next() => next,
+                // Its consumer is gone with the NATS that held it.
+                _ = reconnected.changed() => None,
             };
             let message = match next {
                 Some(Ok(message)) => message,
-                Some(Err(error)) => {
-                    // The ordered consumer recreates itself; this is only reported.
+                failed => {
+                    if let Some(Err(error)) = failed {
+                        tracing::warn!(%error, "reading the replicas' log; reading it again");
+                    }
                     self.error();
-                    tracing::warn!(%error, "reading the replicas' log");
+                    messages = loop {
+                        tokio::select! {
+                            _ = self.shutdown.cancelled() => return,
+                            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                        }
+                        match self.read_log(self.applied() + 1).await {
+                            Ok(messages) => break messages,
+                            Err(error) => {
+                                tracing::debug!(%error, "the replicas' log cannot be read yet")
+                            }
+                        }
+                    };
                     continue;
-                }
-                None => {
-                    tracing::error!("the replicas' log ended");
-                    return;
                 }
             };
             let Ok(seq) = message.info().map(|i| i.stream_sequence) else {
@@ -715,6 +906,7 @@ impl Bus {
         let mut answers = subscribe(format!("{}.answer.{me}", self.prefix)).await?;
         let mut notices = subscribe(format!("{}.mcp", self.prefix)).await?;
         let mut requests = subscribe(format!("{}.rpc.{me}", self.prefix)).await?;
+        let mut announcements = subscribe(format!("{}.announce", self.prefix)).await?;
         let bus = self.clone();
         tokio::spawn(async move {
             loop {
@@ -753,6 +945,15 @@ impl Bus {
                                 let _ = client.publish(reply, body.into()).await;
                             }
                         });
+                    }
+                    Some(message) = announcements.next() => {
+                        let handler = bus.handler.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                        match (serde_json::from_slice::<(String, String, Value)>(&message.payload), handler) {
+                            (Ok((from, topic, body)), Some(handler)) if from != bus.replica => {
+                                tokio::spawn(handler(topic, body));
+                            }
+                            _ => {}
+                        }
                     }
                     else => return,
                 }

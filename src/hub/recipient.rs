@@ -61,6 +61,12 @@ pub trait Recipient: Send + Sync + std::fmt::Debug {
 
     /// Asks the recipient a server's request; `Err` says why there is no answer.
     fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>>;
+
+    /// The A2E `id` of the call this recipient made, when it has one (a forwarded call's
+    /// progress carries it on another replica).
+    fn call_id(&self) -> Option<String> {
+        None
+    }
 }
 
 /// An agent's event channel as the recipient of its call: progress is pushed to the channel,
@@ -100,6 +106,10 @@ impl AgentChannel {
 impl Recipient for AgentChannel {
     fn agent_id(&self) -> &str {
         &self.agent_id
+    }
+
+    fn call_id(&self) -> Option<String> {
+        Some(self.req_id.clone())
     }
 
     fn progress(&self, mut push: ServerPush) -> BoxFuture<'_, ()> {

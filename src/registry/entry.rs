@@ -1,7 +1,7 @@
 //! One registered server: its config, its live connection and what that lists, its status (each
 //! change pushed to agents), and the channels its supervisor listens on.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
@@ -40,6 +40,17 @@ pub struct State {
 }
 
 /// What a live connection offers, after the allow lists.
+/// Across replicas, what the replica holding a server says of its connection.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Remote {
+    pub replica: String,
+    pub mcp_version: String,
+    pub server_name: String,
+    pub server_version: String,
+    pub connected_at: f64,
+    pub capabilities: rmcp::model::ServerCapabilities,
+}
+
 #[derive(Default)]
 pub struct Live {
     pub conn: Option<Arc<Connection>>,
@@ -49,6 +60,8 @@ pub struct Live {
     pub catalogue: Arc<Vec<catalogue::Entry>>,
     /// Why some upstream tools were left out of the catalogue.
     pub skipped: Vec<String>,
+    /// Across replicas, while another replica holds the server.
+    pub remote: Option<Remote>,
 }
 
 /// One registered server.
@@ -76,6 +89,11 @@ pub struct ServerEntry {
     pub(super) listing: RwLock<String>,
     /// For a `per_agent` server: each other agent's own session.
     pub(super) sessions: tokio::sync::Mutex<std::collections::HashMap<String, Arc<Connection>>>,
+    /// Across replicas: this replica's name.
+    pub(super) replica: Option<String>,
+    /// Across replicas: where the holder says its state changed (to share it).
+    pub(super) shared: OnceLock<tokio::sync::mpsc::UnboundedSender<Weak<ServerEntry>>>,
+    me: Weak<ServerEntry>,
 }
 
 /// The receiving ends a new entry's supervisor takes.
@@ -94,7 +112,7 @@ impl ServerEntry {
     ) -> (Arc<Self>, Inbox) {
         let (control_tx, control) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
-        let entry = Arc::new(Self {
+        let entry = Arc::new_cyclic(|me| Self {
             id: config.server_id.clone(),
             owner,
             config: RwLock::new(Arc::new(config)),
@@ -112,6 +130,9 @@ impl ServerEntry {
             authorizations: supervision.authorizations.clone(),
             listing: RwLock::default(),
             sessions: Default::default(),
+            replica: supervision.replica.clone(),
+            shared: OnceLock::new(),
+            me: me.clone(),
         });
         (entry, Inbox { control, events })
     }
@@ -173,6 +194,85 @@ impl ServerEntry {
             let info = serde_json::to_value(self.info()).unwrap_or_default();
             self.push_to_all(NotificationMethod::ServerStatus, info);
         }
+        self.shared_changed();
+    }
+
+    /// Across replicas, tells the others what changed while this replica holds the server.
+    fn shared_changed(&self) {
+        if let Some(share) = self.shared.get()
+            && self.held_here()
+        {
+            let _ = share.send(self.me.clone());
+        }
+    }
+
+    /// Whether this replica holds the server's connection (always, on a single replica).
+    pub fn held_here(&self) -> bool {
+        self.live
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .remote
+            .is_none()
+    }
+
+    /// The replica that holds the server, when another one does.
+    pub fn held_elsewhere(&self) -> Option<String> {
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        match (&live.conn, &live.remote) {
+            (None, Some(remote)) if !remote.replica.is_empty() => Some(remote.replica.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether the server can be reached now: connected here, or ready on its holder.
+    pub fn reachable(&self) -> bool {
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        live.conn.is_some()
+            || (live.remote.as_ref().is_some_and(|r| !r.replica.is_empty())
+                && self.state.borrow().status == McpServerStatus::Ready)
+    }
+
+    /// What the server can do: as it said on this replica's connection, or on its holder's.
+    pub fn capabilities(&self) -> Option<rmcp::model::ServerCapabilities> {
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        match (&live.conn, &live.remote) {
+            (Some(conn), _) => Some(conn.capabilities.clone()),
+            (None, Some(remote)) if !remote.replica.is_empty() => Some(remote.capabilities.clone()),
+            _ => None,
+        }
+    }
+
+    /// Across replicas: the entry as the holder shares it (lists, status), with no push to
+    /// agents (the holder pushed them).
+    pub fn mirror(&self, remote: Remote, lists: Lists, state: State) {
+        let config = self.config();
+        {
+            let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+            if live.conn.is_some() {
+                return;
+            }
+            live.remote = Some(remote);
+            live.lists = Arc::new(lists);
+            catalogue::rebuild(&mut live, &config);
+        }
+        self.state.send_replace(state);
+    }
+
+    /// Across replicas: this replica holds the server now (`true`) or not (`false`: it
+    /// mirrors the holder, once it says who that is).
+    pub fn set_held_here(&self, here: bool) {
+        let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
+        live.remote = match here {
+            true => None,
+            false => Some(live.remote.clone().unwrap_or(Remote {
+                replica: String::new(),
+                mcp_version: String::new(),
+                server_name: String::new(),
+                server_version: String::new(),
+                connected_at: 0.0,
+                capabilities: Default::default(),
+            })),
+        };
     }
 
     /// Takes a new connection and its lists into use and marks the server ready. After a
@@ -254,7 +354,7 @@ impl ServerEntry {
         let live = self.live.read().unwrap_or_else(|e| e.into_inner());
         let conn = live.conn.as_ref();
         let text = |f: fn(&Connection) -> &String| conn.map(|c| f(c).clone()).unwrap_or_default();
-        McpServerInfo {
+        let mut info = McpServerInfo {
             server_id: self.id.clone(),
             name: config.name.clone(),
             transport: config.transport,
@@ -273,7 +373,21 @@ impl ServerEntry {
             last_ping_ms: state.last_ping_ms,
             error: state.error,
             connected_at: conn.map(|c| c.connected_at).unwrap_or_default(),
+            replica: None,
+        };
+        if let Some(me) = &self.replica {
+            info.replica = Some(match &live.remote {
+                None => me.clone(),
+                Some(remote) => {
+                    info.mcp_version = remote.mcp_version.clone();
+                    info.server_name = remote.server_name.clone();
+                    info.server_version = remote.server_version.clone();
+                    info.connected_at = remote.connected_at;
+                    remote.replica.clone()
+                }
+            });
         }
+        info
     }
 
     /// Waits (at most `bound`) until a connection attempt started after `since` attempts finished.

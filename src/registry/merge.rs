@@ -48,26 +48,46 @@ impl Cursor {
 }
 
 /// A server to list from, with its live connection.
-pub type Source = (Arc<ServerEntry>, Arc<Connection>);
+/// Which of a server's listings another replica is asked for.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Listing {
+    Resources,
+    Templates,
+    Prompts,
+}
+
+/// How a listing reaches a server: its connection on this replica, or the replica holding it.
+#[derive(Clone)]
+pub enum Reach {
+    Here(Arc<Connection>),
+    Holder(String),
+}
+
+pub type Source = (Arc<ServerEntry>, Reach);
 
 /// One page of entries, each with the id of its server, and the cursor of the next page (empty on
 /// the last). `strict`: an upstream error fails the page (one server was asked for) rather than
 /// leaving that server out.
-pub async fn page<T, F, Fut, K>(
+#[allow(clippy::too_many_arguments)]
+pub async fn page<T, F, Fut, R, RFut, K>(
     sources: &[Source],
     cursor: Option<Cursor>,
     page_size: usize,
     strict: bool,
     fetch: F,
+    fetch_remote: R,
     keep: K,
 ) -> Result<(Vec<(String, T)>, String), Error>
 where
     F: Fn(Arc<Connection>, Option<String>, Duration) -> Fut,
     Fut: Future<Output = Result<(Vec<T>, Option<String>), CallError>>,
+    R: Fn(String, String, Option<String>, Duration) -> RFut,
+    RFut: Future<Output = Result<(Vec<T>, Option<String>), Error>>,
     K: Fn(&ServerEntry, &T) -> bool,
 {
     let mut out = Vec::new();
-    for (entry, conn) in sources {
+    for (entry, reach) in sources {
         let (mut upstream, mut skip) = match &cursor {
             Some(c) if c.server_id.as_str() > entry.id.as_str() => continue,
             Some(c) if c.server_id == entry.id => (c.upstream.clone(), c.skip),
@@ -76,14 +96,20 @@ where
         let timeout = Duration::from_secs(entry.config().timeout);
         let mut seen = std::collections::HashSet::new();
         loop {
-            let (items, next) = match fetch(conn.clone(), upstream.clone(), timeout).await {
-                Ok(listed) => listed,
-                Err(error) if strict => {
-                    return Err(Error::Upstream {
+            let listed = match reach {
+                Reach::Here(conn) => fetch(conn.clone(), upstream.clone(), timeout)
+                    .await
+                    .map_err(|error| Error::Upstream {
                         what: format!("listing on server \"{}\"", entry.id),
                         error,
-                    });
+                    }),
+                Reach::Holder(holder) => {
+                    fetch_remote(holder.clone(), entry.id.clone(), upstream.clone(), timeout).await
                 }
+            };
+            let (items, next) = match listed {
+                Ok(listed) => listed,
+                Err(error) if strict => return Err(error),
                 Err(error) => {
                     tracing::warn!(server_id = %entry.id, %error, "left out of a merged listing");
                     break;

@@ -49,6 +49,10 @@ impl Registry {
                     .await
                     .map(|r| (r.prompts, r.next_cursor))
             },
+            |holder, server_id, cursor, timeout| async move {
+                self.forward_list(&holder, merge::Listing::Prompts, server_id, cursor, timeout)
+                    .await
+            },
             |_, _: &Prompt| true,
         )
         .await
@@ -70,6 +74,16 @@ impl Registry {
             lists.prompts.iter().any(|p| p.name == name)
         };
         let entry = self.route(server_id, offers, Error::PromptNotFound(name.to_owned()))?;
+        if let Some(holder) = entry.held_elsewhere() {
+            let op = super::replicas::Op::GetPrompt {
+                agent: agent.to_owned(),
+                server_id: entry.id.clone(),
+                name: name.to_owned(),
+                arguments,
+            };
+            let timeout = Duration::from_secs(entry.config().timeout);
+            return self.forward(&holder, op, timeout).await;
+        }
         let conn = entry
             .ready_for(agent, |c| c.prompts.is_some(), "prompts")
             .await?;

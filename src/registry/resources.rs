@@ -9,6 +9,7 @@ use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTempla
 use serde_json::Value;
 
 use super::merge::{self, Cursor};
+use super::replicas::Op;
 use super::{Error, Registry, ServerEntry, naming, template};
 use crate::a2e::{ContentKind, McpResource, McpResourceContent, McpResourceTemplate};
 use crate::store::StoreError;
@@ -47,6 +48,16 @@ impl Registry {
                 conn.list_resources(cursor, timeout)
                     .await
                     .map(|r| (r.resources, r.next_cursor))
+            },
+            |holder, server_id, cursor, timeout| async move {
+                self.forward_list(
+                    &holder,
+                    merge::Listing::Resources,
+                    server_id,
+                    cursor,
+                    timeout,
+                )
+                .await
             },
             |entry, resource: &Resource| {
                 naming::allowed(&entry.config().resource_allow_list, &resource.uri)
@@ -87,6 +98,16 @@ impl Registry {
                 conn.list_templates(cursor, timeout)
                     .await
                     .map(|r| (r.resource_templates, r.next_cursor))
+            },
+            |holder, server_id, cursor, timeout| async move {
+                self.forward_list(
+                    &holder,
+                    merge::Listing::Templates,
+                    server_id,
+                    cursor,
+                    timeout,
+                )
+                .await
             },
             |entry, t: &ResourceTemplate| {
                 template_allowed(&entry.config().resource_allow_list, &t.uri_template)
@@ -134,7 +155,7 @@ impl Registry {
         let mut uris: std::collections::HashMap<String, usize> = Default::default();
         let mut templates: std::collections::HashMap<String, usize> = Default::default();
         for entry in self.entries() {
-            if entry.connection().is_none() {
+            if !entry.reachable() {
                 continue;
             }
             let lists = entry.lists();
@@ -221,6 +242,15 @@ impl Registry {
     ) -> Result<(String, ReadResourceResult), Error> {
         let (server_id, uri) = self.address_uri(server_id, uri);
         let entry = self.route_uri(server_id, uri)?;
+        if let Some(holder) = entry.held_elsewhere() {
+            let op = Op::ReadResource {
+                agent: agent.to_owned(),
+                server_id: entry.id.clone(),
+                uri: uri.to_owned(),
+            };
+            let timeout = Duration::from_secs(entry.config().timeout);
+            return self.forward(&holder, op, timeout).await;
+        }
         let conn = entry
             .ready_for(agent, |c| c.resources.is_some(), "resources")
             .await?;
@@ -250,6 +280,15 @@ impl Registry {
     ) -> Result<String, Error> {
         let (server_id, uri) = self.address_uri(server_id, uri);
         let entry = self.route_uri(server_id, uri)?;
+        if let Some(holder) = entry.held_elsewhere() {
+            let op = Op::Subscribe {
+                agent: agent_id.to_owned(),
+                server_id: entry.id.clone(),
+                uri: uri.to_owned(),
+            };
+            let timeout = Duration::from_secs(entry.config().timeout);
+            return self.forward(&holder, op, timeout).await;
+        }
         let conn = entry
             .ready_for(
                 agent_id,
@@ -317,7 +356,18 @@ impl Registry {
         if let Ok(entry) = self.get(&server_id) {
             let unfollowed =
                 entry.per_agent() || self.store.subscriber_count(&server_id, uri).await? == 0;
-            if unfollowed && let Some(conn) = entry.session_of(agent_id).await {
+            let holder = entry.held_elsewhere();
+            if let (true, Some(holder)) = (unfollowed, holder) {
+                let op = Op::Unsubscribe {
+                    agent: agent_id.to_owned(),
+                    server_id: server_id.clone(),
+                    uri: uri.to_owned(),
+                };
+                let timeout = Duration::from_secs(entry.config().timeout);
+                if let Err(error) = self.forward::<Value>(&holder, op, timeout).await {
+                    tracing::warn!(%server_id, %uri, %error, "upstream unsubscribe failed");
+                }
+            } else if unfollowed && let Some(conn) = entry.session_of(agent_id).await {
                 let timeout = Duration::from_secs(entry.config().timeout);
                 if let Err(error) = conn.unsubscribe(uri, timeout).await {
                     tracing::warn!(%server_id, %uri, %error, "upstream unsubscribe failed");

@@ -30,6 +30,10 @@ pub struct Supervision {
     pub max_message_bytes: usize,
     /// OAuth authorizations waiting for their person, and where the bridge is reached.
     pub authorizations: Arc<super::links::Authorizations>,
+    /// Across replicas: this replica's name (set by start-up once it joined them).
+    pub replica: Option<String>,
+    /// Across replicas: how long a hold on a server lasts without renewal.
+    pub lease: Duration,
 }
 
 impl Supervision {
@@ -50,6 +54,8 @@ impl Supervision {
                     config.allow_private_upstreams,
                 ),
             ),
+            replica: None,
+            lease: Duration::from_secs(config.lease_secs),
         }
     }
 }
@@ -70,6 +76,20 @@ pub fn spawn(entry: Arc<ServerEntry>, inbox: Inbox, store: Store, supervision: S
 }
 
 async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervision: Supervision) {
+    let stop = entry.stop.clone();
+    tenure(&entry, &mut inbox, &store, &supervision, &stop).await;
+    entry.stopped.cancel();
+}
+
+/// Owns the server's connection until `stop` fires (the server is removed, the service stops,
+/// or, across replicas, this replica's hold on it ends), then closes it.
+pub(super) async fn tenure(
+    entry: &Arc<ServerEntry>,
+    inbox: &mut Inbox,
+    store: &Store,
+    supervision: &Supervision,
+    stop: &tokio_util::sync::CancellationToken,
+) {
     let mut failures: u32 = 0;
     // Registered without a connection (it waits for a person to authorize it, or no link could
     // be made for one): nothing to try until someone authorizes or asks to reconnect.
@@ -77,7 +97,7 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervisio
     'supervise: loop {
         if std::mem::take(&mut waiting) {
             tokio::select! {
-                _ = entry.stop.cancelled() => break 'supervise,
+                _ = stop.cancelled() => break 'supervise,
                 control = inbox.control.recv() => if control.is_none() {
                     break 'supervise;
                 },
@@ -85,11 +105,11 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervisio
         }
         let conn = match entry.connection() {
             Some(conn) => conn,
-            None => match connect(&entry, &store).await {
+            None => match connect(entry, store, stop).await {
                 Attempt::Connected(conn) => conn,
                 Attempt::Failed => {
                     failures += 1;
-                    if !wait_before_retry(&entry, &mut inbox, failures, &supervision).await {
+                    if !wait_before_retry(entry, inbox, failures, supervision, stop).await {
                         break 'supervise;
                     }
                     continue;
@@ -104,7 +124,7 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervisio
             },
         };
         failures = 0;
-        let ended = serve(&entry, &conn, &mut inbox, &supervision).await;
+        let ended = serve(entry, &conn, inbox, supervision, stop).await;
         entry.detach();
         match ended {
             Ended::Stop => {
@@ -123,7 +143,7 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervisio
                     s.stderr_tail = tail;
                 });
                 failures += 1;
-                if !wait_before_retry(&entry, &mut inbox, failures, &supervision).await {
+                if !wait_before_retry(entry, inbox, failures, supervision, stop).await {
                     break 'supervise;
                 }
             }
@@ -133,7 +153,6 @@ async fn run(entry: Arc<ServerEntry>, mut inbox: Inbox, store: Store, supervisio
         conn.shutdown().await;
     }
     entry.update_state(|s| s.status = McpServerStatus::Disconnected);
-    entry.stopped.cancel();
 }
 
 /// How one connection attempt ended.
@@ -148,7 +167,11 @@ enum Attempt {
 }
 
 /// One connection attempt. The server is ready once its subscriptions are restored.
-async fn connect(entry: &ServerEntry, store: &Store) -> Attempt {
+async fn connect(
+    entry: &ServerEntry,
+    store: &Store,
+    stop: &tokio_util::sync::CancellationToken,
+) -> Attempt {
     entry.update_state(|s| s.status = McpServerStatus::Connecting);
     let config = entry.config();
     if entry.per_agent() && entry.listing_agent().is_empty() {
@@ -162,14 +185,14 @@ async fn connect(entry: &ServerEntry, store: &Store) -> Attempt {
         }
     }
     let attempt = tokio::select! {
-        _ = entry.stop.cancelled() => return Attempt::Stopped,
+        _ = stop.cancelled() => return Attempt::Stopped,
         attempt = upstream::connect(&config, entry.upstream_context()) => attempt,
     };
     match attempt {
         Ok(established) => {
             let conn = established.conn.clone();
             tokio::select! {
-                _ = entry.stop.cancelled() => {
+                _ = stop.cancelled() => {
                     conn.shutdown().await;
                     return Attempt::Stopped;
                 }
@@ -226,13 +249,14 @@ async fn serve(
     conn: &Connection,
     inbox: &mut Inbox,
     supervision: &Supervision,
+    stop: &tokio_util::sync::CancellationToken,
 ) -> Ended {
     let period = supervision.ping_interval.unwrap_or(Duration::MAX / 4);
     let mut pings = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = entry.stop.cancelled() => return Ended::Stop,
+            _ = stop.cancelled() => return Ended::Stop,
             _ = conn.lost() => return Ended::Lost("the connection was lost".into()),
             Some(Control::Reconnect) = inbox.control.recv() => return Ended::Reconnect,
             Some(event) = inbox.events.recv() => {
@@ -244,13 +268,13 @@ async fn serve(
                     }
                 }
                 tokio::select! {
-                    _ = entry.stop.cancelled() => return Ended::Stop,
+                    _ = stop.cancelled() => return Ended::Stop,
                     _ = relist(entry, conn, &events) => {}
                 }
             }
             _ = pings.tick(), if supervision.ping_interval.is_some() => {
                 let ping = tokio::select! {
-                    _ = entry.stop.cancelled() => return Ended::Stop,
+                    _ = stop.cancelled() => return Ended::Stop,
                     ping = conn.ping(supervision.ping_timeout) => ping,
                 };
                 match ping {
@@ -287,6 +311,7 @@ async fn wait_before_retry(
     inbox: &mut Inbox,
     failures: u32,
     supervision: &Supervision,
+    stop: &tokio_util::sync::CancellationToken,
 ) -> bool {
     let auto = entry.config().auto_reconnect;
     let delay = backoff(failures, supervision);
@@ -294,7 +319,7 @@ async fn wait_before_retry(
     tokio::pin!(sleep);
     loop {
         tokio::select! {
-            _ = entry.stop.cancelled() => return false,
+            _ = stop.cancelled() => return false,
             _ = &mut sleep, if auto => return true,
             control = inbox.control.recv() => match control {
                 Some(Control::Reconnect) => return true,

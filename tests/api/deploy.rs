@@ -1,7 +1,7 @@
 //! The Docker image and the compose file set only variables the service reads, with values it
 //! accepts; the image builds the way this repository is built.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use mcp_bridge::config::{Config, variables};
 
@@ -27,13 +27,28 @@ fn dockerfile_env() -> HashMap<String, String> {
         .collect()
 }
 
-/// The `environment` entries of the compose file's services, `${VAR…}` standing for a value.
-fn compose_env() -> HashMap<String, String> {
+/// The `environment` entries of each of the compose file's services (a service that `extends`
+/// another starts from its entries), `${VAR…}` standing for a value the service accepts.
+fn compose_env() -> BTreeMap<String, HashMap<String, String>> {
     let compose = repo_file("docker-compose.yml");
-    let mut env = HashMap::new();
+    let mut services: BTreeMap<String, HashMap<String, String>> = BTreeMap::new();
+    let mut service = String::new();
     let mut inside = false;
     for line in compose.lines() {
         let trimmed = line.trim();
+        if line.starts_with("  ") && !line.starts_with("   ") && trimmed.ends_with(':') {
+            service = trimmed.trim_end_matches(':').to_owned();
+            inside = false;
+            continue;
+        }
+        if let Some(base) = trimmed.strip_prefix("extends:") {
+            let inherited = services.get(base.trim()).cloned().unwrap_or_default();
+            services
+                .entry(service.clone())
+                .or_default()
+                .extend(inherited);
+            continue;
+        }
         if trimmed == "environment:" {
             inside = true;
             continue;
@@ -41,18 +56,21 @@ fn compose_env() -> HashMap<String, String> {
         if inside && line.starts_with("      ") {
             if let Some((key, value)) = trimmed.split_once(':') {
                 let value = value.trim().trim_matches('"');
-                let value = if value.starts_with("${") {
-                    "a-value-from-the-environment"
-                } else {
-                    value
+                let value = match (value.starts_with("${"), key.trim()) {
+                    (true, "MCP_BRIDGE_SECRETS_KEY") => "00".repeat(32),
+                    (true, _) => "a-value-from-the-environment".to_owned(),
+                    (false, _) => value.to_owned(),
                 };
-                env.insert(key.trim().to_owned(), value.to_owned());
+                services
+                    .entry(service.clone())
+                    .or_default()
+                    .insert(key.trim().to_owned(), value);
             }
         } else {
             inside = false;
         }
     }
-    env
+    services
 }
 
 #[test]
@@ -66,23 +84,48 @@ fn the_image_and_compose_set_only_variables_the_service_reads() {
         image.get("MCP_BRIDGE_BIND").map(String::as_str),
         Some("0.0.0.0:8080")
     );
-    let compose = compose_env();
-    assert!(compose.contains_key("MCP_BRIDGE_JWT_SECRET"), "{compose:?}");
-    let bridge: HashMap<String, String> = image
-        .into_iter()
-        .chain(compose)
-        .filter(|(k, _)| k.starts_with("MCP_BRIDGE_"))
+    let services = compose_env();
+    let bridges: Vec<&String> = services
+        .iter()
+        .filter(|(_, env)| env.keys().any(|k| k.starts_with("MCP_BRIDGE_")))
+        .map(|(name, _)| name)
         .collect();
-    for name in bridge.keys() {
+    assert_eq!(
+        bridges,
+        ["mcp-bridge", "replica-a", "replica-b"],
+        "{services:?}"
+    );
+    for name in bridges {
+        let bridge: HashMap<String, String> = image
+            .clone()
+            .into_iter()
+            .chain(services[name].clone())
+            .filter(|(k, _)| k.starts_with("MCP_BRIDGE_"))
+            .collect();
         assert!(
-            variables().any(|v| v == name),
-            "{name} is not a variable mcp-bridge reads"
+            bridge.contains_key("MCP_BRIDGE_JWT_SECRET"),
+            "{name}: {bridge:?}"
         );
+        for variable in bridge.keys() {
+            assert!(
+                variables().any(|v| v == variable),
+                "{variable} ({name}) is not a variable mcp-bridge reads"
+            );
+        }
+        let config = Config::from_env(&bridge)
+            .unwrap_or_else(|e| panic!("{name}: the service refuses what compose sets: {e}"));
+        assert_eq!(config.bind_addr().unwrap().to_string(), "0.0.0.0:8080");
+        match name.as_str() {
+            "mcp-bridge" => assert!(config.mcp_allowed_hosts.contains(&"mcp-bridge".to_owned())),
+            replica => {
+                assert!(config.nats_url.is_some(), "{replica}");
+                assert_eq!(
+                    config.replica_id.as_deref(),
+                    replica.strip_prefix("replica-")
+                );
+            }
+        }
     }
-    let config =
-        Config::from_env(&bridge).expect("the service accepts what the image and compose set");
-    assert_eq!(config.bind_addr().unwrap().to_string(), "0.0.0.0:8080");
-    assert!(config.mcp_allowed_hosts.contains(&"mcp-bridge".to_owned()));
 }
 
 #[test]

@@ -95,6 +95,30 @@ pub async fn spawn_app_with(data_dir: Arc<tempfile::TempDir>, config: Config) ->
     test_app
 }
 
+impl TestApp {
+    /// A handle on the service running elsewhere (a process of its own) at `base`, with tokens
+    /// for its [`SECRET`].
+    pub fn at(base: &str, data_dir: Arc<tempfile::TempDir>) -> Self {
+        let auth = Auth::from_config(&Config {
+            jwt_secret: Some(SECRET.to_owned().into()),
+            ..Config::default()
+        })
+        .unwrap();
+        let hour = Duration::from_secs(3600);
+        Self {
+            base: base.to_owned(),
+            client: reqwest::Client::new(),
+            admin: auth.mint("root", true, hour).unwrap(),
+            alice: auth.mint("alice", false, hour).unwrap(),
+            bob: auth.mint("bob", false, hour).unwrap(),
+            data_dir,
+            database: None,
+            shutdown: CancellationToken::new(),
+            handle: None,
+        }
+    }
+}
+
 /// The service with quick health pings and reconnects.
 pub async fn spawn_watchful_app() -> TestApp {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());

@@ -19,6 +19,7 @@ mod oauth;
 mod openapi;
 mod prompts;
 mod redaction;
+mod replicas;
 mod resources;
 mod secrets;
 mod servers;

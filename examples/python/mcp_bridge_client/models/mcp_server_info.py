@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.mcp_server_status import McpServerStatus, check_mcp_server_status
 from ..models.mcp_transport import McpTransport, check_mcp_transport
+from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="McpServerInfo")
 
@@ -31,6 +32,9 @@ class McpServerInfo:
         error (str): Last error, empty when none. Default: ''.
         connected_at (float): When the current connection was established (seconds since the epoch), 0 when none.
             Default: 0.0.
+        replica (None | str | Unset): Across replicas: the replica that holds the server's connection (absent on a
+            single
+            replica, empty while none holds it).
     """
 
     transport: McpTransport
@@ -46,6 +50,7 @@ class McpServerInfo:
     last_ping_ms: float = 0.0
     error: str = ""
     connected_at: float = 0.0
+    replica: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,6 +80,12 @@ class McpServerInfo:
 
         connected_at = self.connected_at
 
+        replica: None | str | Unset
+        if isinstance(self.replica, Unset):
+            replica = UNSET
+        else:
+            replica = self.replica
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -94,6 +105,8 @@ class McpServerInfo:
                 "connected_at": connected_at,
             }
         )
+        if replica is not UNSET:
+            field_dict["replica"] = replica
 
         return field_dict
 
@@ -126,6 +139,15 @@ class McpServerInfo:
 
         connected_at = d.pop("connected_at")
 
+        def _parse_replica(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        replica = _parse_replica(d.pop("replica", UNSET))
+
         mcp_server_info = cls(
             server_id=server_id,
             name=name,
@@ -140,6 +162,7 @@ class McpServerInfo:
             last_ping_ms=last_ping_ms,
             error=error,
             connected_at=connected_at,
+            replica=replica,
         )
 
         mcp_server_info.additional_properties = d

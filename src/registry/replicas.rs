@@ -1,0 +1,833 @@
+//! Replicas (a PostgreSQL store and NATS): each server is held by one replica at a time, by a
+//! lease in the store that it renews, and only that replica connects it. The holder shares the
+//! server's status and lists with the others (a key per holder and server in the hub's shared
+//! state), so every replica lists the same; what needs the connection (calls, reads, prompts,
+//! subscriptions, listings, reconnects) is forwarded to the holder. A replica that dies stops
+//! renewing and the others take its servers over when its leases lapse; one that shuts down
+//! releases them at once.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde_json::{Map, Value, json};
+use tokio::sync::{Notify, mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::entry::Remote;
+use super::{Error, Inbox, Registry, ServerEntry, State, Supervision, supervisor};
+use crate::a2e::{ErrorCode, McpServerStatus, NotificationMethod};
+use crate::hub::bus::Bus;
+use crate::store::{Store, StoreError};
+use crate::upstream::Lists;
+
+/// How much longer than the work itself a forwarded request may take.
+const FORWARD_MARGIN: Duration = Duration::from_secs(5);
+
+/// This replica among the others.
+pub struct Cluster {
+    pub replica: String,
+    bus: Arc<Bus>,
+    lease: Duration,
+    /// Each server's tenure here: `Some` (not cancelled) while this replica holds it.
+    holds: Mutex<HashMap<String, watch::Sender<Option<CancellationToken>>>>,
+    /// Which replica holds each server, as the store said last.
+    holders: Mutex<HashMap<String, String>>,
+    /// What each holder shared of each server, by (replica, server).
+    snapshots: Mutex<HashMap<(String, String), Snapshot>>,
+    /// Wakes the lease loop (a replica handed its servers over).
+    wake: Notify,
+    share: mpsc::UnboundedSender<Weak<ServerEntry>>,
+    shares: Mutex<Option<mpsc::UnboundedReceiver<Weak<ServerEntry>>>>,
+    /// Calls and other requests sent to another replica since start.
+    pub forwarded: AtomicU64,
+    /// Leases taken or lost here since start.
+    pub lease_changes: AtomicU64,
+}
+
+/// What the holder shares of a server.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Snapshot {
+    remote: Remote,
+    lists: Lists,
+    status: McpServerStatus,
+    error: String,
+    last_ping_ms: f64,
+    attempts: u64,
+    connections: u64,
+}
+
+/// What another replica asks the holder of a server to do.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub(super) enum Op {
+    CallTool {
+        name: String,
+        arguments: Map<String, Value>,
+        timeout: Option<f64>,
+        agent: String,
+        req_id: String,
+    },
+    ReadResource {
+        agent: String,
+        server_id: String,
+        uri: String,
+    },
+    Subscribe {
+        agent: String,
+        server_id: String,
+        uri: String,
+    },
+    Unsubscribe {
+        agent: String,
+        server_id: String,
+        uri: String,
+    },
+    GetPrompt {
+        agent: String,
+        server_id: String,
+        name: String,
+        arguments: Map<String, Value>,
+    },
+    List {
+        what: Listing,
+        server_id: String,
+        cursor: Option<String>,
+    },
+    Reconnect {
+        server_id: String,
+    },
+}
+
+use super::merge::Listing;
+
+impl Cluster {
+    pub(super) fn new(bus: Arc<Bus>, supervision: &Supervision) -> Option<Arc<Self>> {
+        let replica = supervision.replica.clone()?;
+        let (share, shares) = mpsc::unbounded_channel();
+        Some(Arc::new(Self {
+            replica,
+            bus,
+            lease: supervision.lease,
+            holds: Mutex::default(),
+            holders: Mutex::default(),
+            snapshots: Mutex::default(),
+            wake: Notify::new(),
+            share,
+            shares: Mutex::new(Some(shares)),
+            forwarded: AtomicU64::new(0),
+            lease_changes: AtomicU64::new(0),
+        }))
+    }
+
+    /// Whether this replica holds the server now.
+    fn holds(&self, server_id: &str) -> bool {
+        self.holds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(server_id)
+            .is_some_and(|tx| tx.borrow().as_ref().is_some_and(|t| !t.is_cancelled()))
+    }
+
+    fn held_ids(&self) -> Vec<String> {
+        self.holds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, tx)| tx.borrow().as_ref().is_some_and(|t| !t.is_cancelled()))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Starts a tenure on the server (its supervisor connects it).
+    fn begin(&self, entry: &ServerEntry) {
+        if let Some(tx) = self
+            .holds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&entry.id)
+        {
+            tx.send_replace(Some(entry.stop.child_token()));
+            self.lease_changes.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(server_id = %entry.id, replica = %self.replica, "holding the server");
+        }
+    }
+
+    /// Ends the tenure on the server (its connection is closed), and stops sharing it.
+    fn end(&self, server_id: &str) {
+        let ended = self
+            .holds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(server_id)
+            .and_then(|tx| tx.send_replace(None));
+        if let Some(token) = ended {
+            token.cancel();
+            self.lease_changes.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(%server_id, replica = %self.replica, "no longer holding the server");
+            let bus = self.bus.clone();
+            let key = shared_key(&self.replica, server_id);
+            tokio::spawn(async move { bus.unshare(&key).await });
+        }
+    }
+
+    /// What the others should show of the server now: the holder's latest snapshot.
+    pub(super) fn mirror_entry(&self, entry: &ServerEntry) {
+        self.mirror(entry);
+    }
+
+    fn mirror(&self, entry: &ServerEntry) {
+        if self.holds(&entry.id) {
+            return;
+        }
+        let holder = self
+            .holders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&entry.id)
+            .cloned();
+        let snapshot = holder.as_ref().and_then(|holder| {
+            self.snapshots
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&(holder.clone(), entry.id.clone()))
+                .cloned()
+        });
+        match (holder, snapshot) {
+            (Some(_), Some(snapshot)) => {
+                let state = State {
+                    status: snapshot.status,
+                    error: snapshot.error,
+                    last_ping_ms: snapshot.last_ping_ms,
+                    attempts: snapshot.attempts,
+                    connections: snapshot.connections,
+                    ..State::default()
+                };
+                entry.mirror(snapshot.remote, snapshot.lists, state);
+            }
+            // Held, but nothing shared yet: it is connecting there.
+            (Some(holder), None) => {
+                let mut state = entry.state();
+                state.status = McpServerStatus::Connecting;
+                entry.mirror(remote_of(holder), entry.lists().as_ref().clone(), state);
+            }
+            // Nobody holds it (its holder died): one of the replicas takes it over shortly.
+            (None, _) => {
+                let mut state = entry.state();
+                state.status = McpServerStatus::Disconnected;
+                entry.mirror(
+                    remote_of(String::new()),
+                    entry.lists().as_ref().clone(),
+                    state,
+                );
+            }
+        }
+    }
+}
+
+fn remote_of(replica: String) -> Remote {
+    Remote {
+        replica,
+        mcp_version: String::new(),
+        server_name: String::new(),
+        server_version: String::new(),
+        connected_at: 0.0,
+        capabilities: Default::default(),
+    }
+}
+
+/// The shared key of a server held by `replica`: subject tokens (a server id may hold dots).
+fn shared_key(replica: &str, server_id: &str) -> String {
+    format!("{replica}.{}", hex::encode(server_id))
+}
+
+/// Supervises a server across replicas: while this replica holds it, a tenure of the supervisor;
+/// otherwise nothing (the entry mirrors the holder).
+pub(super) fn spawn_hold(
+    entry: Arc<ServerEntry>,
+    mut inbox: Inbox,
+    store: Store,
+    supervision: Supervision,
+    cluster: &Arc<Cluster>,
+    held: bool,
+) {
+    let (tx, mut tenure) = watch::channel(None);
+    cluster
+        .holds
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(entry.id.clone(), tx);
+    let _ = entry.shared.set(cluster.share.clone());
+    entry.set_held_here(held);
+    if held {
+        cluster.begin(&entry);
+    } else {
+        cluster.mirror(&entry);
+    }
+    let cluster = cluster.clone();
+    tokio::spawn(async move {
+        loop {
+            let token = tokio::select! {
+                _ = entry.stop.cancelled() => break,
+                changed = tenure.wait_for(|t| t.as_ref().is_some_and(|t| !t.is_cancelled())) => {
+                    match changed {
+                        Ok(token) => token.clone().expect("waited for"),
+                        Err(_) => break,
+                    }
+                }
+            };
+            entry.set_held_here(true);
+            // Shared at once, so the others see which replica holds it (connecting here now,
+            // unless registration here already connected it).
+            match entry.connection() {
+                Some(_) => entry.update_state(|_| {}),
+                // Counted afresh here: the supervisor reads attempts without a connection as a
+                // registration waiting for its authorization, and this one must connect.
+                None => entry.update_state(|s| {
+                    s.status = McpServerStatus::Connecting;
+                    s.attempts = 0;
+                }),
+            }
+            supervisor::tenure(&entry, &mut inbox, &store, &supervision, &token).await;
+            entry.set_held_here(false);
+            cluster.mirror(&entry);
+        }
+        cluster
+            .holds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&entry.id);
+        entry.stopped.cancel();
+    });
+}
+
+impl Registry {
+    /// Across replicas: claims, renews and takes over leases, mirrors what the holders share and
+    /// serves what other replicas forward here. Call once, after the stored servers are restored.
+    pub fn start_replicas(self: &Arc<Self>) {
+        let Some(cluster) = self.cluster.clone() else {
+            return;
+        };
+        let weak = Arc::downgrade(self);
+        cluster
+            .bus
+            .serve(Arc::new(move |topic: String, body: Value| {
+                let weak = weak.clone();
+                Box::pin(async move {
+                    let Some(registry) = weak.upgrade() else {
+                        return Err("the replica is stopping".to_owned());
+                    };
+                    registry.serve_replica(&topic, body).await
+                })
+            }));
+        tokio::spawn(keep_leases(Arc::downgrade(self), cluster.clone()));
+        tokio::spawn(follow_snapshots(Arc::downgrade(self), cluster.clone()));
+        let shares = cluster
+            .shares
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(shares) = shares {
+            tokio::spawn(share_snapshots(cluster, shares));
+        }
+    }
+
+    pub fn cluster(&self) -> Option<&Arc<Cluster>> {
+        self.cluster.as_ref()
+    }
+
+    /// Across replicas: a page of a server's own listing, from the replica holding it.
+    pub(super) async fn forward_list<T: DeserializeOwned>(
+        &self,
+        holder: &str,
+        what: Listing,
+        server_id: String,
+        cursor: Option<String>,
+        timeout: Duration,
+    ) -> Result<(Vec<T>, Option<String>), Error> {
+        let op = Op::List {
+            what,
+            server_id,
+            cursor,
+        };
+        self.forward(holder, op, timeout).await
+    }
+
+    /// Across replicas: forwards `op` to `holder` and decodes its answer.
+    pub(super) async fn forward<T: DeserializeOwned>(
+        &self,
+        holder: &str,
+        op: Op,
+        within: Duration,
+    ) -> Result<T, Error> {
+        let Some(cluster) = &self.cluster else {
+            return Err(Error::Internal("no other replica to forward to".into()));
+        };
+        cluster.forwarded.fetch_add(1, Ordering::Relaxed);
+        let body = serde_json::to_value(&op).map_err(|e| Error::Internal(e.to_string()))?;
+        let answer = cluster
+            .bus
+            .request(holder, "op", &body, within + FORWARD_MARGIN)
+            .await
+            .map_err(|e| {
+                Error::Remote(
+                    ErrorCode::McpServerUnavailable,
+                    format!("the replica holding the server did not answer ({e}); try again"),
+                )
+            })?;
+        match answer {
+            Value::Object(mut answer) if answer.contains_key("ok") => {
+                serde_json::from_value(answer.remove("ok").unwrap_or_default())
+                    .map_err(|e| Error::Internal(format!("a forwarded answer: {e}")))
+            }
+            Value::Object(answer) => {
+                let code = answer
+                    .get("code")
+                    .cloned()
+                    .and_then(|c| serde_json::from_value(c).ok())
+                    .unwrap_or(ErrorCode::Internal);
+                let message = answer
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                Err(Error::Remote(code, message))
+            }
+            _ => Err(Error::Internal(
+                "a forwarded answer is not understood".into(),
+            )),
+        }
+    }
+
+    async fn serve_replica(self: &Arc<Self>, topic: &str, body: Value) -> Result<Value, String> {
+        match topic {
+            "op" => {
+                let op: Op = serde_json::from_value(body).map_err(|e| e.to_string())?;
+                Ok(match self.serve_op(op).await {
+                    Ok(value) => json!({ "ok": value }),
+                    Err(error) => json!({ "code": error.code(), "message": error.to_string() }),
+                })
+            }
+            "server_changed" => {
+                if let Some(server_id) = body.get("server_id").and_then(Value::as_str) {
+                    self.reload(server_id).await;
+                }
+                Ok(Value::Null)
+            }
+            "handed_over" => {
+                if let Some(cluster) = &self.cluster {
+                    cluster.wake.notify_one();
+                }
+                Ok(Value::Null)
+            }
+            other => Err(format!("unknown topic {other:?}")),
+        }
+    }
+
+    /// Runs what another replica forwarded, if this replica still holds the server.
+    async fn serve_op(self: &Arc<Self>, op: Op) -> Result<Value, Error> {
+        let held = |server_id: &str| -> Result<Arc<ServerEntry>, Error> {
+            let entry = self.get(server_id)?;
+            match entry.held_here() {
+                true => Ok(entry),
+                false => Err(Error::Unavailable(server_id.to_owned())),
+            }
+        };
+        match op {
+            Op::CallTool {
+                name,
+                arguments,
+                timeout,
+                agent,
+                req_id,
+            } => {
+                if let Some((server_id, _)) = super::naming::split(&name) {
+                    held(server_id)?;
+                }
+                let origin: crate::upstream::CallOrigin = Arc::new(crate::hub::AgentChannel::new(
+                    self.hub.clone(),
+                    agent,
+                    req_id,
+                ));
+                to_value(&self.call_tool(&name, arguments, timeout, origin).await?)
+            }
+            Op::ReadResource {
+                agent,
+                server_id,
+                uri,
+            } => {
+                held(&server_id)?;
+                to_value(&self.read_resource_raw(&agent, &server_id, &uri).await?)
+            }
+            Op::Subscribe {
+                agent,
+                server_id,
+                uri,
+            } => {
+                held(&server_id)?;
+                to_value(&self.subscribe(&agent, &server_id, &uri).await?)
+            }
+            Op::Unsubscribe {
+                agent,
+                server_id,
+                uri,
+            } => {
+                let entry = held(&server_id)?;
+                if let Some(conn) = entry.session_of(&agent).await {
+                    let timeout = Duration::from_secs(entry.config().timeout);
+                    conn.unsubscribe(&uri, timeout)
+                        .await
+                        .map_err(|error| Error::Upstream {
+                            what: format!("unsubscribing from \"{uri}\""),
+                            error,
+                        })?;
+                }
+                Ok(Value::Null)
+            }
+            Op::GetPrompt {
+                agent,
+                server_id,
+                name,
+                arguments,
+            } => {
+                held(&server_id)?;
+                to_value(
+                    &self
+                        .get_prompt(&agent, &server_id, &name, arguments)
+                        .await?,
+                )
+            }
+            Op::List {
+                what,
+                server_id,
+                cursor,
+            } => {
+                let entry = held(&server_id)?;
+                let conn = entry
+                    .connection()
+                    .ok_or_else(|| Error::Unavailable(server_id.clone()))?;
+                let timeout = Duration::from_secs(entry.config().timeout);
+                let listed = match what {
+                    Listing::Resources => conn
+                        .list_resources(cursor, timeout)
+                        .await
+                        .map(|r| (to_value(&r.resources), r.next_cursor)),
+                    Listing::Templates => conn
+                        .list_templates(cursor, timeout)
+                        .await
+                        .map(|r| (to_value(&r.resource_templates), r.next_cursor)),
+                    Listing::Prompts => conn
+                        .list_prompts(cursor, timeout)
+                        .await
+                        .map(|r| (to_value(&r.prompts), r.next_cursor)),
+                };
+                let (items, next) = listed.map_err(|error| Error::Upstream {
+                    what: format!("listing on server \"{server_id}\""),
+                    error,
+                })?;
+                Ok(json!([items?, next]))
+            }
+            Op::Reconnect { server_id } => {
+                let entry = held(&server_id)?;
+                let since = entry.state().attempts;
+                let bound = entry.config().connect_bound();
+                let _ = entry.control.send(super::Control::Reconnect);
+                entry
+                    .settled_after(since, bound + Duration::from_secs(1))
+                    .await;
+                Ok(Value::Null)
+            }
+        }
+    }
+
+    /// Across replicas: a server was registered, changed or removed on another replica; its
+    /// config is read again from the store.
+    pub(super) async fn reload(self: &Arc<Self>, server_id: &str) {
+        let stored = match self.store.list_servers().await {
+            Ok(servers) => servers
+                .into_iter()
+                .find(|s| s.config.server_id == server_id),
+            Err(error) => {
+                tracing::warn!(%server_id, %error, "cannot read a changed server from the store");
+                return;
+            }
+        };
+        match (stored, self.get(server_id)) {
+            (None, Ok(_)) => self.forget(server_id).await,
+            (Some(stored), Err(_)) => {
+                let (entry, inbox) = ServerEntry::new(
+                    stored.owner,
+                    stored.config,
+                    self.hub.clone(),
+                    self.store.clone(),
+                    &self.supervision,
+                );
+                self.insert_held(entry, inbox, false);
+                // Who holds it now (usually the replica that registered it), without waiting
+                // for the next look at the leases.
+                if let (Some(cluster), Ok(holders)) =
+                    (&self.cluster, self.store.lease_holders().await)
+                    && let Some(holder) = holders.get(server_id)
+                {
+                    cluster
+                        .holders
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(server_id.to_owned(), holder.clone());
+                    if let Ok(entry) = self.get(server_id) {
+                        cluster.mirror(&entry);
+                    }
+                }
+            }
+            (Some(stored), Ok(entry)) => {
+                let old = entry.config();
+                if *old == stored.config {
+                    return;
+                }
+                let new = stored.config;
+                let reconnect = super::needs_reconnect(&old, &new);
+                *entry.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new.clone());
+                let tools_moved = new.tool_allow_list != old.tool_allow_list;
+                let resources_moved = new.resource_allow_list != old.resource_allow_list;
+                match (entry.held_here(), reconnect) {
+                    (true, true) => {
+                        let _ = entry.control.send(super::Control::Reconnect);
+                    }
+                    // As an update on this replica would: the lists follow the allow lists.
+                    (true, false) => {
+                        entry.replace_lists(None);
+                        if tools_moved {
+                            entry.push_to_all(NotificationMethod::ToolsListChanged, json!({}));
+                        }
+                        if resources_moved {
+                            entry.push_to_all(NotificationMethod::ResourcesListChanged, json!({}));
+                        }
+                    }
+                    // The holder shares its lists; the catalogue follows the new allow lists.
+                    (false, _) => {
+                        if let Some(cluster) = &self.cluster {
+                            cluster.mirror(&entry);
+                        }
+                    }
+                }
+            }
+            (None, Err(_)) => {}
+        }
+    }
+
+    /// Drops a server removed on another replica (closing its connection when held here).
+    async fn forget(&self, server_id: &str) {
+        let removed = self
+            .servers
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(server_id);
+        if let Some(entry) = removed {
+            entry.stop.cancel();
+            entry.close_sessions().await;
+            tracing::info!(%server_id, "server removed on another replica");
+        }
+    }
+
+    /// Tells the other replicas a server was registered, changed or removed here.
+    pub(super) fn announce_change(&self, server_id: &str) {
+        if let Some(cluster) = &self.cluster {
+            cluster
+                .bus
+                .announce("server_changed", &json!({ "server_id": server_id }));
+        }
+    }
+
+    /// Across replicas: hands every server held here over (their connections are closed by
+    /// then), so the others take them at once.
+    pub(super) async fn hand_over(&self) {
+        let Some(cluster) = &self.cluster else {
+            return;
+        };
+        for id in cluster.held_ids() {
+            cluster.end(&id);
+        }
+        if let Err(error) = self.store.release_leases(&cluster.replica).await {
+            tracing::warn!(%error, "cannot release this replica's leases; they lapse instead");
+        }
+        cluster.bus.announce("handed_over", &Value::Null);
+        cluster.bus.leave().await;
+    }
+}
+
+fn to_value<T: Serialize>(value: &T) -> Result<Value, Error> {
+    serde_json::to_value(value).map_err(|e| Error::Internal(e.to_string()))
+}
+
+/// Renews this replica's leases, learns who holds the others, and claims servers nobody holds.
+async fn keep_leases(registry: Weak<Registry>, cluster: Arc<Cluster>) {
+    let every = (cluster.lease / 3).min(Duration::from_secs(1));
+    let mut renewed = Instant::now();
+    loop {
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        let stopping = registry.hub.shutdown_token();
+        // What this replica holds: renewed, or lost to another.
+        match registry
+            .store
+            .renew_leases(&cluster.replica, cluster.lease)
+            .await
+        {
+            Ok(held) => {
+                renewed = Instant::now();
+                let held: HashSet<String> = held.into_iter().collect();
+                for id in cluster.held_ids() {
+                    if !held.contains(&id) {
+                        tracing::warn!(server_id = %id, "this replica's lease was taken over");
+                        cluster.end(&id);
+                    }
+                }
+            }
+            Err(error) if renewed.elapsed() >= cluster.lease => {
+                // Past the lease another replica may hold them: stop holding them here.
+                tracing::error!(%error, "cannot renew this replica's leases; letting them go");
+                for id in cluster.held_ids() {
+                    cluster.end(&id);
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot renew this replica's leases yet"),
+        }
+        match registry.store.lease_holders().await {
+            Ok(holders) => adopt(&registry, &cluster, holders).await,
+            Err(error) => tracing::warn!(%error, "cannot read who holds the servers"),
+        }
+        drop(registry);
+        tokio::select! {
+            _ = stopping.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+            _ = cluster.wake.notified() => {}
+        }
+    }
+}
+
+/// Mirrors who holds what, loads servers registered elsewhere, and claims the unheld ones.
+async fn adopt(registry: &Arc<Registry>, cluster: &Arc<Cluster>, holders: HashMap<String, String>) {
+    for server_id in holders.keys() {
+        if registry.get(server_id).is_err() {
+            registry.reload(server_id).await;
+        }
+    }
+    let changed: Vec<String> = {
+        let mut known = cluster.holders.lock().unwrap_or_else(|e| e.into_inner());
+        let changed = registry
+            .entries()
+            .into_iter()
+            .filter(|e| known.get(&e.id) != holders.get(&e.id))
+            .map(|e| e.id.clone())
+            .collect();
+        *known = holders.clone();
+        changed
+    };
+    for entry in registry.entries() {
+        if changed.contains(&entry.id) {
+            cluster.mirror(&entry);
+        }
+        if holders.contains_key(&entry.id) || cluster.holds(&entry.id) {
+            continue;
+        }
+        // A replica stopping hands its servers over: it takes none now.
+        if registry.hub.shutdown_token().is_cancelled() {
+            return;
+        }
+        match registry
+            .store
+            .claim_lease(&entry.id, &cluster.replica, cluster.lease)
+            .await
+        {
+            Ok(true) => {
+                cluster
+                    .holders
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(entry.id.clone(), cluster.replica.clone());
+                cluster.begin(&entry);
+            }
+            Ok(false) => {}
+            // Removed meanwhile (its lease row cannot refer to it any more).
+            Err(StoreError::NotFound) => registry.forget(&entry.id).await,
+            Err(error) => tracing::warn!(server_id = %entry.id, %error, "cannot claim a lease"),
+        }
+    }
+}
+
+/// Publishes what changed on the servers held here.
+async fn share_snapshots(
+    cluster: Arc<Cluster>,
+    mut shares: mpsc::UnboundedReceiver<Weak<ServerEntry>>,
+) {
+    while let Some(first) = shares.recv().await {
+        // Changes that came together are shared once.
+        let mut batch = vec![first];
+        while let Ok(more) = shares.try_recv() {
+            batch.push(more);
+        }
+        let mut seen = HashSet::new();
+        for entry in batch.iter().filter_map(Weak::upgrade) {
+            if !seen.insert(entry.id.clone()) || !cluster.holds(&entry.id) {
+                continue;
+            }
+            let info = entry.info();
+            let state = entry.state();
+            let snapshot = Snapshot {
+                remote: Remote {
+                    replica: cluster.replica.clone(),
+                    mcp_version: info.mcp_version,
+                    server_name: info.server_name,
+                    server_version: info.server_version,
+                    connected_at: info.connected_at,
+                    capabilities: entry.capabilities().unwrap_or_default(),
+                },
+                lists: entry.lists().as_ref().clone(),
+                status: state.status,
+                error: state.error,
+                last_ping_ms: state.last_ping_ms,
+                attempts: state.attempts,
+                connections: state.connections,
+            };
+            let key = shared_key(&cluster.replica, &entry.id);
+            match serde_json::to_value(&snapshot) {
+                Ok(value) => {
+                    if let Err(error) = cluster.bus.share(&key, &value).await {
+                        tracing::warn!(server_id = %entry.id, %error, "cannot share a server's state");
+                    }
+                }
+                Err(error) => tracing::error!(%error, "cannot serialise a server's state"),
+            }
+        }
+    }
+}
+
+/// Applies what the holders share to the entries here.
+async fn follow_snapshots(registry: Weak<Registry>, cluster: Arc<Cluster>) {
+    let mut values = cluster.bus.shared_values();
+    while let Some((key, value)) = values.recv().await {
+        let Some((replica, server_id)) = key
+            .split_once('.')
+            .and_then(|(r, s)| Some((r, String::from_utf8(hex::decode(s).ok()?).ok()?)))
+        else {
+            continue;
+        };
+        let id = (replica.to_owned(), server_id.clone());
+        {
+            let mut snapshots = cluster.snapshots.lock().unwrap_or_else(|e| e.into_inner());
+            match value.and_then(|v| serde_json::from_value::<Snapshot>(v).ok()) {
+                Some(snapshot) => snapshots.insert(id, snapshot),
+                None => snapshots.remove(&id),
+            };
+        }
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        if let Ok(entry) = registry.get(&server_id) {
+            cluster.mirror(&entry);
+        }
+    }
+}

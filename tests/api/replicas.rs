@@ -1,0 +1,586 @@
+//! Replicas: real `mcp-bridge` processes sharing one PostgreSQL database and one NATS (each test
+//! its own database and subject prefix). A server registered on one replica is held by it and
+//! called through the others; a server's sampling request reaches its agent's stream on a third
+//! replica and is answered through a fourth route; `kill -9` of the holder hands its servers to
+//! a survivor within the lease, with subscriptions intact and the agent's stream resumed there
+//! without loss; a graceful stop hands them over at once. Skipped unless `MCP_BRIDGE_TEST_POSTGRES`
+//! and `MCP_BRIDGE_TEST_NATS` are set (scripts/test.sh sets both).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// Seconds a lease lasts in these tests (the default is 10).
+const LEASE_SECS: u64 = 3;
+
+/// Replicas of one bridge: a database and a NATS prefix of their own.
+struct Replicas {
+    database: String,
+    nats: String,
+    prefix: String,
+    dirs: Vec<Arc<tempfile::TempDir>>,
+}
+
+impl Replicas {
+    async fn new() -> Option<Self> {
+        let (Some(server), Ok(nats)) = (postgres_server(), std::env::var("MCP_BRIDGE_TEST_NATS"))
+        else {
+            eprintln!("skipped: needs MCP_BRIDGE_TEST_POSTGRES and MCP_BRIDGE_TEST_NATS");
+            return None;
+        };
+        let first = Arc::new(tempfile::tempdir().unwrap());
+        let database = postgres_database(&server, first.path());
+        create_database(&database).await;
+        Some(Self {
+            database,
+            nats,
+            prefix: unique("t.replicas").replace('-', "_"),
+            dirs: vec![first],
+        })
+    }
+
+    /// Starts replica `id` (a data dir of its own) with more variables in its environment.
+    async fn start_with(&mut self, id: &str, env: &[(&str, &str)]) -> Replica {
+        let dir = match self.dirs.len() {
+            // The first replica uses the directory that names the database.
+            1 if !self.dirs[0].path().join("replica-id").exists() => self.dirs[0].clone(),
+            _ => {
+                let dir = Arc::new(tempfile::tempdir().unwrap());
+                self.dirs.push(dir.clone());
+                dir
+            }
+        };
+        let lease = LEASE_SECS.to_string();
+        let mut vars = vec![
+            ("MCP_BRIDGE_DATABASE_URL", self.database.as_str()),
+            ("MCP_BRIDGE_NATS_URL", self.nats.as_str()),
+            ("MCP_BRIDGE_NATS_PREFIX", self.prefix.as_str()),
+            ("MCP_BRIDGE_REPLICA_ID", id),
+            ("MCP_BRIDGE_LEASE_SECS", lease.as_str()),
+            ("MCP_BRIDGE_PING_INTERVAL_SECS", "1"),
+        ];
+        vars.extend_from_slice(env);
+        std::fs::write(dir.path().join("replica-id"), id).unwrap();
+        let bridge = start_bridge_with(dir.path(), &vars).await;
+        let app = TestApp::at(&bridge.base, dir.clone());
+        let replica = Replica {
+            id: id.to_owned(),
+            bridge,
+            app,
+        };
+        replica.wait_ready().await;
+        replica
+    }
+
+    async fn start(&mut self, id: &str) -> Replica {
+        self.start_with(id, &[]).await
+    }
+}
+
+impl Drop for Replicas {
+    fn drop(&mut self) {
+        drop_database(&self.database);
+        let (nats, prefix) = (self.nats.clone(), self.prefix.clone());
+        let _ = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(mcp_bridge::hub::bus::Bus::delete_log(&nats, &prefix))
+        })
+        .join();
+    }
+}
+
+/// One replica: the process, and the test's handle on its API.
+struct Replica {
+    id: String,
+    bridge: Bridge,
+    app: TestApp,
+}
+
+impl Replica {
+    async fn wait_ready(&self) {
+        wait_until("the replica becoming ready", WAIT, async || {
+            match self
+                .app
+                .send(reqwest::Method::GET, "/readyz", None, None)
+                .await
+            {
+                (StatusCode::OK, _) => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        })
+        .await
+    }
+
+    /// Waits until this replica shows the server `ready`, held by `holder`.
+    async fn wait_held(&self, server_id: &str, holder: &str, within: Duration) -> Value {
+        let what = format!("{} showing {server_id} ready on {holder}", self.id);
+        wait_until(&what, within, async || {
+            let (_, body) = self.app.server(server_id).await;
+            let server = &body["server"];
+            match server["status"] == "ready" && server["replica"] == holder {
+                true => Ok(server.clone()),
+                false => Err(body.to_string()),
+            }
+        })
+        .await
+    }
+
+    async fn metric(&self, name: &str) -> f64 {
+        let resp = self
+            .app
+            .client
+            .get(format!("{}/metrics", self.app.base))
+            .send()
+            .await
+            .unwrap();
+        let text = resp.text().await.unwrap();
+        text.lines()
+            .filter(|l| l.starts_with(name))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+}
+
+fn echo(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or("")
+}
+
+#[tokio::test]
+async fn a_server_registered_on_one_replica_is_called_through_another() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let http = everything_http().await;
+    let stdio = unique("rs");
+    let remote = unique("rh");
+    a.app.register(everything_stdio(&stdio)).await;
+    let (status, body) = a
+        .app
+        .post(
+            "/v1/servers",
+            &a.app.admin,
+            json!({"config": {"server_id": remote, "transport": "http", "url": http.url}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["server"]["replica"], "a", "{body}");
+    for id in [&stdio, &remote] {
+        let on_b = b.wait_held(id, "a", WAIT).await;
+        assert!(on_b["tools_count"].as_u64().unwrap() > 0, "{on_b}");
+        assert!(
+            b.app
+                .tool_names(&format!("?server_id={id}"))
+                .await
+                .contains(&format!("{id}__echo"))
+        );
+        let (status, body) = b
+            .app
+            .call(&format!("{id}__echo"), json!({"message": "through b"}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(echo(&body).contains("through b"), "{body}");
+    }
+    assert!(b.metric("mcp_bridge_forwarded_calls_total").await >= 2.0);
+    // A resource read and a prompt, through the replica that does not hold the server.
+    let (status, body) = b
+        .app
+        .post(
+            "/v1/resources/read",
+            &b.app.alice,
+            json!({"server_id": stdio, "uri": "demo://resource/static/document/architecture.md"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = b
+        .app
+        .get(&format!("/v1/resources?server_id={stdio}"), &b.app.alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(!body["resources"].as_array().unwrap().is_empty(), "{body}");
+    // Removed through b: a closes its connection, and neither shows it any more.
+    let (status, body) = b
+        .app
+        .delete(&format!("/v1/servers/{remote}"), &b.app.admin)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_until("a forgetting the removed server", WAIT, async || {
+        match a.app.server(&remote).await {
+            (StatusCode::NOT_FOUND, _) => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    http.stop().await;
+}
+
+#[tokio::test]
+async fn a_sampling_request_reaches_the_agent_on_a_third_replica_and_is_answered_on_a_second() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let c = replicas.start("c").await;
+    let id = unique("samp");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    let mut events = EventStream::open(&c.app, &c.app.alice, None).await;
+    let call = {
+        let (base, token) = (b.app.base.clone(), b.app.alice.clone());
+        let name = format!("{id}__trigger-sampling-request");
+        tokio::spawn(async move {
+            reqwest::Client::new()
+                .post(format!("{base}/v1/tools/call"))
+                .bearer_auth(token)
+                .json(&json!({"id": "call-1", "name": name, "arguments": {"prompt": "hi", "maxTokens": 5}}))
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        })
+    };
+    let request = events
+        .wait_for("the sampling request on c", WAIT, |m| {
+            m.event == "mcp/sample/req"
+        })
+        .await;
+    let data = &request.data;
+    let answer = json!({"req_id": data["id"], "server_id": id, "mcp_request_id": data["mcp_request_id"],
+        "content": {"type": "text", "text": "sampled on c"}, "model": "m", "stop_reason": "endTurn"});
+    let (status, body) = b
+        .app
+        .post("/v1/sampling/responses", &b.app.alice, answer.clone())
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let result = tokio::time::timeout(WAIT, call).await.unwrap().unwrap();
+    assert!(result.to_string().contains("sampled on c"), "{result}");
+    // Answered once: a second answer, on yet another replica, is a conflict.
+    let (status, body) = a
+        .app
+        .post("/v1/sampling/responses", &a.app.alice, answer)
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+}
+
+#[tokio::test]
+async fn when_the_holder_is_killed_a_survivor_takes_over_and_nothing_is_lost() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("kill");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    let uri = "demo://resource/static/document/architecture.md";
+    let (status, body) = b
+        .app
+        .post(
+            "/v1/resources/subscribe",
+            &b.app.alice,
+            json!({"server_id": id, "uri": uri}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Alice's stream is on a; she saw this event last.
+    let mut events = EventStream::open(&a.app, &a.app.alice, None).await;
+    let (status, body) = b
+        .app
+        .call(&format!("{id}__echo"), json!({"message": "before"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    b.app
+        .post(
+            "/v1/servers",
+            &b.app.admin,
+            json!({"config": everything_stdio(&unique("marker"))}),
+        )
+        .await;
+    let seen = events
+        .wait_for("an event on a", WAIT, |m| m.id.is_some())
+        .await;
+    let last = seen.id.clone().unwrap();
+
+    a.bridge.signal("KILL");
+    a.bridge.exited_within(WAIT).await.expect("a is gone");
+    let killed = Instant::now();
+    let held = b
+        .wait_held(&id, "b", Duration::from_secs(LEASE_SECS) + WAIT)
+        .await;
+    let took = killed.elapsed();
+    assert!(
+        took < Duration::from_secs(LEASE_SECS + 1) + Duration::from_secs(10),
+        "taken over after {took:?}"
+    );
+    eprintln!("taken over {took:?} after kill -9 (lease {LEASE_SECS} s)");
+    assert!(held["connected_at"].as_f64().unwrap() > 0.0);
+    let (status, body) = b
+        .app
+        .call(&format!("{id}__echo"), json!({"message": "after"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(echo(&body).contains("after"), "{body}");
+    // The subscription is still hers (ending it finds it).
+    let (status, body) = b
+        .app
+        .post(
+            "/v1/resources/unsubscribe",
+            &b.app.alice,
+            json!({"server_id": id, "uri": uri}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Her stream resumes on b after the last event she saw: nothing lost.
+    let mut resumed = EventStream::open(&b.app, &b.app.alice, Some(&last)).await;
+    let first = resumed
+        .next(WAIT)
+        .await
+        .expect("events after the last seen");
+    assert_ne!(
+        first.data["method"], "bridge/events_lost",
+        "{:?}",
+        first.data
+    );
+    let status_push = resumed
+        .wait_for("b's takeover announced", WAIT, |m| {
+            is_push(m, "bridge/server_status") && m.data["params"]["replica"] == "b"
+        })
+        .await;
+    assert!(status_push.id.unwrap().parse::<u64>().unwrap() > last.parse::<u64>().unwrap());
+    assert!(b.metric("mcp_bridge_lease_changes_total").await >= 1.0);
+}
+
+#[tokio::test]
+async fn a_replica_stopping_gracefully_hands_its_servers_over_at_once() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas
+        .start_with("a", &[("MCP_BRIDGE_LEASE_SECS", "30")])
+        .await;
+    let b = replicas
+        .start_with("b", &[("MCP_BRIDGE_LEASE_SECS", "30")])
+        .await;
+    let id = unique("calm");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    a.bridge.signal("TERM");
+    let stopped = Instant::now();
+    a.bridge.exited_within(WAIT).await.expect("a stops");
+    // Far sooner than the 30 s lease.
+    b.wait_held(&id, "b", Duration::from_secs(10)).await;
+    eprintln!("handed over {:?} after SIGTERM", stopped.elapsed());
+    let (status, body) = b
+        .app
+        .call(&format!("{id}__echo"), json!({"message": "handed over"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// A NATS server of the test's own (restarted by it), its store in a directory that outlives it.
+struct PrivateNats {
+    port: u16,
+    store: tempfile::TempDir,
+    child: Option<tokio::process::Child>,
+}
+
+impl PrivateNats {
+    async fn start() -> Self {
+        let mut nats = Self {
+            port: free_port(),
+            store: tempfile::tempdir().unwrap(),
+            child: None,
+        };
+        nats.run().await;
+        nats
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    async fn run(&mut self) {
+        let child = tokio::process::Command::new("nats-server")
+            .args([
+                "-a",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-js",
+                "-sd",
+            ])
+            .arg(self.store.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("nats-server runs");
+        self.child = Some(child);
+        let port = self.port;
+        wait_until("NATS listening", WAIT, async || {
+            tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string())
+        })
+        .await;
+    }
+
+    async fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn nats_restarting_under_load_loses_nothing_stored() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut nats = PrivateNats::start().await;
+    replicas.nats = nats.url();
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("nats");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    // Calls through b (forwarded to a) all along.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let load: Vec<_> = (0..4)
+        .map(|i| {
+            let (base, token, stop) = (b.app.base.clone(), b.app.alice.clone(), stop.clone());
+            let name = format!("{id}__echo");
+            tokio::spawn(async move {
+                let client = reqwest::Client::new();
+                let (mut ok, mut failed) = (0u32, 0u32);
+                while !stop.is_cancelled() {
+                    let sent = client
+                        .post(format!("{base}/v1/tools/call"))
+                        .bearer_auth(&token)
+                        .json(&json!({"name": name, "arguments": {"message": format!("load {i}")}}))
+                        .send()
+                        .await;
+                    match sent.map(|r| r.status()) {
+                        Ok(StatusCode::OK) => ok += 1,
+                        _ => failed += 1,
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                (ok, failed)
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    nats.stop().await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    nats.run().await;
+    for replica in [&a, &b] {
+        replica.wait_ready().await;
+    }
+    // Calls go through again, and the load saw them before and after.
+    wait_until("a call through b after NATS is back", WAIT, async || {
+        let (status, body) = b
+            .app
+            .call(&format!("{id}__echo"), json!({"message": "back"}))
+            .await;
+        match status {
+            StatusCode::OK => Ok(()),
+            other => Err(format!("{other}: {body}")),
+        }
+    })
+    .await;
+    stop.cancel();
+    let mut total_ok = 0;
+    for task in load {
+        let (ok, failed) = task.await.unwrap();
+        eprintln!("load: {ok} calls answered, {failed} failed while NATS restarted");
+        total_ok += ok;
+    }
+    assert!(total_ok > 0);
+    // What is stored is all there: the server, on both replicas.
+    for replica in [&a, &b] {
+        let (status, body) = replica.app.server(&id).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    // Events flow again, on either replica.
+    let mut events = EventStream::open(&a.app, &a.app.alice, None).await;
+    b.app.register(everything_stdio(&unique("after"))).await;
+    events
+        .wait_for("a push after NATS restarted", WAIT, |m| {
+            is_push(m, "notifications/tools/list_changed")
+        })
+        .await;
+    nats.stop().await;
+}
+
+#[tokio::test]
+async fn while_postgres_is_away_calls_go_on_and_writes_fail_cleanly() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let target = url::Url::parse(&replicas.database).unwrap();
+    let target = format!(
+        "{}:{}",
+        target.host_str().unwrap(),
+        target.port().unwrap_or(5432)
+    );
+    let mut proxy = Proxy::start(&target).await;
+    let mut through = url::Url::parse(&replicas.database).unwrap();
+    through.set_port(Some(proxy.port)).unwrap();
+    let direct = std::mem::replace(&mut replicas.database, through.to_string());
+    // A lease longer than the outage: a replica lets its servers go only past a whole lease
+    // without renewing it.
+    let lease = [("MCP_BRIDGE_LEASE_SECS", "30")];
+    let a = replicas.start_with("a", &lease).await;
+    let b = replicas.start_with("b", &lease).await;
+    let id = unique("pg");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+
+    proxy.cut().await;
+    for replica in [&a, &b] {
+        let (status, body) = replica
+            .app
+            .call(&format!("{id}__echo"), json!({"message": "no database"}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{}: {body}", replica.id);
+    }
+    let refused = unique("refused");
+    let (status, body) = b
+        .app
+        .post(
+            "/v1/servers",
+            &b.app.admin,
+            json!({"config": everything_stdio(&refused)}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["retryable"], true, "{body}");
+    proxy.restore().await;
+
+    // Nothing half-written: the refused server is nowhere, the other one is held as before.
+    replicas.database = direct;
+    for replica in [&a, &b] {
+        let (status, _) = replica.app.server(&refused).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        replica.wait_held(&id, "a", WAIT).await;
+    }
+    let (status, body) = b
+        .app
+        .call(&format!("{id}__echo"), json!({"message": "database back"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    b.app.register(everything_stdio(&refused)).await;
+}
