@@ -65,6 +65,9 @@ if ! nats_up; then
 fi
 wait_for "PostgreSQL at 127.0.0.1:5432" pg_isready -h 127.0.0.1 -p 5432 -q
 wait_for "NATS at 127.0.0.1:4222" nats_up
+# The hub's tests across replicas (src/hub/bus.rs) and, with PostgreSQL below, the replica
+# processes of tests/api/replicas.rs meet on it, each under a subject prefix of its own.
+export MCP_BRIDGE_TEST_NATS=nats://127.0.0.1:4222
 
 echo "== tests (and a smoke run of the benchmark harness, benches/bridge.rs, with tiny sizes)"
 cargo test --locked --all-targets
