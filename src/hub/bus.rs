@@ -450,29 +450,6 @@ impl Bus {
             .any(|(agents, at)| at.elapsed() < PRESENCE_LAPSE && agents.contains(agent))
     }
 
-    /// Whether the agent has a stream open on any replica.
-    pub fn agent_present(&self, agent: &str) -> bool {
-        self.local_agents
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(agent)
-            || self.connected_elsewhere(agent)
-    }
-
-    /// The replicas heard from lately, this one included.
-    pub fn live_replicas(&self) -> Vec<String> {
-        let presence = self.presence.lock().unwrap_or_else(|e| e.into_inner());
-        let mut live: Vec<String> = presence
-            .iter()
-            .filter(|(_, (_, at))| at.elapsed() < PRESENCE_LAPSE)
-            .map(|(replica, _)| replica.clone())
-            .collect();
-        live.push(self.replica.clone());
-        live.sort();
-        live.dedup();
-        live
-    }
-
     /// Says which agents have streams open here (the hub calls it when that changes).
     pub fn set_local_agents(&self, agents: HashSet<String>) {
         *self.local_agents.lock().unwrap_or_else(|e| e.into_inner()) = agents;
