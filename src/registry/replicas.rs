@@ -557,6 +557,14 @@ impl Registry {
         match (stored, self.get(server_id)) {
             (None, Ok(_)) => self.forget(server_id).await,
             (Some(stored), Err(_)) => {
+                // This replica's own limits on stdio commands hold for servers registered on
+                // others too: it neither lists nor ever runs one they leave out.
+                if self.disallowed_command(&stored.config).is_some()
+                    || self.disallowed_env(&stored.config).is_some()
+                {
+                    tracing::debug!(%server_id, "a server registered elsewhere is not allowed here");
+                    return;
+                }
                 let (entry, inbox) = ServerEntry::new(
                     stored.owner,
                     stored.config,
