@@ -484,7 +484,19 @@ async fn nats_restarting_under_load_loses_nothing_stored() {
         .collect();
     tokio::time::sleep(Duration::from_secs(1)).await;
     nats.stop().await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // A replica that cannot reach NATS is not ready.
+    wait_until("a not ready without NATS", WAIT, async || {
+        match a
+            .app
+            .send(reqwest::Method::GET, "/readyz", None, None)
+            .await
+        {
+            (StatusCode::SERVICE_UNAVAILABLE, body) if body.to_string().contains("NATS") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
     nats.run().await;
     for replica in [&a, &b] {
         replica.wait_ready().await;
@@ -509,6 +521,8 @@ async fn nats_restarting_under_load_loses_nothing_stored() {
         total_ok += ok;
     }
     assert!(total_ok > 0);
+    // The calls that failed meanwhile are counted as errors between replicas.
+    assert!(b.metric("mcp_bridge_bus_errors_total").await >= 1.0);
     // What is stored is all there: the server, on both replicas.
     for replica in [&a, &b] {
         let (status, body) = replica.app.server(&id).await;
