@@ -1486,6 +1486,13 @@ impl Bench {
                 let held = wait_held(replica(r), "st", ids[holder], within).await;
                 held.unwrap_or_else(|e| panic!("before takeover {run}, replica {id}: {e}"));
             }
+            // The survivor saw the holder's state change at a tick of its lease loop, and a
+            // restarted replica's first tick is when it sees it: killing now would always hit
+            // the same phase of that loop (and time a lease plus a few ms). A random wait of up
+            // to one renewal period makes the phase of the kill random, as a crash's is.
+            let period = (self.sizes.lease_secs as f64 / 3.0).min(1.0);
+            let wait = Duration::from_secs_f64(period * rand::random::<f64>());
+            tokio::time::sleep(wait).await;
             let victim = replicas[holder].take().expect("the holder");
             let killed = Instant::now();
             victim.kill9().await;
@@ -1514,8 +1521,9 @@ impl Bench {
         report.line(&format!(
             "A stdio server (this harness as a minimal MCP server) held by one of two replicas; \
              `kill -9` of the holder; time until the survivor's `GET /v1/servers/st` shows it \
-             `ready` with itself as `replica` (polled every 5 ms). The killed replica restarts \
-             between runs, so the holder alternates. Lease `MCP_BRIDGE_LEASE_SECS={}`, renewed \
+             `ready` with itself as `replica` (polled every 5 ms). The kill comes at a random \
+             moment within one renewal period; the killed replica restarts between runs, so the \
+             holder alternates. Lease `MCP_BRIDGE_LEASE_SECS={}`, renewed \
              every {:.2} s.\n",
             self.sizes.lease_secs,
             (self.sizes.lease_secs as f64 / 3.0).min(1.0)
