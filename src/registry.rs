@@ -262,9 +262,8 @@ impl Registry {
             .collect()
     }
 
-    /// Makes `entry` visible and starts its supervisor.
-    /// Adds a server and starts its supervisor; across replicas, `held` says whether this
-    /// replica holds it (else the lease loop decides).
+    /// Makes `entry` visible and starts its supervisor; across replicas, `held` says whether
+    /// this replica holds it (else the lease loop decides).
     fn insert_held(&self, entry: Arc<ServerEntry>, inbox: Inbox, held: bool) {
         self.servers
             .write()
@@ -586,7 +585,7 @@ impl Registry {
         }
         *entry.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
         if let (Some(cluster), false) = (&self.cluster, entry.held_here()) {
-            cluster.mirror_entry(&entry);
+            cluster.mirror(&entry);
         } else if reconnect {
             let since = entry.state().attempts;
             let _ = entry.control.send(Control::Reconnect);

@@ -174,11 +174,7 @@ impl Cluster {
     }
 
     /// What the others should show of the server now: the holder's latest snapshot.
-    pub(super) fn mirror_entry(&self, entry: &ServerEntry) {
-        self.mirror(entry);
-    }
-
-    fn mirror(&self, entry: &ServerEntry) {
+    pub(super) fn mirror(&self, entry: &ServerEntry) {
         if self.holds(&entry.id) {
             return;
         }
