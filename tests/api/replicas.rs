@@ -379,7 +379,7 @@ async fn a_replica_stopping_gracefully_hands_its_servers_over_at_once() {
     let stopped = Instant::now();
     a.bridge.exited_within(WAIT).await.expect("a stops");
     // Far sooner than the 30 s lease.
-    b.wait_held(&id, "b", Duration::from_secs(10)).await;
+    b.wait_held(&id, "b", Duration::from_secs(20)).await;
     eprintln!("handed over {:?} after SIGTERM", stopped.elapsed());
     let (status, body) = b
         .app
