@@ -2789,8 +2789,9 @@ export interface components {
             };
         };
         /**
-         * @description The server is not connected right now, or the bridge's database does not answer
-         *     (`mcp_server_unavailable`, retryable).
+         * @description The server is not connected right now, the bridge's database does not answer, or (across
+         *     replicas) the replica holding the server or the request does not (`mcp_server_unavailable`,
+         *     retryable).
          */
         ServiceUnavailable: {
             headers: {
@@ -3620,6 +3621,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     roots_response: {
@@ -3652,6 +3654,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     elicitation_response: {
@@ -3684,6 +3687,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     get_roots: {

@@ -10,8 +10,8 @@ use utoipa_axum::routes;
 
 use super::Reply;
 use super::responses::{
-    BadRequest, Conflict, NotFound, PayloadTooLarge, Unauthorized, UnprocessableContent,
-    UnsupportedMediaType,
+    BadRequest, Conflict, NotFound, PayloadTooLarge, ServiceUnavailable, Unauthorized,
+    UnprocessableContent, UnsupportedMediaType,
 };
 use crate::a2e::{
     ElicitAck, ElicitRequest, ElicitResponse, ErrorCode, Message, Response, RootsAck,
@@ -59,7 +59,7 @@ async fn deliver<Ack: Response + serde::Serialize>(
 #[utoipa::path(post, path = "/v1/sampling/responses", tag = "events", request_body = SamplingResponse,
     security(("bearer" = [])),
     responses((status = 202, description = "The answer was taken and passed to the server", body = SamplingAck), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge),
+        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 503, response = ServiceUnavailable),
         (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn sampling_response(
     State(state): State<AppState>,
@@ -99,7 +99,7 @@ pub async fn answer_sampling(
 #[utoipa::path(post, path = "/v1/roots/responses", tag = "events", request_body = RootsListResponse,
     security(("bearer" = [])),
     responses((status = 202, description = "The answer was taken and passed to the server", body = RootsAck), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge),
+        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 503, response = ServiceUnavailable),
         (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn roots_response(
     State(state): State<AppState>,
@@ -131,7 +131,7 @@ pub async fn answer_roots(
 #[utoipa::path(post, path = "/v1/elicitation/responses", tag = "events", request_body = ElicitResponse,
     security(("bearer" = [])),
     responses((status = 202, description = "The answer was taken and passed to the server", body = ElicitAck), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge),
+        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 503, response = ServiceUnavailable),
         (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
 async fn elicitation_response(
     State(state): State<AppState>,

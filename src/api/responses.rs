@@ -65,8 +65,9 @@ pub struct NotImplemented(ErrorBody);
 #[allow(dead_code)]
 pub struct BadGateway(ErrorBody);
 
-/// The server is not connected right now, or the bridge's database does not answer
-/// (`mcp_server_unavailable`, retryable).
+/// The server is not connected right now, the bridge's database does not answer, or (across
+/// replicas) the replica holding the server or the request does not (`mcp_server_unavailable`,
+/// retryable).
 #[derive(ToResponse)]
 #[allow(dead_code)]
 pub struct ServiceUnavailable(ErrorBody);
