@@ -948,7 +948,9 @@ pub async fn start_bridge_with(data_dir: &Path, env: &[(&str, &str)]) -> Bridge 
     // has installed one when this test runs alone).
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"));
-    if let Some(server) = postgres_server() {
+    // A caller naming its own database (replicas share one) gets no database of its own.
+    let named = env.iter().any(|(k, _)| *k == "MCP_BRIDGE_DATABASE_URL");
+    if let Some(server) = postgres_server().filter(|_| !named) {
         let url = postgres_database(&server, data_dir);
         create_database(&url).await;
         command.env("MCP_BRIDGE_DATABASE_URL", &url);
