@@ -209,6 +209,18 @@ impl Registry {
                 ));
             }
         };
+        if let Some(holder) = entry.held_elsewhere() {
+            let op = super::replicas::Op::Complete {
+                agent: agent.to_owned(),
+                server_id: entry.id.clone(),
+                reference: serde_json::to_value(&reference)
+                    .map_err(|e| Error::Internal(e.to_string()))?,
+                argument,
+                context,
+            };
+            let timeout = Duration::from_secs(entry.config().timeout);
+            return self.forward(&holder, op, timeout).await;
+        }
         let conn = entry
             .ready_for(agent, |c| c.completions.is_some(), "completions")
             .await?;

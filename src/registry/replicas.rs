@@ -91,6 +91,13 @@ pub(super) enum Op {
         name: String,
         arguments: Map<String, Value>,
     },
+    Complete {
+        agent: String,
+        server_id: String,
+        reference: Value,
+        argument: crate::a2e::CompletionArgument,
+        context: Option<crate::a2e::CompletionContext>,
+    },
     List {
         what: Listing,
         server_id: String,
@@ -494,6 +501,19 @@ impl Registry {
                         .get_prompt(&agent, &server_id, &name, arguments)
                         .await?,
                 )
+            }
+            Op::Complete {
+                agent,
+                server_id,
+                reference,
+                argument,
+                context,
+            } => {
+                held(&server_id)?;
+                let completed = self
+                    .complete(&agent, &server_id, reference, argument, context)
+                    .await?;
+                to_value(&completed)
             }
             Op::List {
                 what,

@@ -206,6 +206,32 @@ async fn a_server_registered_on_one_replica_is_called_through_another() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(!body["resources"].as_array().unwrap().is_empty(), "{body}");
+    // A completion, and a prompt rendered, through b too.
+    let (status, body) = b
+        .app
+        .post(
+            "/v1/completions",
+            &b.app.alice,
+            json!({
+                "server_id": stdio,
+                "ref": {"type": "ref/prompt", "name": "completable-prompt"},
+                "argument": {"name": "name", "value": "A"},
+                "context": {"arguments": {"department": "Engineering"}}
+            }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["server_id"], stdio.as_str(), "{body}");
+    assert!(!body["values"].as_array().unwrap().is_empty(), "{body}");
+    let (status, body) = b
+        .app
+        .post(
+            "/v1/prompts/get",
+            &b.app.alice,
+            json!({"server_id": stdio, "name": "simple-prompt"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     // Removed through b: a closes its connection, and neither shows it any more.
     let (status, body) = b
         .app
