@@ -127,23 +127,17 @@ impl Hub {
     }
 
     fn channel(&self, agent_id: &str) -> Arc<Channel> {
-        if let Some(channel) = self
-            .channels
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(agent_id)
-        {
-            return channel.clone();
-        }
-        let mut channels = self.channels.write().unwrap_or_else(|e| e.into_inner());
-        channels
-            .entry(agent_id.to_owned())
-            .or_insert_with(|| Arc::new(self.new_channel()))
-            .clone()
+        self.channel_or(agent_id, || self.new_channel())
     }
 
     /// The agent's channel as the log creates it: knowing nothing before the log's origin.
     fn channel_from_log(&self, agent_id: &str, seq: u64) -> Arc<Channel> {
+        let origin = self.origin.load(std::sync::atomic::Ordering::Acquire);
+        self.channel_or(agent_id, || Channel::starting_at(self.replay, seq, origin))
+    }
+
+    /// The agent's channel, made by `new` when it has none yet.
+    fn channel_or(&self, agent_id: &str, new: impl FnOnce() -> Channel) -> Arc<Channel> {
         if let Some(channel) = self
             .channels
             .read()
@@ -152,11 +146,10 @@ impl Hub {
         {
             return channel.clone();
         }
-        let origin = self.origin.load(std::sync::atomic::Ordering::Acquire);
         let mut channels = self.channels.write().unwrap_or_else(|e| e.into_inner());
         channels
             .entry(agent_id.to_owned())
-            .or_insert_with(|| Arc::new(Channel::starting_at(self.replay, seq, origin)))
+            .or_insert_with(|| Arc::new(new()))
             .clone()
     }
 

@@ -281,19 +281,10 @@ impl std::fmt::Debug for Bus {
     }
 }
 
-/// A stream name from a subject prefix: letters, digits, `-` and `_` only.
-fn stream_name(prefix: &str) -> String {
-    let name: String = prefix
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{name}_log")
+/// The names of the two streams of a subject prefix: the log, and the shared state.
+fn stream_names(prefix: &str) -> (String, String) {
+    let base = subject_token(prefix);
+    (format!("{base}_log"), format!("{base}_shared"))
 }
 
 impl Bus {
@@ -323,7 +314,7 @@ impl Bus {
             .await
             .map_err(|e| BusError::Connect(config.url.clone(), e.to_string()))?;
         let js = jetstream::new(client.clone());
-        let name = stream_name(&config.prefix);
+        let (name, shared) = stream_names(&config.prefix);
         let log_subject = format!("{}.log", config.prefix);
         let mut log = js
             .get_or_create_stream(stream::Config {
@@ -348,7 +339,6 @@ impl Bus {
         let at_start = state.last_sequence;
         // What the log no longer holds is unknown here.
         origin.store(state.first_sequence.saturating_sub(1), Ordering::Release);
-        let shared = format!("{}_shared", name.trim_end_matches("_log"));
         js.get_or_create_stream(stream::Config {
             name: shared.clone(),
             subjects: vec![format!("{}.shared.>", config.prefix)],
@@ -627,10 +617,8 @@ impl Bus {
             .await
             .map_err(|e| BusError::Connect(url.to_owned(), e.to_string()))?;
         let js = jetstream::new(client);
-        let name = stream_name(prefix);
-        let _ = js
-            .delete_stream(format!("{}_shared", name.trim_end_matches("_log")))
-            .await;
+        let (name, shared) = stream_names(prefix);
+        let _ = js.delete_stream(shared).await;
         js.delete_stream(name)
             .await
             .map_err(|e| BusError::JetStream(e.to_string()))?;
@@ -987,8 +975,8 @@ impl Bus {
     }
 }
 
-/// A NATS subject token for a free-form name (replica ids are checked at start; this keeps any
-/// other character out of the subject).
+/// A NATS subject token (or stream name) for a free-form name: letters, digits, `-` and `_`
+/// only (replica ids are checked at start; this keeps any other character out).
 fn subject_token(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -1041,7 +1029,10 @@ mod tests {
 
     #[test]
     fn names_are_safe_for_nats() {
-        assert_eq!(stream_name("t.run-1"), "t_run-1_log");
+        assert_eq!(
+            stream_names("t.run-1"),
+            ("t_run-1_log".into(), "t_run-1_shared".into())
+        );
         assert_eq!(subject_token("a.b*c>"), "a_b_c_");
     }
 

@@ -51,6 +51,20 @@ pub struct Remote {
     pub capabilities: rmcp::model::ServerCapabilities,
 }
 
+impl Remote {
+    /// Held by `replica` (none yet when empty), with nothing known of its connection yet.
+    pub fn at(replica: String) -> Self {
+        Self {
+            replica,
+            mcp_version: String::new(),
+            server_name: String::new(),
+            server_version: String::new(),
+            connected_at: 0.0,
+            capabilities: Default::default(),
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Live {
     pub conn: Option<Arc<Connection>>,
@@ -264,14 +278,11 @@ impl ServerEntry {
         let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
         live.remote = match here {
             true => None,
-            false => Some(live.remote.clone().unwrap_or(Remote {
-                replica: String::new(),
-                mcp_version: String::new(),
-                server_name: String::new(),
-                server_version: String::new(),
-                connected_at: 0.0,
-                capabilities: Default::default(),
-            })),
+            false => Some(
+                live.remote
+                    .clone()
+                    .unwrap_or_else(|| Remote::at(String::new())),
+            ),
         };
     }
 

@@ -214,30 +214,19 @@ impl Cluster {
             (Some(holder), None) => {
                 let mut state = entry.state();
                 state.status = McpServerStatus::Connecting;
-                entry.mirror(remote_of(holder), entry.lists().as_ref().clone(), state);
+                entry.mirror(Remote::at(holder), entry.lists().as_ref().clone(), state);
             }
             // Nobody holds it (its holder died): one of the replicas takes it over shortly.
             (None, _) => {
                 let mut state = entry.state();
                 state.status = McpServerStatus::Disconnected;
                 entry.mirror(
-                    remote_of(String::new()),
+                    Remote::at(String::new()),
                     entry.lists().as_ref().clone(),
                     state,
                 );
             }
         }
-    }
-}
-
-fn remote_of(replica: String) -> Remote {
-    Remote {
-        replica,
-        mcp_version: String::new(),
-        server_name: String::new(),
-        server_version: String::new(),
-        connected_at: 0.0,
-        capabilities: Default::default(),
     }
 }
 
@@ -561,10 +550,8 @@ impl Registry {
     /// Across replicas: a server was registered, changed or removed on another replica; its
     /// config is read again from the store.
     pub(super) async fn reload(self: &Arc<Self>, server_id: &str) {
-        let stored = match self.store.list_servers().await {
-            Ok(servers) => servers
-                .into_iter()
-                .find(|s| s.config.server_id == server_id),
+        let stored = match self.store.server(server_id).await {
+            Ok(stored) => stored,
             Err(error) => {
                 tracing::warn!(%server_id, %error, "cannot read a changed server from the store");
                 return;

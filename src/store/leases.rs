@@ -102,24 +102,9 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::a2e::McpServerConfig;
-    use crate::store::StoredServer;
-    use crate::store::testing::backends;
+    use crate::store::testing::{backends, with_servers};
 
     const TTL: Duration = Duration::from_secs(60);
-
-    async fn with_servers(store: &Store, ids: &[&str]) {
-        for id in ids {
-            let server = StoredServer {
-                owner: "alice".into(),
-                config: McpServerConfig {
-                    server_id: (*id).into(),
-                    ..Default::default()
-                },
-            };
-            store.insert_server(&server).await.unwrap();
-        }
-    }
 
     /// Moves every lease `by` seconds into the past, as time passing would.
     async fn age(store: &Store, by: f64) {

@@ -202,7 +202,7 @@ mod tests {
     use super::*;
     use crate::a2e::McpServerConfig;
     use crate::store::StoredServer;
-    use crate::store::testing::{TestDb, backends};
+    use crate::store::testing::{TestDb, backends, with_servers};
 
     const CLIENT: &str = r#"{"client_id":"dyn-client-4711","client_secret":"dyn-s3cret"}"#;
     const TOKENS: &str = r#"{"access_token":"at-very-secret","refresh_token":"rt-very-secret"}"#;
@@ -213,16 +213,7 @@ mod tests {
         if let Some(key) = key {
             store = store.sealing(&key).await.unwrap();
         }
-        for id in ids {
-            let server = StoredServer {
-                owner: "alice".into(),
-                config: McpServerConfig {
-                    server_id: (*id).into(),
-                    ..Default::default()
-                },
-            };
-            store.insert_server(&server).await.unwrap();
-        }
+        with_servers(&store, ids).await;
         store
     }
 

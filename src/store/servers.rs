@@ -119,6 +119,30 @@ impl Store {
     /// Every stored server, oldest first. A row that no longer parses is logged and left in
     /// place rather than failing the rest.
     #[instrument(skip_all)]
+    /// One stored server; `None` when it is not stored (or its config no longer parses, which
+    /// is logged).
+    #[instrument(skip_all, fields(server_id))]
+    pub async fn server(&self, server_id: &str) -> Result<Option<StoredServer>, StoreError> {
+        let row = sqlx::query("SELECT owner, config FROM servers WHERE server_id = $1")
+            .bind(server_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let config: String = row.try_get("config")?;
+        match self.open_config(&config) {
+            Ok(config) => Ok(Some(StoredServer {
+                owner: row.try_get("owner")?,
+                config,
+            })),
+            Err(error) => {
+                tracing::error!(%server_id, %error, "stored config unusable; skipped");
+                Ok(None)
+            }
+        }
+    }
+
     pub async fn list_servers(&self) -> Result<Vec<StoredServer>, StoreError> {
         let rows = sqlx::query(
             "SELECT server_id, owner, config FROM servers ORDER BY created_at, server_id",

@@ -48,6 +48,20 @@ impl TestDb {
     }
 }
 
+/// Registers servers `ids` (owned by alice, default configs) in `store`.
+pub async fn with_servers(store: &Store, ids: &[&str]) {
+    for id in ids {
+        let server = super::StoredServer {
+            owner: "alice".into(),
+            config: crate::a2e::McpServerConfig {
+                server_id: (*id).into(),
+                ..Default::default()
+            },
+        };
+        store.insert_server(&server).await.unwrap();
+    }
+}
+
 /// Every row of every table of the database at `url`, as text.
 pub async fn postgres_rows(url: &str) -> String {
     let mut conn = PgConnection::connect(url).await.unwrap();
