@@ -2,12 +2,14 @@
 //! the data models, the error codes and the notification methods. Field names and defaults follow
 //! the seed specification.
 
+mod access;
 mod errors;
 mod messages;
 mod methods;
 mod models;
 mod values;
 
+pub use access::*;
 pub use errors::{ErrorBody, ErrorCode, internal_error};
 pub use messages::*;
 pub use methods::NotificationMethod;

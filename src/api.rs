@@ -9,12 +9,14 @@ mod discovery;
 mod events;
 mod health;
 mod oauth;
+mod policies;
 mod prompts;
 mod resources;
 mod responses;
 mod roots;
 mod servers;
 mod tools;
+mod toolsets;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath};
@@ -87,6 +89,7 @@ fn request<M: crate::a2e::Message + Default>(id: Option<String>) -> M {
         (name = "a2a", description = "A2A agents reached by the agent-bridge tools"),
         (name = "a2e", description = "Any A2E request message as it is on the wire"),
         (name = "audit", description = "Who changed which server or agent, and when (admins)"),
+        (name = "access", description = "Who sees what: access policies and toolsets (changed by admins)"),
         (name = "health", description = "Liveness and readiness")
     )
 )]
@@ -122,6 +125,8 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(a2a::router())
         .merge(a2e::router())
         .merge(audit::router())
+        .merge(policies::router())
+        .merge(toolsets::router())
         .merge(oauth::router())
         .split_for_parts();
     let (public, public_doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())

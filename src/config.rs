@@ -180,6 +180,20 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_LEASE_SECS", |c, v| {
         v.number().map(|x| c.lease_secs = x)
     }),
+    var("MCP_BRIDGE_ACCESS_DEFAULT", |c, v| {
+        let value = v.raw.trim();
+        c.access_default = match value.to_ascii_lowercase().as_str() {
+            "allow" | "" => AccessDefault::Allow,
+            "deny" => AccessDefault::Deny,
+            _ => {
+                return Err(invalid(
+                    v.name,
+                    format!("\"{value}\" is neither allow nor deny"),
+                ));
+            }
+        };
+        Ok(())
+    }),
 ];
 
 /// Every environment variable the service reads.
@@ -334,6 +348,32 @@ pub struct Config {
     pub replica_id: Option<String>,
     /// Seconds a replica's hold on a server lasts without a heartbeat.
     pub lease_secs: u64,
+    /// What a caller that no policy's `allow` rule matches sees.
+    pub access_default: AccessDefault,
+    /// Access policies of the config file (read at start; `PUT /v1/policies` cannot change them).
+    pub policies: Vec<crate::a2e::NamedPolicy>,
+    /// Toolsets of the config file, likewise.
+    pub toolsets: Vec<crate::a2e::NamedToolset>,
+}
+
+/// `MCP_BRIDGE_ACCESS_DEFAULT`: what a caller no policy allows anything sees.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessDefault {
+    /// Everything (what a bridge without policies does).
+    #[default]
+    Allow,
+    /// Nothing but what its owner rights give.
+    Deny,
+}
+
+impl AccessDefault {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+        }
+    }
 }
 
 impl Default for Config {
@@ -381,6 +421,9 @@ impl Default for Config {
             nats_prefix: "mcp-bridge".into(),
             replica_id: None,
             lease_secs: 10,
+            access_default: AccessDefault::Allow,
+            policies: Vec::new(),
+            toolsets: Vec::new(),
         }
     }
 }

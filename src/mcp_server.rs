@@ -29,11 +29,13 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
+use crate::access::Kind;
 use crate::caller::Caller;
 use crate::http::state::AppState;
 use crate::hub::AgentChannel;
 use crate::hub::McpNotice;
 use crate::registry::{self, naming};
+use crate::tools::Scope;
 use crate::upstream::CallError;
 use inputs::{Running, Step, Suspended};
 use owners::SessionOwners;
@@ -53,8 +55,10 @@ pub fn router(state: AppState) -> Router<AppState> {
             state.config.agent_mcp_sessions,
         )),
     };
+    let service = service(state.clone(), manager);
     Router::new()
-        .route_service("/mcp", service(state.clone(), manager))
+        .route_service("/mcp", service.clone())
+        .route_service("/mcp/toolsets/{name}", service)
         .layer(
             // One ServiceBuilder, outermost first: the caller is known before its limits count.
             tower::ServiceBuilder::new()
@@ -105,11 +109,15 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
     if req.headers().contains_key(crate::guard::HOP_HEADER) {
         return hop::refuse(req, front.state.config.max_body_bytes).await;
     }
+    if let Some(name) = toolset_of(req.uri().path())
+        && front.state.tools.access().toolset(name).is_none()
+    {
+        let message = format!("no toolset \"{name}\" is defined");
+        return crate::http::error::ApiError::new(crate::a2e::ErrorCode::NotFound, message)
+            .into_response();
+    }
     let agent = match front.state.config.mcp_auth_off {
-        true => Caller {
-            id: ANONYMOUS.into(),
-            admin: false,
-        },
+        true => Caller::new(ANONYMOUS, false),
         false => match front.state.auth.caller_of(&req) {
             Ok(agent) => agent,
             Err(refused) => return crate::http::auth::keep_alive_after(*refused, req).await,
@@ -149,6 +157,49 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
             session_ended()
         }
         _ => resp,
+    }
+}
+
+/// The toolset an `/mcp/toolsets/{name}` path names.
+fn toolset_of(path: &str) -> Option<&str> {
+    path.strip_prefix("/mcp/toolsets/")
+        .filter(|name| !name.is_empty() && !name.contains('/'))
+}
+
+/// What an `/mcp` request is about: `/mcp` (the catalogue, or its meta-tools with
+/// `?deferred=1`) or `/mcp/toolsets/{name}`.
+fn scope_path(context: &RequestContext<RoleServer>) -> ScopePath {
+    let Some(parts) = context.extensions.get::<axum::http::request::Parts>() else {
+        return ScopePath::Catalogue;
+    };
+    if let Some(name) = toolset_of(parts.uri.path()) {
+        return ScopePath::Toolset(name.to_owned());
+    }
+    let deferred = parts.uri.query().is_some_and(|query| {
+        query
+            .split('&')
+            .any(|pair| matches!(pair, "deferred=1" | "deferred=true" | "deferred"))
+    });
+    match deferred {
+        true => ScopePath::Deferred,
+        false => ScopePath::Catalogue,
+    }
+}
+
+/// The owned form of a [`Scope`], as a request's path gives it.
+enum ScopePath {
+    Catalogue,
+    Deferred,
+    Toolset(String),
+}
+
+impl ScopePath {
+    fn scope(&self) -> Scope<'_> {
+        match self {
+            ScopePath::Catalogue => Scope::Catalogue,
+            ScopePath::Deferred => Scope::Deferred,
+            ScopePath::Toolset(name) => Scope::Toolset(name),
+        }
     }
 }
 
@@ -408,16 +459,34 @@ impl BridgeServer {
         naming::split(name).map(|(s, n)| (s.to_owned(), n.to_owned()))
     }
 
-    /// The tools on `/mcp`: each server's, then the agent-bridge tools. An unprefixed name
-    /// that would shadow another is left out.
-    fn tools(&self) -> Vec<Tool> {
-        let mut tools: Vec<Tool> = Vec::new();
+    /// The tools `agent` sees on `/mcp`: each server's, then the agent-bridge tools (an
+    /// unprefixed name that would shadow another is left out); or those of a toolset, or the
+    /// meta-tools of a deferred scope.
+    fn tools(&self, agent: &Caller, scope: Scope<'_>) -> Result<Vec<Tool>, ErrorData> {
+        let items = self
+            .state
+            .tools
+            .visible(agent, scope)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        if scope != Scope::Catalogue {
+            return Ok(items.into_iter().map(|item| item.definition).collect());
+        }
+        let mut tools: Vec<Tool> = Vec::with_capacity(items.len());
         let mut names = HashSet::new();
         if self.state.a2a.enabled() {
             names.extend(crate::a2a::tools::NAMES.iter().map(|n| n.to_string()));
         }
-        for (server_id, mut tool) in self.state.registry.tool_definitions() {
-            let name = self.exposed(&server_id, &tool.name);
+        for item in items {
+            let mut tool = item.definition;
+            if item.owner.is_none() {
+                tools.push(tool);
+                continue;
+            }
+            let server_id = item.info.server_id;
+            let name = match self.unprefixed() == Some(server_id.as_str()) {
+                true => tool.name.to_string(),
+                false => item.info.name,
+            };
             if !names.insert(name.clone()) {
                 tracing::warn!(%server_id, tool = %tool.name, "left out of /mcp: the name is taken");
                 continue;
@@ -425,10 +494,7 @@ impl BridgeServer {
             tool.name = name.into();
             tools.push(tool);
         }
-        if self.state.a2a.enabled() {
-            tools.extend(crate::a2a::tools::mcp_tools());
-        }
-        tools
+        Ok(tools)
     }
 
     /// A resource request's error; one that several servers could answer says how to name one,
@@ -524,9 +590,10 @@ impl ServerHandler for BridgeServer {
     ) -> Result<(), ErrorData> {
         let agent = caller(&context)?;
         let uri = request.uri.as_str();
+        let route = self.resource_route(&agent, uri).await?;
         self.state
             .registry
-            .subscribe(&agent.id, self.unprefixed_offering(uri), uri)
+            .subscribe(&agent.id, &route, uri)
             .await
             .map_err(|e| Self::uri_error(e, uri))?;
         self.sessions.update(&context.peer, &agent.id, |s| {
@@ -560,8 +627,11 @@ impl ServerHandler for BridgeServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        caller(&context)?;
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        let agent = caller(&context)?;
+        let scope = scope_path(&context);
+        Ok(ListToolsResult::with_all_items(
+            self.tools(&agent, scope.scope())?,
+        ))
     }
 
     async fn call_tool(
@@ -581,7 +651,11 @@ impl ServerHandler for BridgeServer {
             })?;
             return self.respond(&request.name, step);
         }
-        let full = self.full_tool_name(&request.name)?;
+        let scope = scope_path(&context);
+        let full = match scope.scope() {
+            Scope::Catalogue => self.full_tool_name(&request.name)?,
+            _ => request.name.to_string(),
+        };
         let capabilities = context.client_capabilities();
         let stateless = context
             .protocol_version()
@@ -614,12 +688,20 @@ impl ServerHandler for BridgeServer {
         });
         let arguments = request.arguments.unwrap_or_default();
         let Some(asks) = asks else {
-            let called = self.state.tools.call(&full, arguments, None, origin).await;
+            let called = self
+                .state
+                .tools
+                .call(&agent, scope.scope(), &full, arguments, None, origin)
+                .await;
             return self.respond(&request.name, Step::Done(called));
         };
-        let state = self.state.clone();
-        let result =
-            tokio::spawn(async move { state.tools.call(&full, arguments, None, origin).await });
+        let (state, caller) = (self.state.clone(), agent.clone());
+        let result = tokio::spawn(async move {
+            state
+                .tools
+                .call(&caller, scope.scope(), &full, arguments, None, origin)
+                .await
+        });
         let step = self
             .suspended
             .drive(&agent.id, Running::new(result, asks))
@@ -632,9 +714,10 @@ impl ServerHandler for BridgeServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        caller(&context)?;
+        let agent = caller(&context)?;
         let registry = &self.state.registry;
         let page = registry.resources_page("", &cursor_of(request)).await;
+        let page = self.only_visible(&agent, Kind::Resource, page, |r: &Resource| r.uri.as_str());
         let (shared, _) = registry.shared_uris();
         let (resources, next) = self.paged(page, |server_id, resource: &mut Resource| {
             if self.qualifies(server_id, &resource.uri, &shared) {
@@ -651,9 +734,12 @@ impl ServerHandler for BridgeServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        caller(&context)?;
+        let agent = caller(&context)?;
         let registry = &self.state.registry;
         let page = registry.templates_page("", &cursor_of(request)).await;
+        let page = self.only_visible(&agent, Kind::Resource, page, |t: &ResourceTemplate| {
+            t.uri_template.as_str()
+        });
         let (_, shared) = registry.shared_uris();
         let (templates, next) =
             self.paged(page, |server_id, template: &mut ResourceTemplate| {
@@ -673,10 +759,11 @@ impl ServerHandler for BridgeServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let agent = caller(&context)?;
         let uri = request.uri.as_str();
+        let route = self.resource_route(&agent, uri).await?;
         let (_, mut result) = self
             .state
             .registry
-            .read_resource_raw(&agent.id, self.unprefixed_offering(uri), uri)
+            .read_resource_raw(&agent.id, &route, uri)
             .await
             .map_err(|e| Self::uri_error(e, uri))?;
         // Contents read by a qualified URI answer to it too.
@@ -699,12 +786,13 @@ impl ServerHandler for BridgeServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        caller(&context)?;
+        let agent = caller(&context)?;
         let page = self
             .state
             .registry
             .prompts_page("", &cursor_of(request))
             .await;
+        let page = self.only_visible(&agent, Kind::Prompt, page, |p: &Prompt| p.name.as_ref());
         let (prompts, next) = self.paged(page, |server_id, prompt: &mut Prompt| {
             prompt.name = self.exposed(server_id, &prompt.name);
         })?;
@@ -720,6 +808,12 @@ impl ServerHandler for BridgeServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let agent = caller(&context)?;
         let (server_id, name) = self.prompt_route(&request.name)?;
+        let server_id = self
+            .state
+            .tools
+            .visible_route(&agent, Kind::Prompt, &server_id, &name)
+            .await
+            .map_err(Self::registry_error)?;
         let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
         let (_, mut result) = self
             .state
@@ -747,6 +841,12 @@ impl ServerHandler for BridgeServer {
                 serde_json::to_value(other).unwrap_or_default(),
             ),
         };
+        let server_id = self
+            .state
+            .tools
+            .completion_route(&agent, &server_id, &reference)
+            .await
+            .map_err(Self::registry_error)?;
         let argument = crate::a2e::CompletionArgument {
             name: request.argument.name.clone(),
             value: request.argument.value.clone(),
@@ -792,6 +892,49 @@ impl BridgeServer {
         shared.contains(uri) && self.unprefixed() != Some(server_id)
     }
 
+    /// The server a read or subscription of `uri` goes to: the unprefixed server when it
+    /// offers it, else by URI; narrowed to what the caller's policies show.
+    async fn resource_route(&self, agent: &Caller, uri: &str) -> Result<String, ErrorData> {
+        let route = self.unprefixed_offering(uri);
+        let (route, inner) = match naming::split_uri(uri) {
+            Some((server_id, inner)) => (server_id, inner),
+            None => (route, uri),
+        };
+        let checked = self
+            .state
+            .tools
+            .visible_route(agent, Kind::Resource, route, inner)
+            .await
+            .map_err(|e| Self::uri_error(e, uri))?;
+        // A qualified URI names its server itself.
+        Ok(match naming::split_uri(uri) {
+            Some(_) => String::new(),
+            None => checked,
+        })
+    }
+
+    /// A merged page with what the caller's policies hide left out.
+    fn only_visible<T>(
+        &self,
+        agent: &Caller,
+        kind: Kind,
+        page: Result<(Vec<(String, T)>, String), registry::Error>,
+        item: impl Fn(&T) -> &str,
+    ) -> Result<(Vec<(String, T)>, String), registry::Error> {
+        let view = self.state.tools.access().view(agent);
+        if view.sees_everything() {
+            return page;
+        }
+        page.map(|(mut items, next)| {
+            items.retain(|(server_id, it)| {
+                self.state
+                    .tools
+                    .shows_item(&view, kind, server_id, item(it))
+            });
+            (items, next)
+        })
+    }
+
     /// The unprefixed server, when it offers `uri` (a plain URI it shares with others is its
     /// own), else "" (routed by URI).
     fn unprefixed_offering(&self, uri: &str) -> &str {
@@ -830,10 +973,21 @@ impl BridgeServer {
                 result.result_type = Some(ResultType::COMPLETE);
                 Ok(CallToolResponse::Complete(result))
             }
-            Err(registry::Error::ToolNotFound(_)) => Err(ErrorData::invalid_params(
-                format!("Unknown tool: {name}"),
-                None,
-            )),
+            // Through a meta-tool, the tool it named.
+            Err(registry::Error::ToolNotFound(missing)) => {
+                let unknown = match crate::tools::is_meta_tool(name) {
+                    true => missing,
+                    false => name.to_owned(),
+                };
+                Err(ErrorData::invalid_params(
+                    format!("Unknown tool: {unknown}"),
+                    None,
+                ))
+            }
+            // A meta-tool's arguments, or a toolset gone.
+            Err(error @ (registry::Error::Invalid(_) | registry::Error::NotFound(_))) => {
+                Err(ErrorData::invalid_params(error.to_string(), None))
+            }
             Err(registry::Error::Upstream {
                 error:
                     CallError::Rejected {

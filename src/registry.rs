@@ -28,7 +28,7 @@ use crate::caller::Caller;
 use crate::hub::Hub;
 use crate::store::{Store, StoreError, StoredServer};
 use crate::upstream::{self, CallError, CallOrigin, ConnectError, Connection, Lists};
-pub use catalogue::Page;
+pub use catalogue::{Entry as Exposed, Page};
 pub use entry::{Control, Inbox, Live, ServerEntry, State};
 pub use prompts::prompt_messages;
 pub use replicas::Cluster;
@@ -638,6 +638,28 @@ impl Registry {
     /// A page of the catalogue.
     pub fn list_tools(&self, server_id: &str, cursor: &str) -> Result<Page, Error> {
         catalogue::page(&self.entries(), server_id, cursor).map_err(Error::Invalid)
+    }
+
+    /// Every server with the tools it exposes now, ordered by id. A server's list is replaced
+    /// whole when it changes, so comparing the `Arc`s tells whether anything did.
+    pub fn catalogue(&self) -> Vec<(Arc<ServerEntry>, Arc<Vec<Exposed>>)> {
+        self.entries()
+            .into_iter()
+            .map(|entry| {
+                let tools = entry
+                    .live
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .catalogue
+                    .clone();
+                (entry, tools)
+            })
+            .collect()
+    }
+
+    /// The (server id, upstream tool) a catalogue name stands for.
+    pub fn resolve_tool(&self, name: &str) -> Option<(String, String)> {
+        naming::split(name).map(|(s, t)| (s.to_owned(), t.to_owned()))
     }
 
     /// Every exposed tool as its server described it, with the server's id.

@@ -30,6 +30,8 @@ pub enum StartError {
     Bind(SocketAddr, std::io::Error),
     #[error("cannot join the replicas: {0}")]
     Bus(#[from] crate::hub::BusError),
+    #[error("access: {0}")]
+    Access(String),
 }
 
 pub struct Application {
@@ -105,10 +107,24 @@ impl Application {
             config.agent_event_streams,
         );
         let metrics: Arc<crate::metrics::Metrics> = Arc::default();
+        let access = crate::access::Access::load(
+            store.clone(),
+            config.access_default,
+            &config.policies,
+            &config.toolsets,
+        )
+        .await
+        .map_err(StartError::Access)?;
+        if config.nats_url.is_some() {
+            // Another replica's changes are read from the store.
+            access.spawn_refresh(std::time::Duration::from_secs(2), shutdown.clone());
+        }
         let tools = Arc::new(crate::tools::Tools::new(
             registry.clone(),
             a2a.clone(),
             metrics.clone(),
+            access,
+            store.clone(),
         ));
         let state = AppState::new(Shared {
             config: Arc::new(config),
@@ -198,10 +214,7 @@ fn restore_in_background(state: &AppState) {
         if declared.is_empty() {
             return;
         }
-        let config_agent = crate::caller::Caller {
-            id: "config".into(),
-            admin: true,
-        };
+        let config_agent = crate::caller::Caller::new("config", true);
         for result in crate::import::apply(&registry, &config_agent, declared).await {
             match result.ok {
                 true => {

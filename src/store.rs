@@ -2,6 +2,7 @@
 //! of `migrations/` embedded in the binary. Queries live in `store/*.rs`, one file per table group.
 
 mod a2a;
+mod access;
 mod audit;
 mod leases;
 mod oauth;
@@ -87,6 +88,12 @@ const MIGRATIONS: &[Embedded] = &[
         version: 20261210000001,
         name: "leases",
         sql: include_str!("../migrations/20261210000001_leases.sql"),
+        postgres: None,
+    },
+    Embedded {
+        version: 20261220000002,
+        name: "access",
+        sql: include_str!("../migrations/20261220000002_access.sql"),
         postgres: None,
     },
 ];

@@ -1,37 +1,333 @@
-//! The one place a tool call is routed: a catalogue tool (`{server_id}__{tool}`) to its server
-//! through the registry, an agent-bridge tool to the A2A bridge; every call is counted.
+//! The one place a tool call is routed and authorised: a catalogue tool (`{server_id}__{tool}`)
+//! to its server through the registry, an agent-bridge tool to the A2A bridge, a toolset's
+//! member by the name the toolset shows; every call is counted and every refused one audited.
+//! Also what a caller may list and find: the catalogue or a toolset, after its policies.
 
-use std::sync::Arc;
+mod items;
+mod meta;
+
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use crate::a2a::{self, A2a};
+use crate::a2e::ToolInfo;
+use crate::access::toolsets::{Item, Members};
+use crate::access::{Access, View};
+use crate::caller::Caller;
 use crate::metrics::Metrics;
-use crate::registry::{self, Registry};
+use crate::registry::{self, Exposed, Registry, ServerEntry};
+use crate::store::Store;
 use crate::upstream::CallOrigin;
 
-/// Calls tools for the front ends.
+/// Most results one search answers.
+pub const MAX_SEARCH_LIMIT: usize = 100;
+/// Results a search answers when it does not say.
+pub const DEFAULT_SEARCH_LIMIT: usize = 10;
+
+/// Whether `name` is one of the meta-tools of a deferred scope.
+pub fn is_meta_tool(name: &str) -> bool {
+    [meta::SEARCH, meta::DESCRIBE, meta::CALL].contains(&name)
+}
+
+/// The tools a request is about: the whole catalogue, or one toolset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    Catalogue,
+    /// The whole catalogue behind the meta-tools (`/mcp?deferred=1`).
+    Deferred,
+    Toolset(&'a str),
+}
+
+impl<'a> Scope<'a> {
+    /// The scope a request's `toolset` field names (empty: the catalogue).
+    pub fn of(toolset: &'a str) -> Self {
+        match toolset.is_empty() {
+            true => Scope::Catalogue,
+            false => Scope::Toolset(toolset),
+        }
+    }
+}
+
+/// Why a scope could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("no toolset \"{0}\" is defined")]
+pub struct NoToolset(pub String);
+
+impl From<NoToolset> for registry::Error {
+    fn from(error: NoToolset) -> Self {
+        registry::Error::NotFound(error.to_string())
+    }
+}
+
+/// The catalogue as last built, with what it was built from.
+struct Built {
+    from: Vec<(Arc<ServerEntry>, Arc<Vec<Exposed>>)>,
+    members: Arc<Members>,
+}
+
+/// A toolset's members as last built.
+struct BuiltToolset {
+    catalogue: Arc<Members>,
+    toolset: crate::a2e::Toolset,
+    members: Arc<Members>,
+}
+
+/// Calls tools for the front ends, and says what each caller may see of them.
 pub struct Tools {
     registry: Arc<Registry>,
     a2a: Arc<A2a>,
     metrics: Arc<Metrics>,
+    access: Arc<Access>,
+    store: Store,
+    built: Mutex<Option<Built>>,
+    toolsets: Mutex<std::collections::HashMap<String, BuiltToolset>>,
 }
 
 impl Tools {
-    pub fn new(registry: Arc<Registry>, a2a: Arc<A2a>, metrics: Arc<Metrics>) -> Self {
+    pub fn new(
+        registry: Arc<Registry>,
+        a2a: Arc<A2a>,
+        metrics: Arc<Metrics>,
+        access: Arc<Access>,
+        store: Store,
+    ) -> Self {
         Self {
             registry,
             a2a,
             metrics,
+            access,
+            store,
+            built: Mutex::default(),
+            toolsets: Mutex::default(),
         }
     }
 
-    /// Calls a catalogue tool by its name (`{server_id}__{tool}` or an agent-bridge tool) for
-    /// `origin`, and counts the call in the metrics. Answers the server id (empty for an
-    /// agent-bridge tool) and the MCP result.
+    pub fn access(&self) -> &Arc<Access> {
+        &self.access
+    }
+
+    /// Every tool of the catalogue (the agent-bridge tools last), rebuilt when a server's list
+    /// has changed since.
+    pub fn catalogue(&self) -> Arc<Members> {
+        let now = self.registry.catalogue();
+        let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(built) = built.as_ref()
+            && built.from.len() == now.len()
+            && built
+                .from
+                .iter()
+                .zip(&now)
+                .all(|(a, b)| Arc::ptr_eq(&a.0, &b.0) && Arc::ptr_eq(&a.1, &b.1))
+        {
+            return built.members.clone();
+        }
+        let mut items = Vec::new();
+        for (entry, tools) in &now {
+            items.extend(tools.iter().map(|tool| Item {
+                owner: Some(entry.owner.clone()),
+                full: format!("{}{}{}", entry.id, registry::naming::SEPARATOR, tool.tool),
+                info: tool.info.clone(),
+                definition: tool.definition.clone(),
+            }));
+        }
+        if self.a2a.enabled() {
+            let infos = a2a::tools::catalogue();
+            let definitions = a2a::tools::mcp_tools();
+            items.extend(
+                infos
+                    .into_iter()
+                    .zip(definitions)
+                    .map(|(info, definition)| Item {
+                        owner: None,
+                        full: info.name.clone(),
+                        info,
+                        definition,
+                    }),
+            );
+        }
+        let members = Arc::new(Members::new(items));
+        *built = Some(Built {
+            from: now,
+            members: members.clone(),
+        });
+        members
+    }
+
+    /// The tools of `scope` before anyone's policies; `Deferred` is the whole catalogue.
+    pub fn members(&self, scope: Scope<'_>) -> Result<Arc<Members>, NoToolset> {
+        let catalogue = self.catalogue();
+        let Scope::Toolset(name) = scope else {
+            return Ok(catalogue);
+        };
+        let named = self
+            .access
+            .toolset(name)
+            .ok_or_else(|| NoToolset(name.to_owned()))?;
+        let mut cache = self.toolsets.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(built) = cache.get(name)
+            && Arc::ptr_eq(&built.catalogue, &catalogue)
+            && built.toolset == named.toolset
+        {
+            return Ok(built.members.clone());
+        }
+        let members = Arc::new(catalogue.of_toolset(&named.toolset));
+        cache.retain(|n, _| self.access.toolset(n).is_some());
+        cache.insert(
+            name.to_owned(),
+            BuiltToolset {
+                catalogue,
+                toolset: named.toolset,
+                members: members.clone(),
+            },
+        );
+        Ok(members)
+    }
+
+    /// Whether `scope` shows only the meta-tools.
+    pub fn deferred(&self, scope: Scope<'_>) -> bool {
+        match scope {
+            Scope::Catalogue => false,
+            Scope::Deferred => true,
+            Scope::Toolset(name) => self
+                .access
+                .toolset(name)
+                .is_some_and(|t| t.toolset.deferred),
+        }
+    }
+
+    /// What `caller` sees of `scope`, as listed: its tools, or the meta-tools of a deferred one.
+    pub fn visible(&self, caller: &Caller, scope: Scope<'_>) -> Result<Vec<Item>, NoToolset> {
+        let members = self.members(scope)?;
+        if self.deferred(scope) {
+            return Ok(meta::items());
+        }
+        let view = self.access.view(caller);
+        Ok(members.visible(&view).cloned().collect())
+    }
+
+    /// Up to `limit` tools of `scope` that `caller` sees, best match of `query` first.
+    pub fn search(
+        &self,
+        caller: &Caller,
+        scope: Scope<'_>,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<ToolInfo>, NoToolset> {
+        let members = self.members(scope)?;
+        let view = self.access.view(caller);
+        Ok(members
+            .search(&view, query, limit)
+            .into_iter()
+            .map(|item| item.info.clone())
+            .collect())
+    }
+
+    /// Whether `caller` may see the catalogue tool `info` (`GET /v1/tools` filters its pages
+    /// with it).
+    pub fn shows(&self, view: &View, info: &ToolInfo) -> bool {
+        if view.sees_everything() {
+            return true;
+        }
+        match self.registry.resolve_tool(&info.name) {
+            Some((server_id, tool)) => {
+                let owner = self.registry.get(&server_id).map(|e| e.owner.clone()).ok();
+                let full = format!("{server_id}{}{tool}", registry::naming::SEPARATOR);
+                view.tool(owner.as_deref(), &full)
+            }
+            None => view.tool(None, &info.name),
+        }
+    }
+
+    /// Calls the tool `scope` shows as `name` for `caller`, on behalf of `origin`; answers the
+    /// server id (empty for an agent-bridge tool) and the MCP result. A tool the caller may not
+    /// see is as unknown as one that does not exist, and the refusal is audited.
     pub async fn call(
+        &self,
+        caller: &Caller,
+        scope: Scope<'_>,
+        name: &str,
+        arguments: Map<String, Value>,
+        timeout: Option<f64>,
+        origin: CallOrigin,
+    ) -> Result<(String, CallToolResult), registry::Error> {
+        if self.deferred(scope) {
+            return meta::call(self, caller, scope, name, arguments, timeout, origin).await;
+        }
+        self.call_member(caller, scope, name, arguments, timeout, origin)
+            .await
+    }
+
+    /// Calls the member of `scope` shown as `name`, deferred or not.
+    async fn call_member(
+        &self,
+        caller: &Caller,
+        scope: Scope<'_>,
+        name: &str,
+        arguments: Map<String, Value>,
+        timeout: Option<f64>,
+        origin: CallOrigin,
+    ) -> Result<(String, CallToolResult), registry::Error> {
+        let full = match scope {
+            Scope::Catalogue | Scope::Deferred => name.to_owned(),
+            Scope::Toolset(_) => {
+                let members = self.members(scope)?;
+                let view = self.access.view(caller);
+                match members.find(&view, name) {
+                    Some(item) => item.full.clone(),
+                    None => {
+                        self.refused(caller, scope, name).await;
+                        return Err(registry::Error::ToolNotFound(name.to_owned()));
+                    }
+                }
+            }
+        };
+        if !self.permitted(caller, &full) {
+            self.refused(caller, scope, name).await;
+            return Err(registry::Error::ToolNotFound(name.to_owned()));
+        }
+        self.call_permitted(&full, arguments, timeout, origin)
+            .await
+            .map_err(|error| match error {
+                // Named as the caller named it.
+                registry::Error::ToolNotFound(_) => registry::Error::ToolNotFound(name.to_owned()),
+                other => other,
+            })
+    }
+
+    /// Whether `caller`'s policies let it use the catalogue tool `name` (an alias, a full name
+    /// or an agent-bridge tool). An unknown tool is let through, to be answered as unknown.
+    fn permitted(&self, caller: &Caller, name: &str) -> bool {
+        let view = self.access.view(caller);
+        if view.sees_everything() {
+            return true;
+        }
+        match self.registry.resolve_tool(name) {
+            Some((server_id, tool)) => {
+                let owner = self.registry.get(&server_id).map(|e| e.owner.clone()).ok();
+                let full = format!("{server_id}{}{tool}", registry::naming::SEPARATOR);
+                view.tool(owner.as_deref(), &full)
+            }
+            None => view.tool(None, name),
+        }
+    }
+
+    /// A refused call, in the audit log.
+    async fn refused(&self, caller: &Caller, scope: Scope<'_>, name: &str) {
+        let detail = match scope {
+            Scope::Toolset(toolset) => format!("not visible to the caller in toolset {toolset}"),
+            _ => "not visible to the caller".to_owned(),
+        };
+        self.store
+            .record(&caller.id, "tool.call.denied", name, &detail)
+            .await;
+    }
+
+    /// Calls a catalogue tool by its name (`{server_id}__{tool}`, its alias, or an agent-bridge
+    /// tool) for `origin`, and counts the call in the metrics.
+    async fn call_permitted(
         &self,
         name: &str,
         arguments: Map<String, Value>,
@@ -63,11 +359,16 @@ impl Tools {
             Err(error) => error.code().as_str(),
         };
         // Only registered servers name a series: a name made up by a caller must not add one.
-        let server = registry::naming::split(name)
-            .map(|(s, _)| s)
-            .filter(|s| self.registry.get(s).is_ok())
-            .unwrap_or("unknown");
-        self.metrics.tool_call(server, outcome, started.elapsed());
+        let server = match &called {
+            Ok((server_id, _)) => server_id.clone(),
+            Err(_) => self
+                .registry
+                .resolve_tool(name)
+                .map(|(s, _)| s)
+                .filter(|s| self.registry.get(s).is_ok())
+                .unwrap_or_else(|| "unknown".to_owned()),
+        };
+        self.metrics.tool_call(&server, outcome, started.elapsed());
         called
     }
 }

@@ -486,6 +486,15 @@ a2e_message! {
         #[schema(value_type = String)]
         source: Option<ToolSource>,
         cursor: String,
+        /// Only this toolset's tools, as it shows them (beyond the seed).
+        #[serde(skip_serializing_if = "String::is_empty")]
+        toolset: String,
+        /// Tools ranked by relevance to this query, best first, in one page (beyond the seed).
+        #[serde(skip_serializing_if = "String::is_empty")]
+        q: String,
+        /// Most tools a query answers: 1 to 100, 10 when absent (beyond the seed).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
     }
 }
 
@@ -500,10 +509,14 @@ a2e_response! {
 a2e_message! {
     /// tool/call/req: call a catalogue tool by its namespaced name.
     ToolCallRequest = "tool/call/req" {
-        /// `{server_id}__{tool}`.
+        /// `{server_id}__{tool}` (or its short alias), an agent-bridge tool, or the name a
+        /// toolset shows.
         name: String,
         #[schema(value_type = HashMap<String, Value>)]
         arguments: Map<String, Value>,
+        /// The toolset `name` is a tool of (beyond the seed).
+        #[serde(skip_serializing_if = "String::is_empty")]
+        toolset: String,
         /// Seconds; bounded by the server's own `timeout`.
         #[serde(skip_serializing_if = "Option::is_none")]
         timeout: Option<f64>,

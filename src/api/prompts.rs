@@ -15,6 +15,7 @@ use crate::a2e::{
     CompletionRequest, CompletionResponse, PromptGetRequest, PromptGetResponse, PromptListRequest,
     PromptListResponse, Response,
 };
+use crate::access::Kind;
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::http::state::AppState;
@@ -45,14 +46,20 @@ async fn list_prompts(
 
 pub async fn list(
     state: &AppState,
-    _agent: &Caller,
+    agent: &Caller,
     req: PromptListRequest,
 ) -> Result<Reply<PromptListResponse>, Failure> {
-    let (prompts, next_cursor) = state
+    let (mut prompts, next_cursor) = state
         .registry
         .list_prompts(&req.server_id, &req.cursor)
         .await
         .map_err(|e| ApiError::from(e).answering::<PromptListResponse>(&req.id))?;
+    let view = state.tools.access().view(agent);
+    prompts.retain(|p| {
+        state
+            .tools
+            .shows_item(&view, Kind::Prompt, &p.server_id, &p.name)
+    });
     let mut resp = PromptListResponse::answering(&req.id);
     resp.prompts = prompts;
     resp.next_cursor = next_cursor;
@@ -79,11 +86,18 @@ pub async fn get(
     agent: &Caller,
     req: PromptGetRequest,
 ) -> Result<Reply<PromptGetResponse>, Failure> {
+    let fail =
+        |e: crate::registry::Error| ApiError::from(e).answering::<PromptGetResponse>(&req.id);
+    let route = state
+        .tools
+        .visible_route(agent, Kind::Prompt, &req.server_id, &req.name)
+        .await
+        .map_err(fail)?;
     let (server_id, result) = state
         .registry
-        .get_prompt(&agent.id, &req.server_id, &req.name, req.arguments)
+        .get_prompt(&agent.id, &route, &req.name, req.arguments)
         .await
-        .map_err(|e| ApiError::from(e).answering::<PromptGetResponse>(&req.id))?;
+        .map_err(fail)?;
     let mut resp = PromptGetResponse::answering(&req.id);
     resp.server_id = server_id;
     resp.messages = prompt_messages(&result);
@@ -111,15 +125,16 @@ pub async fn complete(
     agent: &Caller,
     req: CompletionRequest,
 ) -> Result<Reply<CompletionResponse>, Failure> {
+    let fail =
+        |e: crate::registry::Error| ApiError::from(e).answering::<CompletionResponse>(&req.id);
+    let route = state
+        .tools
+        .completion_route(agent, &req.server_id, &req.reference)
+        .await
+        .map_err(fail)?;
     let (server_id, result) = state
         .registry
-        .complete(
-            &agent.id,
-            &req.server_id,
-            req.reference,
-            req.argument,
-            req.context,
-        )
+        .complete(&agent.id, &route, req.reference, req.argument, req.context)
         .await
         .map_err(|e| ApiError::from(e).answering::<CompletionResponse>(&req.id))?;
     let mut resp = CompletionResponse::answering(&req.id);

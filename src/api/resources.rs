@@ -18,6 +18,7 @@ use crate::a2e::{
     ResourceSubscribeRequest, ResourceSubscribeResponse, ResourceTemplatesRequest,
     ResourceTemplatesResponse, ResourceUnsubscribeRequest, ResourceUnsubscribeResponse, Response,
 };
+use crate::access::Kind;
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::http::state::AppState;
@@ -63,14 +64,20 @@ async fn list_resources(
 
 pub async fn list(
     state: &AppState,
-    _agent: &Caller,
+    agent: &Caller,
     req: ResourceListRequest,
 ) -> Result<Reply<ResourceListResponse>, Failure> {
-    let (resources, next_cursor) = state
+    let (mut resources, next_cursor) = state
         .registry
         .list_resources(&req.server_id, &req.cursor)
         .await
         .map_err(|e| ApiError::from(e).answering::<ResourceListResponse>(&req.id))?;
+    let view = state.tools.access().view(agent);
+    resources.retain(|r| {
+        state
+            .tools
+            .shows_item(&view, Kind::Resource, &r.server_id, &r.uri)
+    });
     let mut resp = ResourceListResponse::answering(&req.id);
     resp.resources = resources;
     resp.next_cursor = next_cursor;
@@ -95,14 +102,20 @@ async fn list_templates(
 
 pub async fn templates(
     state: &AppState,
-    _agent: &Caller,
+    agent: &Caller,
     req: ResourceTemplatesRequest,
 ) -> Result<Reply<ResourceTemplatesResponse>, Failure> {
-    let (templates, next_cursor) = state
+    let (mut templates, next_cursor) = state
         .registry
         .list_templates(&req.server_id, &req.cursor)
         .await
         .map_err(|e| ApiError::from(e).answering::<ResourceTemplatesResponse>(&req.id))?;
+    let view = state.tools.access().view(agent);
+    templates.retain(|t| {
+        state
+            .tools
+            .shows_item(&view, Kind::Resource, &t.server_id, &t.uri_template)
+    });
     let mut resp = ResourceTemplatesResponse::answering(&req.id);
     resp.resource_templates = templates;
     resp.next_cursor = next_cursor;
@@ -131,11 +144,18 @@ pub async fn read(
     agent: &Caller,
     req: ResourceReadRequest,
 ) -> Result<Reply<ResourceReadResponse>, Failure> {
+    let fail =
+        |e: crate::registry::Error| ApiError::from(e).answering::<ResourceReadResponse>(&req.id);
+    let route = state
+        .tools
+        .visible_route(agent, Kind::Resource, &req.server_id, &req.uri)
+        .await
+        .map_err(fail)?;
     let (server_id, contents) = state
         .registry
-        .read_resource(&agent.id, &req.server_id, &req.uri)
+        .read_resource(&agent.id, &route, &req.uri)
         .await
-        .map_err(|e| ApiError::from(e).answering::<ResourceReadResponse>(&req.id))?;
+        .map_err(fail)?;
     let mut resp = ResourceReadResponse::answering(&req.id);
     resp.server_id = server_id;
     resp.contents = contents;
@@ -164,11 +184,19 @@ pub async fn subscribe(
     agent: &Caller,
     req: ResourceSubscribeRequest,
 ) -> Result<Reply<ResourceSubscribeResponse>, Failure> {
+    let fail = |e: crate::registry::Error| {
+        ApiError::from(e).answering::<ResourceSubscribeResponse>(&req.id)
+    };
+    let route = state
+        .tools
+        .visible_route(agent, Kind::Resource, &req.server_id, &req.uri)
+        .await
+        .map_err(fail)?;
     let server_id = state
         .registry
-        .subscribe(&agent.id, &req.server_id, &req.uri)
+        .subscribe(&agent.id, &route, &req.uri)
         .await
-        .map_err(|e| ApiError::from(e).answering::<ResourceSubscribeResponse>(&req.id))?;
+        .map_err(fail)?;
     let mut resp = ResourceSubscribeResponse::answering(&req.id);
     resp.ok = true;
     resp.server_id = server_id;

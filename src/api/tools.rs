@@ -23,13 +23,15 @@ use super::responses::{
 };
 use super::{Reply, ok, request};
 use crate::a2e::{
-    Message, Response, ServerPush, ToolCallRequest, ToolCallResponse, ToolListRequest,
-    ToolListResponse, ToolSource,
+    ErrorCode, Message, Response, ServerPush, ToolCallRequest, ToolCallResponse, ToolInfo,
+    ToolListRequest, ToolListResponse, ToolSource,
 };
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::http::state::AppState;
 use crate::hub::{AgentChannel, Answer, Recipient, ServerRequest};
+use crate::registry;
+use crate::tools::Scope;
 use crate::upstream::CallOrigin;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -51,12 +53,22 @@ pub struct ToolsQuery {
     /// `next_cursor` of the previous page.
     #[serde(default)]
     pub cursor: String,
+    /// Only this toolset's tools, as it shows them (the meta-tools of a deferred one).
+    #[serde(default)]
+    pub toolset: String,
+    /// Rank tools by relevance to this query (names, titles, descriptions, parameters), best
+    /// first, in one page.
+    #[serde(default)]
+    pub q: String,
+    /// Most tools `q` answers: 1 to 100 (default 10).
+    pub limit: Option<u32>,
     /// The A2E request id, echoed as `req_id`.
     pub id: Option<String>,
 }
 
 /// The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
-/// (tool/list), in pages.
+/// and the caller's access policies (tool/list), in pages; or one toolset's tools; or, with
+/// `q`, the tools that best match a query, ranked.
 #[utoipa::path(get, path = "/v1/tools", tag = "tools", params(ToolsQuery), security(("bearer" = [])),
     responses((status = 200, description = "A page of the catalogue", body = ToolListResponse), (status = 401, response = Unauthorized), (status = 422, response = UnprocessableContent)))]
 async fn list_tools(
@@ -68,16 +80,68 @@ async fn list_tools(
     req.server_id = query.server_id;
     req.source = query.source;
     req.cursor = query.cursor;
+    req.toolset = query.toolset;
+    req.q = query.q;
+    req.limit = query.limit;
     list(&state, &agent, req).await
 }
 
 pub async fn list(
     state: &AppState,
-    _agent: &Caller,
+    agent: &Caller,
     req: ToolListRequest,
 ) -> Result<Reply<ToolListResponse>, Failure> {
     let fail = |e: ApiError| e.answering::<ToolListResponse>(&req.id);
+    let invalid = |message: String| fail(ApiError::new(ErrorCode::InvalidRequest, message));
     let mut resp = ToolListResponse::answering(&req.id);
+    let scope = Scope::of(&req.toolset);
+    let wanted = |tool: &ToolInfo| {
+        (req.server_id.is_empty() || tool.server_id == req.server_id)
+            && req.source.is_none_or(|source| tool.source == source)
+    };
+    if !req.q.trim().is_empty() {
+        if !req.cursor.is_empty() {
+            return Err(invalid("`q` answers one page: leave `cursor` out".into()));
+        }
+        let limit = match req.limit {
+            None => crate::tools::DEFAULT_SEARCH_LIMIT,
+            Some(n) if (1..=crate::tools::MAX_SEARCH_LIMIT as u32).contains(&n) => n as usize,
+            Some(n) => {
+                return Err(invalid(format!(
+                    "`limit` is {n}; it must be 1 to {}",
+                    crate::tools::MAX_SEARCH_LIMIT
+                )));
+            }
+        };
+        let filtered = !req.server_id.is_empty() || req.source.is_some();
+        let asked = if filtered { usize::MAX } else { limit };
+        let mut found = state
+            .tools
+            .search(agent, scope, &req.q, asked)
+            .map_err(|e| fail(registry::Error::from(e).into()))?;
+        found.retain(|tool| wanted(tool));
+        found.truncate(limit);
+        resp.tools = found;
+        return Ok(ok(resp));
+    }
+    if req.limit.is_some() {
+        return Err(invalid("`limit` goes with `q`".into()));
+    }
+    if scope != Scope::Catalogue {
+        if !req.cursor.is_empty() {
+            return Err(invalid("a toolset is one page: leave `cursor` out".into()));
+        }
+        let items = state
+            .tools
+            .visible(agent, scope)
+            .map_err(|e| fail(registry::Error::from(e).into()))?;
+        resp.tools = items
+            .into_iter()
+            .map(|item| item.info)
+            .filter(|tool| wanted(tool))
+            .collect();
+        return Ok(ok(resp));
+    }
     let bridge_tools = state.a2a.enabled() && req.server_id.is_empty();
     match req.source {
         None | Some(ToolSource::Mcp) => {
@@ -97,6 +161,11 @@ pub async fn list(
                 resp.tools = crate::a2a::tools::catalogue();
             }
         }
+    }
+    // What the caller's policies hide is left out (a page may then hold fewer tools).
+    let view = state.tools.access().view(agent);
+    if !view.sees_everything() {
+        resp.tools.retain(|tool| state.tools.shows(&view, tool));
     }
     Ok(ok(resp))
 }
@@ -224,7 +293,14 @@ async fn call_for(
     };
     let (server_id, result) = state
         .tools
-        .call(&req.name, req.arguments, req.timeout, origin)
+        .call(
+            agent,
+            Scope::of(&req.toolset),
+            &req.name,
+            req.arguments,
+            req.timeout,
+            origin,
+        )
         .await
         .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
     let mut resp = ToolCallResponse::answering(&req.id);

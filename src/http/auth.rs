@@ -33,6 +33,9 @@ struct Claims {
     aud: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     roles: Vec<String>,
+    /// Every other claim, for access policies.
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    other: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +153,8 @@ impl Auth {
         let agent = Caller {
             admin: claims.roles.iter().any(|r| r == "admin"),
             id: claims.sub,
+            roles: claims.roles,
+            claims: std::sync::Arc::new(claims.other),
         };
         // Valid while `exp` is not older than the leeway, as jsonwebtoken decides.
         let last = claims.exp.saturating_add(self.validation.leeway);
@@ -187,6 +192,7 @@ impl Auth {
             } else {
                 Vec::new()
             },
+            other: serde_json::Map::new(),
         };
         Ok(jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
@@ -360,13 +366,7 @@ mod tests {
         let token = auth
             .mint("alice", true, std::time::Duration::from_secs(60))
             .unwrap();
-        assert_eq!(
-            auth.verify(&token).unwrap(),
-            Caller {
-                id: "alice".into(),
-                admin: true
-            }
-        );
+        assert_eq!(auth.verify(&token).unwrap(), Caller::new("alice", true));
         let token = auth
             .mint("bob", false, std::time::Duration::from_secs(60))
             .unwrap();

@@ -171,6 +171,30 @@ where
     }
 }
 
+/// A JSON object body that is not an A2E message (a policy, a toolset), with the A2E error
+/// shape on anything wrong with it.
+pub struct JsonObject<T>(pub T);
+
+impl<S, T> FromRequest<S> for JsonObject<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let Json(value) = Json::<serde_json::Value>::from_request(req, state)
+            .await
+            .map_err(json_rejection)?;
+        if !value.is_object() {
+            return Err(ApiError::invalid("the body must be a JSON object"));
+        }
+        serde_path_to_error::deserialize(value)
+            .map(Self)
+            .map_err(|e| ApiError::invalid(format!("the body is not valid: {e}")))
+    }
+}
+
 pub fn json_rejection(rejection: JsonRejection) -> ApiError {
     let status = rejection.status();
     let code = match status {
@@ -223,6 +247,16 @@ impl From<crate::registry::Error> for ApiError {
 
 /// A store error that reaches a caller as it is: 503 while the database does not answer,
 /// otherwise an opaque 500.
+impl From<crate::access::Error> for ApiError {
+    fn from(error: crate::access::Error) -> Self {
+        match error.code() {
+            // The details are for the log only.
+            ErrorCode::Internal => Self::internal(error),
+            code => Self::new(code, error.to_string()),
+        }
+    }
+}
+
 impl From<crate::store::StoreError> for ApiError {
     fn from(error: crate::store::StoreError) -> Self {
         match error.code() {
