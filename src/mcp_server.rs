@@ -483,9 +483,13 @@ impl BridgeServer {
                 continue;
             }
             let server_id = item.info.server_id;
-            let name = match self.unprefixed() == Some(server_id.as_str()) {
-                true => tool.name.to_string(),
-                false => item.info.name,
+            let upstream = item
+                .full
+                .strip_prefix(&format!("{server_id}{}", naming::SEPARATOR))
+                .map(str::to_owned);
+            let name = match (self.unprefixed() == Some(server_id.as_str()), upstream) {
+                (true, Some(upstream)) => upstream,
+                _ => item.info.name,
             };
             if !names.insert(name.clone()) {
                 tracing::warn!(%server_id, tool = %tool.name, "left out of /mcp: the name is taken");

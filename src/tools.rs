@@ -126,11 +126,15 @@ impl Tools {
         }
         let mut items = Vec::new();
         for (entry, tools) in &now {
-            items.extend(tools.iter().map(|tool| Item {
-                owner: Some(entry.owner.clone()),
-                full: format!("{}{}{}", entry.id, registry::naming::SEPARATOR, tool.tool),
-                info: tool.info.clone(),
-                definition: tool.definition.clone(),
+            items.extend(tools.iter().map(|tool| {
+                let mut definition = tool.definition.clone();
+                definition.name = tool.info.name.clone().into();
+                Item {
+                    owner: Some(entry.owner.clone()),
+                    full: format!("{}{}{}", entry.id, registry::naming::SEPARATOR, tool.tool),
+                    info: tool.info.clone(),
+                    definition,
+                }
             }));
         }
         if self.a2a.enabled() {

@@ -2,6 +2,7 @@
 
 mod a2a;
 mod a2e;
+mod access;
 mod auth;
 mod database;
 mod deploy;

@@ -58,6 +58,7 @@ async def main() -> None:
                 {
                     "protocol_version": str(getattr(client.session, "protocol_version", "")),
                     "tools": [t.name for t in tools.tools],
+                    "descriptions": {t.name: t.description for t in tools.tools},
                     "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
                     "sampled": sampled,
                     "list_changed": list_changed.is_set(),
