@@ -771,6 +771,59 @@ mod tests {
     }
 
     #[test]
+    fn the_file_holds_policies_and_toolsets() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bridge.toml");
+        std::fs::write(
+            &path,
+            r#"
+access_default = "deny"
+
+[[policies]]
+name = "readers"
+match = { roles = ["reader"], claims = { team = "pay*" } }
+allow = { tools = ["*__read_*", "*__list_*"], resources = ["*"] }
+
+[[policies]]
+name = "no-deletes"
+deny = { tools = ["*__delete_*"] }
+
+[[toolsets]]
+name = "team"
+tools = ["github__*"]
+rename = { "github__create_issue" = "new_issue" }
+deferred = true
+"#,
+        )
+        .unwrap();
+        let config =
+            Config::from_env(&env(&[("MCP_BRIDGE_CONFIG", path.to_str().unwrap())])).unwrap();
+        assert_eq!(config.access_default, AccessDefault::Deny);
+        assert_eq!(config.policies.len(), 2);
+        assert_eq!(config.policies[0].policy.matches.roles, ["reader"]);
+        assert_eq!(
+            config.policies[1]
+                .policy
+                .deny
+                .as_ref()
+                .unwrap()
+                .tools
+                .as_deref(),
+            Some(&["*__delete_*".to_owned()][..])
+        );
+        assert!(config.toolsets[0].toolset.deferred);
+        assert_eq!(
+            config.toolsets[0].toolset.rename["github__create_issue"],
+            "new_issue"
+        );
+        let err = Config::from_env(&env(&[("MCP_BRIDGE_ACCESS_DEFAULT", "maybe")])).unwrap_err();
+        assert!(
+            err.to_string().contains("MCP_BRIDGE_ACCESS_DEFAULT"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn bad_values_are_named() {
         let err = Config::from_env(&env(&[("MCP_BRIDGE_BIND", "nowhere")])).unwrap_err();
         assert!(err.to_string().contains("MCP_BRIDGE_BIND"), "{err}");

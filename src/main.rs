@@ -31,6 +31,13 @@ enum Command {
         /// Grant the admin role (needed to register stdio servers).
         #[arg(long)]
         admin: bool,
+        /// A role for access policies to match (repeatable).
+        #[arg(long = "role", value_name = "ROLE")]
+        roles: Vec<String>,
+        /// A claim for access policies to match, `NAME=VALUE` (repeatable; a VALUE that is JSON,
+        /// such as `["a","b"]` or `2`, is taken as such, anything else as a string).
+        #[arg(long = "claim", value_name = "NAME=VALUE", value_parser = parse_claim)]
+        claims: Vec<(String, serde_json::Value)>,
         /// How long the token is valid: e.g. 30m, 1h, 7d, or seconds.
         #[arg(long, default_value = "1h", value_parser = parse_ttl)]
         ttl: Duration,
@@ -46,6 +53,18 @@ enum Command {
         #[arg(long)]
         url: Option<String>,
     },
+}
+
+fn parse_claim(text: &str) -> Result<(String, serde_json::Value), String> {
+    let (name, value) = text
+        .split_once('=')
+        .filter(|(name, _)| !name.is_empty())
+        .ok_or_else(|| format!("\"{text}\" is not NAME=VALUE"))?;
+    if ["sub", "exp", "iat", "iss", "aud", "roles", "nbf"].contains(&name) {
+        return Err(format!("`{name}` is set by the token command itself"));
+    }
+    let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::json!(value));
+    Ok((name.to_owned(), value))
 }
 
 fn parse_ttl(text: &str) -> Result<Duration, String> {
@@ -82,8 +101,17 @@ async fn main() -> ExitCode {
     };
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(config).await,
-        Command::Token { sub, admin, ttl } => {
-            let minted = Auth::from_config(&config).and_then(|auth| auth.mint(&sub, admin, ttl));
+        Command::Token {
+            sub,
+            admin,
+            roles,
+            claims,
+            ttl,
+        } => {
+            let mut caller = mcp_bridge::caller::Caller::new(sub, admin);
+            caller.roles.extend(roles);
+            caller.claims = std::sync::Arc::new(claims.into_iter().collect());
+            let minted = Auth::from_config(&config).and_then(|auth| auth.mint_for(&caller, ttl));
             match minted {
                 Ok(token) => {
                     println!("{token}");

@@ -189,7 +189,8 @@ export interface paths {
         };
         /**
          * The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
-         *     (tool/list), in pages.
+         *     and the caller's access policies (tool/list), in pages; or one toolset's tools; or, with
+         *     `q`, the tools that best match a query, ranked.
          */
         get: operations["list_tools"];
         put?: never;
@@ -554,6 +555,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every access policy (those of the config file too) and the access default. */
+        get: operations["list_policies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/policies/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create or replace a policy (admins). It applies to the callers its `match` names (every
+         *     criterion given must hold); `allow` globs narrow what they see, `deny` globs hide (deny
+         *     wins). Tools and prompts match by namespaced name (`github__*`), resources by URI. In force
+         *     at once, on every replica within 2 s.
+         */
+        put: operations["put_policy"];
+        post?: never;
+        /** Remove a policy (admins). */
+        delete: operations["delete_policy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/toolsets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every toolset (those of the config file too). */
+        get: operations["list_toolsets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/toolsets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A toolset's definition (its tools: `GET /v1/tools?toolset={name}`). */
+        get: operations["get_toolset"];
+        /**
+         * Create or replace a toolset (admins): `tools` globs on catalogue names pick its members,
+         *     `rename` and `descriptions` change how it shows them, `deferred` shows only the meta-tools
+         *     `search_tools`, `describe_tool` and `call_tool`. Each caller still sees only what its
+         *     policies allow.
+         */
+        put: operations["put_toolset"];
+        post?: never;
+        /** Remove a toolset (admins). */
+        delete: operations["delete_toolset"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/{server_id}/authorize": {
         parameters: {
             query?: never;
@@ -813,6 +895,21 @@ export interface components {
             /** @default  */
             agent_id: string;
         };
+        /**
+         * @description Globs per kind: tools and prompts by namespaced name (`github__*`, `*__delete_*`), resources
+         *     by URI (`file:///srv/*`). `*` matches any run of characters, `?` one.
+         */
+        AccessRules: {
+            /**
+             * @description Absent: this rule says nothing about tools.
+             * @default null
+             */
+            tools?: string[] | null;
+            /** @default null */
+            resources?: string[] | null;
+            /** @default null */
+            prompts?: string[] | null;
+        };
         /** @description One change, as `GET /v1/audit` lists it. */
         AuditEntry: {
             /**
@@ -956,6 +1053,11 @@ export interface components {
          * @enum {string}
          */
         ContentKind: "text" | "blob";
+        /**
+         * @description Where a policy or toolset was defined.
+         * @enum {string}
+         */
+        DefinedIn: "api" | "config";
         /** @description mcp/elicit/ack: the answer was taken (202). */
         ElicitAck: {
             /**
@@ -1354,6 +1456,20 @@ export interface components {
          * @enum {string}
          */
         McpTransport: "stdio" | "http" | "sse" | "ws";
+        /** @description A policy with its name, as listed. */
+        NamedPolicy: components["schemas"]["Policy"] & {
+            /** @default  */
+            name?: string;
+            /** @default api */
+            defined_in?: components["schemas"]["DefinedIn"];
+        };
+        /** @description A toolset with its name, as listed. */
+        NamedToolset: components["schemas"]["Toolset"] & {
+            /** @default  */
+            name?: string;
+            /** @default api */
+            defined_in?: components["schemas"]["DefinedIn"];
+        };
         /**
          * @description OAuthConfig: how the bridge authorizes itself to an `http`, `sse` or `ws` server with OAuth 2.1
          *     (`auth` of MCPServerConfig). Without it, a server that answers 401 with
@@ -1398,6 +1514,49 @@ export interface components {
          * @enum {string}
          */
         OAuthKind: "oauth2";
+        /**
+         * @description An access policy: whom it applies to, what it lets them see and what it hides. Deny wins;
+         *     a policy with no `allow` only denies.
+         */
+        Policy: {
+            /** @default {} */
+            match?: components["schemas"]["PolicyMatch"];
+            /** @default null */
+            allow?: components["schemas"]["AccessRules"] | null;
+            /** @default null */
+            deny?: components["schemas"]["AccessRules"] | null;
+        };
+        /** @description `GET /v1/policies`. */
+        PolicyList: {
+            /** @description By name. */
+            policies: components["schemas"]["NamedPolicy"][];
+            /** @description `MCP_BRIDGE_ACCESS_DEFAULT`: what a caller no `allow` rule matches sees, `allow` or `deny`. */
+            access_default: string;
+        };
+        /**
+         * @description Which callers a policy applies to. Every criterion given must hold; an empty match applies
+         *     to everyone.
+         */
+        PolicyMatch: {
+            /**
+             * @description Globs on the token's `sub` (`team-a-*`); one must match.
+             * @default []
+             */
+            subs?: string[];
+            /**
+             * @description Roles of the token's `roles` claim; the caller must hold one.
+             * @default []
+             */
+            roles?: string[];
+            /**
+             * @description Claims the token must carry with these values (a claim that is a list must contain the
+             *     value; a string value is a glob on a string claim).
+             * @default {}
+             */
+            claims?: {
+                [key: string]: unknown;
+            };
+        };
         /** @description mcp/prompt/get/req: render a prompt template. */
         PromptGetRequest: {
             /**
@@ -2564,7 +2723,8 @@ export interface components {
              */
             ts?: number;
             /**
-             * @description `{server_id}__{tool}`.
+             * @description `{server_id}__{tool}` (or its short alias), an agent-bridge tool, or the name a
+             *     toolset shows.
              * @default
              */
             name?: string;
@@ -2572,6 +2732,11 @@ export interface components {
             arguments?: {
                 [key: string]: unknown;
             };
+            /**
+             * @description The toolset `name` is a tool of (beyond the seed).
+             * @default
+             */
+            toolset?: string;
             /**
              * Format: double
              * @description Seconds; bounded by the server's own `timeout`.
@@ -2696,6 +2861,42 @@ export interface components {
          * @enum {string}
          */
         ToolSource: "mcp" | "a2a";
+        /**
+         * @description A toolset (virtual server): the catalogue tools its globs name, renamed and described as it
+         *     says, served at `/mcp/toolsets/{name}` and as `GET /v1/tools?toolset={name}`.
+         */
+        Toolset: {
+            /**
+             * @description Globs on catalogue names (`github__*`, `agent_send`); a tool is in when one matches.
+             * @default []
+             */
+            tools?: string[];
+            /**
+             * @description Catalogue name → the name the toolset shows (and is called by).
+             * @default {}
+             */
+            rename?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Catalogue name → the description the toolset shows instead of the server's.
+             * @default {}
+             */
+            descriptions?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Show only the meta-tools `search_tools`, `describe_tool` and `call_tool`, so a client
+             *     loads only the tools it looks for.
+             * @default false
+             */
+            deferred?: boolean;
+        };
+        /** @description `GET /v1/toolsets`. */
+        ToolsetList: {
+            /** @description By name. */
+            toolsets: components["schemas"]["NamedToolset"][];
+        };
     };
     responses: {
         /**
@@ -3226,6 +3427,15 @@ export interface operations {
                 source?: string;
                 /** @description `next_cursor` of the previous page. */
                 cursor?: string;
+                /** @description Only this toolset's tools, as it shows them (the meta-tools of a deferred one). */
+                toolset?: string;
+                /**
+                 * @description Rank tools by relevance to this query (names, titles, descriptions, parameters), best
+                 *     first, in one page.
+                 */
+                q?: string;
+                /** @description Most tools `q` answers: 1 to 100 (default 10). */
+                limit?: number;
                 /** @description The A2E request id, echoed as `req_id`. */
                 id?: string;
             };
@@ -3976,6 +4186,214 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    list_policies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policies, by name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    put_policy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1 to 64 of `[A-Za-z0-9._-]` */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Policy"];
+            };
+        };
+        responses: {
+            /** @description The policy is replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamedPolicy"];
+                };
+            };
+            /** @description The policy is created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamedPolicy"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    delete_policy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy is removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    list_toolsets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The toolsets, by name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolsetList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    get_toolset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The toolset */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamedToolset"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    put_toolset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1 to 64 of `[A-Za-z0-9._-]` */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Toolset"];
+            };
+        };
+        responses: {
+            /** @description The toolset is replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamedToolset"];
+                };
+            };
+            /** @description The toolset is created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamedToolset"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    delete_toolset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The toolset is removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["StoreUnavailable"];
         };

@@ -179,20 +179,25 @@ impl Auth {
         admin: bool,
         ttl: std::time::Duration,
     ) -> Result<String, AuthError> {
+        self.mint_for(&Caller::new(sub, admin), ttl)
+    }
+
+    /// A token for `caller` (its id, roles and other claims), valid for `ttl`.
+    pub fn mint_for(&self, caller: &Caller, ttl: std::time::Duration) -> Result<String, AuthError> {
         let key = self.encoding.as_ref().ok_or(AuthError::CannotMint)?;
         let now = jsonwebtoken::get_current_timestamp();
+        let mut roles = caller.roles.clone();
+        if caller.admin && !roles.iter().any(|r| r == "admin") {
+            roles.push("admin".into());
+        }
         let claims = Claims {
-            sub: sub.to_owned(),
+            sub: caller.id.clone(),
             exp: now + ttl.as_secs(),
             iat: Some(now),
             iss: self.issuer.clone(),
             aud: self.audience.clone(),
-            roles: if admin {
-                vec!["admin".into()]
-            } else {
-                Vec::new()
-            },
-            other: serde_json::Map::new(),
+            roles,
+            other: (*caller.claims).clone(),
         };
         Ok(jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),

@@ -19,6 +19,7 @@ from .a2a_unregister_response import A2AUnregisterResponse
 from .a2a_unregister_response_type import A2AUnregisterResponseType
 from .a2e_message_response_200 import A2EMessageResponse200
 from .a2e_message_response_201 import A2EMessageResponse201
+from .access_rules import AccessRules
 from .audit_entry import AuditEntry
 from .audit_list_response import AuditListResponse
 from .authorize_response import AuthorizeResponse
@@ -32,6 +33,7 @@ from .completion_request_type import CompletionRequestType
 from .completion_response import CompletionResponse
 from .completion_response_type import CompletionResponseType
 from .content_kind import ContentKind
+from .defined_in import DefinedIn
 from .elicit_ack import ElicitAck
 from .elicit_ack_type import ElicitAckType
 from .elicit_action import ElicitAction
@@ -64,9 +66,15 @@ from .mcp_server_config_headers import McpServerConfigHeaders
 from .mcp_server_info import McpServerInfo
 from .mcp_server_status import McpServerStatus
 from .mcp_transport import McpTransport
+from .named_policy import NamedPolicy
+from .named_toolset import NamedToolset
 from .o_auth_config import OAuthConfig
 from .o_auth_grant import OAuthGrant
 from .o_auth_kind import OAuthKind
+from .policy import Policy
+from .policy_list import PolicyList
+from .policy_match import PolicyMatch
+from .policy_match_claims import PolicyMatchClaims
 from .prompt_get_request import PromptGetRequest
 from .prompt_get_request_arguments import PromptGetRequestArguments
 from .prompt_get_request_type import PromptGetRequestType
@@ -157,6 +165,10 @@ from .tool_info_output_schema_type_0 import ToolInfoOutputSchemaType0
 from .tool_list_response import ToolListResponse
 from .tool_list_response_type import ToolListResponseType
 from .tool_source import ToolSource
+from .toolset import Toolset
+from .toolset_descriptions import ToolsetDescriptions
+from .toolset_list import ToolsetList
+from .toolset_rename import ToolsetRename
 
 __all__ = (
     "A2AAgentInfo",
@@ -178,6 +190,7 @@ __all__ = (
     "A2AUnregisterResponseType",
     "A2EMessageResponse200",
     "A2EMessageResponse201",
+    "AccessRules",
     "AuditEntry",
     "AuditListResponse",
     "AuthorizeResponse",
@@ -191,6 +204,7 @@ __all__ = (
     "CompletionResponse",
     "CompletionResponseType",
     "ContentKind",
+    "DefinedIn",
     "ElicitAck",
     "ElicitAckType",
     "ElicitAction",
@@ -223,9 +237,15 @@ __all__ = (
     "McpServerInfo",
     "McpServerStatus",
     "McpTransport",
+    "NamedPolicy",
+    "NamedToolset",
     "OAuthConfig",
     "OAuthGrant",
     "OAuthKind",
+    "Policy",
+    "PolicyList",
+    "PolicyMatch",
+    "PolicyMatchClaims",
     "PromptGetRequest",
     "PromptGetRequestArguments",
     "PromptGetRequestType",
@@ -314,4 +334,8 @@ __all__ = (
     "ToolListResponse",
     "ToolListResponseType",
     "ToolSource",
+    "Toolset",
+    "ToolsetDescriptions",
+    "ToolsetList",
+    "ToolsetRename",
 )

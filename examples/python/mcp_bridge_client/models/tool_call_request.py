@@ -28,8 +28,10 @@ class ToolCallRequest:
         id (str | Unset): Message id; a UUID when absent.
         version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
         ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
-        name (str | Unset): `{server_id}__{tool}`. Default: ''.
+        name (str | Unset): `{server_id}__{tool}` (or its short alias), an agent-bridge tool, or the name a
+            toolset shows. Default: ''.
         arguments (ToolCallRequestArguments | Unset):
+        toolset (str | Unset): The toolset `name` is a tool of (beyond the seed). Default: ''.
         timeout (float | None | Unset): Seconds; bounded by the server's own `timeout`.
     """
 
@@ -39,6 +41,7 @@ class ToolCallRequest:
     ts: float | Unset = UNSET
     name: str | Unset = ""
     arguments: ToolCallRequestArguments | Unset = UNSET
+    toolset: str | Unset = ""
     timeout: float | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -58,6 +61,8 @@ class ToolCallRequest:
         arguments: dict[str, Any] | Unset = UNSET
         if not isinstance(self.arguments, Unset):
             arguments = self.arguments.to_dict()
+
+        toolset = self.toolset
 
         timeout: float | None | Unset
         if isinstance(self.timeout, Unset):
@@ -80,6 +85,8 @@ class ToolCallRequest:
             field_dict["name"] = name
         if arguments is not UNSET:
             field_dict["arguments"] = arguments
+        if toolset is not UNSET:
+            field_dict["toolset"] = toolset
         if timeout is not UNSET:
             field_dict["timeout"] = timeout
 
@@ -112,6 +119,8 @@ class ToolCallRequest:
         else:
             arguments = ToolCallRequestArguments.from_dict(_arguments)
 
+        toolset = d.pop("toolset", UNSET)
+
         def _parse_timeout(data: object) -> float | None | Unset:
             if data is None:
                 return data
@@ -128,6 +137,7 @@ class ToolCallRequest:
             ts=ts,
             name=name,
             arguments=arguments,
+            toolset=toolset,
             timeout=timeout,
         )
 

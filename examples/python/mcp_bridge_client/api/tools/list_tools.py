@@ -15,6 +15,9 @@ def _get_kwargs(
     server_id: str | Unset = UNSET,
     source: str | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    toolset: str | Unset = UNSET,
+    q: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> dict[str, Any]:
 
@@ -25,6 +28,12 @@ def _get_kwargs(
     params["source"] = source
 
     params["cursor"] = cursor
+
+    params["toolset"] = toolset
+
+    params["q"] = q
+
+    params["limit"] = limit
 
     params["id"] = id
 
@@ -85,15 +94,22 @@ def sync_detailed(
     server_id: str | Unset = UNSET,
     source: str | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    toolset: str | Unset = UNSET,
+    q: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> Response[ErrorBody | ToolListResponse]:
     """The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
-    (tool/list), in pages.
+    and the caller's access policies (tool/list), in pages; or one toolset's tools; or, with
+    `q`, the tools that best match a query, ranked.
 
     Args:
         server_id (str | Unset):
         source (str | Unset):
         cursor (str | Unset):
+        toolset (str | Unset):
+        q (str | Unset):
+        limit (int | Unset):
         id (str | Unset):
 
     Raises:
@@ -108,6 +124,9 @@ def sync_detailed(
         server_id=server_id,
         source=source,
         cursor=cursor,
+        toolset=toolset,
+        q=q,
+        limit=limit,
         id=id,
     )
 
@@ -124,15 +143,22 @@ def sync(
     server_id: str | Unset = UNSET,
     source: str | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    toolset: str | Unset = UNSET,
+    q: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> ErrorBody | ToolListResponse | None:
     """The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
-    (tool/list), in pages.
+    and the caller's access policies (tool/list), in pages; or one toolset's tools; or, with
+    `q`, the tools that best match a query, ranked.
 
     Args:
         server_id (str | Unset):
         source (str | Unset):
         cursor (str | Unset):
+        toolset (str | Unset):
+        q (str | Unset):
+        limit (int | Unset):
         id (str | Unset):
 
     Raises:
@@ -148,6 +174,9 @@ def sync(
         server_id=server_id,
         source=source,
         cursor=cursor,
+        toolset=toolset,
+        q=q,
+        limit=limit,
         id=id,
     ).parsed
 
@@ -158,15 +187,22 @@ async def asyncio_detailed(
     server_id: str | Unset = UNSET,
     source: str | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    toolset: str | Unset = UNSET,
+    q: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> Response[ErrorBody | ToolListResponse]:
     """The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
-    (tool/list), in pages.
+    and the caller's access policies (tool/list), in pages; or one toolset's tools; or, with
+    `q`, the tools that best match a query, ranked.
 
     Args:
         server_id (str | Unset):
         source (str | Unset):
         cursor (str | Unset):
+        toolset (str | Unset):
+        q (str | Unset):
+        limit (int | Unset):
         id (str | Unset):
 
     Raises:
@@ -181,6 +217,9 @@ async def asyncio_detailed(
         server_id=server_id,
         source=source,
         cursor=cursor,
+        toolset=toolset,
+        q=q,
+        limit=limit,
         id=id,
     )
 
@@ -195,15 +234,22 @@ async def asyncio(
     server_id: str | Unset = UNSET,
     source: str | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    toolset: str | Unset = UNSET,
+    q: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> ErrorBody | ToolListResponse | None:
     """The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
-    (tool/list), in pages.
+    and the caller's access policies (tool/list), in pages; or one toolset's tools; or, with
+    `q`, the tools that best match a query, ranked.
 
     Args:
         server_id (str | Unset):
         source (str | Unset):
         cursor (str | Unset):
+        toolset (str | Unset):
+        q (str | Unset):
+        limit (int | Unset):
         id (str | Unset):
 
     Raises:
@@ -220,6 +266,9 @@ async def asyncio(
             server_id=server_id,
             source=source,
             cursor=cursor,
+            toolset=toolset,
+            q=q,
+            limit=limit,
             id=id,
         )
     ).parsed

@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.defined_in import DefinedIn, check_defined_in
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.toolset_descriptions import ToolsetDescriptions
+    from ..models.toolset_rename import ToolsetRename
+
+
+T = TypeVar("T", bound="NamedToolset")
+
+
+@_attrs_define
+class NamedToolset:
+    """A toolset with its name, as listed.
+
+    Attributes:
+        tools (list[str] | Unset): Globs on catalogue names (`github__*`, `agent_send`); a tool is in when one matches.
+        rename (ToolsetRename | Unset): Catalogue name → the name the toolset shows (and is called by).
+        descriptions (ToolsetDescriptions | Unset): Catalogue name → the description the toolset shows instead of the
+            server's.
+        deferred (bool | Unset): Show only the meta-tools `search_tools`, `describe_tool` and `call_tool`, so a client
+            loads only the tools it looks for. Default: False.
+        name (str | Unset):  Default: ''.
+        defined_in (DefinedIn | Unset): Where a policy or toolset was defined.
+    """
+
+    tools: list[str] | Unset = UNSET
+    rename: ToolsetRename | Unset = UNSET
+    descriptions: ToolsetDescriptions | Unset = UNSET
+    deferred: bool | Unset = False
+    name: str | Unset = ""
+    defined_in: DefinedIn | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        tools: list[str] | Unset = UNSET
+        if not isinstance(self.tools, Unset):
+            tools = self.tools
+
+        rename: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.rename, Unset):
+            rename = self.rename.to_dict()
+
+        descriptions: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.descriptions, Unset):
+            descriptions = self.descriptions.to_dict()
+
+        deferred = self.deferred
+
+        name = self.name
+
+        defined_in: str | Unset = UNSET
+        if not isinstance(self.defined_in, Unset):
+            defined_in = self.defined_in
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if tools is not UNSET:
+            field_dict["tools"] = tools
+        if rename is not UNSET:
+            field_dict["rename"] = rename
+        if descriptions is not UNSET:
+            field_dict["descriptions"] = descriptions
+        if deferred is not UNSET:
+            field_dict["deferred"] = deferred
+        if name is not UNSET:
+            field_dict["name"] = name
+        if defined_in is not UNSET:
+            field_dict["defined_in"] = defined_in
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.toolset_descriptions import ToolsetDescriptions
+        from ..models.toolset_rename import ToolsetRename
+
+        d = dict(src_dict)
+        tools = cast(list[str], d.pop("tools", UNSET))
+
+        _rename = d.pop("rename", UNSET)
+        rename: ToolsetRename | Unset
+        if isinstance(_rename, Unset):
+            rename = UNSET
+        else:
+            rename = ToolsetRename.from_dict(_rename)
+
+        _descriptions = d.pop("descriptions", UNSET)
+        descriptions: ToolsetDescriptions | Unset
+        if isinstance(_descriptions, Unset):
+            descriptions = UNSET
+        else:
+            descriptions = ToolsetDescriptions.from_dict(_descriptions)
+
+        deferred = d.pop("deferred", UNSET)
+
+        name = d.pop("name", UNSET)
+
+        _defined_in = d.pop("defined_in", UNSET)
+        defined_in: DefinedIn | Unset
+        if isinstance(_defined_in, Unset):
+            defined_in = UNSET
+        else:
+            defined_in = check_defined_in(_defined_in)
+
+        named_toolset = cls(
+            tools=tools,
+            rename=rename,
+            descriptions=descriptions,
+            deferred=deferred,
+            name=name,
+            defined_in=defined_in,
+        )
+
+        named_toolset.additional_properties = d
+        return named_toolset
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

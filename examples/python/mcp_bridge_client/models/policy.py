@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.access_rules import AccessRules
+    from ..models.policy_match import PolicyMatch
+
+
+T = TypeVar("T", bound="Policy")
+
+
+@_attrs_define
+class Policy:
+    """An access policy: whom it applies to, what it lets them see and what it hides. Deny wins;
+    a policy with no `allow` only denies.
+
+        Attributes:
+            match (PolicyMatch | Unset): Which callers a policy applies to. Every criterion given must hold; an empty match
+                applies
+                to everyone.
+            allow (AccessRules | None | Unset):
+            deny (AccessRules | None | Unset):
+    """
+
+    match: PolicyMatch | Unset = UNSET
+    allow: AccessRules | None | Unset = UNSET
+    deny: AccessRules | None | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.access_rules import AccessRules
+
+        match: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.match, Unset):
+            match = self.match.to_dict()
+
+        allow: dict[str, Any] | None | Unset
+        if isinstance(self.allow, Unset):
+            allow = UNSET
+        elif isinstance(self.allow, AccessRules):
+            allow = self.allow.to_dict()
+        else:
+            allow = self.allow
+
+        deny: dict[str, Any] | None | Unset
+        if isinstance(self.deny, Unset):
+            deny = UNSET
+        elif isinstance(self.deny, AccessRules):
+            deny = self.deny.to_dict()
+        else:
+            deny = self.deny
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({})
+        if match is not UNSET:
+            field_dict["match"] = match
+        if allow is not UNSET:
+            field_dict["allow"] = allow
+        if deny is not UNSET:
+            field_dict["deny"] = deny
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.access_rules import AccessRules
+        from ..models.policy_match import PolicyMatch
+
+        d = dict(src_dict)
+        _match = d.pop("match", UNSET)
+        match: PolicyMatch | Unset
+        if isinstance(_match, Unset):
+            match = UNSET
+        else:
+            match = PolicyMatch.from_dict(_match)
+
+        def _parse_allow(data: object) -> AccessRules | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                allow_type_0 = AccessRules.from_dict(data)
+
+                return allow_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(AccessRules | None | Unset, data)
+
+        allow = _parse_allow(d.pop("allow", UNSET))
+
+        def _parse_deny(data: object) -> AccessRules | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                deny_type_0 = AccessRules.from_dict(data)
+
+                return deny_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(AccessRules | None | Unset, data)
+
+        deny = _parse_deny(d.pop("deny", UNSET))
+
+        policy = cls(
+            match=match,
+            allow=allow,
+            deny=deny,
+        )
+
+        return policy
