@@ -624,3 +624,58 @@ async fn while_postgres_is_away_calls_go_on_and_writes_fail_cleanly() {
     assert_eq!(status, StatusCode::OK, "{body}");
     b.app.register(everything_stdio(&refused)).await;
 }
+
+#[tokio::test]
+async fn a_policy_set_on_one_replica_is_in_force_on_another() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("pol");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    let echo = format!("{id}__echo");
+    let resp = a
+        .app
+        .client
+        .put(format!("{}/v1/policies/no-echo", a.app.base))
+        .bearer_auth(&a.app.admin)
+        .json(&json!({"match": {"subs": ["alice"]}, "deny": {"tools": [echo]}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    // Refused on the other replica within its refresh (2 s), listed and called.
+    let started = Instant::now();
+    wait_until("the policy reaching replica b", WAIT, async || {
+        let (status, body) = b
+            .app
+            .post(
+                "/v1/tools/call",
+                &b.app.alice,
+                json!({"name": echo, "arguments": {"message": "x"}}),
+            )
+            .await;
+        match status {
+            StatusCode::NOT_FOUND => Ok(()),
+            other => Err(format!("{other}: {body}")),
+        }
+    })
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!b.app.tool_names("").await.contains(&echo));
+    let (status, _) = b
+        .app
+        .post(
+            "/v1/tools/call",
+            &b.app.bob,
+            json!({"name": echo, "arguments": {"message": "x"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "another agent is not matched");
+}
