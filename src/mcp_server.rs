@@ -416,8 +416,11 @@ impl BridgeServer {
         if self.state.a2a.enabled() {
             names.extend(crate::a2a::tools::NAMES.iter().map(|n| n.to_string()));
         }
-        for (server_id, mut tool) in self.state.registry.tool_definitions() {
-            let name = self.exposed(&server_id, &tool.name);
+        for (server_id, name, mut tool) in self.state.registry.named_tool_definitions() {
+            let name = match self.unprefixed() == Some(server_id.as_str()) {
+                true => tool.name.to_string(),
+                false => name,
+            };
             if !names.insert(name.clone()) {
                 tracing::warn!(%server_id, tool = %tool.name, "left out of /mcp: the name is taken");
                 continue;
@@ -812,9 +815,13 @@ impl BridgeServer {
                 .get(server_id)
                 .is_ok_and(|e| registry::exposes_tool(&e, name))
         };
-        let (server_id, tool) = self
-            .resolve(name, offers)
-            .ok_or_else(|| ErrorData::invalid_params(format!("Unknown tool: {name}"), None))?;
+        let (server_id, tool) = match self.unprefixed().filter(|id| offers(id)) {
+            Some(server_id) => (server_id.to_owned(), name.to_owned()),
+            // A full name or a short alias.
+            None => registry
+                .resolve_tool(name)
+                .ok_or_else(|| ErrorData::invalid_params(format!("Unknown tool: {name}"), None))?,
+        };
         Ok(format!("{server_id}{}{tool}", naming::SEPARATOR))
     }
 

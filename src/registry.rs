@@ -7,6 +7,7 @@ mod entry;
 mod links;
 mod merge;
 pub mod naming;
+mod pins;
 mod prompts;
 mod replicas;
 mod resources;
@@ -397,7 +398,10 @@ impl Registry {
                 .unwrap_or(false),
         };
         match (established, held) {
-            (Some(established), true) => entry.install(established),
+            (Some(established), true) => {
+                entry.review_pins(&established.lists).await;
+                entry.install(established);
+            }
             (Some(established), false) => established.conn.shutdown().await,
             (None, _) => {}
         }
@@ -645,7 +649,20 @@ impl Registry {
         catalogue::definitions(&self.entries())
     }
 
-    /// Calls a catalogue tool by its namespaced name.
+    /// Every exposed tool with its catalogue name (`{server_id}__{tool}` or its short alias):
+    /// (server id, name, the tool as its server described it).
+    pub fn named_tool_definitions(&self) -> Vec<(String, String, rmcp::model::Tool)> {
+        catalogue::named_definitions(&self.entries())
+    }
+
+    /// The (server id, upstream tool) a catalogue name stands for, if the catalogue shows it
+    /// now: a full name `{server_id}__{tool}` (also of a tool shown under a short alias), or a
+    /// short alias.
+    pub fn resolve_tool(&self, name: &str) -> Option<(String, String)> {
+        catalogue::resolve(&self.entries(), name)
+    }
+
+    /// Calls a catalogue tool by its namespaced name or short alias.
     pub async fn call_tool(
         &self,
         name: &str,
@@ -654,15 +671,17 @@ impl Registry {
         origin: CallOrigin,
     ) -> Result<(String, CallToolResult), Error> {
         let not_found = || Error::ToolNotFound(name.to_owned());
-        let (server_id, tool) = naming::split(name).ok_or_else(not_found)?;
+        let (server_id, tool) = self.resolve_tool(name).ok_or_else(not_found)?;
+        let (server_id, tool) = (server_id.as_str(), tool.as_str());
         let entry = self.get(server_id).map_err(|_| not_found())?;
         let config = entry.config();
         if !naming::tool_allowed(&config.tool_allow_list, tool) {
             return Err(not_found());
         }
         if let Some(holder) = entry.held_elsewhere() {
+            // The full name: the holder resolves it whatever aliases it would give.
             let op = replicas::Op::CallTool {
-                name: name.to_owned(),
+                name: format!("{server_id}{}{tool}", naming::SEPARATOR),
                 arguments,
                 timeout,
                 agent: origin.agent_id().to_owned(),

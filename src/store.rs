@@ -5,6 +5,7 @@ mod a2a;
 mod audit;
 mod leases;
 mod oauth;
+mod pins;
 pub mod sealed;
 pub use audit::AuditEntry;
 mod roots;
@@ -25,6 +26,7 @@ use sqlx::{AnyConnection, AnyPool};
 
 pub use a2a::{Owned, StoredAgent};
 pub use oauth::StoredOAuthGrant;
+pub use pins::StoredPin;
 pub use servers::StoredServer;
 
 /// A migration: its version and name, its SQL, and the PostgreSQL variant of that SQL where the
@@ -87,6 +89,12 @@ const MIGRATIONS: &[Embedded] = &[
         version: 20261210000001,
         name: "leases",
         sql: include_str!("../migrations/20261210000001_leases.sql"),
+        postgres: None,
+    },
+    Embedded {
+        version: 20261220000001,
+        name: "tool_pins",
+        sql: include_str!("../migrations/20261220000001_tool_pins.sql"),
         postgres: None,
     },
 ];

@@ -63,10 +63,19 @@ impl Tools {
             Err(error) => error.code().as_str(),
         };
         // Only registered servers name a series: a name made up by a caller must not add one.
-        let server = registry::naming::split(name)
-            .map(|(s, _)| s)
-            .filter(|s| self.registry.get(s).is_ok())
-            .unwrap_or("unknown");
+        let server = match &called {
+            Ok((server_id, _)) => Some(server_id.clone()),
+            Err(_) => self
+                .registry
+                .resolve_tool(name)
+                .map(|(s, _)| s)
+                .or_else(|| {
+                    registry::naming::split(name)
+                        .map(|(s, _)| s.to_owned())
+                        .filter(|s| self.registry.get(s).is_ok())
+                }),
+        };
+        let server = server.as_deref().unwrap_or("unknown");
         self.metrics.tool_call(server, outcome, started.elapsed());
         called
     }
