@@ -718,6 +718,33 @@ impl Registry {
         }
     }
 
+    /// Approves the current definition of a server's tool (by upstream name, or its catalogue
+    /// name) under tool pinning: pins it, and shows the tool again if it was held back. The
+    /// server's owner or an admin only. Answers the tool as the catalogue shows it and whether a
+    /// change was waiting (approving a definition already pinned changes nothing).
+    pub async fn approve_tool(
+        &self,
+        agent: &Caller,
+        server_id: &str,
+        tool: &str,
+    ) -> Result<(crate::a2e::ToolInfo, bool), Error> {
+        let entry = self.managed(agent, server_id)?;
+        let tool = self.upstream_tool(&entry, tool)?;
+        let Some(holder) = entry.held_elsewhere() else {
+            return entry.approve(&agent.id, &tool).await;
+        };
+        let op = replicas::Op::ApproveTool {
+            agent: agent.id.clone(),
+            server_id: server_id.to_owned(),
+            tool: tool.clone(),
+        };
+        let bound = Duration::from_secs(entry.config().timeout);
+        let answer = self.forward(&holder, op, bound).await?;
+        // The holder shares the same shortly; shown again here at once.
+        entry.release(&tool);
+        Ok(answer)
+    }
+
     /// Stops every supervisor and waits (bounded) for their connections to close.
     /// Stops every server; across replicas, then hands them over to the others at once.
     pub async fn shutdown(&self, grace: Duration) {

@@ -9,13 +9,10 @@
 //! its listings; the others take the held-back tools from what the holder shares.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
-
 use serde_json::{Value, json};
 
-use super::{Error, Registry, ServerEntry, catalogue, naming, replicas};
+use super::{Error, Registry, ServerEntry, catalogue, naming};
 use crate::a2e::{Message, NotificationMethod, ServerPush, ToolInfo};
-use crate::caller::Caller;
 use crate::config::ToolPinning;
 use crate::store::StoredPin;
 use crate::upstream::Lists;
@@ -184,7 +181,7 @@ impl ServerEntry {
     }
 
     /// Takes a tool out of the held-back set (its new definition was approved); whether it was.
-    fn release(&self, tool: &str) -> bool {
+    pub(super) fn release(&self, tool: &str) -> bool {
         let config = self.config();
         let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
         let released = live.held_back.remove(tool);
@@ -211,36 +208,9 @@ impl ServerEntry {
 }
 
 impl Registry {
-    /// Approves the current definition of a server's tool (by upstream name, or its catalogue
-    /// name): pins it, and shows the tool again if it was held back. The server's owner or an
-    /// admin only. Answers the tool as the catalogue shows it and whether a change was waiting
-    /// (approving a definition already pinned changes nothing).
-    pub async fn approve_tool(
-        &self,
-        agent: &Caller,
-        server_id: &str,
-        tool: &str,
-    ) -> Result<(ToolInfo, bool), Error> {
-        let entry = self.managed(agent, server_id)?;
-        let tool = self.upstream_tool(&entry, tool)?;
-        if let Some(holder) = entry.held_elsewhere() {
-            let op = replicas::Op::ApproveTool {
-                agent: agent.id.clone(),
-                server_id: server_id.to_owned(),
-                tool: tool.clone(),
-            };
-            let bound = std::time::Duration::from_secs(entry.config().timeout);
-            let answer: (ToolInfo, bool) = self.forward(&holder, op, bound).await?;
-            // The holder shares the same shortly; shown again here at once.
-            entry.release(&tool);
-            return Ok(answer);
-        }
-        approve_here(&entry, &agent.id, &tool).await
-    }
-
     /// The upstream name of a tool of `entry` named by its upstream or catalogue name, if the
     /// server lists it and its allow list lets it through.
-    fn upstream_tool(&self, entry: &ServerEntry, tool: &str) -> Result<String, Error> {
+    pub(super) fn upstream_tool(&self, entry: &ServerEntry, tool: &str) -> Result<String, Error> {
         let listed = |name: &str| entry.lists().tools.iter().any(|t| t.name == name);
         let config = entry.config();
         let upstream = match listed(tool) {
@@ -256,48 +226,44 @@ impl Registry {
     }
 }
 
-/// Approves `tool` on the replica holding its server (see [`Registry::approve_tool`]).
-pub(super) async fn approve_here(
-    entry: &Arc<ServerEntry>,
-    actor: &str,
-    tool: &str,
-) -> Result<(ToolInfo, bool), Error> {
-    let not_found = || Error::ToolNotFound(format!("{}{}{tool}", entry.id, naming::SEPARATOR));
-    let mut approved = false;
-    if entry.pins.mode != ToolPinning::Off {
-        let serial = entry.pins.lock.lock().await;
-        let lists = entry.lists();
-        let definition = lists
-            .tools
-            .iter()
-            .find(|t| t.name == tool)
-            .ok_or_else(not_found)?;
-        let pin = pin_of(definition);
-        let stored = entry.store.tool_pins(&entry.id).await?;
-        if stored.get(tool).is_none_or(|p| p.digest != pin.digest) {
-            let detail = format!("tool \"{tool}\": definition {} pinned", &pin.digest[..12]);
-            entry
-                .store
-                .pin_tools(&entry.id, &[(tool.to_owned(), pin)], true)
-                .await?;
-            entry
-                .store
-                .record(actor, "tool.approve", &entry.id, &detail)
-                .await;
-            approved = true;
+impl ServerEntry {
+    /// Approves `tool` on the replica holding the server (see [`Registry::approve_tool`]).
+    pub(super) async fn approve(&self, actor: &str, tool: &str) -> Result<(ToolInfo, bool), Error> {
+        let not_found = || Error::ToolNotFound(format!("{}{}{tool}", self.id, naming::SEPARATOR));
+        let mut approved = false;
+        if self.pins.mode != ToolPinning::Off {
+            let serial = self.pins.lock.lock().await;
+            let lists = self.lists();
+            let definition = lists
+                .tools
+                .iter()
+                .find(|t| t.name == tool)
+                .ok_or_else(not_found)?;
+            let pin = pin_of(definition);
+            let stored = self.store.tool_pins(&self.id).await?;
+            if stored.get(tool).is_none_or(|p| p.digest != pin.digest) {
+                let detail = format!("tool \"{tool}\": definition {} pinned", &pin.digest[..12]);
+                self.store
+                    .pin_tools(&self.id, &[(tool.to_owned(), pin)], true)
+                    .await?;
+                self.store
+                    .record(actor, "tool.approve", &self.id, &detail)
+                    .await;
+                approved = true;
+            }
+            self.pins.forget(tool);
+            let released = self.release(tool);
+            drop(serial);
+            if released {
+                tracing::info!(server_id = %self.id, %tool, by = %actor, "changed tool approved");
+                // Shared with the other replicas with the state, and told to every agent.
+                self.update_state(|_| {});
+                self.push_to_all(NotificationMethod::ToolsListChanged, json!({}));
+            }
         }
-        entry.pins.forget(tool);
-        let released = entry.release(tool);
-        drop(serial);
-        if released {
-            tracing::info!(server_id = %entry.id, %tool, by = %actor, "changed tool approved");
-            // Shared with the other replicas with the state, and told to every agent.
-            entry.update_state(|_| {});
-            entry.push_to_all(NotificationMethod::ToolsListChanged, json!({}));
-        }
+        let info = self.tool_info(tool).ok_or_else(not_found)?;
+        Ok((info, approved))
     }
-    let info = entry.tool_info(tool).ok_or_else(not_found)?;
-    Ok((info, approved))
 }
 
 #[cfg(test)]
@@ -308,7 +274,7 @@ mod tests {
         let Value::Object(schema) = schema else {
             panic!("an object")
         };
-        rmcp::model::Tool::new("t".to_owned(), description.to_owned(), Arc::new(schema))
+        rmcp::model::Tool::new("t".to_owned(), description.to_owned(), std::sync::Arc::new(schema))
     }
 
     #[test]

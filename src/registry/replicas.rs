@@ -557,7 +557,7 @@ impl Registry {
                 tool,
             } => {
                 let entry = held(&server_id)?;
-                to_value(&super::pins::approve_here(&entry, &agent, &tool).await?)
+                to_value(&entry.approve(&agent, &tool).await?)
             }
             Op::Reconnect { server_id } => {
                 let entry = held(&server_id)?;
