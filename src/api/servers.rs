@@ -30,7 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_servers, register_server))
         .routes(routes!(get_server, update_server, unregister_server))
         .routes(routes!(reconnect_server))
-        .routes(routes!(approve_tool_route))
+        .routes(routes!(approve_server_tool))
         .routes(routes!(import_servers))
 }
 
@@ -291,7 +291,7 @@ pub async fn reconnect(
     security(("bearer" = [])),
     responses((status = 200, description = "The tool as the catalogue shows it now", body = ToolApproveResponse), (status = 401, response = Unauthorized),
         (status = 403, response = Forbidden), (status = 404, response = NotFound), (status = 503, response = StoreUnavailable)))]
-async fn approve_tool_route(
+async fn approve_server_tool(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
     Path((server_id, tool)): Path<(String, String)>,

@@ -8,8 +8,8 @@
 //! space. The digest is the hex SHA-256 of that text. Only the replica holding a server reviews
 //! its listings; the others take the held-back tools from what the holder shares.
 
-use std::collections::{BTreeSet, HashMap};
 use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
 
 use super::{Error, Registry, ServerEntry, catalogue, naming};
 use crate::a2e::{Message, NotificationMethod, ServerPush, ToolInfo};
@@ -274,7 +274,11 @@ mod tests {
         let Value::Object(schema) = schema else {
             panic!("an object")
         };
-        rmcp::model::Tool::new("t".to_owned(), description.to_owned(), std::sync::Arc::new(schema))
+        rmcp::model::Tool::new(
+            "t".to_owned(),
+            description.to_owned(),
+            std::sync::Arc::new(schema),
+        )
     }
 
     #[test]

@@ -49,7 +49,10 @@ async fn long_names_get_short_aliases_that_calls_take_and_restarts_keep() {
     // Short enough: unchanged. Too long: an alias keeping the prefix, or a bare one.
     assert!(listed.contains(&format!("{roomy}__echo")), "{listed:?}");
     let roomy_alias = naming::qualify(roomy, "get-tiny-image", MAX).unwrap();
-    assert!(roomy_alias.starts_with(&format!("{roomy}__ge")), "{roomy_alias}");
+    assert!(
+        roomy_alias.starts_with(&format!("{roomy}__ge")),
+        "{roomy_alias}"
+    );
     let cramped_alias = naming::qualify(&cramped, "echo", MAX).unwrap();
     assert!(!cramped_alias.contains("__"), "{cramped_alias}");
     assert_eq!((roomy_alias.len(), cramped_alias.len()), (MAX, MAX));

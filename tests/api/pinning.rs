@@ -187,7 +187,11 @@ async fn quarantine_hides_a_changed_tool_until_its_owner_approves() {
         "{body}"
     );
     let (status, body) = app
-        .post("/v1/servers/gone/tools/weather/approve", &app.admin, json!({}))
+        .post(
+            "/v1/servers/gone/tools/weather/approve",
+            &app.admin,
+            json!({}),
+        )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert!(listed(&app, "rug__weather").await.is_none());
@@ -231,7 +235,11 @@ async fn quarantine_hides_a_changed_tool_until_its_owner_approves() {
     assert_eq!(approvals[0]["actor"], "root");
     // Nothing pending now: the same answer, nothing approved, nothing audited.
     let (status, body) = app.post(approve, &app.admin, json!({})).await;
-    assert_eq!((status, &body["approved"]), (StatusCode::OK, &json!(false)), "{body}");
+    assert_eq!(
+        (status, &body["approved"]),
+        (StatusCode::OK, &json!(false)),
+        "{body}"
+    );
     assert_eq!(audited(&app, "tool.approve").await.len(), 1);
     // Also as an A2E message.
     let (status, body) = app
@@ -260,7 +268,9 @@ async fn pins_survive_a_restart() {
     let app = spawn_pinning(&data_dir, ToolPinning::Quarantine).await;
     app.wait_status("rug", "ready", WAIT).await;
     wait_until("the changed tool held back", WAIT, async || {
-        match listed(&app, "rug__ping").await.is_some() && listed(&app, "rug__weather").await.is_none() {
+        match listed(&app, "rug__ping").await.is_some()
+            && listed(&app, "rug__weather").await.is_none()
+        {
             true => Ok(()),
             false => Err("rug__weather still listed".into()),
         }
@@ -276,9 +286,17 @@ async fn pins_survive_a_restart() {
     .await;
     assert!(changed[0]["detail"].as_str().unwrap().contains("held back"));
     let (status, body) = app
-        .post("/v1/servers/rug/tools/weather/approve", &app.admin, json!({}))
+        .post(
+            "/v1/servers/rug/tools/weather/approve",
+            &app.admin,
+            json!({}),
+        )
         .await;
-    assert_eq!((status, &body["approved"]), (StatusCode::OK, &json!(true)), "{body}");
+    assert_eq!(
+        (status, &body["approved"]),
+        (StatusCode::OK, &json!(true)),
+        "{body}"
+    );
     app.stop().await;
 
     // The approved definition is the pin now: listed after a restart, and not reported again.
@@ -298,7 +316,12 @@ async fn pins_survive_a_restart() {
             .contains("(v1)"),
         "{params}"
     );
-    assert!(params["new"]["description"].as_str().unwrap().contains("(v2)"));
+    assert!(
+        params["new"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("(v2)")
+    );
     wait_until("the changed tool hidden", WAIT, async || {
         match listed(&app, "rug__weather").await {
             None => Ok(()),
@@ -325,7 +348,10 @@ async fn off_pins_nothing() {
     })
     .await;
     let seen = owner.drain(std::time::Duration::from_millis(300)).await;
-    assert!(!seen.iter().any(|m| is_push(m, "bridge/tool_changed")), "{seen:?}");
+    assert!(
+        !seen.iter().any(|m| is_push(m, "bridge/tool_changed")),
+        "{seen:?}"
+    );
     assert!(audited(&app, "tool.changed").await.is_empty());
     app.stop().await;
 }

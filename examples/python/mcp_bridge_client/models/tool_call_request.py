@@ -28,7 +28,7 @@ class ToolCallRequest:
         id (str | Unset): Message id; a UUID when absent.
         version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
         ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
-        name (str | Unset): `{server_id}__{tool}`. Default: ''.
+        name (str | Unset): `{server_id}__{tool}`, or the short alias the catalogue shows for a longer one. Default: ''.
         arguments (ToolCallRequestArguments | Unset):
         timeout (float | None | Unset): Seconds; bounded by the server's own `timeout`.
     """
