@@ -15,7 +15,7 @@ use crate::mcp::mcp_client;
 const HONEST: &str = "Tell the weather in a city.";
 
 /// The stdio config of the rug-pull fixture, its version kept in `state`.
-fn rug_stdio(server_id: &str, state: &Path) -> Value {
+pub fn rug_stdio(server_id: &str, state: &Path) -> Value {
     json!({
         "server_id": server_id,
         "transport": "stdio",
