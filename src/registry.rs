@@ -655,9 +655,11 @@ impl Registry {
         catalogue::named_definitions(&self.entries())
     }
 
-    /// The (server id, upstream tool) a catalogue name stands for, if the catalogue shows it
-    /// now: a full name `{server_id}__{tool}` (also of a tool shown under a short alias), or a
-    /// short alias.
+    /// The (server id, upstream tool) a catalogue name stands for: a short alias or a full name
+    /// `{server_id}__{tool}` the catalogue shows (a full name also of a tool shown under its
+    /// alias); failing those, a `{server_id}__{tool}` of a registered server, listed or not
+    /// (a server that is down since the start has listed nothing: its calls answer 503). Does
+    /// not say whether the tool is exposed: `exposes_tool` does.
     pub fn resolve_tool(&self, name: &str) -> Option<(String, String)> {
         catalogue::resolve(&self.entries(), name)
     }

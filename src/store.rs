@@ -92,9 +92,9 @@ const MIGRATIONS: &[Embedded] = &[
         postgres: None,
     },
     Embedded {
-        version: 20261220000001,
+        version: 20261220000003,
         name: "tool_pins",
-        sql: include_str!("../migrations/20261220000001_tool_pins.sql"),
+        sql: include_str!("../migrations/20261220000003_tool_pins.sql"),
         postgres: None,
     },
 ];

@@ -64,19 +64,15 @@ impl Tools {
         };
         // Only registered servers name a series: a name made up by a caller must not add one.
         let server = match &called {
-            Ok((server_id, _)) => Some(server_id.clone()),
+            Ok((server_id, _)) => server_id.clone(),
             Err(_) => self
                 .registry
                 .resolve_tool(name)
                 .map(|(s, _)| s)
-                .or_else(|| {
-                    registry::naming::split(name)
-                        .map(|(s, _)| s.to_owned())
-                        .filter(|s| self.registry.get(s).is_ok())
-                }),
+                .filter(|s| self.registry.get(s).is_ok())
+                .unwrap_or_else(|| "unknown".to_owned()),
         };
-        let server = server.as_deref().unwrap_or("unknown");
-        self.metrics.tool_call(server, outcome, started.elapsed());
+        self.metrics.tool_call(&server, outcome, started.elapsed());
         called
     }
 }

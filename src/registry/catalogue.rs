@@ -114,7 +114,8 @@ fn is_alias(entry: &Entry) -> bool {
 }
 
 /// The (server id, upstream tool) a catalogue name stands for: a full name `{server_id}__{tool}`
-/// (also of a tool listed under its alias), or a short alias.
+/// (also of a tool listed under its alias), or a short alias; failing those, any
+/// `{server_id}__{tool}` of a registered server (the call then finds whether it is listed).
 pub fn resolve(entries: &[std::sync::Arc<ServerEntry>], name: &str) -> Option<(String, String)> {
     let named = |entry: &ServerEntry| {
         let live = entry.live.read().unwrap_or_else(|e| e.into_inner());
@@ -134,7 +135,17 @@ pub fn resolve(entries: &[std::sync::Arc<ServerEntry>], name: &str) -> Option<(S
         }
     }
     // An alias without the `{server_id}__` prefix (the server id did not leave room for it).
-    entries.iter().find_map(|entry| named(entry))
+    if let Some(found) = entries.iter().find_map(|entry| named(entry)) {
+        return Some(found);
+    }
+    // A full name of a registered server that has not listed it (yet): down since the start,
+    // or another replica's listing not shared yet. Its call answers what the server's state
+    // says (503 while it is down), as for any other of its tools.
+    let (server_id, tool) = naming::split(name)?;
+    entries
+        .iter()
+        .any(|e| e.id == server_id)
+        .then(|| (server_id.to_owned(), tool.to_owned()))
 }
 
 /// Every exposed tool with its catalogue name, as its server described it: (server id, name,
