@@ -37,6 +37,11 @@ pub const MIN_MAX_MESSAGE_BYTES: usize = 64 * 1024;
 /// while it is decoded), so more would let one server exhaust the bridge.
 pub const MAX_MAX_MESSAGE_BYTES: usize = 1024 * 1024 * 1024;
 
+/// The default and largest `max_tool_name`: MCP's own limit on a tool name.
+pub const MAX_TOOL_NAME: usize = 128;
+/// The smallest `max_tool_name`: room for a server id's start and the hash of a short alias.
+pub const MIN_TOOL_NAME: usize = 32;
+
 /// The variable naming the optional TOML file, read before the others.
 const FILE: &str = "MCP_BRIDGE_CONFIG";
 
@@ -140,6 +145,12 @@ const VARIABLES: &[Variable] = &[
     }),
     var("MCP_BRIDGE_MCP_UNPREFIXED_SERVER", |c, v| {
         v.optional().map(|x| c.mcp_unprefixed_server = x)
+    }),
+    var("MCP_BRIDGE_MAX_TOOL_NAME", |c, v| {
+        v.number().map(|x| c.max_tool_name = x)
+    }),
+    var("MCP_BRIDGE_TOOL_PINNING", |c, v| {
+        v.pinning().map(|x| c.tool_pinning = x)
     }),
     var("MCP_BRIDGE_AGENT_RATE", |c, v| {
         v.number().map(|x| c.agent_rate = x)
@@ -256,6 +267,16 @@ impl Value<'_> {
         }
     }
 
+    fn pinning(&self) -> Result<ToolPinning, ConfigError> {
+        let value = self.raw.trim();
+        ToolPinning::parse(value).ok_or_else(|| {
+            invalid(
+                self.name,
+                format!("\"{value}\" is not off, warn or quarantine"),
+            )
+        })
+    }
+
     /// `on` (or empty) or `off`.
     fn on_off(&self) -> Result<bool, ConfigError> {
         let value = self.raw.trim();
@@ -336,6 +357,10 @@ pub struct Config {
     pub mcp_auth_off: bool,
     /// The server whose tools and prompts `/mcp` shows without the `{server_id}__` prefix.
     pub mcp_unprefixed_server: Option<String>,
+    /// Longest tool name the catalogue shows: a longer `{server_id}__{tool}` gets a short alias.
+    pub max_tool_name: usize,
+    /// What a change of a tool's definition since it was first seen does.
+    pub tool_pinning: ToolPinning,
     /// The A2A agent registry and the agent-bridge tools.
     pub a2a_enabled: bool,
     /// Servers registered (or replaced) at every start, as an import would (file only).
@@ -415,6 +440,8 @@ impl Default for Config {
             body_timeout_secs: 30,
             mcp_auth_off: false,
             mcp_unprefixed_server: None,
+            max_tool_name: MAX_TOOL_NAME,
+            tool_pinning: ToolPinning::Warn,
             a2a_enabled: true,
             servers: Vec::new(),
             nats_url: None,
@@ -573,6 +600,17 @@ impl Config {
                 ));
             }
         }
+        let names = MIN_TOOL_NAME..=MAX_TOOL_NAME;
+        if !names.contains(&self.max_tool_name) {
+            return Err(invalid(
+                "MCP_BRIDGE_MAX_TOOL_NAME",
+                format!(
+                    "must be between {} and {} (MCP's own limit)",
+                    names.start(),
+                    names.end()
+                ),
+            ));
+        }
         if self.max_body_bytes < 1024 {
             return Err(invalid(
                 "MCP_BRIDGE_MAX_BODY_BYTES",
@@ -703,6 +741,40 @@ impl Config {
                 "sqlite://{}?mode=rwc",
                 self.data_dir.join("mcp-bridge.db").display()
             ),
+        }
+    }
+}
+
+/// What the bridge does when a tool's definition (description, schemas, annotations) differs
+/// from the one pinned when it was first seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolPinning {
+    /// Nothing is pinned nor compared.
+    Off,
+    /// The owner is told (`bridge/tool_changed`) and the change audited; the tool stays, and
+    /// its new definition is pinned.
+    #[default]
+    Warn,
+    /// As `warn`, and the tool is hidden and refused until its owner or an admin approves it.
+    Quarantine,
+}
+
+impl ToolPinning {
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.to_ascii_lowercase().as_str() {
+            "off" => Some(Self::Off),
+            "warn" | "" => Some(Self::Warn),
+            "quarantine" => Some(Self::Quarantine),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Warn => "warn",
+            Self::Quarantine => "quarantine",
         }
     }
 }
@@ -897,6 +969,42 @@ deferred = true
                 Ok(config) => assert_ne!(format!("{config:?}"), default, "{name} is ignored"),
             }
         }
+    }
+
+    #[test]
+    fn tool_names_and_pinning() {
+        let config = Config::from_env(&env(&[])).unwrap();
+        assert_eq!(
+            (config.max_tool_name, config.tool_pinning),
+            (128, ToolPinning::Warn)
+        );
+        let config = Config::from_env(&env(&[
+            ("MCP_BRIDGE_MAX_TOOL_NAME", "64"),
+            ("MCP_BRIDGE_TOOL_PINNING", "Quarantine"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (config.max_tool_name, config.tool_pinning),
+            (64, ToolPinning::Quarantine)
+        );
+        for bad in ["31", "129", "0"] {
+            let err = Config::from_env(&env(&[("MCP_BRIDGE_MAX_TOOL_NAME", bad)])).unwrap_err();
+            assert!(
+                err.to_string().contains("MCP_BRIDGE_MAX_TOOL_NAME"),
+                "{err}"
+            );
+        }
+        let err = Config::from_env(&env(&[("MCP_BRIDGE_TOOL_PINNING", "strict")])).unwrap_err();
+        assert!(err.to_string().contains("MCP_BRIDGE_TOOL_PINNING"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bridge.toml");
+        std::fs::write(&path, "max_tool_name = 48\ntool_pinning = \"off\"\n").unwrap();
+        let config =
+            Config::from_env(&env(&[("MCP_BRIDGE_CONFIG", path.to_str().unwrap())])).unwrap();
+        assert_eq!(
+            (config.max_tool_name, config.tool_pinning),
+            (48, ToolPinning::Off)
+        );
     }
 
     #[test]

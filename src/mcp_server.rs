@@ -959,9 +959,13 @@ impl BridgeServer {
                 .get(server_id)
                 .is_ok_and(|e| registry::exposes_tool(&e, name))
         };
-        let (server_id, tool) = self
-            .resolve(name, offers)
-            .ok_or_else(|| ErrorData::invalid_params(format!("Unknown tool: {name}"), None))?;
+        let (server_id, tool) = match self.unprefixed().filter(|id| offers(id)) {
+            Some(server_id) => (server_id.to_owned(), name.to_owned()),
+            // A full name or a short alias.
+            None => registry
+                .resolve_tool(name)
+                .ok_or_else(|| ErrorData::invalid_params(format!("Unknown tool: {name}"), None))?,
+        };
         Ok(format!("{server_id}{}{tool}", naming::SEPARATOR))
     }
 

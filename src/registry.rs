@@ -7,6 +7,7 @@ mod entry;
 mod links;
 mod merge;
 pub mod naming;
+mod pins;
 mod prompts;
 mod replicas;
 mod resources;
@@ -397,7 +398,10 @@ impl Registry {
                 .unwrap_or(false),
         };
         match (established, held) {
-            (Some(established), true) => entry.install(established),
+            (Some(established), true) => {
+                entry.review_pins(&established.lists).await;
+                entry.install(established);
+            }
             (Some(established), false) => established.conn.shutdown().await,
             (None, _) => {}
         }
@@ -657,17 +661,16 @@ impl Registry {
             .collect()
     }
 
-    /// The (server id, upstream tool) a catalogue name stands for.
+    /// The (server id, upstream tool) a catalogue name stands for: a short alias or a full name
+    /// `{server_id}__{tool}` the catalogue shows (a full name also of a tool shown under its
+    /// alias); failing those, a `{server_id}__{tool}` of a registered server, listed or not
+    /// (a server that is down since the start has listed nothing: its calls answer 503). Does
+    /// not say whether the tool is exposed: `exposes_tool` does.
     pub fn resolve_tool(&self, name: &str) -> Option<(String, String)> {
-        naming::split(name).map(|(s, t)| (s.to_owned(), t.to_owned()))
+        catalogue::resolve(&self.entries(), name)
     }
 
-    /// Every exposed tool as its server described it, with the server's id.
-    pub fn tool_definitions(&self) -> Vec<(String, rmcp::model::Tool)> {
-        catalogue::definitions(&self.entries())
-    }
-
-    /// Calls a catalogue tool by its namespaced name.
+    /// Calls a catalogue tool by its namespaced name or short alias.
     pub async fn call_tool(
         &self,
         name: &str,
@@ -676,15 +679,17 @@ impl Registry {
         origin: CallOrigin,
     ) -> Result<(String, CallToolResult), Error> {
         let not_found = || Error::ToolNotFound(name.to_owned());
-        let (server_id, tool) = naming::split(name).ok_or_else(not_found)?;
+        let (server_id, tool) = self.resolve_tool(name).ok_or_else(not_found)?;
+        let (server_id, tool) = (server_id.as_str(), tool.as_str());
         let entry = self.get(server_id).map_err(|_| not_found())?;
         let config = entry.config();
         if !naming::tool_allowed(&config.tool_allow_list, tool) {
             return Err(not_found());
         }
         if let Some(holder) = entry.held_elsewhere() {
+            // The full name: the holder resolves it whatever aliases it would give.
             let op = replicas::Op::CallTool {
-                name: name.to_owned(),
+                name: format!("{server_id}{}{tool}", naming::SEPARATOR),
                 arguments,
                 timeout,
                 agent: origin.agent_id().to_owned(),
@@ -719,6 +724,33 @@ impl Registry {
                 error,
             }),
         }
+    }
+
+    /// Approves the current definition of a server's tool (by upstream name, or its catalogue
+    /// name) under tool pinning: pins it, and shows the tool again if it was held back. The
+    /// server's owner or an admin only. Answers the tool as the catalogue shows it and whether a
+    /// change was waiting (approving a definition already pinned changes nothing).
+    pub async fn approve_tool(
+        &self,
+        agent: &Caller,
+        server_id: &str,
+        tool: &str,
+    ) -> Result<(crate::a2e::ToolInfo, bool), Error> {
+        let entry = self.managed(agent, server_id)?;
+        let tool = self.upstream_tool(&entry, tool)?;
+        let Some(holder) = entry.held_elsewhere() else {
+            return entry.approve(&agent.id, &tool).await;
+        };
+        let op = replicas::Op::ApproveTool {
+            agent: agent.id.clone(),
+            server_id: server_id.to_owned(),
+            tool: tool.clone(),
+        };
+        let bound = Duration::from_secs(entry.config().timeout);
+        let answer = self.forward(&holder, op, bound).await?;
+        // The holder shares the same shortly; shown again here at once.
+        entry.release(&tool);
+        Ok(answer)
     }
 
     /// Stops every supervisor and waits (bounded) for their connections to close.

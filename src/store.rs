@@ -6,6 +6,7 @@ mod access;
 mod audit;
 mod leases;
 mod oauth;
+mod pins;
 pub mod sealed;
 pub use audit::AuditEntry;
 mod roots;
@@ -26,6 +27,7 @@ use sqlx::{AnyConnection, AnyPool};
 
 pub use a2a::{Owned, StoredAgent};
 pub use oauth::StoredOAuthGrant;
+pub use pins::StoredPin;
 pub use servers::StoredServer;
 
 /// A migration: its version and name, its SQL, and the PostgreSQL variant of that SQL where the
@@ -94,6 +96,12 @@ const MIGRATIONS: &[Embedded] = &[
         version: 20261220000002,
         name: "access",
         sql: include_str!("../migrations/20261220000002_access.sql"),
+        postgres: None,
+    },
+    Embedded {
+        version: 20261220000003,
+        name: "tool_pins",
+        sql: include_str!("../migrations/20261220000003_tool_pins.sql"),
         postgres: None,
     },
 ];

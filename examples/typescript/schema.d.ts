@@ -159,6 +159,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/tools/{tool}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve the current definition of a tool that changed since it was pinned (tool pinning,
+         *     `MCP_BRIDGE_TOOL_PINNING`): it is pinned, and under `quarantine` the tool is listed and
+         *     callable again. The server's owner or an admin only. Idempotent: when nothing is pending the
+         *     answer is the same 200 with `approved: false`.
+         */
+        post: operations["approve_server_tool"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/import": {
         parameters: {
             query?: never;
@@ -2701,6 +2723,51 @@ export interface components {
          * @enum {string}
          */
         TokenEndpointAuth: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+        /** @description mcp/tool/approve/resp: the tool as the catalogue shows it now. */
+        ToolApproveResponse: {
+            /**
+             * @description The A2E message type.
+             * @default mcp/tool/approve/resp
+             * @enum {string}
+             */
+            type: "mcp/tool/approve/resp";
+            /** @description Message id; a UUID when absent. */
+            id: string;
+            /**
+             * @description A2E protocol version.
+             * @default 1.0
+             * @example 1.0
+             */
+            version: string;
+            /**
+             * Format: double
+             * @description Timestamp, seconds since the Unix epoch; now when absent.
+             */
+            ts: number;
+            /**
+             * @description Echoes the request's `id`.
+             * @default
+             */
+            req_id: string;
+            /** @default false */
+            ok: boolean;
+            /**
+             * @default {
+             *       "description": "",
+             *       "input_schema": null,
+             *       "name": "",
+             *       "server_id": "",
+             *       "source": "mcp"
+             *     }
+             */
+            tool: components["schemas"]["ToolInfo"];
+            /**
+             * @description Whether a changed definition was waiting and is pinned now; `false` when the current
+             *     definition was already the pinned one (nothing to approve, nothing changed).
+             * @default false
+             */
+            approved: boolean;
+        };
         /** @description tool/call/req: call a catalogue tool by its namespaced name. */
         ToolCallRequest: {
             /**
@@ -2723,8 +2790,8 @@ export interface components {
              */
             ts?: number;
             /**
-             * @description `{server_id}__{tool}` (or its short alias), an agent-bridge tool, or the name a
-             *     toolset shows.
+             * @description `{server_id}__{tool}` (or the short alias the catalogue shows for a longer one), an
+             *     agent-bridge tool, or the name a toolset shows.
              * @default
              */
             name?: string;
@@ -2791,7 +2858,8 @@ export interface components {
         /** @description One entry of the tool catalogue. */
         ToolInfo: {
             /**
-             * @description Namespaced name, `{server_id}__{tool}`.
+             * @description Namespaced name, `{server_id}__{tool}`; past `MCP_BRIDGE_MAX_TOOL_NAME` characters its
+             *     short alias (the start of that name, `_` and hex digits of its SHA-256).
              * @default
              */
             name: string;
@@ -3386,6 +3454,38 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    approve_server_tool: {
+        parameters: {
+            query?: {
+                /** @description The A2E request id, echoed as `req_id` (a UUID when absent). */
+                id?: string;
+            };
+            header?: never;
+            path: {
+                server_id: string;
+                /** @description The upstream tool name (or its catalogue name) */
+                tool: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tool as the catalogue shows it now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolApproveResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     import_servers: {

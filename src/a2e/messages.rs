@@ -509,8 +509,8 @@ a2e_response! {
 a2e_message! {
     /// tool/call/req: call a catalogue tool by its namespaced name.
     ToolCallRequest = "tool/call/req" {
-        /// `{server_id}__{tool}` (or its short alias), an agent-bridge tool, or the name a
-        /// toolset shows.
+        /// `{server_id}__{tool}` (or the short alias the catalogue shows for a longer one), an
+        /// agent-bridge tool, or the name a toolset shows.
         name: String,
         #[schema(value_type = HashMap<String, Value>)]
         arguments: Map<String, Value>,
@@ -535,6 +535,27 @@ a2e_response! {
         #[schema(value_type = Option<HashMap<String, Value>>)]
         structured_content: Option<Value>,
         is_error: bool,
+    }
+}
+
+a2e_message! {
+    /// mcp/tool/approve/req (beyond the seed): approve the current definition of a server's
+    /// tool that changed since it was pinned (tool pinning).
+    ToolApproveRequest = "mcp/tool/approve/req" {
+        server_id: String,
+        /// The upstream tool name (its catalogue name is accepted too).
+        tool: String,
+    }
+}
+
+a2e_response! {
+    /// mcp/tool/approve/resp: the tool as the catalogue shows it now.
+    ToolApproveResponse = "mcp/tool/approve/resp" {
+        ok: bool,
+        tool: ToolInfo,
+        /// Whether a changed definition was waiting and is pinned now; `false` when the current
+        /// definition was already the pinned one (nothing to approve, nothing changed).
+        approved: bool,
     }
 }
 

@@ -21,10 +21,13 @@ pub enum NotificationMethod {
     /// The bridge's: a server needs a person to authorize it (`params`:
     /// `{server_id, authorization_url}`).
     AuthRequired,
+    /// The bridge's: a pinned tool definition changed (`params`: `{server_id, tool, name,
+    /// changed, old, new, pinning, quarantined}`); sent to the server's owner.
+    ToolChanged,
 }
 
 impl NotificationMethod {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::ToolsListChanged,
         Self::ResourcesListChanged,
         Self::PromptsListChanged,
@@ -35,6 +38,7 @@ impl NotificationMethod {
         Self::ServerStatus,
         Self::EventsLost,
         Self::AuthRequired,
+        Self::ToolChanged,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -49,6 +53,7 @@ impl NotificationMethod {
             Self::ServerStatus => "bridge/server_status",
             Self::EventsLost => "bridge/events_lost",
             Self::AuthRequired => "bridge/auth_required",
+            Self::ToolChanged => "bridge/tool_changed",
         }
     }
 

@@ -563,7 +563,8 @@ pub struct CompletionContext {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(default)]
 pub struct ToolInfo {
-    /// Namespaced name, `{server_id}__{tool}`.
+    /// Namespaced name, `{server_id}__{tool}`; past `MCP_BRIDGE_MAX_TOOL_NAME` characters its
+    /// short alias (the start of that name, `_` and hex digits of its SHA-256).
     pub name: String,
     pub server_id: String,
     /// `mcp` for a tool of an MCP server, `a2a` for an agent-bridge tool.

@@ -178,6 +178,8 @@ fn every_message_round_trips() {
         check::<ToolListResponse>(),
         check::<ToolCallRequest>(),
         check::<ToolCallResponse>(),
+        check::<ToolApproveRequest>(),
+        check::<ToolApproveResponse>(),
     ] {
         assert!(!seed.contains(&extra));
     }

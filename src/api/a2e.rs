@@ -84,6 +84,7 @@ async fn a2e_message(
         a2e::ServerUpdateRequest::TYPE => run(body, |r| servers::update(s, a, r)).await,
         a2e::ServerReconnectRequest::TYPE => run(body, |r| servers::reconnect(s, a, r)).await,
         a2e::ServerImportRequest::TYPE => run(body, |r| servers::import(s, a, r)).await,
+        a2e::ToolApproveRequest::TYPE => run(body, |r| servers::approve_tool(s, a, r)).await,
         a2e::ToolListRequest::TYPE => run(body, |r| tools::list(s, a, r)).await,
         a2e::ToolCallRequest::TYPE => run(body, |r| tools::call(s, a, r)).await,
         a2e::ResourceListRequest::TYPE => run(body, |r| resources::list(s, a, r)).await,

@@ -19,6 +19,7 @@ use crate::a2e::{
     ServerImportResponse, ServerListRequest, ServerListResponse, ServerReconnectRequest,
     ServerReconnectResponse, ServerRegisterRequest, ServerRegisterResponse,
     ServerUnregisterRequest, ServerUnregisterResponse, ServerUpdateRequest, ServerUpdateResponse,
+    ToolApproveRequest, ToolApproveResponse,
 };
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
@@ -29,6 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_servers, register_server))
         .routes(routes!(get_server, update_server, unregister_server))
         .routes(routes!(reconnect_server))
+        .routes(routes!(approve_server_tool))
         .routes(routes!(import_servers))
 }
 
@@ -277,5 +279,43 @@ pub async fn reconnect(
     let mut resp = ServerReconnectResponse::answering(&req.id);
     resp.server = entry.info_for(agent);
     resp.ok = resp.server.status == McpServerStatus::Ready;
+    Ok(ok(resp))
+}
+
+/// Approve the current definition of a tool that changed since it was pinned (tool pinning,
+/// `MCP_BRIDGE_TOOL_PINNING`): it is pinned, and under `quarantine` the tool is listed and
+/// callable again. The server's owner or an admin only. Idempotent: when nothing is pending the
+/// answer is the same 200 with `approved: false`.
+#[utoipa::path(post, path = "/v1/servers/{server_id}/tools/{tool}/approve", tag = "servers",
+    params(("server_id" = String, Path), ("tool" = String, Path, description = "The upstream tool name (or its catalogue name)"), IdQuery),
+    security(("bearer" = [])),
+    responses((status = 200, description = "The tool as the catalogue shows it now", body = ToolApproveResponse), (status = 401, response = Unauthorized),
+        (status = 403, response = Forbidden), (status = 404, response = NotFound), (status = 503, response = StoreUnavailable)))]
+async fn approve_server_tool(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Caller>,
+    Path((server_id, tool)): Path<(String, String)>,
+    A2eQuery(query): A2eQuery<IdQuery>,
+) -> Result<Reply<ToolApproveResponse>, Failure> {
+    let mut req: ToolApproveRequest = request(query.id);
+    req.server_id = server_id;
+    req.tool = tool;
+    approve_tool(&state, &agent, req).await
+}
+
+pub async fn approve_tool(
+    state: &AppState,
+    agent: &Caller,
+    req: ToolApproveRequest,
+) -> Result<Reply<ToolApproveResponse>, Failure> {
+    let (tool, approved) = state
+        .registry
+        .approve_tool(agent, &req.server_id, &req.tool)
+        .await
+        .map_err(|e| ApiError::from(e).answering::<ToolApproveResponse>(&req.id))?;
+    let mut resp = ToolApproveResponse::answering(&req.id);
+    resp.ok = true;
+    resp.tool = tool;
+    resp.approved = approved;
     Ok(ok(resp))
 }

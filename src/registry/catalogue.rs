@@ -26,15 +26,19 @@ pub struct Page {
     pub next_cursor: String,
 }
 
-/// Rebuilds the exposed tools of `live` from its upstream list and the allow list.
-pub fn rebuild(live: &mut Live, config: &McpServerConfig) {
+/// Rebuilds the exposed tools of `live` from its upstream list and the allow list, naming each
+/// `{server_id}__{tool}` or its short alias past `max_name` characters, and leaving out the
+/// tools held back (a changed definition waiting for approval).
+pub fn rebuild(live: &mut Live, config: &McpServerConfig, max_name: usize) {
     let mut skipped = Vec::new();
     let mut entries: Vec<Entry> = Vec::with_capacity(live.lists.tools.len());
     for tool in &live.lists.tools {
-        if !naming::tool_allowed(&config.tool_allow_list, &tool.name) {
+        if !naming::tool_allowed(&config.tool_allow_list, &tool.name)
+            || live.held_back.contains(tool.name.as_ref())
+        {
             continue;
         }
-        let Some(name) = naming::qualify(&config.server_id, &tool.name) else {
+        let Some(name) = naming::qualify(&config.server_id, &tool.name, max_name) else {
             skipped.push(format!(
                 "tool \"{}\" (not a valid MCP tool name once namespaced)",
                 tool.name
@@ -44,50 +48,104 @@ pub fn rebuild(live: &mut Live, config: &McpServerConfig) {
         entries.push(Entry {
             definition: tool.clone(),
             tool: tool.name.to_string(),
-            info: ToolInfo {
-                name,
-                server_id: config.server_id.clone(),
-                source: ToolSource::Mcp,
-                title: tool
-                    .title
-                    .clone()
-                    .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone())),
-                description: tool.description.as_deref().unwrap_or_default().to_owned(),
-                input_schema: Value::Object((*tool.input_schema).clone()),
-                output_schema: tool
-                    .output_schema
-                    .as_ref()
-                    .map(|s| Value::Object((**s).clone())),
-                annotations: tool
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| serde_json::to_value(a).ok()),
-            },
+            info: info(&config.server_id, name, tool),
         });
     }
     entries.sort_by(|a, b| a.tool.cmp(&b.tool));
     entries.dedup_by(|a, b| a.tool == b.tool);
+    skipped.extend(drop_name_collisions(&mut entries));
     live.catalogue = std::sync::Arc::new(entries);
     live.skipped = skipped;
 }
 
-/// Every exposed tool as its server described it: (server id, tool), in catalogue order.
-pub fn definitions(entries: &[std::sync::Arc<ServerEntry>]) -> Vec<(String, rmcp::model::Tool)> {
-    let mut all = Vec::new();
-    for entry in entries {
-        let catalogue = entry
-            .live
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .catalogue
-            .clone();
-        all.extend(
-            catalogue
-                .iter()
-                .map(|e| (entry.id.clone(), e.definition.clone())),
-        );
+/// A tool as the catalogue shows it under `name`.
+fn info(server_id: &str, name: String, tool: &rmcp::model::Tool) -> ToolInfo {
+    ToolInfo {
+        name,
+        server_id: server_id.to_owned(),
+        source: ToolSource::Mcp,
+        title: tool
+            .title
+            .clone()
+            .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone())),
+        description: tool.description.as_deref().unwrap_or_default().to_owned(),
+        input_schema: Value::Object((*tool.input_schema).clone()),
+        output_schema: tool
+            .output_schema
+            .as_ref()
+            .map(|s| Value::Object((**s).clone())),
+        annotations: tool
+            .annotations
+            .as_ref()
+            .and_then(|a| serde_json::to_value(a).ok()),
     }
-    all
+}
+
+/// Leaves out each alias that another tool of the server is already called (a full name that
+/// happens to read like an alias, or two aliases whose 40-bit hashes meet): a full name keeps
+/// its name, and of two aliases the tool first in name order. Why, for the server's `error`.
+fn drop_name_collisions(entries: &mut Vec<Entry>) -> Vec<String> {
+    let full: std::collections::HashSet<String> = entries
+        .iter()
+        .filter(|e| !is_alias(e))
+        .map(|e| e.info.name.clone())
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut dropped = Vec::new();
+    entries.retain(|e| {
+        if !is_alias(e) {
+            return true;
+        }
+        let keep = !full.contains(&e.info.name) && seen.insert(e.info.name.clone());
+        if !keep {
+            dropped.push(format!(
+                "tool \"{}\" (its short alias \"{}\" is another tool's name)",
+                e.tool, e.info.name
+            ));
+        }
+        keep
+    });
+    dropped
+}
+
+/// Whether the entry's catalogue name is a short alias rather than its full name.
+fn is_alias(entry: &Entry) -> bool {
+    naming::split(&entry.info.name) != Some((entry.info.server_id.as_str(), entry.tool.as_str()))
+}
+
+/// The (server id, upstream tool) a catalogue name stands for: a full name `{server_id}__{tool}`
+/// (also of a tool listed under its alias), or a short alias; failing those, any
+/// `{server_id}__{tool}` of a registered server (the call then finds whether it is listed).
+pub fn resolve(entries: &[std::sync::Arc<ServerEntry>], name: &str) -> Option<(String, String)> {
+    let named = |entry: &ServerEntry| {
+        let live = entry.live.read().unwrap_or_else(|e| e.into_inner());
+        live.catalogue
+            .iter()
+            .find(|e| e.info.name == name)
+            .map(|e| (entry.id.clone(), e.tool.clone()))
+    };
+    if let Some((server_id, tool)) = naming::split(name)
+        && let Some(entry) = entries.iter().find(|e| e.id == server_id)
+    {
+        if contains(entry, tool) {
+            return Some((server_id.to_owned(), tool.to_owned()));
+        }
+        if let Some(found) = named(entry) {
+            return Some(found);
+        }
+    }
+    // An alias without the `{server_id}__` prefix (the server id did not leave room for it).
+    if let Some(found) = entries.iter().find_map(|entry| named(entry)) {
+        return Some(found);
+    }
+    // A full name of a registered server that has not listed it (yet): down since the start,
+    // or another replica's listing not shared yet. Its call answers what the server's state
+    // says (503 while it is down), as for any other of its tools.
+    let (server_id, tool) = naming::split(name)?;
+    entries
+        .iter()
+        .any(|e| e.id == server_id)
+        .then(|| (server_id.to_owned(), tool.to_owned()))
 }
 
 /// Whether the server exposes `tool` now.
@@ -108,6 +166,7 @@ pub fn page(
 ) -> Result<Page, String> {
     let after = decode_cursor(cursor)?;
     let mut page = Page::default();
+    let mut last = String::new();
     for entry in entries {
         if !server_id.is_empty() && entry.id != server_id {
             continue;
@@ -131,10 +190,12 @@ pub fn page(
         };
         for item in &catalogue[start..] {
             if page.tools.len() == PAGE_SIZE {
-                page.next_cursor = encode_cursor(&page.tools[PAGE_SIZE - 1].name);
+                page.next_cursor = encode_cursor(&last);
                 return Ok(page);
             }
             page.tools.push(item.info.clone());
+            // The full name, not a short alias: the cursor must split into (server, tool).
+            last = format!("{}{}{}", entry.id, naming::SEPARATOR, item.tool);
         }
     }
     Ok(page)

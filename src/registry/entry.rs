@@ -74,6 +74,8 @@ pub struct Live {
     pub catalogue: Arc<Vec<catalogue::Entry>>,
     /// Why some upstream tools were left out of the catalogue.
     pub skipped: Vec<String>,
+    /// Upstream tools whose changed definition waits for approval (quarantine): left out.
+    pub held_back: std::collections::BTreeSet<String>,
     /// Across replicas, while another replica holds the server.
     pub remote: Option<Remote>,
 }
@@ -93,6 +95,10 @@ pub struct ServerEntry {
     pub(super) store: Store,
     pub(super) guard: crate::guard::Guard,
     max_message_bytes: usize,
+    /// Longest catalogue name (`MCP_BRIDGE_MAX_TOOL_NAME`).
+    pub(super) max_tool_name: usize,
+    /// Tool pinning: the mode, and what this replica has told the owner of (pins.rs).
+    pub(super) pins: super::pins::Pins,
     /// Fired to stop the supervisor (unregister, shutdown).
     pub stop: CancellationToken,
     /// Fired when the supervisor has stopped and the connection is closed.
@@ -139,6 +145,8 @@ impl ServerEntry {
             store,
             guard: supervision.guard,
             max_message_bytes: supervision.max_message_bytes,
+            max_tool_name: supervision.max_tool_name,
+            pins: super::pins::Pins::new(supervision.pinning),
             stop: CancellationToken::new(),
             stopped: CancellationToken::new(),
             authorizations: supervision.authorizations.clone(),
@@ -258,7 +266,7 @@ impl ServerEntry {
 
     /// Across replicas: the entry as the holder shares it (lists, status), with no push to
     /// agents (the holder pushed them).
-    pub fn mirror(&self, remote: Remote, lists: Lists, state: State) {
+    pub fn mirror(&self, remote: Remote, lists: Lists, state: State, held_back: Vec<String>) {
         let config = self.config();
         {
             let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
@@ -267,7 +275,8 @@ impl ServerEntry {
             }
             live.remote = Some(remote);
             live.lists = Arc::new(lists);
-            catalogue::rebuild(&mut live, &config);
+            live.held_back = held_back.into_iter().collect();
+            catalogue::rebuild(&mut live, &config, self.max_tool_name);
         }
         self.state.send_replace(state);
     }
@@ -318,7 +327,7 @@ impl ServerEntry {
             if let Some(lists) = lists {
                 live.lists = Arc::new(lists);
             }
-            catalogue::rebuild(&mut live, &config);
+            catalogue::rebuild(&mut live, &config, self.max_tool_name);
             live.skipped.clone()
         };
         let note = if skipped.is_empty() {

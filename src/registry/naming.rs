@@ -4,7 +4,7 @@
 /// What separates the server id from the upstream tool name.
 pub const SEPARATOR: &str = "__";
 /// Longest full tool name MCP clients accept.
-pub const MAX_TOOL_NAME: usize = 128;
+pub const MAX_TOOL_NAME: usize = crate::config::MAX_TOOL_NAME;
 /// Longest server id, leaving room for a tool name within [`MAX_TOOL_NAME`].
 pub const MAX_SERVER_ID: usize = 64;
 
@@ -36,16 +36,44 @@ pub fn generate_server_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..8].to_owned()
 }
 
-/// The catalogue name of an upstream tool, or `None` when the result would not be a valid MCP
-/// tool name (`[A-Za-z0-9_.-]`, at most 128 characters).
-pub fn qualify(server_id: &str, tool: &str) -> Option<String> {
+/// Shortest `MCP_BRIDGE_MAX_TOOL_NAME` (the config refuses less): room for the start of a
+/// server id and the hash of an alias.
+pub const MIN_TOOL_NAME: usize = crate::config::MIN_TOOL_NAME;
+/// Hex digits of the hash that ends a short alias (40 bits).
+pub const ALIAS_HASH_LEN: usize = 10;
+
+/// The catalogue name of an upstream tool: `{server_id}__{tool}` when it has at most `max`
+/// characters, else its short [`alias`]; `None` when the full name is not made of MCP tool
+/// name characters (`[A-Za-z0-9_.-]`) or the tool has no name.
+pub fn qualify(server_id: &str, tool: &str, max: usize) -> Option<String> {
     let full = format!("{server_id}{SEPARATOR}{tool}");
     let valid = !tool.is_empty()
-        && full.len() <= MAX_TOOL_NAME
         && full
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
-    valid.then_some(full)
+    match (valid, full.len() <= max) {
+        (false, _) => None,
+        (true, true) => Some(full),
+        (true, false) => Some(alias(server_id, &full, max)),
+    }
+}
+
+/// The short alias of a full name `{server_id}__{tool}` longer than `max`: exactly `max`
+/// characters, as much of the full name as fits, `_`, then the hex SHA-256 of the full name
+/// (its first [`ALIAS_HASH_LEN`] digits, a digit or two more where a server id is cut).
+/// When the server id leaves room for at least one character of the tool name, the alias keeps
+/// `{server_id}__` and so splits like any other name; otherwise it starts with as much of the
+/// server id as fits (without a trailing `_`) and holds no `__`. A pure function of its
+/// arguments: the same on every replica and after every restart.
+pub fn alias(server_id: &str, full: &str, max: usize) -> String {
+    let digest = hex::encode(ring::digest::digest(&ring::digest::SHA256, full.as_bytes()));
+    let keep = max.saturating_sub(ALIAS_HASH_LEN + 1);
+    let head = match keep > server_id.len() + SEPARATOR.len() {
+        true => &full[..keep],
+        false => full[..keep.min(server_id.len())].trim_end_matches('_'),
+    };
+    let hash_len = (max - head.len() - 1).min(digest.len());
+    format!("{head}_{}", &digest[..hash_len])
 }
 
 /// The scheme of a resource URI qualified with its server (`/mcp` shows a URI, or a template,
@@ -122,6 +150,7 @@ mod tests {
 
     #[test]
     fn qualify_and_split() {
+        let qualify = |s: &str, t: &str| qualify(s, t, MAX_TOOL_NAME);
         assert_eq!(qualify("fs", "read_file").as_deref(), Some("fs__read_file"));
         assert_eq!(split("fs__read_file"), Some(("fs", "read_file")));
         // The split is at the first separator, so upstream names may contain `__`.
@@ -129,10 +158,76 @@ mod tests {
         assert_eq!(split("fs__a__b"), Some(("fs", "a__b")));
         assert_eq!(qualify("fs", "has space"), None);
         assert_eq!(qualify("fs", ""), None);
-        assert_eq!(qualify("fs", &"t".repeat(125)), None);
+        assert_eq!(qualify("fs", &"t".repeat(124)).unwrap().len(), 128);
+        assert_eq!(qualify("fs", &"t".repeat(125)).unwrap().len(), 128);
         assert_eq!(split("plain"), None);
         assert_eq!(split("__x"), None);
         assert_eq!(split("x__"), None);
+    }
+
+    fn mcp_name(name: &str) -> bool {
+        name.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    }
+
+    #[test]
+    fn long_names_get_short_stable_aliases() {
+        let tool = "a_tool_with_a_rather_long_name_that_goes_on_and_on";
+        let full = format!("my-server__{tool}");
+        for max in [MIN_TOOL_NAME, 48, 64, 100] {
+            let alias = qualify("my-server", tool, max).unwrap();
+            assert_eq!(alias.len(), max.min(full.len()), "{alias}");
+            assert!(mcp_name(&alias), "{alias}");
+            if full.len() > max {
+                // Same inputs, same alias; it keeps the server prefix and the name's start.
+                assert_eq!(qualify("my-server", tool, max).unwrap(), alias);
+                assert_eq!(split(&alias).unwrap().0, "my-server", "{alias}");
+                assert!(alias.starts_with("my-server__a_tool"), "{alias}");
+            }
+        }
+        // Names that differ only past the cut differ in their alias.
+        let a = qualify("s", &format!("{}a", "x".repeat(80)), 64).unwrap();
+        let b = qualify("s", &format!("{}b", "x".repeat(80)), 64).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(&a[..53], &b[..53]);
+        // The README's example.
+        assert_eq!(
+            qualify(
+                "github-enterprise",
+                "create_or_update_repository_environment_deployment_branch_policy",
+                64
+            )
+            .unwrap(),
+            "github-enterprise__create_or_update_repository_enviro_04fb2de61c"
+        );
+        // The documented rule, spelt out once.
+        let long = format!("fs__{}", "t".repeat(100));
+        let hash = hex::encode(ring::digest::digest(&ring::digest::SHA256, long.as_bytes()));
+        assert_eq!(
+            qualify("fs", &"t".repeat(100), 64).unwrap(),
+            format!("{}_{}", &long[..53], &hash[..10])
+        );
+    }
+
+    #[test]
+    fn a_server_id_too_long_for_the_limit_gives_a_bare_alias() {
+        for id in [
+            "x".repeat(64),
+            format!("{}_{}", "x".repeat(20), "y".repeat(30)),
+            "a.b-c".repeat(12),
+        ] {
+            assert!(check_server_id(&id).is_ok());
+            for max in [MIN_TOOL_NAME, 40] {
+                let alias = qualify(&id, "tool", max).unwrap();
+                assert_eq!(alias.len(), max, "{alias}");
+                assert!(mcp_name(&alias), "{alias}");
+                assert!(
+                    !alias[..max - ALIAS_HASH_LEN - 1].contains(SEPARATOR),
+                    "{alias}"
+                );
+                assert_eq!(qualify(&id, "tool", max).unwrap(), alias);
+            }
+        }
     }
 
     #[test]

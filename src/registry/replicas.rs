@@ -57,6 +57,9 @@ struct Snapshot {
     last_ping_ms: f64,
     attempts: u64,
     connections: u64,
+    /// Tools held back until approved (tool pinning); every replica hides the same.
+    #[serde(default)]
+    held_back: Vec<String>,
 }
 
 /// What another replica asks the holder of a server to do.
@@ -105,6 +108,12 @@ pub(super) enum Op {
     },
     Reconnect {
         server_id: String,
+    },
+    /// Approve a changed tool definition (the agent's rights were checked where it asked).
+    ApproveTool {
+        agent: String,
+        server_id: String,
+        tool: String,
     },
 }
 
@@ -208,22 +217,30 @@ impl Cluster {
                     connections: snapshot.connections,
                     ..State::default()
                 };
-                entry.mirror(snapshot.remote, snapshot.lists, state);
+                entry.mirror(snapshot.remote, snapshot.lists, state, snapshot.held_back);
             }
             // Held, but nothing shared yet: it is connecting there.
             (Some(holder), None) => {
                 let mut state = entry.state();
                 state.status = McpServerStatus::Connecting;
-                entry.mirror(Remote::at(holder), entry.lists().as_ref().clone(), state);
+                let held_back = entry.held_back();
+                entry.mirror(
+                    Remote::at(holder),
+                    entry.lists().as_ref().clone(),
+                    state,
+                    held_back,
+                );
             }
             // Nobody holds it (its holder died): one of the replicas takes it over shortly.
             (None, _) => {
                 let mut state = entry.state();
                 state.status = McpServerStatus::Disconnected;
+                let held_back = entry.held_back();
                 entry.mirror(
                     Remote::at(String::new()),
                     entry.lists().as_ref().clone(),
                     state,
+                    held_back,
                 );
             }
         }
@@ -534,6 +551,14 @@ impl Registry {
                 })?;
                 Ok(json!([items?, next]))
             }
+            Op::ApproveTool {
+                agent,
+                server_id,
+                tool,
+            } => {
+                let entry = held(&server_id)?;
+                to_value(&entry.approve(&agent, &tool).await?)
+            }
             Op::Reconnect { server_id } => {
                 let entry = held(&server_id)?;
                 let since = entry.state().attempts;
@@ -802,6 +827,7 @@ async fn share_snapshots(
                 last_ping_ms: state.last_ping_ms,
                 attempts: state.attempts,
                 connections: state.connections,
+                held_back: entry.held_back(),
             };
             let key = shared_key(&cluster.replica, &entry.id);
             match serde_json::to_value(&snapshot) {

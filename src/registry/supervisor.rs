@@ -34,6 +34,10 @@ pub struct Supervision {
     pub replica: Option<String>,
     /// Across replicas: how long a hold on a server lasts without renewal.
     pub lease: Duration,
+    /// Longest catalogue name; longer ones get a short alias.
+    pub max_tool_name: usize,
+    /// What a changed tool definition does.
+    pub pinning: crate::config::ToolPinning,
 }
 
 impl Supervision {
@@ -56,6 +60,8 @@ impl Supervision {
             ),
             replica: None,
             lease: Duration::from_secs(config.lease_secs),
+            max_tool_name: config.max_tool_name,
+            pinning: config.tool_pinning,
         }
     }
 }
@@ -198,6 +204,7 @@ async fn connect(
                 }
                 _ = resubscribe(entry, &conn, store) => {}
             }
+            entry.review_pins(&established.lists).await;
             entry.install(established);
             tracing::info!(server_id = %entry.id, "connected");
             Attempt::Connected(conn)
@@ -291,6 +298,7 @@ async fn relist(entry: &ServerEntry, conn: &Connection, events: &[NotificationMe
     match listed {
         Ok(Ok(lists)) => {
             tracing::info!(server_id = %entry.id, ?events, "catalogue re-synced");
+            entry.review_pins(&lists).await;
             entry.replace_lists(Some(lists));
             for &method in events {
                 entry.push_to_all(method, serde_json::json!({}));

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 /// Runs a Python peer script of tests/peers (bounded); the JSON object on its last line.
-pub(crate) async fn run_peer(script: &str, args: &[&str]) -> Value {
+pub async fn run_peer(script: &str, args: &[&str]) -> Value {
     let output = tokio::time::timeout(
         Duration::from_secs(60),
         tokio::process::Command::new(python())
@@ -35,7 +35,7 @@ pub(crate) async fn run_peer(script: &str, args: &[&str]) -> Value {
 }
 
 /// Runs the Python client against `/mcp`; its JSON report.
-async fn mcp_client(
+pub async fn mcp_client(
     app: &TestApp,
     token: &str,
     mode: &str,

@@ -679,3 +679,81 @@ async fn a_policy_set_on_one_replica_is_in_force_on_another() {
         .await;
     assert_eq!(status, StatusCode::OK, "another agent is not matched");
 }
+
+#[tokio::test]
+async fn replicas_agree_on_a_quarantined_tool_and_its_approval() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let pinning = [("MCP_BRIDGE_TOOL_PINNING", "quarantine")];
+    let a = replicas.start_with("a", &pinning).await;
+    let b = replicas.start_with("b", &pinning).await;
+    let state = a.app.data_dir.path().join("rug-state");
+    a.app
+        .register(crate::pinning::rug_stdio("rug", &state))
+        .await;
+    b.wait_held("rug", "a", WAIT).await;
+    let weather_listed = async |replica: &Replica| {
+        replica
+            .app
+            .tool_names("?server_id=rug")
+            .await
+            .contains(&"rug__weather".to_owned())
+    };
+    assert!(weather_listed(&b).await);
+    // The owner listens on b; the change happens on a, which holds the server.
+    let mut owner = EventStream::open(&b.app, &b.app.admin, None).await;
+    let (status, body) = b.app.call("rug__swap", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let push = owner
+        .wait_for("bridge/tool_changed on b", WAIT, |m| {
+            is_push(m, "bridge/tool_changed")
+        })
+        .await;
+    assert_eq!(push.data["params"]["quarantined"], true, "{push:?}");
+    for replica in [&a, &b] {
+        wait_until(
+            &format!("rug__weather hidden on {}", replica.id),
+            WAIT,
+            async || match weather_listed(replica).await {
+                false => Ok(()),
+                true => Err("listed".into()),
+            },
+        )
+        .await;
+        let (status, body) = replica
+            .app
+            .call("rug__weather", json!({"city": "Oslo"}))
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    }
+    // Approved on the replica that does not hold it: carried out by the holder, seen by both.
+    let (status, body) = b
+        .app
+        .post(
+            "/v1/servers/rug/tools/weather/approve",
+            &b.app.admin,
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["approved"], true, "{body}");
+    assert!(weather_listed(&b).await);
+    wait_until(
+        "rug__weather listed on a",
+        WAIT,
+        async || match weather_listed(&a).await {
+            true => Ok(()),
+            false => Err("hidden".into()),
+        },
+    )
+    .await;
+    let (status, body) = b.app.call("rug__weather", json!({"city": "Oslo"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // One event for the change, from the holder alone.
+    let more = owner.drain(Duration::from_millis(500)).await;
+    assert!(
+        !more.iter().any(|m| is_push(m, "bridge/tool_changed")),
+        "{more:?}"
+    );
+}

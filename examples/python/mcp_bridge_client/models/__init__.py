@@ -149,6 +149,8 @@ from .server_update_request_type import ServerUpdateRequestType
 from .server_update_response import ServerUpdateResponse
 from .server_update_response_type import ServerUpdateResponseType
 from .token_endpoint_auth import TokenEndpointAuth
+from .tool_approve_response import ToolApproveResponse
+from .tool_approve_response_type import ToolApproveResponseType
 from .tool_call_request import ToolCallRequest
 from .tool_call_request_arguments import ToolCallRequestArguments
 from .tool_call_request_type import ToolCallRequestType
@@ -320,6 +322,8 @@ __all__ = (
     "ServerUpdateResponse",
     "ServerUpdateResponseType",
     "TokenEndpointAuth",
+    "ToolApproveResponse",
+    "ToolApproveResponseType",
     "ToolCallRequest",
     "ToolCallRequestArguments",
     "ToolCallRequestType",

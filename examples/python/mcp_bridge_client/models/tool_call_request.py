@@ -28,8 +28,8 @@ class ToolCallRequest:
         id (str | Unset): Message id; a UUID when absent.
         version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
         ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
-        name (str | Unset): `{server_id}__{tool}` (or its short alias), an agent-bridge tool, or the name a
-            toolset shows. Default: ''.
+        name (str | Unset): `{server_id}__{tool}` (or the short alias the catalogue shows for a longer one), an
+            agent-bridge tool, or the name a toolset shows. Default: ''.
         arguments (ToolCallRequestArguments | Unset):
         toolset (str | Unset): The toolset `name` is a tool of (beyond the seed). Default: ''.
         timeout (float | None | Unset): Seconds; bounded by the server's own `timeout`.

@@ -23,7 +23,8 @@ class ToolInfo:
     """One entry of the tool catalogue.
 
     Attributes:
-        name (str): Namespaced name, `{server_id}__{tool}`. Default: ''.
+        name (str): Namespaced name, `{server_id}__{tool}`; past `MCP_BRIDGE_MAX_TOOL_NAME` characters its
+            short alias (the start of that name, `_` and hex digits of its SHA-256). Default: ''.
         server_id (str):  Default: ''.
         source (ToolSource): Where a catalogue tool comes from (`source`).
         description (str):  Default: ''.
