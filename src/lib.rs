@@ -3,6 +3,7 @@
 
 pub mod a2a;
 pub mod a2e;
+pub mod access;
 pub mod api;
 pub mod caller;
 pub mod config;

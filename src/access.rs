@@ -1,0 +1,3 @@
+//! Who sees what: per-agent access policies, toolsets and tool search (issue 19).
+
+pub mod search;
