@@ -123,19 +123,26 @@ impl Index {
     /// Up to `limit` (position, score) pairs, best first; empty for a query with no usable term.
     /// Equal scores keep catalogue order, so the answer is the same on every call.
     pub fn search(&self, query: &str, limit: usize) -> Vec<(usize, f32)> {
-        let mut ids: Vec<u32> = tokens(query)
-            .filter_map(|word| self.terms.get(&word).copied())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        if ids.is_empty() || limit == 0 {
+        let mut weights: HashMap<u32, f32> = HashMap::new();
+        for word in tokens(query) {
+            for (term, weight) in expand(&word) {
+                if let Some(&id) = self.terms.get(term.as_str()) {
+                    let best = weights.entry(id).or_default();
+                    *best = best.max(weight);
+                }
+            }
+        }
+        if weights.is_empty() || limit == 0 {
             return Vec::new();
         }
+        let mut ids: Vec<(u32, f32)> = weights.into_iter().collect();
+        // Summing in term order makes equal documents get bit-identical scores on every call.
+        ids.sort_unstable_by_key(|&(id, _)| id);
         let mut scores = vec![0f32; self.len];
-        for id in ids {
+        for (id, weight) in ids {
             let list = &self.postings[id as usize];
             for &(position, saturated) in &list.docs {
-                scores[position as usize] += list.idf * saturated;
+                scores[position as usize] += weight * list.idf * saturated;
             }
         }
         let mut hits: Vec<(usize, f32)> = scores
@@ -189,7 +196,7 @@ fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .flat_map(humps)
         .map(str::to_lowercase)
-        .filter(|word| !STOP_WORDS.contains(&word.as_str()))
+        .filter(|word| word.chars().count() > 1 && !STOP_WORDS.contains(&word.as_str()))
         .map(|word| stem(&word))
 }
 
@@ -215,12 +222,57 @@ fn humps(word: &str) -> impl Iterator<Item = &str> {
     pieces.into_iter()
 }
 
-/// Words too common in queries and descriptions to say which tool is meant.
+/// Words too common in queries and descriptions to say which tool is meant: Lucene's English
+/// stop words, pronouns and question words.
 const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "i", "in", "is",
-    "it", "its", "me", "my", "of", "on", "or", "our", "please", "so", "that", "the", "this", "to",
-    "us", "we", "with", "you", "your",
+    "about", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from",
+    "how", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our",
+    "please", "so", "such", "that", "the", "their", "them", "then", "there", "these", "they",
+    "this", "those", "to", "us", "was", "we", "what", "when", "where", "which", "who", "will",
+    "with", "you", "your",
 ];
+
+/// Words that tools and the people who ask for them use for the same thing. A query word also
+/// looks for the others of its group, at half weight, so a tool that says it exactly still wins.
+/// Only general software vocabulary belongs here, never one server's wording.
+const SYNONYMS: &[&[&str]] = &[
+    &["folder", "directory", "dir"],
+    &["delete", "remove", "drop", "erase", "forget"],
+    &["bug", "issue", "ticket"],
+    &["pr", "pull"],
+    &["repo", "repository"],
+    &["save", "write", "store"],
+    &["create", "make", "new", "add"],
+    &["edit", "modify", "update"],
+    &["find", "search", "lookup", "look"],
+    &["show", "display", "view", "get"],
+    &["run", "execute", "start", "launch"],
+    &["kill", "terminate", "stop"],
+    &["javascript", "js", "script"],
+    &["image", "picture", "photo", "png", "jpeg", "jpg"],
+    &["setting", "config", "configuration", "option"],
+    &["url", "link", "address"],
+    &["download", "fetch"],
+    &["remember", "memory", "recall"],
+    &["text", "content"],
+    &["tab", "page"],
+];
+
+/// `word` with weight 1 and the other words of its synonym groups with weight 0.5, all stemmed.
+fn expand(word: &str) -> Vec<(String, f32)> {
+    let mut terms = vec![(word.to_string(), 1.0)];
+    for group in SYNONYMS {
+        if group.iter().any(|w| stem(w) == word) {
+            terms.extend(
+                group
+                    .iter()
+                    .map(|w| (stem(w), 0.5))
+                    .filter(|(w, _)| w != word),
+            );
+        }
+    }
+    terms
+}
 
 /// A light English suffix stripper (plural `-s`/`-es`/`-ies`, `-ing`, `-ed`, a final `-e`):
 /// enough for tool vocabulary ("creates", "created" and "creating" all become "creat"), where
@@ -359,6 +411,21 @@ mod tests {
         assert_eq!(
             names(&tools, &index.search("podName", 3)),
             ["k8s__kubectl.logs"]
+        );
+    }
+
+    #[test]
+    fn a_query_word_also_looks_for_its_synonyms_at_half_weight() {
+        assert!(expand(&stem("folder")).contains(&(stem("directory"), 0.5)));
+        assert_eq!(expand("zebra"), [("zebra".to_string(), 1.0)]);
+        let tools = vec![
+            tool("fs", "create_directory", "Creates a directory", json!({})),
+            tool("fs", "folder_icon", "Draws a folder", json!({})),
+        ];
+        let hits = Index::build(&tools).search("folder", 5);
+        assert_eq!(
+            names(&tools, &hits),
+            ["fs__folder_icon", "fs__create_directory"]
         );
     }
 
