@@ -213,7 +213,7 @@ impl Tools {
     }
 
     /// Up to `limit` tools of `scope` that `caller` sees, best match of `query` first.
-    pub fn search(
+    pub async fn search(
         &self,
         caller: &Caller,
         scope: Scope<'_>,
@@ -221,6 +221,14 @@ impl Tools {
         limit: usize,
     ) -> Result<Vec<ToolInfo>, NoToolset> {
         let members = self.members(scope)?;
+        if !members.indexed() {
+            // A large catalogue's index takes a while: off the async workers.
+            let building = members.clone();
+            let _ = tokio::task::spawn_blocking(move || {
+                building.index();
+            })
+            .await;
+        }
         let view = self.access.view(caller);
         Ok(members
             .search(&view, query, limit)

@@ -118,6 +118,7 @@ pub async fn list(
         let mut found = state
             .tools
             .search(agent, scope, &req.q, asked)
+            .await
             .map_err(|e| fail(registry::Error::from(e).into()))?;
         found.retain(|tool| wanted(tool));
         found.truncate(limit);

@@ -121,7 +121,7 @@ pub async fn call(
                         ))
                     })? as usize,
             };
-            let found = tools.search(caller, inner, &query, limit)?;
+            let found = tools.search(caller, inner, &query, limit).await?;
             let listed: Vec<Value> = found
                 .iter()
                 .map(|t| {
