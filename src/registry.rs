@@ -667,6 +667,13 @@ impl Registry {
     /// (a server that is down since the start has listed nothing: its calls answer 503). Does
     /// not say whether the tool is exposed: `exposes_tool` does.
     pub fn resolve_tool(&self, name: &str) -> Option<(String, String)> {
+        // The common case, a full name the catalogue shows, without a walk of every server.
+        if let Some((server_id, tool)) = naming::split(name)
+            && let Ok(entry) = self.get(server_id)
+            && catalogue::contains(&entry, tool)
+        {
+            return Some((server_id.to_owned(), tool.to_owned()));
+        }
         catalogue::resolve(&self.entries(), name)
     }
 
