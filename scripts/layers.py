@@ -14,7 +14,7 @@ LAYERS = [
     ("store", ["store"]),
     ("hub", ["hub"]),
     ("upstream", ["upstream"]),
-    ("domain", ["registry", "a2a"]),
+    ("domain", ["registry", "a2a", "access"]),
     ("services", ["tools", "import", "metrics"]),
     ("front ends", ["http", "api", "mcp_server"]),
     ("wiring", ["startup"]),
