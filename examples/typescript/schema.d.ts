@@ -2754,7 +2754,9 @@ export interface components {
             /**
              * @default {
              *       "description": "",
-             *       "input_schema": null,
+             *       "input_schema": {
+             *         "type": "object"
+             *       },
              *       "name": "",
              *       "server_id": "",
              *       "source": "mcp"

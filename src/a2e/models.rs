@@ -560,7 +560,7 @@ pub struct CompletionContext {
 }
 
 /// One entry of the tool catalogue.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(default)]
 pub struct ToolInfo {
     /// Namespaced name, `{server_id}__{tool}`; past `MCP_BRIDGE_MAX_TOOL_NAME` characters its
@@ -583,6 +583,22 @@ pub struct ToolInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<HashMap<String, Value>>)]
     pub annotations: Option<Value>,
+}
+
+/// An empty entry; its input schema an object schema, as MCP requires of every tool.
+impl Default for ToolInfo {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            server_id: String::new(),
+            source: ToolSource::default(),
+            title: None,
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object"}),
+            output_schema: None,
+            annotations: None,
+        }
+    }
 }
 
 /// A registered A2A agent (beyond the seed).
