@@ -7,7 +7,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::responses::{
-    BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable, Unauthorized, UnsupportedMediaType,
+    BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, StoreUnavailable, Unauthorized,
+    UnprocessableContent, UnsupportedMediaType,
 };
 use crate::a2e::{NamedPolicy, Policy, PolicyList};
 use crate::caller::Caller;
@@ -49,7 +50,8 @@ async fn list_policies(
     request_body = Policy, security(("bearer" = [])),
     responses((status = 200, description = "The policy is replaced", body = NamedPolicy), (status = 201, description = "The policy is created", body = NamedPolicy),
         (status = 400, response = BadRequest), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 409, response = Conflict), (status = 415, response = UnsupportedMediaType), (status = 503, response = StoreUnavailable)))]
+        (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
 async fn put_policy(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -70,7 +70,8 @@ pub struct ToolsQuery {
 /// and the caller's access policies (tool/list), in pages; or one toolset's tools; or, with
 /// `q`, the tools that best match a query, ranked.
 #[utoipa::path(get, path = "/v1/tools", tag = "tools", params(ToolsQuery), security(("bearer" = [])),
-    responses((status = 200, description = "A page of the catalogue", body = ToolListResponse), (status = 401, response = Unauthorized), (status = 422, response = UnprocessableContent)))]
+    responses((status = 200, description = "A page of the catalogue", body = ToolListResponse), (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound), (status = 422, response = UnprocessableContent)))]
 async fn list_tools(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

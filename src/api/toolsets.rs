@@ -9,7 +9,8 @@ use utoipa_axum::routes;
 
 use super::policies::tell_sessions;
 use super::responses::{
-    BadRequest, Conflict, Forbidden, NotFound, StoreUnavailable, Unauthorized, UnsupportedMediaType,
+    BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, StoreUnavailable, Unauthorized,
+    UnprocessableContent, UnsupportedMediaType,
 };
 use crate::a2e::{ErrorCode, NamedToolset, Toolset, ToolsetList};
 use crate::caller::Caller;
@@ -60,7 +61,8 @@ async fn get_toolset(
     request_body = Toolset, security(("bearer" = [])),
     responses((status = 200, description = "The toolset is replaced", body = NamedToolset), (status = 201, description = "The toolset is created", body = NamedToolset),
         (status = 400, response = BadRequest), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 409, response = Conflict), (status = 415, response = UnsupportedMediaType), (status = 503, response = StoreUnavailable)))]
+        (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
+        (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
 async fn put_toolset(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -61,6 +61,11 @@ def _parse_response(
 
         return response_401
 
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+        return response_404
+
     if response.status_code == 422:
         response_422 = ErrorBody.from_dict(response.json())
 
