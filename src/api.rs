@@ -5,6 +5,7 @@ mod a2a;
 mod a2e;
 mod answers;
 mod audit;
+mod calls;
 mod discovery;
 mod events;
 mod health;
@@ -117,6 +118,7 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
     let (v1, v1_doc) = OpenApiRouter::new()
         .merge(servers::router())
         .merge(tools::router())
+        .merge(calls::router())
         .merge(resources::router())
         .merge(prompts::router())
         .merge(events::router())

@@ -692,11 +692,20 @@ impl ServerHandler for BridgeServer {
         });
         let arguments = request.arguments.unwrap_or_default();
         let Some(asks) = asks else {
-            let called = self
+            let call = self
                 .state
                 .tools
-                .call(&agent, scope.scope(), &full, arguments, None, origin)
-                .await;
+                .call(&agent, scope.scope(), &full, arguments, None, origin);
+            // The client's `notifications/cancelled` for this request: dropping the call tells
+            // its server the same (rmcp cancels the context but lets the handler run on).
+            let called = tokio::select! {
+                biased;
+                _ = context.ct.cancelled() => {
+                    tracing::info!(agent = %agent.id, tool = %request.name, "call cancelled by the /mcp client");
+                    Err(registry::Error::Cancelled(request_id(&context)))
+                }
+                called = call => called,
+            };
             return self.respond(&request.name, Step::Done(called));
         };
         let (state, caller) = (self.state.clone(), agent.clone());

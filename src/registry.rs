@@ -85,6 +85,9 @@ pub enum Error {
     /// What the replica holding the server answered (across replicas).
     #[error("{1}")]
     Remote(ErrorCode, String),
+    /// The caller cancelled the call before it answered; the server was told.
+    #[error("the call \"{0}\" was cancelled by its caller; the server was told to stop")]
+    Cancelled(String),
 }
 
 impl Error {
@@ -108,6 +111,7 @@ impl Error {
             Error::AuthRequired { .. } => ErrorCode::McpAuthRequired,
             Error::OAuth(_) => ErrorCode::McpTransportError,
             Error::Remote(code, _) => *code,
+            Error::Cancelled(_) => ErrorCode::Cancelled,
         }
     }
 }
@@ -695,15 +699,11 @@ impl Registry {
         }
         if let Some(holder) = entry.held_elsewhere() {
             // The full name: the holder resolves it whatever aliases it would give.
-            let op = replicas::Op::CallTool {
-                name: format!("{server_id}{}{tool}", naming::SEPARATOR),
-                arguments,
-                timeout,
-                agent: origin.agent_id().to_owned(),
-                req_id: origin.call_id().unwrap_or_default(),
-            };
+            let name = format!("{server_id}{}{tool}", naming::SEPARATOR);
             let bound = Duration::from_secs(config.timeout);
-            return self.forward(&holder, op, bound).await;
+            return self
+                .forward_call(&holder, name, arguments, timeout, &origin, bound)
+                .await;
         }
         let agent = origin.agent_id().to_owned();
         let conn = entry.connection_for(&agent).await?;

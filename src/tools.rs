@@ -3,6 +3,7 @@
 //! member by the name the toolset shows; every call is counted and every refused one audited.
 //! Also what a caller may list and find: the catalogue or a toolset, after its policies.
 
+mod inflight;
 mod items;
 mod meta;
 
@@ -84,6 +85,8 @@ pub struct Tools {
     store: Store,
     built: Mutex<Option<Built>>,
     toolsets: Mutex<std::collections::HashMap<String, BuiltToolset>>,
+    /// The calls their agents may cancel (`call_cancellable`).
+    in_flight: Arc<inflight::InFlight>,
 }
 
 impl Tools {
@@ -102,6 +105,7 @@ impl Tools {
             store,
             built: Mutex::default(),
             toolsets: Mutex::default(),
+            in_flight: Arc::default(),
         }
     }
 
@@ -270,6 +274,38 @@ impl Tools {
         }
         self.call_member(caller, scope, name, arguments, timeout, origin)
             .await
+    }
+
+    /// `call`, which the caller can cancel by its A2E request `id` (`cancel_call`) while it runs.
+    /// Cancelled, it answers `Cancelled` at once; the call is dropped, which tells its server
+    /// (`notifications/cancelled`), and is not retried. So does dropping this future (the
+    /// caller's request closed).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn call_cancellable(
+        &self,
+        caller: &Caller,
+        scope: Scope<'_>,
+        name: &str,
+        arguments: Map<String, Value>,
+        timeout: Option<f64>,
+        origin: CallOrigin,
+        id: &str,
+    ) -> Result<(String, CallToolResult), registry::Error> {
+        let running = self.in_flight.start(&caller.id, id);
+        tokio::select! {
+            biased;
+            _ = running.token.cancelled() => {
+                tracing::info!(agent = %caller.id, call = %id, tool = %name, "call cancelled");
+                Err(registry::Error::Cancelled(id.to_owned()))
+            }
+            called = self.call(caller, scope, name, arguments, timeout, origin) => called,
+        }
+    }
+
+    /// Cancels `caller`'s call `id` (`DELETE /v1/calls/{id}`); false when no such call of its is
+    /// in flight (unknown, another agent's, ended, or cancelled already).
+    pub fn cancel_call(&self, caller: &Caller, id: &str) -> bool {
+        self.in_flight.cancel(&caller.id, id)
     }
 
     /// Calls the member of `scope` shown as `name`, deferred or not.

@@ -282,7 +282,11 @@ impl Connection {
                 let _tracked =
                     self.calls
                         .track(handle.id.clone(), &handle.progress_token, origin.clone());
-                handle.await_response().await
+                let cancel = CancelOnDrop::new(&handle);
+                let answer = handle.await_response().await;
+                // Answered, or rmcp's own deadline passed (it has told the server then).
+                cancel.disarm();
+                answer
             };
             match self.run(timeout + Duration::from_secs(1), call).await? {
                 ServerResult::CallToolResult(result) => return Ok(result),
@@ -479,6 +483,50 @@ async fn optional<T>(
     match list.await {
         Err(ServiceError::McpError(e)) if e.code == ErrorCode::METHOD_NOT_FOUND => Ok(Vec::new()),
         other => other,
+    }
+}
+
+/// Why the bridge cancels a call it dropped (`notifications/cancelled`'s `reason`).
+pub const CANCEL_REASON: &str = "the caller cancelled the call (or closed its request)";
+
+/// Tells the server a request is cancelled when the future awaiting its answer is dropped
+/// first: rmcp forgets a dropped request without a word, and the server would work on.
+/// Dropping happens whatever stops the caller: its HTTP request closed, `DELETE /v1/calls`,
+/// the connection lost (the notification then goes nowhere), on every transport alike.
+struct CancelOnDrop {
+    armed: Option<(rmcp::Peer<RoleClient>, rmcp::model::RequestId)>,
+}
+
+impl CancelOnDrop {
+    fn new(handle: &rmcp::service::RequestHandle<RoleClient>) -> Self {
+        Self {
+            armed: Some((handle.peer.clone(), handle.id.clone())),
+        }
+    }
+
+    fn disarm(mut self) {
+        self.armed = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.armed.take() else {
+            return;
+        };
+        // Outside a runtime (the process is ending) there is no one to send it.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        tracing::debug!(request_id = %id, "cancelling a dropped call upstream");
+        let notification = rmcp::model::CancelledNotification::new(
+            rmcp::model::CancelledNotificationParam::new(Some(id), Some(CANCEL_REASON.into())),
+        );
+        runtime.spawn(async move {
+            if let Err(error) = peer.send_notification(notification.into()).await {
+                tracing::debug!(%error, "cannot tell the server a call is cancelled");
+            }
+        });
     }
 }
 

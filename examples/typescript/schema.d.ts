@@ -235,7 +235,11 @@ export interface paths {
         /**
          * Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
          *     `is_error: true`; the server's `timeout` bounds the call.
-         * @description **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
+         * @description **Cancelling.** While the call runs, `DELETE /v1/calls/{id}` with this request's `id` cancels
+         *     it: the server is sent `notifications/cancelled` and this request answers 409 `cancelled` at
+         *     once. Closing this request before the answer cancels the call on the server the same way.
+         *
+         *     **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
          *     server-sent events instead: zero or more `event: mcp/server/push` (the call's progress,
          *     `method: "notifications/progress"`, `data:` a `ServerPush` carrying this call's `req_id`),
          *     then one last `event: tool/call/resp` whose `data:` is the `ToolCallResponse` the JSON answer
@@ -247,6 +251,30 @@ export interface paths {
          */
         post: operations["call_tool"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/calls/{call_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a tool call in flight (tool/call/cancel), by the `id` of its `POST /v1/tools/call`
+         *     (or `/v1/a2e` `tool/call/req`): the server is sent `notifications/cancelled` at once, the
+         *     call's own request answers 409 `cancelled`, and the call is not retried. Only the agent that
+         *     made the call can cancel it; an unknown id, another agent's call, a call that has already
+         *     ended and one cancelled already are all 404 `not_found` (there is no call of the caller's to
+         *     cancel), and nothing changes.
+         */
+        delete: operations["cancel_call"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1227,7 +1255,7 @@ export interface components {
          * @description The `code` of an error answer.
          * @enum {string}
          */
-        ErrorCode: "mcp_server_not_found" | "mcp_server_unavailable" | "mcp_tool_not_found" | "mcp_resource_not_found" | "mcp_prompt_not_found" | "mcp_transport_error" | "mcp_protocol_error" | "mcp_sampling_refused" | "mcp_capability_missing" | "mcp_auth_required" | "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "timeout" | "payload_too_large" | "rate_limited" | "internal";
+        ErrorCode: "mcp_server_not_found" | "mcp_server_unavailable" | "mcp_tool_not_found" | "mcp_resource_not_found" | "mcp_prompt_not_found" | "mcp_transport_error" | "mcp_protocol_error" | "mcp_sampling_refused" | "mcp_capability_missing" | "mcp_auth_required" | "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "cancelled" | "timeout" | "payload_too_large" | "rate_limited" | "internal";
         Health: {
             /** @description `ok`, or what is not ready yet. */
             status: string;
@@ -2770,6 +2798,37 @@ export interface components {
              */
             approved: boolean;
         };
+        /** @description tool/call/cancel/resp: the call was cancelled; its own request answers `cancelled`. */
+        ToolCallCancelResponse: {
+            /**
+             * @description The A2E message type.
+             * @default tool/call/cancel/resp
+             * @enum {string}
+             */
+            type: "tool/call/cancel/resp";
+            /** @description Message id; a UUID when absent. */
+            id: string;
+            /**
+             * @description A2E protocol version.
+             * @default 1.0
+             * @example 1.0
+             */
+            version: string;
+            /**
+             * Format: double
+             * @description Timestamp, seconds since the Unix epoch; now when absent.
+             */
+            ts: number;
+            /**
+             * @description Echoes the request's `id`.
+             * @default
+             */
+            req_id: string;
+            /** @default false */
+            ok: boolean;
+            /** @default  */
+            call_id: string;
+        };
         /** @description tool/call/req: call a catalogue tool by its namespaced name. */
         ToolCallRequest: {
             /**
@@ -3595,6 +3654,35 @@ export interface operations {
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    cancel_call: {
+        parameters: {
+            query?: {
+                /** @description The A2E request id, echoed as `req_id` (a UUID when absent). */
+                id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The `id` of the tool/call/req to cancel */
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The call was cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCallCancelResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     list_resources: {

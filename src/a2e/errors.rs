@@ -25,6 +25,8 @@ pub enum ErrorCode {
     Forbidden,
     NotFound,
     Conflict,
+    /// The call was cancelled by its caller (`DELETE /v1/calls/{id}`) before it answered.
+    Cancelled,
     Timeout,
     PayloadTooLarge,
     RateLimited,
@@ -60,6 +62,7 @@ impl ErrorCode {
             Self::Forbidden => "forbidden",
             Self::NotFound => "not_found",
             Self::Conflict => "conflict",
+            Self::Cancelled => "cancelled",
             Self::Timeout => "timeout",
             Self::PayloadTooLarge => "payload_too_large",
             Self::RateLimited => "rate_limited",

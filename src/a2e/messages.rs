@@ -539,6 +539,23 @@ a2e_response! {
 }
 
 a2e_message! {
+    /// tool/call/cancel/req (beyond the seed): cancel the caller's own call in flight, named by
+    /// the `id` of its tool/call/req; its server is sent `notifications/cancelled`.
+    ToolCallCancelRequest = "tool/call/cancel/req" {
+        /// The `id` of the tool/call/req to cancel.
+        call_id: String,
+    }
+}
+
+a2e_response! {
+    /// tool/call/cancel/resp: the call was cancelled; its own request answers `cancelled`.
+    ToolCallCancelResponse = "tool/call/cancel/resp" {
+        ok: bool,
+        call_id: String,
+    }
+}
+
+a2e_message! {
     /// mcp/tool/approve/req (beyond the seed): approve the current definition of a server's
     /// tool that changed since it was pinned (tool pinning).
     ToolApproveRequest = "mcp/tool/approve/req" {

@@ -180,6 +180,8 @@ fn every_message_round_trips() {
         check::<ToolCallResponse>(),
         check::<ToolApproveRequest>(),
         check::<ToolApproveResponse>(),
+        check::<ToolCallCancelRequest>(),
+        check::<ToolCallCancelResponse>(),
     ] {
         assert!(!seed.contains(&extra));
     }
@@ -190,6 +192,7 @@ fn error_codes_say_whether_to_retry() {
     assert!(ErrorCode::McpServerUnavailable.retryable());
     assert!(ErrorCode::McpTransportError.retryable());
     assert!(!ErrorCode::McpProtocolError.retryable());
+    assert!(!ErrorCode::Cancelled.retryable());
     assert!(!ErrorCode::McpSamplingRefused.retryable());
     assert_eq!(
         serde_json::to_value(ErrorCode::McpCapabilityMissing).unwrap(),

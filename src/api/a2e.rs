@@ -14,7 +14,7 @@ use super::responses::{
     BadGateway, BadRequest, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
     PayloadTooLarge, ServiceUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
 };
-use super::{Reply, a2a, answers, prompts, resources, roots, servers, tools};
+use super::{Reply, a2a, answers, calls, prompts, resources, roots, servers, tools};
 use crate::a2e::{self, Message};
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, ApiError, Failure};
@@ -87,6 +87,7 @@ async fn a2e_message(
         a2e::ToolApproveRequest::TYPE => run(body, |r| servers::approve_tool(s, a, r)).await,
         a2e::ToolListRequest::TYPE => run(body, |r| tools::list(s, a, r)).await,
         a2e::ToolCallRequest::TYPE => run(body, |r| tools::call(s, a, r)).await,
+        a2e::ToolCallCancelRequest::TYPE => run(body, |r| calls::cancel(s, a, r)).await,
         a2e::ResourceListRequest::TYPE => run(body, |r| resources::list(s, a, r)).await,
         a2e::ResourceTemplatesRequest::TYPE => run(body, |r| resources::templates(s, a, r)).await,
         a2e::ResourceReadRequest::TYPE => run(body, |r| resources::read(s, a, r)).await,

@@ -175,6 +175,10 @@ pub async fn list(
 /// Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
 /// `is_error: true`; the server's `timeout` bounds the call.
 ///
+/// **Cancelling.** While the call runs, `DELETE /v1/calls/{id}` with this request's `id` cancels
+/// it: the server is sent `notifications/cancelled` and this request answers 409 `cancelled` at
+/// once. Closing this request before the answer cancels the call on the server the same way.
+///
 /// **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
 /// server-sent events instead: zero or more `event: mcp/server/push` (the call's progress,
 /// `method: "notifications/progress"`, `data:` a `ServerPush` carrying this call's `req_id`),
@@ -295,13 +299,14 @@ async fn call_for(
     };
     let (server_id, result) = state
         .tools
-        .call(
+        .call_cancellable(
             agent,
             Scope::of(&req.toolset),
             &req.name,
             req.arguments,
             req.timeout,
             origin,
+            &req.id,
         )
         .await
         .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;

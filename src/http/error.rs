@@ -102,7 +102,9 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         McpSamplingRefused | McpAuthRequired | Forbidden => StatusCode::FORBIDDEN,
         InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
         Unauthorized => StatusCode::UNAUTHORIZED,
-        Conflict => StatusCode::CONFLICT,
+        // A call its own agent cancelled: the request lost to a later one of the same agent
+        // (its DELETE). 409, not a 5xx a client or proxy would retry, nor the non-standard 499.
+        Conflict | Cancelled => StatusCode::CONFLICT,
         PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         RateLimited => StatusCode::TOO_MANY_REQUESTS,
         Internal => StatusCode::INTERNAL_SERVER_ERROR,

@@ -43,6 +43,8 @@ pub struct Cluster {
     shares: Mutex<Option<mpsc::UnboundedReceiver<Weak<ServerEntry>>>>,
     /// Calls and other requests sent to another replica since start.
     pub forwarded: AtomicU64,
+    /// The calls other replicas forwarded here that are running, by their `call_key`.
+    forwarded_calls: ForwardedCalls,
     /// Leases taken or lost here since start.
     pub lease_changes: AtomicU64,
 }
@@ -72,6 +74,13 @@ pub(super) enum Op {
         timeout: Option<f64>,
         agent: String,
         req_id: String,
+        /// Names the call for a later `CancelCall` (unique per forwarded call).
+        #[serde(default)]
+        call_key: String,
+    },
+    /// The caller gave up on a forwarded call: drop it, which tells its server.
+    CancelCall {
+        call_key: String,
     },
     ReadResource {
         agent: String,
@@ -119,6 +128,92 @@ pub(super) enum Op {
 
 use super::merge::Listing;
 
+/// How long a cancel that arrived before its call is kept for the call to find.
+const EARLY_CANCEL_KEPT: Duration = Duration::from_secs(60);
+
+/// The forwarded calls running here, each with the token that stops it. A `CancelCall` may
+/// overtake its `CallTool` (each bus request is served in its own task): the cancel is then
+/// kept, cancelled, for the call to find when it starts.
+#[derive(Default)]
+struct ForwardedCalls {
+    running: Mutex<HashMap<String, (CancellationToken, Instant)>>,
+}
+
+/// A forwarded call's place among them, given up when it ends.
+#[derive(Default)]
+struct ForwardedCall<'a> {
+    calls: Option<&'a ForwardedCalls>,
+    key: String,
+    token: CancellationToken,
+}
+
+impl ForwardedCalls {
+    fn start(&self, key: &str) -> ForwardedCall<'_> {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let token = running
+            .entry(key.to_owned())
+            .or_insert_with(|| (CancellationToken::new(), Instant::now()))
+            .0
+            .clone();
+        ForwardedCall {
+            calls: Some(self),
+            key: key.to_owned(),
+            token,
+        }
+    }
+
+    fn cancel(&self, key: &str) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        // Cancels that never met their call (it had ended already) are let go after a while.
+        running.retain(|_, (token, since)| {
+            !token.is_cancelled() || since.elapsed() < EARLY_CANCEL_KEPT
+        });
+        running
+            .entry(key.to_owned())
+            .or_insert_with(|| (CancellationToken::new(), Instant::now()))
+            .0
+            .cancel();
+    }
+}
+
+impl Drop for ForwardedCall<'_> {
+    fn drop(&mut self) {
+        if let Some(calls) = self.calls {
+            calls
+                .running
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&self.key);
+        }
+    }
+}
+
+/// Asks the holder of a forwarded call to drop it, unless the answer came first.
+struct CancelRemote {
+    cluster: Arc<Cluster>,
+    holder: String,
+    /// `None` once answered.
+    call_key: Option<String>,
+}
+
+impl Drop for CancelRemote {
+    fn drop(&mut self) {
+        let Some(call_key) = self.call_key.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (bus, holder) = (self.cluster.bus.clone(), self.holder.clone());
+        runtime.spawn(async move {
+            let body = serde_json::to_value(&Op::CancelCall { call_key }).unwrap_or_default();
+            if let Err(error) = bus.request(&holder, "op", &body, FORWARD_MARGIN).await {
+                tracing::warn!(%holder, %error, "cannot cancel a call forwarded to another replica");
+            }
+        });
+    }
+}
+
 impl Cluster {
     pub(super) fn new(bus: Arc<Bus>, supervision: &Supervision) -> Option<Arc<Self>> {
         let replica = supervision.replica.clone()?;
@@ -134,6 +229,7 @@ impl Cluster {
             share,
             shares: Mutex::new(Some(shares)),
             forwarded: AtomicU64::new(0),
+            forwarded_calls: ForwardedCalls::default(),
             lease_changes: AtomicU64::new(0),
         }))
     }
@@ -364,6 +460,39 @@ impl Registry {
         self.forward(holder, op, timeout).await
     }
 
+    /// Across replicas: calls a tool on the replica holding its server. Dropped before the
+    /// answer (the caller cancelled or went away), it asks the holder to drop the call too,
+    /// which tells the server.
+    pub(super) async fn forward_call(
+        &self,
+        holder: &str,
+        name: String,
+        arguments: Map<String, Value>,
+        timeout: Option<f64>,
+        origin: &crate::upstream::CallOrigin,
+        within: Duration,
+    ) -> Result<(String, rmcp::model::CallToolResult), Error> {
+        let call_key = crate::a2e::new_id();
+        let op = Op::CallTool {
+            name,
+            arguments,
+            timeout,
+            agent: origin.agent_id().to_owned(),
+            req_id: origin.call_id().unwrap_or_default(),
+            call_key: call_key.clone(),
+        };
+        let guard = self.cluster.clone().map(|cluster| CancelRemote {
+            cluster,
+            holder: holder.to_owned(),
+            call_key: Some(call_key),
+        });
+        let answer = self.forward(holder, op, within).await;
+        if let Some(mut guard) = guard {
+            guard.call_key = None;
+        }
+        answer
+    }
+
     /// Across replicas: forwards `op` to `holder` and decodes its answer.
     pub(super) async fn forward<T: DeserializeOwned>(
         &self,
@@ -451,6 +580,7 @@ impl Registry {
                 timeout,
                 agent,
                 req_id,
+                call_key,
             } => {
                 if let Some((server_id, _)) = super::naming::split(&name) {
                     held(server_id)?;
@@ -460,7 +590,25 @@ impl Registry {
                     agent,
                     req_id,
                 ));
-                to_value(&self.call_tool(&name, arguments, timeout, origin).await?)
+                let call = self.call_tool(&name, arguments, timeout, origin);
+                let cancelled = match &self.cluster {
+                    Some(cluster) if !call_key.is_empty() => {
+                        cluster.forwarded_calls.start(&call_key)
+                    }
+                    _ => Default::default(),
+                };
+                tokio::select! {
+                    biased;
+                    // Dropping the call tells its server.
+                    _ = cancelled.token.cancelled() => Err(Error::Cancelled(call_key)),
+                    called = call => to_value(&called?),
+                }
+            }
+            Op::CancelCall { call_key } => {
+                if let Some(cluster) = &self.cluster {
+                    cluster.forwarded_calls.cancel(&call_key);
+                }
+                Ok(Value::Null)
             }
             Op::ReadResource {
                 agent,

@@ -4,6 +4,7 @@ mod a2a;
 mod a2e;
 mod access;
 mod auth;
+mod cancel;
 mod database;
 mod deploy;
 mod events;

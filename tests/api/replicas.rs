@@ -757,3 +757,44 @@ async fn replicas_agree_on_a_quarantined_tool_and_its_approval() {
         "{more:?}"
     );
 }
+
+#[tokio::test]
+async fn a_call_cancelled_on_the_replica_that_forwarded_it_is_cancelled_on_the_holder() {
+    use crate::cancel::{Marks, assert_cancelled, cancel, spawn_call};
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("rc");
+    a.app.register(py_stdio(&id, &unique("rcancel"))).await;
+    b.wait_held(&id, "a", WAIT).await;
+    // Cancelled by DELETE on b, where the call was made.
+    let marks = Marks::new();
+    let call_id = unique("fwd");
+    let name = format!("{id}__slow");
+    let call = spawn_call(&b.app, &b.app.alice, &call_id, &name, marks.arguments());
+    marks.started.wait().await;
+    let (status, body) = cancel(&b.app, &b.app.alice, &call_id).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_cancelled(call, &call_id).await;
+    marks.wait_cancelled().await;
+    // Cancelled by closing the request on b.
+    let marks = Marks::new();
+    let call = spawn_call(
+        &b.app,
+        &b.app.alice,
+        &unique("fwd"),
+        &name,
+        marks.arguments(),
+    );
+    marks.started.wait().await;
+    call.abort();
+    marks.wait_cancelled().await;
+    // The server goes on serving through b.
+    let (status, body) = b
+        .app
+        .call(&format!("{id}__echo"), json!({"text": "on"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}

@@ -25,8 +25,10 @@ error -32002 ("Resource not found"); subscribing twice and unsubscribing a URI n
 The tool subscriptions() returns the subscribed URIs sorted and joined with "\n" ("" when none); the tool
 touch(uri) sends notifications/resources/updated for that uri to the calling client and returns "touched".
 
-The tool slow(seconds, started="") sleeps `seconds`, then returns "done"; given `started` (a file path), it first
-creates that file, so a test knows the call has reached the server.
+The tool slow(seconds, started="", cancelled="") sleeps `seconds`, then returns "done"; given `started` (a file
+path), it first creates that file, so a test knows the call has reached the server; given `cancelled` (a file path),
+it creates that file when the call is cancelled (notifications/cancelled) before it ends, so a test knows the server
+saw the cancel.
 
 The tool big(size) returns one text block of exactly `size` bytes ("x" repeated), to test the bridge's bound on
 the size of one message (its JSON-RPC answer is some 100 bytes more than `size`); shout(size) first sends the
@@ -136,13 +138,21 @@ def build_server():
         raise ToolError("fixture failure: this tool always fails")
 
     @mcp.tool(structured_output=False)
-    async def slow(seconds: float, started: str = "") -> str:
+    async def slow(seconds: float, started: str = "", cancelled: str = "") -> str:
         """Sleep for the given number of seconds, then return "done".
 
-        With `started` (a file path), first create that file: a test waits on it to know the call is in flight."""
+        With `started` (a file path), first create that file: a test waits on it to know the call is in flight.
+        With `cancelled` (a file path), create that file if the call is cancelled before it ends (the SDK cancels
+        the handler on the client's notifications/cancelled): a test waits on it to know the server saw the cancel."""
         if started:
             open(started, "x").close()
-        await asyncio.sleep(seconds)
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            if cancelled:
+                with open(cancelled, "w") as mark:
+                    mark.write("cancelled")
+            raise
         return "done"
 
     @mcp.tool(structured_output=False)

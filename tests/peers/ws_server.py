@@ -78,13 +78,21 @@ def add(a: int, b: int) -> int:
 
 
 @mcp.tool()
-async def slow(seconds: float, started: str = "") -> str:
+async def slow(seconds: float, started: str = "", cancelled: str = "") -> str:
     """Sleep for the given number of seconds, then return "done".
 
-    With `started` (a file path), first create that file: a test waits on it to know the call is in flight."""
+    With `started` (a file path), first create that file: a test waits on it to know the call is in flight.
+    With `cancelled` (a file path), create that file if the call is cancelled before it ends (the SDK cancels
+    the handler on the client's notifications/cancelled): a test waits on it to know the server saw the cancel."""
     if started:
         open(started, "x").close()
-    await asyncio.sleep(seconds)
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        if cancelled:
+            with open(cancelled, "w") as mark:
+                mark.write("cancelled")
+        raise
     return "done"
 
 

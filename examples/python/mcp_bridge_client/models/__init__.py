@@ -151,6 +151,8 @@ from .server_update_response_type import ServerUpdateResponseType
 from .token_endpoint_auth import TokenEndpointAuth
 from .tool_approve_response import ToolApproveResponse
 from .tool_approve_response_type import ToolApproveResponseType
+from .tool_call_cancel_response import ToolCallCancelResponse
+from .tool_call_cancel_response_type import ToolCallCancelResponseType
 from .tool_call_request import ToolCallRequest
 from .tool_call_request_arguments import ToolCallRequestArguments
 from .tool_call_request_type import ToolCallRequestType
@@ -324,6 +326,8 @@ __all__ = (
     "TokenEndpointAuth",
     "ToolApproveResponse",
     "ToolApproveResponseType",
+    "ToolCallCancelResponse",
+    "ToolCallCancelResponseType",
     "ToolCallRequest",
     "ToolCallRequestArguments",
     "ToolCallRequestType",

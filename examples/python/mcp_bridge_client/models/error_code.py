@@ -1,6 +1,7 @@
 from typing import Literal
 
 ErrorCode = Literal[
+    "cancelled",
     "conflict",
     "forbidden",
     "internal",
@@ -23,6 +24,7 @@ ErrorCode = Literal[
 ]
 
 ERROR_CODE_VALUES: set[ErrorCode] = {
+    "cancelled",
     "conflict",
     "forbidden",
     "internal",

@@ -118,7 +118,11 @@ def sync_detailed(
     """Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
     `is_error: true`; the server's `timeout` bounds the call.
 
-     **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
+     **Cancelling.** While the call runs, `DELETE /v1/calls/{id}` with this request's `id` cancels
+    it: the server is sent `notifications/cancelled` and this request answers 409 `cancelled` at
+    once. Closing this request before the answer cancels the call on the server the same way.
+
+    **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
     server-sent events instead: zero or more `event: mcp/server/push` (the call's progress,
     `method: "notifications/progress"`, `data:` a `ServerPush` carrying this call's `req_id`),
     then one last `event: tool/call/resp` whose `data:` is the `ToolCallResponse` the JSON answer
@@ -158,7 +162,11 @@ def sync(
     """Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
     `is_error: true`; the server's `timeout` bounds the call.
 
-     **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
+     **Cancelling.** While the call runs, `DELETE /v1/calls/{id}` with this request's `id` cancels
+    it: the server is sent `notifications/cancelled` and this request answers 409 `cancelled` at
+    once. Closing this request before the answer cancels the call on the server the same way.
+
+    **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
     server-sent events instead: zero or more `event: mcp/server/push` (the call's progress,
     `method: "notifications/progress"`, `data:` a `ServerPush` carrying this call's `req_id`),
     then one last `event: tool/call/resp` whose `data:` is the `ToolCallResponse` the JSON answer
@@ -193,7 +201,11 @@ async def asyncio_detailed(
     """Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
     `is_error: true`; the server's `timeout` bounds the call.
 
-     **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
+     **Cancelling.** While the call runs, `DELETE /v1/calls/{id}` with this request's `id` cancels
+    it: the server is sent `notifications/cancelled` and this request answers 409 `cancelled` at
+    once. Closing this request before the answer cancels the call on the server the same way.
+
+    **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
     server-sent events instead: zero or more `event: mcp/server/push` (the call's progress,
     `method: "notifications/progress"`, `data:` a `ServerPush` carrying this call's `req_id`),
     then one last `event: tool/call/resp` whose `data:` is the `ToolCallResponse` the JSON answer
@@ -231,7 +243,11 @@ async def asyncio(
     """Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
     `is_error: true`; the server's `timeout` bounds the call.
 
-     **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
+     **Cancelling.** While the call runs, `DELETE /v1/calls/{id}` with this request's `id` cancels
+    it: the server is sent `notifications/cancelled` and this request answers 409 `cancelled` at
+    once. Closing this request before the answer cancels the call on the server the same way.
+
+    **Streaming.** Sent with `Accept: text/event-stream`, the call answers 200 with a stream of
     server-sent events instead: zero or more `event: mcp/server/push` (the call's progress,
     `method: "notifications/progress"`, `data:` a `ServerPush` carrying this call's `req_id`),
     then one last `event: tool/call/resp` whose `data:` is the `ToolCallResponse` the JSON answer
