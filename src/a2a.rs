@@ -830,13 +830,24 @@ impl A2a {
         update: &Update,
         seen: &mut Option<String>,
     ) {
-        if update.task_id.is_some() && *seen != update.task_id {
-            let mut named = json!({"id": update.task_id, "contextId": update.context_id});
-            if update.kind == Kind::Message {
-                named = json!({"taskId": update.task_id, "contextId": update.context_id});
+        if let Some(task_id) = &update.task_id
+            && seen.as_ref() != Some(task_id)
+        {
+            let owned = [
+                (Owned::Task, Some(task_id)),
+                (Owned::Context, update.context_id.as_ref()),
+            ];
+            for (kind, id) in owned {
+                let Some(id) = id else { continue };
+                if let Err(error) = self
+                    .store
+                    .insert_a2a_owned(&agent.agent_id, kind, id, origin.agent_id)
+                    .await
+                {
+                    tracing::error!(agent_id = %agent.agent_id, %error, "could not record who owns an A2A task");
+                }
             }
-            self.remember(origin.agent_id, agent, &named).await;
-            seen.clone_from(&update.task_id);
+            *seen = Some(task_id.clone());
         }
         let kind = update.kind.as_str();
         let mut params = json!({

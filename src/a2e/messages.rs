@@ -663,7 +663,7 @@ a2e_response! {
         task_id: String,
         /// The A2A task, as the agent answers it (camelCase, as A2A defines it).
         #[schema(value_type = HashMap<String, Value>)]
-        task: Value,
+        task: Value = Value::Object(Map::new()),
     }
 }
 
