@@ -1,24 +1,34 @@
 //! The A2A agent bridge: a registry of A2A agents (their cards fetched, stored, refreshed on
 //! demand), a JSON-RPC client for them (A2A 1.0 with `A2A-Version: 1.0`, or 0.3 method names when
-//! the card says so), and the four agent-bridge tools on top.
+//! the card says so), and the four agent-bridge tools on top. A streaming agent's updates reach
+//! the caller as `bridge/a2a_update` pushes on its event channel.
 
 mod body;
 mod card;
+mod stream;
 pub mod tools;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::a2e::{A2aAgentInfo, A2aProtocol, ErrorCode};
+use crate::a2e::{A2aAgentInfo, A2aProtocol, ErrorCode, Message, ServerPush};
 use crate::caller::Caller;
 use crate::guard::{Guard, Refused};
+use crate::hub::Hub;
 use crate::registry::naming;
 use crate::store::{Owned, Store, StoreError, StoredAgent};
 use body::BodyError;
 pub use card::{AgentCard, Endpoint, MAX_CARD_BYTES};
+use stream::{Assembly, Kind, StreamError, Update};
+
+/// The `method` of the `mcp/server/push` events that carry a streamed A2A task's updates
+/// (`params`: `{agent_id, task_id, context_id, kind, task|message|status|artifact, final}`,
+/// and `append`, `last_chunk` for an artifact).
+pub const UPDATE_METHOD: &str = "bridge/a2a_update";
 
 /// Added to the caller's timeout for the HTTP wait, so the agent's own deadline comes first.
 const TIMEOUT_BUFFER: Duration = Duration::from_secs(5);
@@ -45,6 +55,14 @@ pub enum A2aError {
     Rpc(Value),
     #[error("the agent did not answer within {0:?}")]
     Timeout(Duration),
+    /// A task unknown to the agent, or started by another caller: the same to the caller.
+    #[error("agent \"{agent_id}\" has no task \"{task_id}\" started by you")]
+    TaskNotFound { agent_id: String, task_id: String },
+    /// A streamed task still running when the caller's timeout passed.
+    #[error(
+        "task \"{task_id}\" did not finish within {after:?}; it goes on at the agent: follow it with agent_query action \"subscribe\", or cancel it"
+    )]
+    StillRunning { task_id: String, after: Duration },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -55,12 +73,12 @@ impl A2aError {
         match self {
             Self::Invalid(_) => ErrorCode::InvalidRequest,
             Self::Disabled => ErrorCode::McpCapabilityMissing,
-            Self::NotFound(_) => ErrorCode::NotFound,
+            Self::NotFound(_) | Self::TaskNotFound { .. } => ErrorCode::NotFound,
             Self::Conflict(_) => ErrorCode::Conflict,
             Self::Forbidden(_) => ErrorCode::Forbidden,
             Self::Unreachable(_) => ErrorCode::McpTransportError,
             Self::Protocol(_) | Self::Rpc(_) => ErrorCode::McpProtocolError,
-            Self::Timeout(_) => ErrorCode::Timeout,
+            Self::Timeout(_) | Self::StillRunning { .. } => ErrorCode::Timeout,
             Self::Store(error) => error.code(),
         }
     }
@@ -106,6 +124,16 @@ impl A2aAgent {
 
     /// The agent as `caller` may see it: header values hidden from everyone, and the password
     /// and query values of its URLs from anyone but its registrant and admins.
+    /// Whether its card says it streams (`capabilities.streaming`).
+    pub fn streams(&self) -> bool {
+        self.card
+            .other
+            .get("capabilities")
+            .and_then(|c| c.get("streaming"))
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
     pub fn model_for(&self, caller: &Caller) -> A2aAgentInfo {
         let mut info = self.model();
         if !caller.may_manage(&self.owner) {
@@ -143,8 +171,25 @@ pub struct A2a {
     store: Store,
     client: reqwest::Client,
     guard: Guard,
-    /// The largest JSON-RPC reply taken from an agent (`MCP_BRIDGE_MAX_MESSAGE_BYTES`).
+    /// The largest JSON-RPC reply taken from an agent (`MCP_BRIDGE_MAX_MESSAGE_BYTES`); also
+    /// the largest streamed event, and the most a streamed task's artifacts add up to.
     max_reply_bytes: usize,
+    /// Where streamed updates go: the caller's event channel.
+    hub: Arc<Hub>,
+}
+
+/// Who a call is for: the agent (JWT `sub`) whose tasks and contexts these are, and the A2E id
+/// of its call (carried by the updates it gets, as progress carries it).
+#[derive(Debug, Clone, Copy)]
+pub struct Origin<'a> {
+    pub agent_id: &'a str,
+    pub req_id: Option<&'a str>,
+}
+
+impl<'a> Origin<'a> {
+    pub fn new(agent_id: &'a str, req_id: Option<&'a str>) -> Self {
+        Self { agent_id, req_id }
+    }
 }
 
 /// Checks an agent's card or endpoint URL as MCP upstream URLs are checked: http(s), and an
@@ -176,6 +221,7 @@ impl A2a {
         enabled: bool,
         guard: Guard,
         max_reply_bytes: usize,
+        hub: Arc<Hub>,
     ) -> Result<Arc<Self>, StoreError> {
         let mut agents = BTreeMap::new();
         for stored in store.list_agents().await? {
@@ -216,6 +262,7 @@ impl A2a {
             client,
             guard,
             max_reply_bytes,
+            hub,
         }))
     }
 
@@ -450,11 +497,12 @@ impl A2a {
         }
     }
 
-    /// Sends a user message for `caller`; the agent's reply (a message, or the task when not
-    /// blocking).
+    /// Sends a user message for `origin`; the agent's reply (a message, or the task when not
+    /// blocking). A blocking message to an agent that streams is streamed: its updates go to
+    /// the caller's event channel as they come, and the reply is the final task or message.
     pub async fn send(
         &self,
-        caller: &str,
+        origin: Origin<'_>,
         agent: &A2aAgent,
         text: &str,
         blocking: bool,
@@ -462,47 +510,61 @@ impl A2a {
         timeout_secs: u64,
     ) -> Result<Value, A2aError> {
         let message_id = uuid::Uuid::new_v4().to_string();
-        let (method, mut message, configuration) = if agent.endpoint.protocol == A2aProtocol::V1_0 {
-            let message =
-                json!({"role": "ROLE_USER", "parts": [{"text": text}], "messageId": message_id});
-            (
-                "SendMessage",
-                message,
-                json!({"returnImmediately": !blocking}),
-            )
+        let v1 = agent.endpoint.protocol == A2aProtocol::V1_0;
+        let mut message = if v1 {
+            json!({"role": "ROLE_USER", "parts": [{"text": text}], "messageId": message_id})
         } else {
-            let message = json!({"role": "user", "kind": "message", "parts": [{"kind": "text", "text": text}], "messageId": message_id});
-            ("message/send", message, json!({"blocking": blocking}))
+            json!({"role": "user", "kind": "message", "parts": [{"kind": "text", "text": text}], "messageId": message_id})
         };
         if let Some(context_id) = context_id {
             message["contextId"] = json!(context_id);
         }
-        self.check_message(caller, agent, Some(&message)).await?;
+        self.check_message(origin.agent_id, agent, Some(&message))
+            .await?;
+        if blocking && agent.streams() {
+            let method = translate("SendStreamingMessage", agent.endpoint.protocol);
+            let params = json!({"message": message});
+            return self
+                .stream(origin, agent, method, params, timeout_secs)
+                .await;
+        }
+        let (method, configuration) = match v1 {
+            true => ("SendMessage", json!({"returnImmediately": !blocking})),
+            false => ("message/send", json!({"blocking": blocking})),
+        };
         let params = json!({"message": message, "configuration": configuration});
         let result = self.rpc(agent, method, params, timeout_secs).await?;
-        self.remember(caller, agent, &result).await;
+        self.remember(origin.agent_id, agent, &result).await;
         Ok(result)
     }
 
-    /// Forwards a JSON-RPC method for `caller`; A2A 0.3 and 1.0 names are translated to the
+    /// Forwards a JSON-RPC method for `origin`; A2A 0.3 and 1.0 names are translated to the
     /// agent's. Tasks and contexts are the caller's own: a message naming another caller's,
     /// and a method addressing another caller's task (get, cancel, resubscribe, push
     /// notification configs), are answered as a task that does not exist; `ListTasks` lists
-    /// the caller's tasks only. Other methods are passed on as they are.
+    /// the caller's tasks only. The streaming methods (`SendStreamingMessage`,
+    /// `SubscribeToTask`) are streamed as `send` streams. Other methods are passed on as they
+    /// are.
     pub async fn query(
         &self,
-        caller: &str,
+        origin: Origin<'_>,
         agent: &A2aAgent,
         method: &str,
         params: Value,
         timeout_secs: u64,
     ) -> Result<Value, A2aError> {
+        let caller = origin.agent_id;
         let method = translate(method, agent.endpoint.protocol);
         let text = |name| params.get(name).and_then(Value::as_str);
         match translate(method, A2aProtocol::V1_0) {
             "SendMessage" | "SendStreamingMessage" => {
                 self.check_message(caller, agent, params.get("message"))
                     .await?;
+                if translate(method, A2aProtocol::V1_0) == "SendStreamingMessage" {
+                    return self
+                        .stream(origin, agent, method, params, timeout_secs)
+                        .await;
+                }
                 let result = self.rpc(agent, method, params, timeout_secs).await?;
                 self.remember(caller, agent, &result).await;
                 return Ok(result);
@@ -532,10 +594,288 @@ impl A2a {
                 if self.owner(agent, Owned::Task, task).await?.as_deref() != Some(caller) {
                     return Err(task_not_found());
                 }
+                if m == "SubscribeToTask" {
+                    return self
+                        .stream(origin, agent, method, params, timeout_secs)
+                        .await;
+                }
             }
             _ => {}
         }
         self.rpc(agent, method, params, timeout_secs).await
+    }
+
+    /// Refuses a task that `caller` did not start (or that the bridge never saw).
+    async fn own_task(
+        &self,
+        caller: &str,
+        agent: &A2aAgent,
+        task_id: &str,
+    ) -> Result<(), A2aError> {
+        match self.owner(agent, Owned::Task, task_id).await? {
+            Some(owner) if owner == caller => Ok(()),
+            _ => Err(A2aError::TaskNotFound {
+                agent_id: agent.agent_id.clone(),
+                task_id: task_id.to_owned(),
+            }),
+        }
+    }
+
+    /// `caller`'s task `task_id` as the agent has it now (`GetTask`).
+    pub async fn get_task(
+        &self,
+        caller: &str,
+        agent: &A2aAgent,
+        task_id: &str,
+        timeout_secs: u64,
+    ) -> Result<Value, A2aError> {
+        self.own_task(caller, agent, task_id).await?;
+        let method = translate("GetTask", agent.endpoint.protocol);
+        self.rpc(agent, method, json!({"id": task_id}), timeout_secs)
+            .await
+            .map_err(|e| task_error(e, agent, task_id))
+    }
+
+    /// Cancels `caller`'s task `task_id` (`CancelTask`): the task as the agent has it then. A
+    /// finished task is a conflict, whichever SDK the agent runs (some answer a second cancel
+    /// with the task, some with an error).
+    pub async fn cancel_task(
+        &self,
+        caller: &str,
+        agent: &A2aAgent,
+        task_id: &str,
+        timeout_secs: u64,
+    ) -> Result<Value, A2aError> {
+        let task = self.get_task(caller, agent, task_id, timeout_secs).await?;
+        if let Some(state) = task.get("status").and_then(stream::state_of)
+            && stream::is_terminal(&state)
+        {
+            return Err(already_over(task_id, &state));
+        }
+        let method = translate("CancelTask", agent.endpoint.protocol);
+        self.store
+            .record(caller, "agent.task.cancel", &agent.agent_id, task_id)
+            .await;
+        match self
+            .rpc(agent, method, json!({"id": task_id}), timeout_secs)
+            .await
+        {
+            // TaskNotCancelableError: it ended meanwhile.
+            Err(A2aError::Rpc(error)) if error.get("code") == Some(&json!(-32002)) => {
+                Err(already_over(task_id, "finished"))
+            }
+            other => other.map_err(|e| task_error(e, agent, task_id)),
+        }
+    }
+
+    /// Follows `caller`'s task again after its stream was dropped (`SubscribeToTask`): its
+    /// updates go to the caller's event channel until it is over; the answer is the final
+    /// task. A task that is over already is answered at once.
+    pub async fn subscribe(
+        &self,
+        origin: Origin<'_>,
+        agent: &A2aAgent,
+        task_id: &str,
+        timeout_secs: u64,
+    ) -> Result<Value, A2aError> {
+        let task = self
+            .get_task(origin.agent_id, agent, task_id, timeout_secs)
+            .await?;
+        let over = task
+            .get("status")
+            .and_then(stream::state_of)
+            .is_some_and(|s| stream::is_terminal(&s));
+        if over || !agent.streams() {
+            let mut assembly = Assembly::default();
+            assembly.apply(&Update {
+                kind: Kind::Task,
+                payload: task,
+                task_id: Some(task_id.to_owned()),
+                context_id: None,
+                append: false,
+                last_chunk: false,
+                last: true,
+            });
+            return Ok(assembly.result(agent.endpoint.protocol).unwrap_or_default());
+        }
+        let method = translate("SubscribeToTask", agent.endpoint.protocol);
+        self.stream(origin, agent, method, json!({"id": task_id}), timeout_secs)
+            .await
+            .map_err(|e| task_error(e, agent, task_id))
+    }
+
+    /// Calls a streaming method and follows its events for at most `timeout_secs`: each goes to
+    /// the caller's event channel as a `bridge/a2a_update` push; the answer is the final task
+    /// or message put together from them.
+    async fn stream(
+        &self,
+        origin: Origin<'_>,
+        agent: &A2aAgent,
+        method: &str,
+        params: Value,
+        timeout_secs: u64,
+    ) -> Result<Value, A2aError> {
+        let limit = Duration::from_secs(timeout_secs);
+        let mut assembly = Assembly::default();
+        let followed = tokio::time::timeout(
+            limit,
+            self.follow(origin, agent, method, params, limit, &mut assembly),
+        )
+        .await;
+        match followed {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => return Err(error),
+            Err(_) => {
+                return Err(match assembly.task_id() {
+                    Some(task_id) => A2aError::StillRunning {
+                        task_id: task_id.to_owned(),
+                        after: limit,
+                    },
+                    None => A2aError::Timeout(limit),
+                });
+            }
+        }
+        assembly.result(agent.endpoint.protocol).ok_or_else(|| {
+            A2aError::Protocol("the stream ended without a task or a message".into())
+        })
+    }
+
+    /// Reads the stream of `method` into `assembly`, passing each event on to the caller.
+    async fn follow(
+        &self,
+        origin: Origin<'_>,
+        agent: &A2aAgent,
+        method: &str,
+        params: Value,
+        limit: Duration,
+        assembly: &mut Assembly,
+    ) -> Result<(), A2aError> {
+        let resp = self
+            .post(agent, method, params, limit + TIMEOUT_BUFFER, true)
+            .await?;
+        let streamed = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let mut seen: Option<String> = None;
+        if !streamed {
+            // An error (or an agent that answers a stream with one reply).
+            let result = self.answer(resp, limit + TIMEOUT_BUFFER).await?;
+            if let Some(update) = stream::classify(&result) {
+                self.deliver(origin, agent, &update, &mut seen).await;
+                assembly.apply(&update);
+            }
+            return Ok(());
+        }
+        let mut events = std::pin::pin!(stream::events(resp, self.max_reply_bytes));
+        let mut held = 0usize;
+        let mut ended = false;
+        while let Some(data) = events.next().await {
+            let data = data.map_err(|e| match e {
+                StreamError::TooLarge => self.too_large("an event of the agent's stream"),
+                StreamError::Read(e) => A2aError::Unreachable(e),
+            })?;
+            let result = stream::result_of(&data)?;
+            let Some(update) = stream::classify(&result) else {
+                tracing::debug!(agent_id = %agent.agent_id, "a streamed event the bridge does not know; skipped");
+                continue;
+            };
+            if matches!(update.kind, Kind::Task | Kind::Artifact) {
+                held += data.len();
+                if held > self.max_reply_bytes {
+                    return Err(self.too_large("the streamed task"));
+                }
+            }
+            self.deliver(origin, agent, &update, &mut seen).await;
+            assembly.apply(&update);
+            if update.last {
+                ended = true;
+                break;
+            }
+        }
+        // The agent closed the stream before the task was over (or its last status was lost):
+        // the task as the agent has it now.
+        if !ended && let Some(task_id) = assembly.task_id().map(str::to_owned) {
+            let method = translate("GetTask", agent.endpoint.protocol);
+            if let Ok(task) = self
+                .rpc(
+                    agent,
+                    method,
+                    json!({"id": task_id}),
+                    limit.as_secs().max(1),
+                )
+                .await
+            {
+                assembly.apply(&Update {
+                    kind: Kind::Task,
+                    payload: task,
+                    task_id: Some(task_id),
+                    context_id: None,
+                    append: false,
+                    last_chunk: false,
+                    last: true,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Passes one streamed event on to the caller's event channel; the first event naming a
+    /// task makes it the caller's (so that it can cancel it while it runs).
+    async fn deliver(
+        &self,
+        origin: Origin<'_>,
+        agent: &A2aAgent,
+        update: &Update,
+        seen: &mut Option<String>,
+    ) {
+        if let Some(task_id) = &update.task_id
+            && seen.as_ref() != Some(task_id)
+        {
+            let owned = [
+                (Owned::Task, Some(task_id)),
+                (Owned::Context, update.context_id.as_ref()),
+            ];
+            for (kind, id) in owned {
+                let Some(id) = id else { continue };
+                if let Err(error) = self
+                    .store
+                    .insert_a2a_owned(&agent.agent_id, kind, id, origin.agent_id)
+                    .await
+                {
+                    tracing::error!(agent_id = %agent.agent_id, %error, "could not record who owns an A2A task");
+                }
+            }
+            *seen = Some(task_id.clone());
+        }
+        let kind = update.kind.as_str();
+        let mut params = json!({
+            "agent_id": agent.agent_id,
+            "task_id": update.task_id,
+            "context_id": update.context_id,
+            "kind": kind,
+            kind: update.payload,
+            "final": update.last,
+        });
+        if update.kind == Kind::Artifact {
+            params["append"] = json!(update.append);
+            params["last_chunk"] = json!(update.last_chunk);
+        }
+        let push = ServerPush {
+            method: UPDATE_METHOD.to_owned(),
+            params,
+            req_id: origin.req_id.map(str::to_owned),
+            ..Default::default()
+        };
+        self.hub.publish(origin.agent_id, ServerPush::TYPE, &push);
+    }
+
+    fn too_large(&self, what: &str) -> A2aError {
+        A2aError::Protocol(format!(
+            "{what} is larger than the {} limit (MCP_BRIDGE_MAX_MESSAGE_BYTES)",
+            body::size(self.max_reply_bytes)
+        ))
     }
 
     async fn rpc(
@@ -545,8 +885,21 @@ impl A2a {
         params: Value,
         timeout_secs: u64,
     ) -> Result<Value, A2aError> {
-        let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
         let wait = Duration::from_secs(timeout_secs) + TIMEOUT_BUFFER;
+        let resp = self.post(agent, method, params, wait, false).await?;
+        self.answer(resp, wait).await
+    }
+
+    /// Sends one JSON-RPC request to the agent (asking for a stream when `stream`).
+    async fn post(
+        &self,
+        agent: &A2aAgent,
+        method: &str,
+        params: Value,
+        wait: Duration,
+        stream: bool,
+    ) -> Result<reqwest::Response, A2aError> {
+        let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
         // A literal address is not seen by the client's resolver: checked here, on every call.
         if let Ok(url) = reqwest::Url::parse(&agent.endpoint.url) {
             self.guard
@@ -558,27 +911,31 @@ impl A2a {
             .post(&agent.endpoint.url)
             .timeout(wait)
             .json(&body);
+        if stream {
+            request = request.header(reqwest::header::ACCEPT, "text/event-stream");
+        }
         if agent.endpoint.protocol == A2aProtocol::V1_0 {
             request = request.header("A2A-Version", A2aProtocol::V1_0.as_str());
         }
         for (name, value) in &agent.headers {
             request = request.header(name, value);
         }
-        let resp = request.send().await.map_err(|e| {
+        request.send().await.map_err(|e| {
             if e.is_timeout() {
                 A2aError::Timeout(wait)
             } else {
                 A2aError::Unreachable(e.to_string())
             }
-        })?;
+        })
+    }
+
+    /// The `result` of a JSON-RPC answer, read bounded.
+    async fn answer(&self, resp: reqwest::Response, wait: Duration) -> Result<Value, A2aError> {
         let status = resp.status();
         let bytes = body::read(resp, self.max_reply_bytes)
             .await
             .map_err(|e| match e {
-                BodyError::TooLarge => A2aError::Protocol(format!(
-                    "the agent's answer is larger than the {} limit (MCP_BRIDGE_MAX_MESSAGE_BYTES)",
-                    body::size(self.max_reply_bytes)
-                )),
+                BodyError::TooLarge => self.too_large("the agent's answer"),
                 BodyError::Read(e) if e.is_timeout() => A2aError::Timeout(wait),
                 BodyError::Read(e) => A2aError::Unreachable(e.to_string()),
             })?;
@@ -591,6 +948,25 @@ impl A2a {
             .get("result")
             .cloned()
             .ok_or_else(|| A2aError::Protocol(format!("HTTP {status}, no result: {answer}")))
+    }
+}
+
+/// A task that is over cannot be cancelled.
+fn already_over(task_id: &str, state: &str) -> A2aError {
+    A2aError::Conflict(format!(
+        "task \"{task_id}\" is already {state}: a task that is over cannot be cancelled"
+    ))
+}
+
+/// The agent's `TaskNotFoundError` for a task the bridge saw as the caller's (the agent forgot
+/// it) as the bridge's own not-found; other errors as they are.
+fn task_error(error: A2aError, agent: &A2aAgent, task_id: &str) -> A2aError {
+    match error {
+        A2aError::Rpc(e) if e.get("code") == Some(&json!(-32001)) => A2aError::TaskNotFound {
+            agent_id: agent.agent_id.clone(),
+            task_id: task_id.to_owned(),
+        },
+        other => other,
     }
 }
 

@@ -98,6 +98,7 @@ impl Application {
             config.a2a_enabled,
             crate::guard::Guard::new(config.allow_private_upstreams),
             config.max_message_bytes,
+            hub.clone(),
         )
         .await?;
         let limits = crate::http::limits::Limits::new(

@@ -384,7 +384,9 @@ impl Tools {
     ) -> Result<(String, CallToolResult), registry::Error> {
         let started = Instant::now();
         if self.a2a.enabled() && a2a::tools::is_bridge_tool(name) {
-            let outcome = a2a::tools::call(&self.a2a, origin.agent_id(), name, arguments).await;
+            let req_id = origin.call_id();
+            let from = a2a::Origin::new(origin.agent_id(), req_id.as_deref());
+            let outcome = a2a::tools::call(&self.a2a, from, name, arguments).await;
             let content = vec![ContentBlock::text(outcome.text)];
             let result = match outcome.is_error {
                 true => CallToolResult::error(content),

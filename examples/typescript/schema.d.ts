@@ -564,6 +564,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/a2a/agents/{agent_id}/tasks/{task_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an A2A task: only the agent whose call started it (through `agent_send` or
+         *     `agent_query`) may. A task unknown to the agent or started by another caller is 404 alike;
+         *     a task that is over already (completed, failed, rejected, cancelled) is 409. A streaming
+         *     `agent_send` waiting on the task then ends with the cancelled task.
+         */
+        post: operations["cancel_agent_task"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/a2e": {
         parameters: {
             query?: never;
@@ -913,6 +935,46 @@ export interface components {
             ok: boolean;
             /** @default null */
             agent?: components["schemas"]["A2aAgentInfo"] | null;
+        };
+        /** @description a2a/task/cancel/resp: the task as the agent has it once cancelled. */
+        A2aTaskCancelResponse: {
+            /**
+             * @description The A2E message type.
+             * @default a2a/task/cancel/resp
+             * @enum {string}
+             */
+            type: "a2a/task/cancel/resp";
+            /** @description Message id; a UUID when absent. */
+            id: string;
+            /**
+             * @description A2E protocol version.
+             * @default 1.0
+             * @example 1.0
+             */
+            version: string;
+            /**
+             * Format: double
+             * @description Timestamp, seconds since the Unix epoch; now when absent.
+             */
+            ts: number;
+            /**
+             * @description Echoes the request's `id`.
+             * @default
+             */
+            req_id: string;
+            /** @default false */
+            ok: boolean;
+            /** @default  */
+            agent_id: string;
+            /** @default  */
+            task_id: string;
+            /**
+             * @description The A2A task, as the agent answers it (camelCase, as A2A defines it).
+             * @default {}
+             */
+            task: {
+                [key: string]: unknown;
+            };
         };
         /** @description a2a/agent/unregister/resp. */
         A2aUnregisterResponse: {
@@ -4296,6 +4358,40 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["StoreUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    cancel_agent_task: {
+        parameters: {
+            query?: {
+                /** @description The A2E request id, echoed as `req_id` (a UUID when absent). */
+                id?: string;
+            };
+            header?: never;
+            path: {
+                agent_id: string;
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task, cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["A2aTaskCancelResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            501: components["responses"]["NotImplemented"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["StoreUnavailable"];
             504: components["responses"]["GatewayTimeout"];

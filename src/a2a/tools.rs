@@ -3,11 +3,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{A2a, A2aError};
+use super::{A2a, A2aError, Origin};
 
 pub const NAMES: [&str; 4] = ["agent_list", "agent_info", "agent_send", "agent_query"];
 const DEFAULT_TIMEOUT: u64 = 60;
 const MAX_TIMEOUT: u64 = 300;
+/// What `agent_query` can do with one of the caller's tasks without naming a method.
+const ACTIONS: [&str; 3] = ["get", "cancel", "subscribe"];
 
 /// The tools' names, descriptions and input schemas.
 pub fn definitions() -> Vec<(&'static str, &'static str, Value)> {
@@ -26,7 +28,7 @@ pub fn definitions() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "agent_send",
-            "Send a message to an A2A agent and (by default) wait for its reply.",
+            "Send a message to an A2A agent and (by default) wait for its reply. When the agent streams, its status and artifact updates arrive meanwhile as `bridge/a2a_update` events on the caller's event stream.",
             json!({"type": "object", "properties": {
             "agent_id": {"type": "string"},
             "message": {"type": "string"},
@@ -37,13 +39,15 @@ pub fn definitions() -> Vec<(&'static str, &'static str, Value)> {
         ),
         (
             "agent_query",
-            "Forward a JSON-RPC method (e.g. GetTask) to an A2A agent.",
+            "Forward a JSON-RPC method (e.g. GetTask) to an A2A agent, or act on one of your tasks there: `action` get (GetTask), cancel (CancelTask) or subscribe (SubscribeToTask: follow it again after a dropped stream, its updates as `bridge/a2a_update` events until it is over).",
             json!({"type": "object", "properties": {
             "agent_id": {"type": "string"},
-            "method": {"type": "string"},
+            "method": {"type": "string", "description": "A JSON-RPC method (A2A 1.0 or 0.3 name); not with `action`"},
             "params": {"type": "object"},
+            "action": {"type": "string", "enum": ACTIONS, "description": "Instead of `method`: get, cancel or subscribe to the task `task_id`"},
+            "task_id": {"type": "string", "description": "The task an `action` is about"},
             "timeout_seconds": timeout
-         }, "required": ["agent_id", "method"]}),
+         }, "required": ["agent_id"]}),
         ),
     ]
 }
@@ -88,16 +92,22 @@ fn timeout(arguments: &Map<String, Value>) -> Result<u64, Outcome> {
     }
 }
 
-/// Runs one of the tools for `caller` (the JWT `sub`), whose tasks and contexts are its own.
-pub async fn call(a2a: &A2a, caller: &str, name: &str, arguments: Map<String, Value>) -> Outcome {
-    match run(a2a, caller, name, &arguments).await {
+/// Runs one of the tools for `origin` (the JWT `sub`, whose tasks and contexts are its own,
+/// and the id of its call).
+pub async fn call(
+    a2a: &A2a,
+    origin: Origin<'_>,
+    name: &str,
+    arguments: Map<String, Value>,
+) -> Outcome {
+    match run(a2a, origin, name, &arguments).await {
         Ok(outcome) | Err(outcome) => outcome,
     }
 }
 
 async fn run(
     a2a: &A2a,
-    caller: &str,
+    origin: Origin<'_>,
     name: &str,
     arguments: &Map<String, Value>,
 ) -> Result<Outcome, Outcome> {
@@ -124,7 +134,7 @@ async fn run(
                 .and_then(Value::as_bool)
                 .unwrap_or(true);
             a2a.send(
-                caller,
+                origin,
                 &agent,
                 message,
                 blocking,
@@ -133,16 +143,7 @@ async fn run(
             )
             .await
         }
-        "agent_query" => {
-            let method =
-                text(arguments, "method").ok_or_else(|| Outcome::error("method is required"))?;
-            let params = arguments
-                .get("params")
-                .cloned()
-                .unwrap_or_else(|| json!({}));
-            a2a.query(caller, &agent, method, params, timeout(arguments)?)
-                .await
-        }
+        "agent_query" => query(a2a, origin, &agent, arguments).await?,
         other => return Err(Outcome::error(format!("Unknown tool: {other}"))),
     };
     match reply {
@@ -152,6 +153,42 @@ async fn run(
         ))),
         Err(error) => Err(Outcome::error(error.to_string())),
     }
+}
+
+/// `agent_query`: a method forwarded, or an `action` on one of the caller's tasks.
+async fn query(
+    a2a: &A2a,
+    origin: Origin<'_>,
+    agent: &super::A2aAgent,
+    arguments: &Map<String, Value>,
+) -> Result<Result<Value, A2aError>, Outcome> {
+    let timeout = timeout(arguments)?;
+    let Some(action) = arguments.get("action").filter(|v| !v.is_null()) else {
+        let method = text(arguments, "method")
+            .ok_or_else(|| Outcome::error("method (or action) is required"))?;
+        let params = arguments
+            .get("params")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        return Ok(a2a.query(origin, agent, method, params, timeout).await);
+    };
+    let action = action
+        .as_str()
+        .filter(|a| ACTIONS.contains(a))
+        .ok_or_else(|| Outcome::error(format!("action must be one of {}", ACTIONS.join(", "))))?;
+    if arguments.get("method").is_some_and(|m| !m.is_null()) {
+        return Err(Outcome::error("give either method or action, not both"));
+    }
+    let task_id = text(arguments, "task_id")
+        .ok_or_else(|| Outcome::error(format!("task_id is required with action {action}")))?;
+    Ok(match action {
+        "get" => a2a.get_task(origin.agent_id, agent, task_id, timeout).await,
+        "cancel" => {
+            a2a.cancel_task(origin.agent_id, agent, task_id, timeout)
+                .await
+        }
+        _ => a2a.subscribe(origin, agent, task_id, timeout).await,
+    })
 }
 
 /// The tools as catalogue entries (`source: "a2a"`).

@@ -665,6 +665,26 @@ a2e_response! {
 }
 
 a2e_message! {
+    /// a2a/task/cancel/req: cancel an A2A task the caller started through the bridge.
+    A2aTaskCancelRequest = "a2a/task/cancel/req" {
+        agent_id: String,
+        task_id: String,
+    }
+}
+
+a2e_response! {
+    /// a2a/task/cancel/resp: the task as the agent has it once cancelled.
+    A2aTaskCancelResponse = "a2a/task/cancel/resp" {
+        ok: bool,
+        agent_id: String,
+        task_id: String,
+        /// The A2A task, as the agent answers it (camelCase, as A2A defines it).
+        #[schema(value_type = HashMap<String, Value>)]
+        task: Value = Value::Object(Map::new()),
+    }
+}
+
+a2e_message! {
     /// mcp/server/import/req: the server list of a Claude Desktop / Cursor (`mcpServers`) or VS Code
     /// (`servers`) configuration, as it is in that file.
     ServerImportRequest = "mcp/server/import/req" {

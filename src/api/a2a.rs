@@ -1,5 +1,6 @@
 //! `/v1/a2a/agents`: the A2A agents the agent-bridge tools reach (register by card URL, list by
-//! skill tag, get, refresh the card, unregister).
+//! skill tag, get, refresh the card, unregister), and the A2A tasks callers started through them
+//! (cancel).
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -17,8 +18,8 @@ use super::servers::IdQuery;
 use super::{Reply, ok, request};
 use crate::a2e::{
     A2aGetRequest, A2aGetResponse, A2aListRequest, A2aListResponse, A2aRefreshRequest,
-    A2aRefreshResponse, A2aRegisterRequest, A2aRegisterResponse, A2aUnregisterRequest,
-    A2aUnregisterResponse, Response,
+    A2aRefreshResponse, A2aRegisterRequest, A2aRegisterResponse, A2aTaskCancelRequest,
+    A2aTaskCancelResponse, A2aUnregisterRequest, A2aUnregisterResponse, Response,
 };
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
@@ -29,7 +30,11 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_agents, register_agent))
         .routes(routes!(get_agent, unregister_agent))
         .routes(routes!(refresh_agent))
+        .routes(routes!(cancel_agent_task))
 }
+
+/// How long cancelling a task waits for the agent.
+const CANCEL_TIMEOUT_SECS: u64 = 30;
 
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -200,5 +205,50 @@ pub async fn unregister(
     let mut resp = A2aUnregisterResponse::answering(&req.id);
     resp.ok = true;
     resp.agent_id = req.agent_id;
+    Ok(ok(resp))
+}
+
+/// Cancel an A2A task: only the agent whose call started it (through `agent_send` or
+/// `agent_query`) may. A task unknown to the agent or started by another caller is 404 alike;
+/// a task that is over already (completed, failed, rejected, cancelled) is 409. A streaming
+/// `agent_send` waiting on the task then ends with the cancelled task.
+#[utoipa::path(post, path = "/v1/a2a/agents/{agent_id}/tasks/{task_id}/cancel", tag = "a2a",
+    params(("agent_id" = String, Path), ("task_id" = String, Path), IdQuery), security(("bearer" = [])),
+    responses((status = 200, description = "The task, cancelled", body = A2aTaskCancelResponse), (status = 401, response = Unauthorized),
+        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 501, response = NotImplemented),
+        (status = 502, response = BadGateway), (status = 503, response = StoreUnavailable), (status = 504, response = GatewayTimeout)))]
+async fn cancel_agent_task(
+    State(state): State<AppState>,
+    Extension(agent): Extension<Caller>,
+    Path((agent_id, task_id)): Path<(String, String)>,
+    A2eQuery(query): A2eQuery<IdQuery>,
+) -> Result<Reply<A2aTaskCancelResponse>, Failure> {
+    let mut req: A2aTaskCancelRequest = request(query.id);
+    req.agent_id = agent_id;
+    req.task_id = task_id;
+    cancel_task(&state, &agent, req).await
+}
+
+pub async fn cancel_task(
+    state: &AppState,
+    caller: &Caller,
+    req: A2aTaskCancelRequest,
+) -> Result<Reply<A2aTaskCancelResponse>, Failure> {
+    let fail =
+        |e: crate::a2a::A2aError| ApiError::from(e).answering::<A2aTaskCancelResponse>(&req.id);
+    if !state.a2a.enabled() {
+        return Err(fail(crate::a2a::A2aError::Disabled));
+    }
+    let agent = state.a2a.get(&req.agent_id).map_err(fail)?;
+    let task = state
+        .a2a
+        .cancel_task(&caller.id, &agent, &req.task_id, CANCEL_TIMEOUT_SECS)
+        .await
+        .map_err(fail)?;
+    let mut resp = A2aTaskCancelResponse::answering(&req.id);
+    resp.ok = true;
+    resp.agent_id = req.agent_id;
+    resp.task_id = req.task_id;
+    resp.task = task;
     Ok(ok(resp))
 }

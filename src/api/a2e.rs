@@ -108,6 +108,7 @@ async fn a2e_message(
         a2e::A2aGetRequest::TYPE => run(body, |r| a2a::get(s, a, r)).await,
         a2e::A2aRefreshRequest::TYPE => run(body, |r| a2a::refresh(s, a, r)).await,
         a2e::A2aUnregisterRequest::TYPE => run(body, |r| a2a::unregister(s, a, r)).await,
+        a2e::A2aTaskCancelRequest::TYPE => run(body, |r| a2a::cancel_task(s, a, r)).await,
         "" => ApiError::invalid("the message has no `type`").into_response(),
         other => ApiError::invalid(format!(
             "\"{other}\" is not an A2E request message this service implements"

@@ -21,6 +21,13 @@
 //     is completed with a status message carrying the same text.
 //   * A `contextId` sent by the client is kept in the reply.
 //   * `CancelTask` on a running task publishes TASK_STATE_CANCELED.
+//   * A user text `long [STEPS [SECONDS]]` (default 5 steps of 0.5 s), sent with
+//     `SendMessage` or `SendStreamingMessage`, starts a long task: a `Task`
+//     (submitted), then per step a TASK_STATE_WORKING status with the message
+//     `step i/N` and an artifact `progress` chunk `chunk i;` (appended after the
+//     first, `lastChunk` on the last), then TASK_STATE_COMPLETED with the message
+//     `done: N steps`. `CancelTask` stops it and records the task.
+//   * `GET /test/cancelled` -> the JSON list of task ids cancelled so far.
 //
 // Options:
 //   --port N         port to bind (0 = any free port)
@@ -79,11 +86,17 @@ class EchoAgentExecutor {
     this.delay = delay;
     this.canceled = new Set();
     this.contexts = new Map(); // taskId -> contextId of running tasks
+    this.cancelledLog = []; // every task id whose cancel was seen (GET /test/cancelled)
   }
 
   async execute(requestContext, eventBus) {
     const { taskId, contextId } = requestContext;
     const message = requestContext.userMessage;
+    const words = userText(message).trim().split(/\s+/);
+    if (words[0] === 'long') {
+      await this.long(requestContext, eventBus, words.slice(1));
+      return;
+    }
     const reply = `echo: ${userText(message)}`;
     const nonBlocking = requestContext.request?.configuration?.returnImmediately === true;
 
@@ -155,11 +168,82 @@ class EchoAgentExecutor {
     );
   }
 
+  // Several status and artifact updates over a few seconds; stops once cancelled.
+  async long(requestContext, eventBus, args) {
+    const { taskId, contextId } = requestContext;
+    const steps = args[0] ? Number.parseInt(args[0], 10) : 5;
+    const pauseMs = Math.round((args[1] ? Number.parseFloat(args[1]) : 0.5) * 1000);
+    if (!requestContext.task) {
+      eventBus.publish(
+        AgentEvent.task({
+          id: taskId,
+          contextId,
+          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: now() },
+          artifacts: [],
+          history: [requestContext.userMessage],
+          metadata: undefined,
+        })
+      );
+    }
+    this.contexts.set(taskId, contextId);
+    try {
+      for (let step = 1; step <= steps; step++) {
+        if (this.canceled.has(taskId)) return;
+        eventBus.publish(
+          AgentEvent.statusUpdate({
+            taskId,
+            contextId,
+            status: {
+              state: TaskState.TASK_STATE_WORKING,
+              message: agentMessage(`step ${step}/${steps}`, contextId, taskId),
+              timestamp: now(),
+            },
+            metadata: undefined,
+          })
+        );
+        eventBus.publish(
+          AgentEvent.artifactUpdate({
+            taskId,
+            contextId,
+            artifact: {
+              artifactId: 'progress',
+              name: 'progress',
+              description: '',
+              parts: [textPart(`chunk ${step};`)],
+              metadata: undefined,
+              extensions: [],
+            },
+            append: step > 1,
+            lastChunk: step === steps,
+            metadata: undefined,
+          })
+        );
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+    } finally {
+      this.contexts.delete(taskId);
+    }
+    if (this.canceled.delete(taskId)) return;
+    eventBus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId,
+        status: {
+          state: TaskState.TASK_STATE_COMPLETED,
+          message: agentMessage(`done: ${steps} steps`, contextId, taskId),
+          timestamp: now(),
+        },
+        metadata: undefined,
+      })
+    );
+  }
+
   // Called by DefaultRequestHandler.cancelTask while the task's event bus is
   // still alive; the handler waits for a terminal event on that bus.
   cancelTask = async (taskId, eventBus) => {
     const contextId = this.contexts.get(taskId) ?? '';
     this.canceled.add(taskId);
+    this.cancelledLog.push(taskId);
     eventBus.publish(
       AgentEvent.statusUpdate({
         taskId,
@@ -225,11 +309,9 @@ server.on('error', (err) => {
 server.listen(requestedPort, '127.0.0.1', () => {
   const { port } = server.address();
   const card = buildCard(port);
-  const requestHandler = new DefaultRequestHandler(
-    card,
-    new InMemoryTaskStore(),
-    new EchoAgentExecutor(delayMs)
-  );
+  const executor = new EchoAgentExecutor(delayMs);
+  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+  app.get('/test/cancelled', (_req, res) => res.json(executor.cancelledLog));
   app.use(`/${AGENT_CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
   app.use(jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
   process.stdout.write(`PORT=${port}\n`);

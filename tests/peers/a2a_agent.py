@@ -23,6 +23,14 @@ Behaviour:
       ``echo: <user text>`` and is completed with a status message carrying
       the same text.
     * A ``contextId`` sent by the client is kept in the reply.
+    * A user text ``long [STEPS [SECONDS]]`` (default 5 steps of 0.5 s), sent
+      with ``SendMessage`` or ``SendStreamingMessage``, starts a long task:
+      a ``Task`` (submitted), then per step a ``TASK_STATE_WORKING`` status
+      with the message ``step i/N`` and an artifact ``progress`` chunk
+      ``chunk i;`` (appended after the first, ``lastChunk`` on the last),
+      then ``TASK_STATE_COMPLETED`` with the message ``done: N steps``.
+      ``CancelTask`` stops it (``TASK_STATE_CANCELED``) and records the task.
+    * ``GET /test/cancelled`` -> the JSON list of task ids cancelled so far.
 
 Options:
     --port N         port to bind (0 = any free port)
@@ -43,6 +51,8 @@ import sys
 import uvicorn
 
 from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from a2a.helpers import new_text_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -67,11 +77,16 @@ class EchoAgentExecutor(AgentExecutor):
 
     def __init__(self, delay: float) -> None:
         self._delay = delay
+        # Task ids whose cancel this agent saw, in order (GET /test/cancelled).
+        self.cancelled: list[str] = []
 
     async def execute(
         self, context: RequestContext, event_queue: EventQueue
     ) -> None:
         text = context.get_user_input()
+        if text.split()[:1] == ['long']:
+            await self._long(context, event_queue, text.split()[1:])
+            return
         reply = f'echo: {text}'
         config = context.configuration
         non_blocking = bool(config is not None and config.return_immediately)
@@ -110,9 +125,52 @@ class EchoAgentExecutor(AgentExecutor):
             )
         )
 
+    async def _long(
+        self, context: RequestContext, event_queue: EventQueue, args: list
+    ) -> None:
+        """Several status and artifact updates over a few seconds."""
+        steps = int(args[0]) if args else 5
+        pause = float(args[1]) if len(args) > 1 else 0.5
+        task_id, context_id = context.task_id, context.context_id
+        if context.current_task is None:
+            await event_queue.enqueue_event(
+                Task(
+                    id=task_id,
+                    context_id=context_id,
+                    status=TaskStatus(state=TaskState.TASK_STATE_SUBMITTED),
+                    history=[context.message] if context.message else [],
+                )
+            )
+        updater = TaskUpdater(event_queue, task_id, context_id)
+        for step in range(1, steps + 1):
+            if task_id in self.cancelled:
+                return
+            await updater.update_status(
+                TaskState.TASK_STATE_WORKING,
+                new_text_message(
+                    f'step {step}/{steps}',
+                    context_id=context_id,
+                    task_id=task_id,
+                ),
+            )
+            await updater.add_artifact(
+                [new_text_part(f'chunk {step};')],
+                artifact_id='progress',
+                name='progress',
+                append=step > 1,
+                last_chunk=step == steps,
+            )
+            await asyncio.sleep(pause)
+        await updater.complete(
+            new_text_message(
+                f'done: {steps} steps', context_id=context_id, task_id=task_id
+            )
+        )
+
     async def cancel(
         self, context: RequestContext, event_queue: EventQueue
     ) -> None:
+        self.cancelled.append(context.task_id)
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         await updater.cancel(
             new_text_message(
@@ -194,12 +252,16 @@ async def main() -> None:
     port = sock.getsockname()[1]
 
     card = build_card(port, args.v03_card)
+    executor = EchoAgentExecutor(args.delay)
     handler = DefaultRequestHandler(
-        agent_executor=EchoAgentExecutor(args.delay),
+        agent_executor=executor,
         task_store=InMemoryTaskStore(),
         agent_card=card,
     )
-    routes = []
+    async def cancelled(_request):
+        return JSONResponse(executor.cancelled)
+
+    routes = [Route('/test/cancelled', cancelled, methods=['GET'])]
     routes.extend(create_agent_card_routes(card))
     routes.extend(
         create_jsonrpc_routes(handler, rpc_url='/', enable_v0_3_compat=True)

@@ -15,6 +15,9 @@ from .a2a_register_request_headers import A2ARegisterRequestHeaders
 from .a2a_register_request_type import A2ARegisterRequestType
 from .a2a_register_response import A2ARegisterResponse
 from .a2a_register_response_type import A2ARegisterResponseType
+from .a2a_task_cancel_response import A2ATaskCancelResponse
+from .a2a_task_cancel_response_task import A2ATaskCancelResponseTask
+from .a2a_task_cancel_response_type import A2ATaskCancelResponseType
 from .a2a_unregister_response import A2AUnregisterResponse
 from .a2a_unregister_response_type import A2AUnregisterResponseType
 from .a2e_message_response_200 import A2EMessageResponse200
@@ -190,6 +193,9 @@ __all__ = (
     "A2ARegisterRequestType",
     "A2ARegisterResponse",
     "A2ARegisterResponseType",
+    "A2ATaskCancelResponse",
+    "A2ATaskCancelResponseTask",
+    "A2ATaskCancelResponseType",
     "A2AUnregisterResponse",
     "A2AUnregisterResponseType",
     "A2EMessageResponse200",
