@@ -27,4 +27,5 @@ mod resources;
 mod secrets;
 mod servers;
 mod supervision;
+mod tasks;
 mod tools;
