@@ -19,8 +19,8 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::a2e::{
-    self, ErrorCode, Message, NotificationMethod, Response, ServerPush, TaskInfo, TaskStatus, ToolCallRequest,
-    ToolCallResponse,
+    self, ErrorCode, Message, NotificationMethod, Response, ServerPush, TaskInfo, TaskStatus,
+    ToolCallRequest, ToolCallResponse,
 };
 use crate::caller::Caller;
 use crate::hub::{AgentChannel, Answer, Hub, Recipient, ServerRequest};
@@ -368,7 +368,10 @@ impl Recipient for TaskOrigin {
 
     fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>> {
         Box::pin(async move {
-            let asking = format!("waiting for the agent's answer to {}", request.kind.a2e_type());
+            let asking = format!(
+                "waiting for the agent's answer to {}",
+                request.kind.a2e_type()
+            );
             self.set(TaskStatus::InputRequired, &asking).await;
             let answer = self.channel.ask(request).await;
             self.set(TaskStatus::Working, "").await;

@@ -44,7 +44,14 @@ async fn a_plain_upstream_call_runs_as_a_task_of_the_bridge() {
     let app = spawn_app().await;
     app.register(py_stdio("py", &unique("task"))).await;
     let mut events = EventStream::open(&app, &app.alice, None).await;
-    let created = start(&app, &app.alice, "py__slow", json!({"seconds": 0.5}), 60_000).await;
+    let created = start(
+        &app,
+        &app.alice,
+        "py__slow",
+        json!({"seconds": 0.5}),
+        60_000,
+    )
+    .await;
     let task_id = created["task_id"].as_str().unwrap().to_owned();
     assert_eq!(created["task"]["server_id"], "py");
     assert_eq!(created["task"]["upstream"], false);
@@ -58,7 +65,9 @@ async fn a_plain_upstream_call_runs_as_a_task_of_the_bridge() {
         assert_eq!(pending["status"], "working", "{pending}");
     }
     let working = events
-        .wait_for("the working event", WAIT, |m| task_event(m, &task_id, "working"))
+        .wait_for("the working event", WAIT, |m| {
+            task_event(m, &task_id, "working")
+        })
         .await;
     assert_eq!(working.data["req_id"], created["req_id"]);
     events
@@ -144,10 +153,21 @@ async fn a_running_task_is_cancelled_once() {
 async fn a_ttl_out_of_range_is_refused_and_starts_nothing() {
     let app = spawn_app().await;
     app.register(py_stdio("py", &unique("task"))).await;
-    for ttl in [json!(0), json!(999), json!(86_400_001), json!("soon"), json!(-5)] {
-        let body = json!({ "name": "py__add", "arguments": {"a": 1, "b": 2}, "task": { "ttl": ttl } });
+    for ttl in [
+        json!(0),
+        json!(999),
+        json!(86_400_001),
+        json!("soon"),
+        json!(-5),
+    ] {
+        let body =
+            json!({ "name": "py__add", "arguments": {"a": 1, "b": 2}, "task": { "ttl": ttl } });
         let (status, answer) = app.post("/v1/tools/call", &app.alice, body).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "ttl {ttl}: {answer}");
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "ttl {ttl}: {answer}"
+        );
         assert_eq!(answer["code"], "invalid_request", "{answer}");
     }
     let (_, list) = app.get("/v1/tasks", &app.alice).await;
@@ -221,7 +241,10 @@ async fn a_call_the_bridge_ran_fails_after_a_kill() {
     let app = TestApp::at(&bridge.base, data_dir.clone());
     let mut events = EventStream::open(&app, &app.alice, Some("0")).await;
     let task = wait_status(&app, &app.alice, &task_id, "failed").await;
-    assert_eq!(task["task"]["status_message"], "interrupted by restart", "{task}");
+    assert_eq!(
+        task["task"]["status_message"], "interrupted by restart",
+        "{task}"
+    );
     events
         .wait_for("the failed event, replayed", WAIT, |m| {
             task_event(m, &task_id, "failed")
