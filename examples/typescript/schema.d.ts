@@ -246,7 +246,7 @@ export interface paths {
          *     events are the same schemas.
          *
          *     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
-         *     and runs in the background (on the upstream as an MCP task when it runs tools as tasks);
+         *     and the bridge runs it in the background;
          *     each status change is a `bridge/task_status` push on the event stream, and
          *     `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
          *     outside 1000 to 86400000 is 422.
@@ -2959,8 +2959,8 @@ export interface components {
              */
             call_id: string;
             /**
-             * @description Whether the upstream server runs the call as an MCP task (it survives a restart of
-             *     the bridge); otherwise the bridge runs it.
+             * @description Whether the upstream server runs the call as an MCP task (it would survive a restart
+             *     of the bridge); false while the bridge runs it, as it does every call for now.
              * @default false
              */
             upstream: boolean;

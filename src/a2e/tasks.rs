@@ -90,8 +90,8 @@ pub struct TaskInfo {
     /// The A2E `id` of the `tool/call/req` that created the task (the `req_id` of its
     /// progress and status events).
     pub call_id: String,
-    /// Whether the upstream server runs the call as an MCP task (it survives a restart of
-    /// the bridge); otherwise the bridge runs it.
+    /// Whether the upstream server runs the call as an MCP task (it would survive a restart
+    /// of the bridge); false while the bridge runs it, as it does every call for now.
     pub upstream: bool,
     /// Milliseconds the task is kept from its creation.
     pub ttl: u64,

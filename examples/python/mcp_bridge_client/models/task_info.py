@@ -24,8 +24,8 @@ class TaskInfo:
         server_id (str): The server running the call (empty until known, and for an agent-bridge tool). Default: ''.
         call_id (str): The A2E `id` of the `tool/call/req` that created the task (the `req_id` of its
             progress and status events). Default: ''.
-        upstream (bool): Whether the upstream server runs the call as an MCP task (it survives a restart of
-            the bridge); otherwise the bridge runs it. Default: False.
+        upstream (bool): Whether the upstream server runs the call as an MCP task (it would survive a restart
+            of the bridge); false while the bridge runs it, as it does every call for now. Default: False.
         ttl (int): Milliseconds the task is kept from its creation. Default: 0.
         poll_interval (int): Milliseconds between polls that make sense (events say the same sooner). Default: 0.
         created_at (float): Seconds since the Unix epoch. Default: 0.0.

@@ -135,7 +135,7 @@ def sync_detailed(
     events are the same schemas.
 
     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
-    and runs in the background (on the upstream as an MCP task when it runs tools as tasks);
+    and the bridge runs it in the background;
     each status change is a `bridge/task_status` push on the event stream, and
     `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
     outside 1000 to 86400000 is 422.
@@ -181,7 +181,7 @@ def sync(
     events are the same schemas.
 
     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
-    and runs in the background (on the upstream as an MCP task when it runs tools as tasks);
+    and the bridge runs it in the background;
     each status change is a `bridge/task_status` push on the event stream, and
     `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
     outside 1000 to 86400000 is 422.
@@ -222,7 +222,7 @@ async def asyncio_detailed(
     events are the same schemas.
 
     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
-    and runs in the background (on the upstream as an MCP task when it runs tools as tasks);
+    and the bridge runs it in the background;
     each status change is a `bridge/task_status` push on the event stream, and
     `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
     outside 1000 to 86400000 is 422.
@@ -266,7 +266,7 @@ async def asyncio(
     events are the same schemas.
 
     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
-    and runs in the background (on the upstream as an MCP task when it runs tools as tasks);
+    and the bridge runs it in the background;
     each status change is a `bridge/task_status` push on the event stream, and
     `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
     outside 1000 to 86400000 is 422.
