@@ -15,7 +15,7 @@ LAYERS = [
     ("hub", ["hub"]),
     ("upstream", ["upstream"]),
     ("domain", ["registry", "a2a", "access"]),
-    ("services", ["tools", "import", "metrics"]),
+    ("services", ["tools", "tasks", "import", "metrics"]),
     ("front ends", ["http", "api", "mcp_server"]),
     ("wiring", ["startup"]),
 ]

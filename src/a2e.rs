@@ -7,6 +7,7 @@ mod errors;
 mod messages;
 mod methods;
 mod models;
+mod tasks;
 mod values;
 
 pub use access::*;
@@ -14,6 +15,7 @@ pub use errors::{ErrorBody, ErrorCode, internal_error};
 pub use messages::*;
 pub use methods::NotificationMethod;
 pub use models::*;
+pub use tasks::*;
 pub use values::*;
 
 /// The A2E protocol version every message carries.

@@ -16,6 +16,7 @@ mod resources;
 mod responses;
 mod roots;
 mod servers;
+mod tasks;
 mod tools;
 mod toolsets;
 
@@ -84,6 +85,7 @@ fn request<M: crate::a2e::Message + Default>(id: Option<String>) -> M {
     tags(
         (name = "servers", description = "MCP server lifecycle (mcp/server/*)"),
         (name = "tools", description = "The synced tool catalogue (tool/list, tool/call)"),
+        (name = "tasks", description = "Tool calls run as tasks: status, result, cancel (task/*)"),
         (name = "resources", description = "Resources and templates across servers (mcp/resource/*)"),
         (name = "prompts", description = "Prompts across servers and argument completions (mcp/prompt/*)"),
         (name = "events", description = "The agent's event stream, its answers to servers' requests, its roots"),
@@ -119,6 +121,7 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(servers::router())
         .merge(tools::router())
         .merge(calls::router())
+        .merge(tasks::router())
         .merge(resources::router())
         .merge(prompts::router())
         .merge(events::router())

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod registry;
 pub mod startup;
 pub mod store;
+pub mod tasks;
 pub mod telemetry;
 pub mod tools;
 pub mod upstream;

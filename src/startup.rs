@@ -127,6 +127,15 @@ impl Application {
             access,
             store.clone(),
         ));
+        let replica = config
+            .replica()
+            .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
+        let tasks = crate::tasks::Tasks::new(tools.clone(), store.clone(), hub.clone(), replica);
+        // Before the first request: a call this bridge was running when it stopped has failed.
+        if let Err(error) = tasks.restore().await {
+            tracing::error!(%error, "cannot end the tasks interrupted by the last stop");
+        }
+        tasks.spawn_sweeper(shutdown.clone());
         let state = AppState::new(Shared {
             config: Arc::new(config),
             auth,
@@ -137,6 +146,7 @@ impl Application {
             metrics,
             limits,
             tools,
+            tasks,
             restored: Arc::new(AtomicBool::new(false)),
         });
         Ok(Self {

@@ -12,6 +12,7 @@ pub use audit::AuditEntry;
 mod roots;
 mod servers;
 mod subscriptions;
+mod tasks;
 #[cfg(test)]
 mod testing;
 
@@ -29,6 +30,7 @@ pub use a2a::{Owned, StoredAgent};
 pub use oauth::StoredOAuthGrant;
 pub use pins::StoredPin;
 pub use servers::StoredServer;
+pub use tasks::StoredTask;
 
 /// A migration: its version and name, its SQL, and the PostgreSQL variant of that SQL where the
 /// same text cannot run there (same version and name, in `migrations/postgres/`).
@@ -102,6 +104,12 @@ const MIGRATIONS: &[Embedded] = &[
         version: 20261220000003,
         name: "tool_pins",
         sql: include_str!("../migrations/20261220000003_tool_pins.sql"),
+        postgres: None,
+    },
+    Embedded {
+        version: 20261220000004,
+        name: "tasks",
+        sql: include_str!("../migrations/20261220000004_tasks.sql"),
         postgres: None,
     },
 ];

@@ -113,6 +113,11 @@ impl Tools {
         &self.access
     }
 
+    /// The (server id, upstream tool) a catalogue name stands for, if any.
+    pub fn resolve(&self, name: &str) -> Option<(String, String)> {
+        self.registry.resolve_tool(name)
+    }
+
     /// Every tool of the catalogue (the agent-bridge tools last), rebuilt when a server's list
     /// has changed since.
     pub fn catalogue(&self) -> Arc<Members> {

@@ -273,11 +273,14 @@ async function callTool(
   args: Record<string, unknown>,
   timeoutMs = REQUEST_TIMEOUT,
 ): Promise<ToolCallResponse> {
-  const result = await expect(
+  const answer = await expect(
     `POST /v1/tools/call ${name}`,
     200,
     bridge.POST("/v1/tools/call", { body: { name, arguments: args }, signal: AbortSignal.timeout(timeoutMs) }),
   );
+  // Without `task` the answer is the result itself (with it, a 202 task/create/resp).
+  if (answer.type !== "tool/call/resp") throw new ExampleError(`${name} answered ${answer.type}`);
+  const result: ToolCallResponse = answer;
   if (result.is_error) throw new ExampleError(`${name} answered a tool error: ${toolText(result)}`);
   return result;
 }

@@ -248,6 +248,12 @@ export interface paths {
          *     with the statuses below. Closing the stream abandons the call. Only the JSON answer is listed
          *     as this operation's content, so that generated clients get one typed body; the stream's
          *     events are the same schemas.
+         *
+         *     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
+         *     and the bridge runs it in the background;
+         *     each status change is a `bridge/task_status` push on the event stream, and
+         *     `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
+         *     outside 1000 to 86400000 is 422.
          */
         post: operations["call_tool"];
         delete?: never;
@@ -275,6 +281,67 @@ export interface paths {
          *     cancel), and nothing changes.
          */
         delete: operations["cancel_call"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's tasks that have not expired, oldest first (task/list). */
+        get: operations["list_tasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the caller's tasks (task/get). Another agent's task, or one past its `ttl`, is 404. */
+        get: operations["get_task"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancels one of the caller's running tasks (task/cancel): its call is stopped. A task that
+         *     has already finished (completed, failed, or cancelled before) is 409 `conflict` and stays
+         *     as it was, so cancelling twice answers 409 the second time.
+         */
+        delete: operations["cancel_task"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{task_id}/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The task's result (task/result): once `completed`, the `tool/call/resp` the call made (200,
+         *     `is_error: true` included); while `working` or `input_required`, 202 with the task; once
+         *     `failed`, the error the call failed with, with its status (a call the bridge was running when
+         *     it restarted: 503 `mcp_server_unavailable`, "interrupted by restart"); once `cancelled`, 409.
+         */
+        get: operations["task_result"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2807,6 +2874,260 @@ export interface components {
          *     by its own `type`.
          */
         StreamEvent: components["schemas"]["ServerPush"] | components["schemas"]["SamplingRequest"] | components["schemas"]["RootsListRequest"] | components["schemas"]["ElicitRequest"];
+        /** @description task/cancel/resp: the task, now `cancelled`. */
+        TaskCancelResponse: {
+            /**
+             * @description The A2E message type.
+             * @default task/cancel/resp
+             * @enum {string}
+             */
+            type: "task/cancel/resp";
+            /** @description Message id; a UUID when absent. */
+            id: string;
+            /**
+             * @description A2E protocol version.
+             * @default 1.0
+             * @example 1.0
+             */
+            version: string;
+            /**
+             * Format: double
+             * @description Timestamp, seconds since the Unix epoch; now when absent.
+             */
+            ts: number;
+            /**
+             * @description Echoes the request's `id`.
+             * @default
+             */
+            req_id: string;
+            /** @default false */
+            ok: boolean;
+            /** @default  */
+            task_id: string;
+            /** @default working */
+            status: components["schemas"]["TaskStatus"];
+            /**
+             * @default {
+             *       "call_id": "",
+             *       "created_at": 0,
+             *       "expires_at": 0,
+             *       "name": "",
+             *       "poll_interval": 0,
+             *       "server_id": "",
+             *       "status": "working",
+             *       "status_message": "",
+             *       "task_id": "",
+             *       "ttl": 0,
+             *       "updated_at": 0,
+             *       "upstream": false
+             *     }
+             */
+            task: components["schemas"]["TaskInfo"];
+        };
+        /** @description The answer (202) to a `tool/call/req` with `task`: the task that now runs the call. */
+        TaskCreateResponse: {
+            /**
+             * @description The A2E message type.
+             * @default task/create/resp
+             * @enum {string}
+             */
+            type: "task/create/resp";
+            /** @description Message id; a UUID when absent. */
+            id: string;
+            /**
+             * @description A2E protocol version.
+             * @default 1.0
+             * @example 1.0
+             */
+            version: string;
+            /**
+             * Format: double
+             * @description Timestamp, seconds since the Unix epoch; now when absent.
+             */
+            ts: number;
+            /**
+             * @description Echoes the request's `id`.
+             * @default
+             */
+            req_id: string;
+            /** @default  */
+            task_id: string;
+            /** @default working */
+            status: components["schemas"]["TaskStatus"];
+            /**
+             * @default {
+             *       "call_id": "",
+             *       "created_at": 0,
+             *       "expires_at": 0,
+             *       "name": "",
+             *       "poll_interval": 0,
+             *       "server_id": "",
+             *       "status": "working",
+             *       "status_message": "",
+             *       "task_id": "",
+             *       "ttl": 0,
+             *       "updated_at": 0,
+             *       "upstream": false
+             *     }
+             */
+            task: components["schemas"]["TaskInfo"];
+        };
+        /** @description task/get/resp: the task (also the 202 of `task/result/req` while it runs). */
+        TaskGetResponse: {
+            /**
+             * @description The A2E message type.
+             * @default task/get/resp
+             * @enum {string}
+             */
+            type: "task/get/resp";
+            /** @description Message id; a UUID when absent. */
+            id: string;
+            /**
+             * @description A2E protocol version.
+             * @default 1.0
+             * @example 1.0
+             */
+            version: string;
+            /**
+             * Format: double
+             * @description Timestamp, seconds since the Unix epoch; now when absent.
+             */
+            ts: number;
+            /**
+             * @description Echoes the request's `id`.
+             * @default
+             */
+            req_id: string;
+            /** @default  */
+            task_id: string;
+            /** @default working */
+            status: components["schemas"]["TaskStatus"];
+            /**
+             * @default {
+             *       "call_id": "",
+             *       "created_at": 0,
+             *       "expires_at": 0,
+             *       "name": "",
+             *       "poll_interval": 0,
+             *       "server_id": "",
+             *       "status": "working",
+             *       "status_message": "",
+             *       "task_id": "",
+             *       "ttl": 0,
+             *       "updated_at": 0,
+             *       "upstream": false
+             *     }
+             */
+            task: components["schemas"]["TaskInfo"];
+        };
+        /** @description A task: where its call runs and how far it is. */
+        TaskInfo: {
+            /** @default  */
+            task_id: string;
+            /** @default working */
+            status: components["schemas"]["TaskStatus"];
+            /**
+             * @description Why it is in its status (a failure's reason: "interrupted by restart" for a call the
+             *     bridge was running when it stopped).
+             * @default
+             */
+            status_message: string;
+            /**
+             * @description The tool, as the call named it.
+             * @default
+             */
+            name: string;
+            /**
+             * @description The server running the call (empty until known, and for an agent-bridge tool).
+             * @default
+             */
+            server_id: string;
+            /**
+             * @description The A2E `id` of the `tool/call/req` that created the task (the `req_id` of its
+             *     progress and status events).
+             * @default
+             */
+            call_id: string;
+            /**
+             * @description Whether the upstream server runs the call as an MCP task (it would survive a restart
+             *     of the bridge); false while the bridge runs it, as it does every call for now.
+             * @default false
+             */
+            upstream: boolean;
+            /**
+             * Format: int64
+             * @description Milliseconds the task is kept from its creation.
+             * @default 0
+             */
+            ttl: number;
+            /**
+             * Format: int64
+             * @description Milliseconds between polls that make sense (events say the same sooner).
+             * @default 0
+             */
+            poll_interval: number;
+            /**
+             * Format: double
+             * @description Seconds since the Unix epoch.
+             * @default 0
+             */
+            created_at: number;
+            /**
+             * Format: double
+             * @default 0
+             */
+            updated_at: number;
+            /**
+             * Format: double
+             * @description When the task and its result are deleted.
+             * @default 0
+             */
+            expires_at: number;
+        };
+        /** @description task/list/resp: the caller's tasks that have not expired, oldest first. */
+        TaskListResponse: {
+            /**
+             * @description The A2E message type.
+             * @default task/list/resp
+             * @enum {string}
+             */
+            type: "task/list/resp";
+            /** @description Message id; a UUID when absent. */
+            id: string;
+            /**
+             * @description A2E protocol version.
+             * @default 1.0
+             * @example 1.0
+             */
+            version: string;
+            /**
+             * Format: double
+             * @description Timestamp, seconds since the Unix epoch; now when absent.
+             */
+            ts: number;
+            /**
+             * @description Echoes the request's `id`.
+             * @default
+             */
+            req_id: string;
+            /** @default [] */
+            tasks: components["schemas"]["TaskInfo"][];
+        };
+        /** @description `task` of a tool call: run the call as a task, answer 202 at once. */
+        TaskParams: {
+            /**
+             * Format: int64
+             * @description Milliseconds from its creation that the task and its result are kept (whatever its
+             *     status then): 1000 (1 s) to 86400000 (24 h). After that it is gone (404).
+             * @default 3600000
+             */
+            ttl?: number;
+        };
+        /**
+         * @description A task's status, as MCP names it. `completed`, `failed` and `cancelled` are final.
+         * @enum {string}
+         */
+        TaskStatus: "working" | "input_required" | "completed" | "failed" | "cancelled";
         /**
          * @description How the bridge authenticates at an upstream's token endpoint
          *     (`token_endpoint_auth_method` of OAuthConfig, as RFC 7591 names them).
@@ -2933,6 +3254,8 @@ export interface components {
              * @default null
              */
             timeout?: number | null;
+            /** @default null */
+            task?: components["schemas"]["TaskParams"] | null;
         };
         /** @description tool/call/resp: the MCP result. An upstream `isError: true` is a 200 with `is_error: true`. */
         ToolCallResponse: {
@@ -3705,6 +4028,15 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallResponse"];
                 };
             };
+            /** @description With `task`: the task now running the call (follow it on `/v1/tasks/{task_id}`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskCreateResponse"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -3745,6 +4077,133 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    list_tasks: {
+        parameters: {
+            query?: {
+                /** @description The A2E request id, echoed as `req_id` (a UUID when absent). */
+                id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's tasks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    get_task: {
+        parameters: {
+            query?: {
+                /** @description The A2E request id, echoed as `req_id` (a UUID when absent). */
+                id?: string;
+            };
+            header?: never;
+            path: {
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGetResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    cancel_task: {
+        parameters: {
+            query?: {
+                /** @description The A2E request id, echoed as `req_id` (a UUID when absent). */
+                id?: string;
+            };
+            header?: never;
+            path: {
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task, now cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskCancelResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    task_result: {
+        parameters: {
+            query?: {
+                /** @description The A2E request id, echoed as `req_id` (a UUID when absent). */
+                id?: string;
+            };
+            header?: never;
+            path: {
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The call's result */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCallResponse"];
+                };
+            };
+            /** @description The task has not finished yet */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGetResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     list_resources: {

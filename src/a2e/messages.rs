@@ -520,6 +520,10 @@ a2e_message! {
         /// Seconds; bounded by the server's own `timeout`.
         #[serde(skip_serializing_if = "Option::is_none")]
         timeout: Option<f64>,
+        /// Run the call as a task (beyond the seed): the answer is a 202 `task/create/resp` at
+        /// once; follow it on `/v1/tasks/{task_id}` and the event stream.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        task: Option<super::TaskParams>,
     }
 }
 

@@ -24,10 +24,12 @@ pub enum NotificationMethod {
     /// The bridge's: a pinned tool definition changed (`params`: `{server_id, tool, name,
     /// changed, old, new, pinning, quarantined}`); sent to the server's owner.
     ToolChanged,
+    /// The bridge's: a task's status changed (`params` its TaskInfo); sent to its agent.
+    TaskStatus,
 }
 
 impl NotificationMethod {
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::ToolsListChanged,
         Self::ResourcesListChanged,
         Self::PromptsListChanged,
@@ -39,6 +41,7 @@ impl NotificationMethod {
         Self::EventsLost,
         Self::AuthRequired,
         Self::ToolChanged,
+        Self::TaskStatus,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -54,6 +57,7 @@ impl NotificationMethod {
             Self::EventsLost => "bridge/events_lost",
             Self::AuthRequired => "bridge/auth_required",
             Self::ToolChanged => "bridge/tool_changed",
+            Self::TaskStatus => "bridge/task_status",
         }
     }
 

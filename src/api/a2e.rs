@@ -14,7 +14,7 @@ use super::responses::{
     BadGateway, BadRequest, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
     PayloadTooLarge, ServiceUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
 };
-use super::{Reply, a2a, answers, calls, prompts, resources, roots, servers, tools};
+use super::{Reply, a2a, answers, calls, prompts, resources, roots, servers, tasks, tools};
 use crate::a2e::{self, Message};
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, ApiError, Failure};
@@ -86,8 +86,15 @@ async fn a2e_message(
         a2e::ServerImportRequest::TYPE => run(body, |r| servers::import(s, a, r)).await,
         a2e::ToolApproveRequest::TYPE => run(body, |r| servers::approve_tool(s, a, r)).await,
         a2e::ToolListRequest::TYPE => run(body, |r| tools::list(s, a, r)).await,
+        a2e::ToolCallRequest::TYPE if body.get("task").is_some_and(|t| !t.is_null()) => {
+            run(body, |r| tasks::start(s, a, r)).await
+        }
         a2e::ToolCallRequest::TYPE => run(body, |r| tools::call(s, a, r)).await,
         a2e::ToolCallCancelRequest::TYPE => run(body, |r| calls::cancel(s, a, r)).await,
+        a2e::TaskListRequest::TYPE => run(body, |r| tasks::list(s, a, r)).await,
+        a2e::TaskGetRequest::TYPE => run(body, |r| tasks::get(s, a, r)).await,
+        a2e::TaskResultRequest::TYPE => run(body, |r| tasks::result(s, a, r)).await,
+        a2e::TaskCancelRequest::TYPE => run(body, |r| tasks::cancel(s, a, r)).await,
         a2e::ResourceListRequest::TYPE => run(body, |r| resources::list(s, a, r)).await,
         a2e::ResourceTemplatesRequest::TYPE => run(body, |r| resources::templates(s, a, r)).await,
         a2e::ResourceReadRequest::TYPE => run(body, |r| resources::read(s, a, r)).await,

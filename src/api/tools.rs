@@ -188,11 +188,18 @@ pub async fn list(
 /// with the statuses below. Closing the stream abandons the call. Only the JSON answer is listed
 /// as this operation's content, so that generated clients get one typed body; the stream's
 /// events are the same schemas.
+///
+/// **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
+/// and the bridge runs it in the background;
+/// each status change is a `bridge/task_status` push on the event stream, and
+/// `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
+/// outside 1000 to 86400000 is 422.
 // The stream is kept out of `responses` on purpose: a second content type makes the 200 body a
 // union in generated clients (openapi-typescript, openapi-python-client).
 #[utoipa::path(post, path = "/v1/tools/call", tag = "tools", request_body = ToolCallRequest, security(("bearer" = [])),
     responses(
         (status = 200, description = "The tool's result (`Accept: application/json` or none; see above for `text/event-stream`)", body = ToolCallResponse),
+        (status = 202, description = "With `task`: the task now running the call (follow it on `/v1/tasks/{task_id}`)", body = crate::a2e::TaskCreateResponse),
         (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
         (status = 404, response = NotFound), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
         (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
@@ -203,6 +210,11 @@ async fn call_tool(
     headers: HeaderMap,
     A2eJson(req): A2eJson<ToolCallRequest>,
 ) -> HttpResponse {
+    if req.task.is_some() {
+        return super::tasks::start(&state, &agent, req)
+            .await
+            .into_response();
+    }
     let streaming = headers
         .get_all(ACCEPT)
         .iter()

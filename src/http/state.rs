@@ -41,6 +41,8 @@ pub struct Shared {
     pub limits: Arc<crate::http::limits::Limits>,
     /// Where every tool call goes.
     pub tools: Arc<crate::tools::Tools>,
+    /// Tool calls run as tasks.
+    pub tasks: Arc<crate::tasks::Tasks>,
     /// Set once every stored server has been handed to its supervisor.
     pub restored: Arc<std::sync::atomic::AtomicBool>,
 }

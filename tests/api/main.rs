@@ -29,4 +29,5 @@ mod resources;
 mod secrets;
 mod servers;
 mod supervision;
+mod tasks;
 mod tools;

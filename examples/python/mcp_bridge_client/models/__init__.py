@@ -151,6 +151,17 @@ from .server_update_request_headers_type_0 import ServerUpdateRequestHeadersType
 from .server_update_request_type import ServerUpdateRequestType
 from .server_update_response import ServerUpdateResponse
 from .server_update_response_type import ServerUpdateResponseType
+from .task_cancel_response import TaskCancelResponse
+from .task_cancel_response_type import TaskCancelResponseType
+from .task_create_response import TaskCreateResponse
+from .task_create_response_type import TaskCreateResponseType
+from .task_get_response import TaskGetResponse
+from .task_get_response_type import TaskGetResponseType
+from .task_info import TaskInfo
+from .task_list_response import TaskListResponse
+from .task_list_response_type import TaskListResponseType
+from .task_params import TaskParams
+from .task_status import TaskStatus
 from .token_endpoint_auth import TokenEndpointAuth
 from .tool_approve_response import ToolApproveResponse
 from .tool_approve_response_type import ToolApproveResponseType
@@ -329,6 +340,17 @@ __all__ = (
     "ServerUpdateRequestType",
     "ServerUpdateResponse",
     "ServerUpdateResponseType",
+    "TaskCancelResponse",
+    "TaskCancelResponseType",
+    "TaskCreateResponse",
+    "TaskCreateResponseType",
+    "TaskGetResponse",
+    "TaskGetResponseType",
+    "TaskInfo",
+    "TaskListResponse",
+    "TaskListResponseType",
+    "TaskParams",
+    "TaskStatus",
     "TokenEndpointAuth",
     "ToolApproveResponse",
     "ToolApproveResponseType",

@@ -13,6 +13,7 @@ from ..models.tool_call_request_type import (
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.task_params import TaskParams
     from ..models.tool_call_request_arguments import ToolCallRequestArguments
 
 
@@ -33,6 +34,7 @@ class ToolCallRequest:
         arguments (ToolCallRequestArguments | Unset):
         toolset (str | Unset): The toolset `name` is a tool of (beyond the seed). Default: ''.
         timeout (float | None | Unset): Seconds; bounded by the server's own `timeout`.
+        task (None | TaskParams | Unset):
     """
 
     type_: ToolCallRequestType | Unset = "tool/call/req"
@@ -43,9 +45,12 @@ class ToolCallRequest:
     arguments: ToolCallRequestArguments | Unset = UNSET
     toolset: str | Unset = ""
     timeout: float | None | Unset = UNSET
+    task: None | TaskParams | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.task_params import TaskParams
+
         type_: str | Unset = UNSET
         if not isinstance(self.type_, Unset):
             type_ = self.type_
@@ -70,6 +75,14 @@ class ToolCallRequest:
         else:
             timeout = self.timeout
 
+        task: dict[str, Any] | None | Unset
+        if isinstance(self.task, Unset):
+            task = UNSET
+        elif isinstance(self.task, TaskParams):
+            task = self.task.to_dict()
+        else:
+            task = self.task
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -89,11 +102,14 @@ class ToolCallRequest:
             field_dict["toolset"] = toolset
         if timeout is not UNSET:
             field_dict["timeout"] = timeout
+        if task is not UNSET:
+            field_dict["task"] = task
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.task_params import TaskParams
         from ..models.tool_call_request_arguments import ToolCallRequestArguments
 
         d = dict(src_dict)
@@ -130,6 +146,23 @@ class ToolCallRequest:
 
         timeout = _parse_timeout(d.pop("timeout", UNSET))
 
+        def _parse_task(data: object) -> None | TaskParams | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                task_type_0 = TaskParams.from_dict(data)
+
+                return task_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | TaskParams | Unset, data)
+
+        task = _parse_task(d.pop("task", UNSET))
+
         tool_call_request = cls(
             type_=type_,
             id=id,
@@ -139,6 +172,7 @@ class ToolCallRequest:
             arguments=arguments,
             toolset=toolset,
             timeout=timeout,
+            task=task,
         )
 
         tool_call_request.additional_properties = d

@@ -6,6 +6,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error_body import ErrorBody
+from ...models.task_create_response import TaskCreateResponse
 from ...models.tool_call_request import ToolCallRequest
 from ...models.tool_call_response import ToolCallResponse
 from ...types import Response
@@ -32,11 +33,16 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> ErrorBody | ToolCallResponse | None:
+) -> ErrorBody | TaskCreateResponse | ToolCallResponse | None:
     if response.status_code == 200:
         response_200 = ToolCallResponse.from_dict(response.json())
 
         return response_200
+
+    if response.status_code == 202:
+        response_202 = TaskCreateResponse.from_dict(response.json())
+
+        return response_202
 
     if response.status_code == 400:
         response_400 = ErrorBody.from_dict(response.json())
@@ -101,7 +107,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[ErrorBody | ToolCallResponse]:
+) -> Response[ErrorBody | TaskCreateResponse | ToolCallResponse]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -114,7 +120,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     body: ToolCallRequest,
-) -> Response[ErrorBody | ToolCallResponse]:
+) -> Response[ErrorBody | TaskCreateResponse | ToolCallResponse]:
     """Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
     `is_error: true`; the server's `timeout` bounds the call.
 
@@ -132,6 +138,12 @@ def sync_detailed(
     as this operation's content, so that generated clients get one typed body; the stream's
     events are the same schemas.
 
+    **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
+    and the bridge runs it in the background;
+    each status change is a `bridge/task_status` push on the event stream, and
+    `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
+    outside 1000 to 86400000 is 422.
+
     Args:
         body (ToolCallRequest): tool/call/req: call a catalogue tool by its namespaced name.
 
@@ -140,7 +152,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | ToolCallResponse]
+        Response[ErrorBody | TaskCreateResponse | ToolCallResponse]
     """
 
     kwargs = _get_kwargs(
@@ -158,7 +170,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     body: ToolCallRequest,
-) -> ErrorBody | ToolCallResponse | None:
+) -> ErrorBody | TaskCreateResponse | ToolCallResponse | None:
     """Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
     `is_error: true`; the server's `timeout` bounds the call.
 
@@ -176,6 +188,12 @@ def sync(
     as this operation's content, so that generated clients get one typed body; the stream's
     events are the same schemas.
 
+    **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
+    and the bridge runs it in the background;
+    each status change is a `bridge/task_status` push on the event stream, and
+    `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
+    outside 1000 to 86400000 is 422.
+
     Args:
         body (ToolCallRequest): tool/call/req: call a catalogue tool by its namespaced name.
 
@@ -184,7 +202,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | ToolCallResponse
+        ErrorBody | TaskCreateResponse | ToolCallResponse
     """
 
     return sync_detailed(
@@ -197,7 +215,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     body: ToolCallRequest,
-) -> Response[ErrorBody | ToolCallResponse]:
+) -> Response[ErrorBody | TaskCreateResponse | ToolCallResponse]:
     """Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
     `is_error: true`; the server's `timeout` bounds the call.
 
@@ -215,6 +233,12 @@ async def asyncio_detailed(
     as this operation's content, so that generated clients get one typed body; the stream's
     events are the same schemas.
 
+    **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
+    and the bridge runs it in the background;
+    each status change is a `bridge/task_status` push on the event stream, and
+    `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
+    outside 1000 to 86400000 is 422.
+
     Args:
         body (ToolCallRequest): tool/call/req: call a catalogue tool by its namespaced name.
 
@@ -223,7 +247,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorBody | ToolCallResponse]
+        Response[ErrorBody | TaskCreateResponse | ToolCallResponse]
     """
 
     kwargs = _get_kwargs(
@@ -239,7 +263,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     body: ToolCallRequest,
-) -> ErrorBody | ToolCallResponse | None:
+) -> ErrorBody | TaskCreateResponse | ToolCallResponse | None:
     """Call a catalogue tool (tool/call). An upstream result with `isError: true` is a 200 with
     `is_error: true`; the server's `timeout` bounds the call.
 
@@ -257,6 +281,12 @@ async def asyncio(
     as this operation's content, so that generated clients get one typed body; the stream's
     events are the same schemas.
 
+    **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
+    and the bridge runs it in the background;
+    each status change is a `bridge/task_status` push on the event stream, and
+    `GET /v1/tasks/{task_id}/result` answers the `tool/call/resp` once it is done. A `ttl`
+    outside 1000 to 86400000 is 422.
+
     Args:
         body (ToolCallRequest): tool/call/req: call a catalogue tool by its namespaced name.
 
@@ -265,7 +295,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorBody | ToolCallResponse
+        ErrorBody | TaskCreateResponse | ToolCallResponse
     """
 
     return (

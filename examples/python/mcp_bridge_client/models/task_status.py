@@ -1,0 +1,19 @@
+from typing import Literal
+
+TaskStatus = Literal["cancelled", "completed", "failed", "input_required", "working"]
+
+TASK_STATUS_VALUES: set[TaskStatus] = {
+    "cancelled",
+    "completed",
+    "failed",
+    "input_required",
+    "working",
+}
+
+
+def check_task_status(value: str) -> TaskStatus:
+    if value in TASK_STATUS_VALUES:
+        return value
+    raise TypeError(
+        f"Unexpected value {value!r}. Expected one of {TASK_STATUS_VALUES!r}"
+    )

@@ -1,0 +1,254 @@
+//! The `tasks` table: asynchronous tool calls, their status and, once done, their result, kept
+//! until their `expires_at`. A finished task is never changed again: every update is
+//! conditional on the task still running, so a cancel racing a completion has one winner.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use tracing::instrument;
+
+use super::{Store, StoreError};
+
+/// The statuses of a task that has not finished (MCP's names).
+const RUNNING: &str = "status IN ('working', 'input_required')";
+
+/// A task as stored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoredTask {
+    pub task_id: String,
+    /// The agent that created it; no other may see it.
+    pub agent_id: String,
+    /// The A2E request id of the call that created it.
+    pub req_id: String,
+    /// The tool as the caller named it.
+    pub name: String,
+    /// Where it runs: the server (empty until known, and for an agent-bridge tool).
+    pub server_id: String,
+    /// The upstream tool name (empty until known).
+    pub tool: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    pub status_message: String,
+    /// The upstream's task id when the upstream runs the call as an MCP task.
+    pub upstream_task_id: Option<String>,
+    /// The replica that runs or polls it.
+    pub replica: String,
+    /// `completed`: the JSON of the tool call response; `failed`: of its error body.
+    pub result: Option<String>,
+    /// `failed`: the A2E error code.
+    pub error_code: Option<String>,
+    pub ttl_ms: i64,
+    pub poll_interval_ms: i64,
+    pub created_at: f64,
+    pub updated_at: f64,
+    pub expires_at: f64,
+}
+
+impl StoredTask {
+    fn from_row(row: &AnyRow) -> Result<Self, StoreError> {
+        Ok(Self {
+            task_id: row.try_get("task_id")?,
+            agent_id: row.try_get("agent_id")?,
+            req_id: row.try_get("req_id")?,
+            name: row.try_get("name")?,
+            server_id: row.try_get("server_id")?,
+            tool: row.try_get("tool")?,
+            status: row.try_get("status")?,
+            status_message: row.try_get("status_message")?,
+            upstream_task_id: row.try_get("upstream_task_id")?,
+            replica: row.try_get("replica")?,
+            result: row.try_get("result")?,
+            error_code: row.try_get("error_code")?,
+            ttl_ms: row.try_get("ttl_ms")?,
+            poll_interval_ms: row.try_get("poll_interval_ms")?,
+            created_at: row.try_get("created_at")?,
+            updated_at: row.try_get("updated_at")?,
+            expires_at: row.try_get("expires_at")?,
+        })
+    }
+}
+
+const COLUMNS: &str = "task_id, agent_id, req_id, name, server_id, tool, status, status_message, \
+    upstream_task_id, replica, result, error_code, ttl_ms, poll_interval_ms, created_at, \
+    updated_at, expires_at";
+
+impl Store {
+    /// Stores a new task. `Conflict` when its id is taken.
+    #[instrument(skip_all, fields(task_id = %task.task_id))]
+    pub async fn insert_task(&self, task: &StoredTask) -> Result<(), StoreError> {
+        let sql = format!(
+            "INSERT INTO tasks ({COLUMNS}) VALUES \
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+        );
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(&task.task_id)
+            .bind(&task.agent_id)
+            .bind(&task.req_id)
+            .bind(&task.name)
+            .bind(&task.server_id)
+            .bind(&task.tool)
+            .bind(&task.status)
+            .bind(&task.status_message)
+            .bind(&task.upstream_task_id)
+            .bind(&task.replica)
+            .bind(&task.result)
+            .bind(&task.error_code)
+            .bind(task.ttl_ms)
+            .bind(task.poll_interval_ms)
+            .bind(task.created_at)
+            .bind(task.updated_at)
+            .bind(task.expires_at)
+            .execute(&self.pool)
+            .await
+            .map_err(StoreError::from_write)?;
+        Ok(())
+    }
+
+    /// The task `task_id` unless it expired before `now`.
+    #[instrument(skip_all, fields(task_id))]
+    pub async fn task(&self, task_id: &str, now: f64) -> Result<Option<StoredTask>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM tasks WHERE task_id = $1 AND expires_at > $2");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(task_id)
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(StoredTask::from_row).transpose()
+    }
+
+    /// An agent's tasks that have not expired before `now`, oldest first.
+    #[instrument(skip_all, fields(agent_id))]
+    pub async fn tasks_of(&self, agent_id: &str, now: f64) -> Result<Vec<StoredTask>, StoreError> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM tasks WHERE agent_id = $1 AND expires_at > $2 \
+             ORDER BY created_at, task_id"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(agent_id)
+            .bind(now)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(StoredTask::from_row).collect()
+    }
+
+    /// The tasks `replica` was running or polling that have not finished.
+    #[instrument(skip_all, fields(replica))]
+    pub async fn running_tasks(&self, replica: &str) -> Result<Vec<StoredTask>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM tasks WHERE replica = $1 AND {RUNNING}");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(replica)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(StoredTask::from_row).collect()
+    }
+
+    /// Sets a running task's status (`working` or `input_required`) and message, and where it
+    /// runs once known; whether it was still running.
+    #[instrument(skip_all, fields(task_id = %task.task_id))]
+    pub async fn update_task(&self, task: &StoredTask) -> Result<bool, StoreError> {
+        let sql = format!(
+            "UPDATE tasks SET status = $2, status_message = $3, server_id = $4, tool = $5, \
+             upstream_task_id = $6, poll_interval_ms = $7, updated_at = $8 \
+             WHERE task_id = $1 AND {RUNNING}"
+        );
+        let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(&task.task_id)
+            .bind(&task.status)
+            .bind(&task.status_message)
+            .bind(&task.server_id)
+            .bind(&task.tool)
+            .bind(&task.upstream_task_id)
+            .bind(task.poll_interval_ms)
+            .bind(task.updated_at)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Finishes a running task: its final status, message, result or error; whether it was
+    /// still running (a finished task keeps what it finished with).
+    #[instrument(skip_all, fields(task_id = %task.task_id))]
+    pub async fn finish_task(&self, task: &StoredTask) -> Result<bool, StoreError> {
+        let sql = format!(
+            "UPDATE tasks SET status = $2, status_message = $3, server_id = $4, result = $5, \
+             error_code = $6, updated_at = $7 WHERE task_id = $1 AND {RUNNING}"
+        );
+        let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(&task.task_id)
+            .bind(&task.status)
+            .bind(&task.status_message)
+            .bind(&task.server_id)
+            .bind(&task.result)
+            .bind(&task.error_code)
+            .bind(task.updated_at)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Deletes the tasks that expired before `now`; their ids and agents.
+    #[instrument(skip_all)]
+    pub async fn expire_tasks(&self, now: f64) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = sqlx::query(
+            "DELETE FROM tasks WHERE expires_at <= $1 RETURNING task_id, agent_id, status",
+        )
+        .bind(now)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("task_id")?, row.try_get("agent_id")?)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::backends;
+
+    fn task(id: &str, agent: &str, expires_at: f64) -> StoredTask {
+        StoredTask {
+            task_id: id.into(),
+            agent_id: agent.into(),
+            req_id: "r".into(),
+            name: "s__t".into(),
+            status: "working".into(),
+            replica: "r-1".into(),
+            ttl_ms: 1000,
+            poll_interval_ms: 500,
+            created_at: 1.0,
+            updated_at: 1.0,
+            expires_at,
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_finished_task_stays_finished_and_expired_ones_go() {
+        for db in backends().await {
+            let store = db.open().await;
+            store.insert_task(&task("a", "alice", 100.0)).await.unwrap();
+            store.insert_task(&task("b", "bob", 10.0)).await.unwrap();
+            assert!(matches!(
+                store.insert_task(&task("a", "alice", 100.0)).await,
+                Err(StoreError::Conflict)
+            ));
+            let mut done = task("a", "alice", 100.0);
+            done.status = "completed".into();
+            done.result = Some("{}".into());
+            assert!(store.finish_task(&done).await.unwrap());
+            let mut cancelled = done.clone();
+            cancelled.status = "cancelled".into();
+            assert!(!store.finish_task(&cancelled).await.unwrap());
+            assert!(!store.update_task(&task("a", "alice", 100.0)).await.unwrap());
+            let stored = store.task("a", 5.0).await.unwrap().unwrap();
+            assert_eq!(stored.status, "completed");
+            assert_eq!(stored.result.as_deref(), Some("{}"));
+            assert_eq!(store.running_tasks("r-1").await.unwrap().len(), 1);
+            assert!(store.task("b", 11.0).await.unwrap().is_none());
+            assert_eq!(store.tasks_of("alice", 5.0).await.unwrap().len(), 1);
+            let gone = store.expire_tasks(11.0).await.unwrap();
+            assert_eq!(gone, vec![("b".to_owned(), "bob".to_owned())]);
+            assert!(store.task("b", 5.0).await.unwrap().is_none());
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! Tasks: tool calls that run asynchronously and durably. A task is created at once (the caller
+//! gets its id), its call runs in the background, each status change is a `bridge/task_status`
+//! event on the agent's stream, and the record with its result lives in the store until its
+//! `ttl` has passed. A call the bridge was running when it stopped ends `failed` ("interrupted
+//! by restart") when it starts again: never silently lost.
+//!
+//! States (MCP's names): `working` ⇄ `input_required` (the server asked the agent something)
+//! → `completed` (any result, also `is_error`), `failed` (the call's error) or `cancelled`.
+//! A final status never changes: the store writes a final status only over a running one.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use rmcp::model::CallToolResult;
+use serde_json::json;
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::a2e::{
+    self, ErrorCode, Message, NotificationMethod, Response, ServerPush, TaskInfo, TaskStatus,
+    ToolCallRequest, ToolCallResponse,
+};
+use crate::caller::Caller;
+use crate::hub::{AgentChannel, Answer, Hub, Recipient, ServerRequest};
+use crate::registry;
+use crate::store::{Store, StoreError, StoredTask};
+use crate::tools::{Scope, Tools};
+
+/// Why a bridge-run call ended when the bridge stopped during it.
+pub const INTERRUPTED: &str = "interrupted by restart";
+/// How often expired tasks are deleted (a read never shows one past its time meanwhile).
+const SWEEP_EVERY: Duration = Duration::from_secs(2);
+/// The poll interval a bridge-run task suggests.
+const POLL_INTERVAL_MS: i64 = 1_000;
+
+/// What went wrong with a task request.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    /// No such task, or another agent's, or expired.
+    #[error("no task \"{0}\"")]
+    NotFound(String),
+    #[error("{0}")]
+    Invalid(String),
+    /// The task has already finished (cancelling it again changes nothing).
+    #[error("task \"{task_id}\" has already finished ({})", status.as_str())]
+    Finished { task_id: String, status: TaskStatus },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl TaskError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::NotFound(_) => ErrorCode::NotFound,
+            Self::Invalid(_) => ErrorCode::InvalidRequest,
+            Self::Finished { .. } => ErrorCode::Conflict,
+            Self::Store(error) => error.code(),
+        }
+    }
+}
+
+/// A task and, once it has finished, what it finished with.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub task: TaskInfo,
+    /// `completed`: the tool call response.
+    pub response: Option<ToolCallResponse>,
+    /// `failed`: the error the call answered with.
+    pub error: Option<(ErrorCode, String)>,
+}
+
+/// Runs and keeps the tasks of every agent.
+pub struct Tasks {
+    tools: Arc<Tools>,
+    store: Store,
+    hub: Arc<Hub>,
+    /// This replica: the bridge that runs a task writes its name on it.
+    replica: String,
+    /// The calls this bridge runs, by task id.
+    running: Mutex<HashMap<String, AbortHandle>>,
+}
+
+impl Tasks {
+    pub fn new(tools: Arc<Tools>, store: Store, hub: Arc<Hub>, replica: String) -> Arc<Self> {
+        Arc::new(Self {
+            tools,
+            store,
+            hub,
+            replica,
+            running: Mutex::default(),
+        })
+    }
+
+    /// Creates a task for `req` (which has `task`) and starts its call; answers at once.
+    pub async fn start(
+        self: &Arc<Self>,
+        caller: &Caller,
+        mut req: ToolCallRequest,
+    ) -> Result<TaskInfo, TaskError> {
+        let params = req.task.take().unwrap_or_default();
+        if !(a2e::MIN_TASK_TTL_MS..=a2e::MAX_TASK_TTL_MS).contains(&params.ttl) {
+            return Err(TaskError::Invalid(format!(
+                "`task.ttl` is {} ms; it must be {} to {} (1 s to 24 h)",
+                params.ttl,
+                a2e::MIN_TASK_TTL_MS,
+                a2e::MAX_TASK_TTL_MS
+            )));
+        }
+        let now = a2e::now();
+        let task = StoredTask {
+            task_id: a2e::new_id(),
+            agent_id: caller.id.clone(),
+            req_id: req.id.clone(),
+            name: req.name.clone(),
+            server_id: self.server_of(&req.name),
+            status: TaskStatus::Working.as_str().to_owned(),
+            replica: self.replica.clone(),
+            ttl_ms: params.ttl as i64,
+            poll_interval_ms: POLL_INTERVAL_MS,
+            created_at: now,
+            updated_at: now,
+            expires_at: now + params.ttl as f64 / 1000.0,
+            ..Default::default()
+        };
+        self.store.insert_task(&task).await?;
+        self.announce(&task);
+        let tasks = self.clone();
+        let caller = caller.clone();
+        let record = task.clone();
+        // Registered before it can finish, so a quick call does not leave its handle behind.
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let handle = tokio::spawn(async move { tasks.run(caller, record, req).await });
+        running.insert(task.task_id.clone(), handle.abort_handle());
+        Ok(info(&task))
+    }
+
+    /// The server a catalogue name stands for, when it is one (for the record and events).
+    fn server_of(&self, name: &str) -> String {
+        self.tools
+            .resolve(name)
+            .map(|(server_id, _)| server_id)
+            .unwrap_or_default()
+    }
+
+    /// Runs a task's call to its end and stores what it ended with.
+    async fn run(self: Arc<Self>, caller: Caller, mut task: StoredTask, req: ToolCallRequest) {
+        let origin = Arc::new(TaskOrigin {
+            channel: AgentChannel::new(self.hub.clone(), caller.id.clone(), req.id.clone()),
+            tasks: self.clone(),
+            task: Mutex::new(task.clone()),
+        });
+        let called = self
+            .tools
+            .call(
+                &caller,
+                Scope::of(&req.toolset),
+                &req.name,
+                req.arguments,
+                req.timeout,
+                origin,
+            )
+            .await;
+        match called {
+            Ok((server_id, result)) => {
+                task.server_id = server_id;
+                let response = response_of(&task, result);
+                task.status = TaskStatus::Completed.as_str().to_owned();
+                task.result = serde_json::to_string(&response).ok();
+            }
+            Err(error) => {
+                let (code, message) = error_of(&error);
+                task.status = TaskStatus::Failed.as_str().to_owned();
+                task.status_message = message;
+                task.error_code = Some(code.as_str().to_owned());
+            }
+        }
+        self.finish(&mut task).await;
+        self.running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&task.task_id);
+    }
+
+    /// Stores a final status (unless the task finished otherwise meanwhile) and announces it.
+    async fn finish(&self, task: &mut StoredTask) -> bool {
+        task.updated_at = a2e::now();
+        match self.store.finish_task(task).await {
+            Ok(true) => {
+                self.announce(task);
+                true
+            }
+            Ok(false) => false,
+            Err(error) => {
+                tracing::error!(task_id = %task.task_id, %error, "cannot store a task's end");
+                false
+            }
+        }
+    }
+
+    /// Stores a running task's new status and announces it.
+    async fn update(&self, task: &mut StoredTask) {
+        task.updated_at = a2e::now();
+        match self.store.update_task(task).await {
+            Ok(true) => self.announce(task),
+            Ok(false) => {}
+            Err(error) => tracing::error!(task_id = %task.task_id, %error, "cannot store a task"),
+        }
+    }
+
+    /// `bridge/task_status` to the task's agent.
+    fn announce(&self, task: &StoredTask) {
+        let push = ServerPush {
+            server_id: task.server_id.clone(),
+            method: NotificationMethod::TaskStatus.as_str().to_owned(),
+            params: serde_json::to_value(info(task)).unwrap_or_else(|_| json!({})),
+            req_id: Some(task.req_id.clone()),
+            ..Default::default()
+        };
+        self.hub.publish(&task.agent_id, ServerPush::TYPE, &push);
+    }
+
+    /// The caller's task `task_id`: another agent's is as unknown as a missing one.
+    async fn own(&self, caller: &Caller, task_id: &str) -> Result<StoredTask, TaskError> {
+        match self.store.task(task_id, a2e::now()).await? {
+            Some(task) if task.agent_id == caller.id => Ok(task),
+            _ => Err(TaskError::NotFound(task_id.to_owned())),
+        }
+    }
+
+    /// The caller's tasks, oldest first.
+    pub async fn list(&self, caller: &Caller) -> Result<Vec<TaskInfo>, TaskError> {
+        let tasks = self.store.tasks_of(&caller.id, a2e::now()).await?;
+        Ok(tasks.iter().map(info).collect())
+    }
+
+    /// One of the caller's tasks.
+    pub async fn get(&self, caller: &Caller, task_id: &str) -> Result<TaskInfo, TaskError> {
+        Ok(info(&self.own(caller, task_id).await?))
+    }
+
+    /// One of the caller's tasks with what it finished with.
+    pub async fn outcome(&self, caller: &Caller, task_id: &str) -> Result<Outcome, TaskError> {
+        let task = self.own(caller, task_id).await?;
+        let response = task
+            .result
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok());
+        let error = task.error_code.as_deref().map(|code| {
+            let code = serde_json::from_value(json!(code)).unwrap_or(ErrorCode::Internal);
+            (code, task.status_message.clone())
+        });
+        Ok(Outcome {
+            task: info(&task),
+            response,
+            error,
+        })
+    }
+
+    /// Cancels one of the caller's running tasks; a finished one is `Finished` (409), and
+    /// nothing changes.
+    pub async fn cancel(&self, caller: &Caller, task_id: &str) -> Result<TaskInfo, TaskError> {
+        let mut task = self.own(caller, task_id).await?;
+        task.status = TaskStatus::Cancelled.as_str().to_owned();
+        task.status_message = "cancelled by the agent".to_owned();
+        if !self.finish(&mut task).await {
+            let now = self.own(caller, task_id).await?;
+            return Err(TaskError::Finished {
+                task_id: task_id.to_owned(),
+                status: status_of(&now.status),
+            });
+        }
+        self.stop_running(task_id);
+        Ok(info(&task))
+    }
+
+    /// Stops the call of a task this bridge runs, if it still runs.
+    fn stop_running(&self, task_id: &str) {
+        let handle = self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(task_id);
+        if let Some(handle) = handle {
+            handle.abort();
+        }
+    }
+
+    /// After a start: every call this replica was running when it stopped ends `failed`.
+    pub async fn restore(&self) -> Result<usize, StoreError> {
+        let stale = self.store.running_tasks(&self.replica).await?;
+        let mut ended = 0;
+        for mut task in stale {
+            task.status = TaskStatus::Failed.as_str().to_owned();
+            task.status_message = INTERRUPTED.to_owned();
+            task.error_code = Some(ErrorCode::McpServerUnavailable.as_str().to_owned());
+            if self.finish(&mut task).await {
+                ended += 1;
+            }
+        }
+        if ended > 0 {
+            tracing::warn!(ended, "tasks the bridge was running when it stopped failed");
+        }
+        Ok(ended)
+    }
+
+    /// Deletes expired tasks (and stops their calls) until `shutdown`.
+    pub fn spawn_sweeper(self: &Arc<Self>, shutdown: CancellationToken) {
+        let tasks = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(SWEEP_EVERY);
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                match tasks.store.expire_tasks(a2e::now()).await {
+                    Ok(gone) => {
+                        for (task_id, _) in gone {
+                            tasks.stop_running(&task_id);
+                        }
+                    }
+                    Err(error) => tracing::warn!(%error, "cannot delete expired tasks"),
+                }
+            }
+        });
+    }
+}
+
+/// The recipient of a task's call: the agent's channel, with the task `input_required` while
+/// the agent is asked something.
+struct TaskOrigin {
+    channel: AgentChannel,
+    tasks: Arc<Tasks>,
+    task: Mutex<StoredTask>,
+}
+
+impl std::fmt::Debug for TaskOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskOrigin")
+            .field("channel", &self.channel)
+            .finish()
+    }
+}
+
+impl TaskOrigin {
+    async fn set(&self, status: TaskStatus, message: &str) {
+        let mut task = self.task.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        task.status = status.as_str().to_owned();
+        task.status_message = message.to_owned();
+        self.tasks.update(&mut task).await;
+    }
+}
+
+impl Recipient for TaskOrigin {
+    fn agent_id(&self) -> &str {
+        self.channel.agent_id()
+    }
+
+    fn call_id(&self) -> Option<String> {
+        self.channel.call_id()
+    }
+
+    fn progress(&self, push: ServerPush) -> BoxFuture<'_, ()> {
+        self.channel.progress(push)
+    }
+
+    fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>> {
+        Box::pin(async move {
+            let asking = format!(
+                "waiting for the agent's answer to {}",
+                request.kind.a2e_type()
+            );
+            self.set(TaskStatus::InputRequired, &asking).await;
+            let answer = self.channel.ask(request).await;
+            self.set(TaskStatus::Working, "").await;
+            answer
+        })
+    }
+}
+
+/// A stored task as the API shows it.
+pub fn info(task: &StoredTask) -> TaskInfo {
+    TaskInfo {
+        task_id: task.task_id.clone(),
+        status: status_of(&task.status),
+        status_message: task.status_message.clone(),
+        name: task.name.clone(),
+        server_id: task.server_id.clone(),
+        call_id: task.req_id.clone(),
+        upstream: task.upstream_task_id.is_some(),
+        ttl: task.ttl_ms.max(0) as u64,
+        poll_interval: task.poll_interval_ms.max(0) as u64,
+        created_at: task.created_at,
+        updated_at: task.updated_at,
+        expires_at: task.expires_at,
+    }
+}
+
+fn status_of(name: &str) -> TaskStatus {
+    TaskStatus::parse(name).unwrap_or(TaskStatus::Failed)
+}
+
+/// The tool call response a finished call makes (as `POST /v1/tools/call` would answer).
+fn response_of(task: &StoredTask, result: CallToolResult) -> ToolCallResponse {
+    let mut resp = ToolCallResponse::answering(&task.req_id);
+    resp.name = task.name.clone();
+    resp.server_id = task.server_id.clone();
+    resp.content = result
+        .content
+        .iter()
+        .filter_map(|block| serde_json::to_value(block).ok())
+        .collect();
+    resp.structured_content = result.structured_content;
+    resp.is_error = result.is_error.unwrap_or(false);
+    resp
+}
+
+/// The code and sentence a failed call answers with (an internal error's details only in the
+/// log, as for a blocking call).
+fn error_of(error: &registry::Error) -> (ErrorCode, String) {
+    match error.code() {
+        ErrorCode::Internal => (ErrorCode::Internal, a2e::internal_error(error)),
+        code => (code, error.to_string()),
+    }
+}

@@ -1,0 +1,260 @@
+//! Tool calls run as tasks: created at once, followed by events and `/v1/tasks`, kept in the
+//! store until their `ttl`, cancelled on request, and never silently lost by a restart.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// Starts `name` with `arguments` as a task of `token`'s agent; the 202 body.
+async fn start(app: &TestApp, token: &str, name: &str, arguments: Value, ttl: u64) -> Value {
+    let body = json!({ "name": name, "arguments": arguments, "task": { "ttl": ttl } });
+    let (status, created) = app.post("/v1/tools/call", token, body).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{created}");
+    assert_eq!(created["type"], "task/create/resp", "{created}");
+    assert_eq!(created["status"], "working", "{created}");
+    created
+}
+
+/// Waits until the task's status is `status`; its last read.
+async fn wait_status(app: &TestApp, token: &str, task_id: &str, status: &str) -> Value {
+    let path = format!("/v1/tasks/{task_id}");
+    wait_until(&format!("task {task_id} {status}"), WAIT, async || {
+        let (code, body) = app.get(&path, token).await;
+        match code == StatusCode::OK && body["status"] == status {
+            true => Ok(body),
+            false => Err(format!("{code} {body}")),
+        }
+    })
+    .await
+}
+
+/// A `bridge/task_status` push of `task_id` with `status`.
+fn task_event(message: &SseMessage, task_id: &str, status: &str) -> bool {
+    is_push(message, "bridge/task_status")
+        && message.data["params"]["task_id"] == task_id
+        && message.data["params"]["status"] == status
+}
+
+#[tokio::test]
+async fn a_plain_upstream_call_runs_as_a_task_of_the_bridge() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("task"))).await;
+    let mut events = EventStream::open(&app, &app.alice, None).await;
+    let created = start(
+        &app,
+        &app.alice,
+        "py__slow",
+        json!({"seconds": 0.5}),
+        60_000,
+    )
+    .await;
+    let task_id = created["task_id"].as_str().unwrap().to_owned();
+    assert_eq!(created["task"]["server_id"], "py");
+    assert_eq!(created["task"]["upstream"], false);
+    assert_eq!(created["task"]["ttl"], 60_000);
+
+    // While it runs, the result is a 202 with the status.
+    let (status, pending) = app
+        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+        .await;
+    if status == StatusCode::ACCEPTED {
+        assert_eq!(pending["status"], "working", "{pending}");
+    }
+    let working = events
+        .wait_for("the working event", WAIT, |m| {
+            task_event(m, &task_id, "working")
+        })
+        .await;
+    assert_eq!(working.data["req_id"], created["req_id"]);
+    events
+        .wait_for("the completed event", WAIT, |m| {
+            task_event(m, &task_id, "completed")
+        })
+        .await;
+
+    let (status, result) = app
+        .get(&format!("/v1/tasks/{task_id}/result?id=r1"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{result}");
+    assert_eq!(result["type"], "tool/call/resp");
+    assert_eq!(result["req_id"], "r1");
+    assert_eq!(result["content"][0]["text"], "done", "{result}");
+    assert_eq!(result["is_error"], false);
+    let (_, list) = app.get("/v1/tasks", &app.alice).await;
+    assert_eq!(list["tasks"][0]["task_id"], task_id, "{list}");
+    assert_eq!(list["tasks"][0]["status"], "completed");
+
+    // Another agent sees nothing of it and cannot touch it.
+    for (method, path) in [
+        ("GET", format!("/v1/tasks/{task_id}")),
+        ("GET", format!("/v1/tasks/{task_id}/result")),
+        ("DELETE", format!("/v1/tasks/{task_id}")),
+    ] {
+        let (status, body) = match method {
+            "GET" => app.get(&path, &app.bob).await,
+            _ => app.delete(&path, &app.bob).await,
+        };
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}: {body}");
+        assert_eq!(body["code"], "not_found");
+    }
+    let (_, theirs) = app.get("/v1/tasks", &app.bob).await;
+    assert_eq!(theirs["tasks"], json!([]), "{theirs}");
+    let (status, _) = app.get("/v1/tasks/no-such-task", &app.alice).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // Cancelling a finished task is a conflict, and it stays completed.
+    let (status, body) = app
+        .delete(&format!("/v1/tasks/{task_id}"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["code"], "conflict");
+    assert_eq!(body["type"], "task/cancel/resp");
+    wait_status(&app, &app.alice, &task_id, "completed").await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_running_task_is_cancelled_once() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("task"))).await;
+    let mut events = EventStream::open(&app, &app.alice, None).await;
+    let mark = StartMark::new();
+    let args = json!({"seconds": 30, "started": mark.path});
+    let created = start(&app, &app.alice, "py__slow", args, 60_000).await;
+    let task_id = created["task_id"].as_str().unwrap().to_owned();
+    mark.wait().await;
+    let (status, body) = app
+        .delete(&format!("/v1/tasks/{task_id}"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "cancelled", "{body}");
+    events
+        .wait_for("the cancelled event", WAIT, |m| {
+            task_event(m, &task_id, "cancelled")
+        })
+        .await;
+    let (status, body) = app
+        .delete(&format!("/v1/tasks/{task_id}"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "cancelling twice: {body}");
+    let (status, body) = app
+        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["code"], "conflict");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_ttl_out_of_range_is_refused_and_starts_nothing() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("task"))).await;
+    for ttl in [
+        json!(0),
+        json!(999),
+        json!(86_400_001),
+        json!("soon"),
+        json!(-5),
+    ] {
+        let body =
+            json!({ "name": "py__add", "arguments": {"a": 1, "b": 2}, "task": { "ttl": ttl } });
+        let (status, answer) = app.post("/v1/tools/call", &app.alice, body).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "ttl {ttl}: {answer}"
+        );
+        assert_eq!(answer["code"], "invalid_request", "{answer}");
+    }
+    let (_, list) = app.get("/v1/tasks", &app.alice).await;
+    assert_eq!(list["tasks"], json!([]), "{list}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_task_past_its_ttl_is_gone() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("task"))).await;
+    let created = start(&app, &app.alice, "py__add", json!({"a": 1, "b": 2}), 1_000).await;
+    let task_id = created["task_id"].as_str().unwrap().to_owned();
+    wait_status(&app, &app.alice, &task_id, "completed").await;
+    wait_until("the task expiring", WAIT, async || {
+        let (status, body) = app
+            .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+            .await;
+        match status {
+            StatusCode::NOT_FOUND => Ok(()),
+            _ => Err(format!("{status} {body}")),
+        }
+    })
+    .await;
+    let (_, list) = app.get("/v1/tasks", &app.alice).await;
+    assert_eq!(list["tasks"], json!([]), "{list}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn tasks_work_through_the_a2e_endpoint() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("task"))).await;
+    let call = json!({"type": "tool/call/req", "id": "c1", "name": "py__add",
+        "arguments": {"a": 2, "b": 3}, "task": {"ttl": 60_000}});
+    let (status, created) = app.post("/v1/a2e", &app.alice, call).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{created}");
+    assert_eq!(created["type"], "task/create/resp");
+    assert_eq!(created["req_id"], "c1");
+    let task_id = created["task_id"].as_str().unwrap().to_owned();
+    wait_status(&app, &app.alice, &task_id, "completed").await;
+    let get = json!({"type": "task/result/req", "id": "g1", "task_id": task_id});
+    let (status, result) = app.post("/v1/a2e", &app.alice, get).await;
+    assert_eq!(status, StatusCode::OK, "{result}");
+    assert_eq!(result["type"], "tool/call/resp");
+    assert_eq!(result["content"][0]["text"], "5", "{result}");
+    let list = json!({"type": "task/list/req"});
+    let (_, listed) = app.post("/v1/a2e", &app.bob, list).await;
+    assert_eq!(listed["tasks"], json!([]), "{listed}");
+    app.stop().await;
+}
+
+/// A bridge killed during a call it was running ends that task `failed` when it starts again.
+#[tokio::test]
+async fn a_call_the_bridge_ran_fails_after_a_kill() {
+    let peer = py_http().await;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut bridge = start_bridge(data_dir.path()).await;
+    let app = TestApp::at(&bridge.base, data_dir.clone());
+    app.register(json!({"server_id": "plain", "transport": "http", "url": peer.url}))
+        .await;
+    let mark = StartMark::new();
+    let args = json!({"seconds": 60, "started": mark.path});
+    let created = start(&app, &app.alice, "plain__slow", args, 600_000).await;
+    let task_id = created["task_id"].as_str().unwrap().to_owned();
+    mark.wait().await;
+    bridge.signal("KILL");
+    bridge.exited_within(Duration::from_secs(10)).await.unwrap();
+
+    let bridge = start_bridge(data_dir.path()).await;
+    let app = TestApp::at(&bridge.base, data_dir.clone());
+    let mut events = EventStream::open(&app, &app.alice, Some("0")).await;
+    let task = wait_status(&app, &app.alice, &task_id, "failed").await;
+    assert_eq!(
+        task["task"]["status_message"], "interrupted by restart",
+        "{task}"
+    );
+    events
+        .wait_for("the failed event, replayed", WAIT, |m| {
+            task_event(m, &task_id, "failed")
+        })
+        .await;
+    let (status, result) = app
+        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{result}");
+    assert_eq!(result["error"], "interrupted by restart");
+    assert_eq!(result["retryable"], true);
+    drop(bridge);
+}
