@@ -246,19 +246,20 @@ impl Tools {
             .collect())
     }
 
-    /// Whether `caller` may see the catalogue tool `info` (`GET /v1/tools` filters its pages
-    /// with it).
-    pub fn shows(&self, view: &View, info: &ToolInfo) -> bool {
+    /// Whether `view` shows the catalogue tool `name` (an alias, a full name or an
+    /// agent-bridge tool): `GET /v1/tools` filters its pages with it, calls are checked by it.
+    /// An unknown tool is let through, to be answered as unknown.
+    pub fn shows(&self, view: &View, name: &str) -> bool {
         if view.sees_everything() {
             return true;
         }
-        match self.registry.resolve_tool(&info.name) {
+        match self.registry.resolve_tool(name) {
             Some((server_id, tool)) => {
                 let owner = self.registry.get(&server_id).map(|e| e.owner.clone()).ok();
                 let full = format!("{server_id}{}{tool}", registry::naming::SEPARATOR);
                 view.tool(owner.as_deref(), &full)
             }
-            None => view.tool(None, &info.name),
+            None => view.tool(None, name),
         }
     }
 
@@ -353,18 +354,7 @@ impl Tools {
     /// Whether `caller`'s policies let it use the catalogue tool `name` (an alias, a full name
     /// or an agent-bridge tool). An unknown tool is let through, to be answered as unknown.
     fn permitted(&self, caller: &Caller, name: &str) -> bool {
-        let view = self.access.view(caller);
-        if view.sees_everything() {
-            return true;
-        }
-        match self.registry.resolve_tool(name) {
-            Some((server_id, tool)) => {
-                let owner = self.registry.get(&server_id).map(|e| e.owner.clone()).ok();
-                let full = format!("{server_id}{}{tool}", registry::naming::SEPARATOR);
-                view.tool(owner.as_deref(), &full)
-            }
-            None => view.tool(None, name),
-        }
+        self.shows(&self.access.view(caller), name)
     }
 
     /// A refused call, in the audit log.

@@ -167,7 +167,8 @@ pub async fn list(
     // What the caller's policies hide is left out (a page may then hold fewer tools).
     let view = state.tools.access().view(agent);
     if !view.sees_everything() {
-        resp.tools.retain(|tool| state.tools.shows(&view, tool));
+        resp.tools
+            .retain(|tool| state.tools.shows(&view, &tool.name));
     }
     Ok(ok(resp))
 }
