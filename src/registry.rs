@@ -12,6 +12,7 @@ mod prompts;
 mod replicas;
 mod resources;
 mod supervisor;
+mod tasks;
 mod template;
 mod validate;
 
@@ -34,6 +35,7 @@ pub use entry::{Control, Inbox, Live, ServerEntry, State};
 pub use prompts::prompt_messages;
 pub use replicas::Cluster;
 pub use supervisor::Supervision;
+pub use tasks::TaskStart;
 pub use validate::check_config;
 
 /// Why a registry operation failed.
@@ -690,13 +692,9 @@ impl Registry {
         origin: CallOrigin,
     ) -> Result<(String, CallToolResult), Error> {
         let not_found = || Error::ToolNotFound(name.to_owned());
-        let (server_id, tool) = self.resolve_tool(name).ok_or_else(not_found)?;
-        let (server_id, tool) = (server_id.as_str(), tool.as_str());
-        let entry = self.get(server_id).map_err(|_| not_found())?;
+        let (entry, tool) = self.route_tool(name)?;
+        let (server_id, tool) = (entry.id.as_str(), tool.as_str());
         let config = entry.config();
-        if !naming::tool_allowed(&config.tool_allow_list, tool) {
-            return Err(not_found());
-        }
         if let Some(holder) = entry.held_elsewhere() {
             // The full name: the holder resolves it whatever aliases it would give.
             let name = format!("{server_id}{}{tool}", naming::SEPARATOR);
@@ -710,10 +708,7 @@ impl Registry {
         if !catalogue::contains(&entry, tool) {
             return Err(not_found());
         }
-        let mut bound = Duration::from_secs(config.timeout);
-        if let Some(asked) = timeout.filter(|t| t.is_finite() && *t > 0.0) {
-            bound = Duration::try_from_secs_f64(asked).map_or(bound, |asked| bound.min(asked));
-        }
+        let bound = call_bound(&config, timeout);
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         let span = tracing::info_span!("tool_call", %server_id, %tool);
         let result =
@@ -731,6 +726,18 @@ impl Registry {
                 error,
             }),
         }
+    }
+
+    /// The server and upstream tool of the catalogue tool `name`, whose allow list lets it be
+    /// called (`ToolNotFound` otherwise).
+    fn route_tool(&self, name: &str) -> Result<(Arc<ServerEntry>, String), Error> {
+        let not_found = || Error::ToolNotFound(name.to_owned());
+        let (server_id, tool) = self.resolve_tool(name).ok_or_else(not_found)?;
+        let entry = self.get(&server_id).map_err(|_| not_found())?;
+        if !naming::tool_allowed(&entry.config().tool_allow_list, &tool) {
+            return Err(not_found());
+        }
+        Ok((entry, tool))
     }
 
     /// Approves the current definition of a server's tool (by upstream name, or its catalogue
@@ -772,6 +779,15 @@ impl Registry {
             tracing::warn!("some servers did not stop within {grace:?}");
         }
         self.hand_over().await;
+    }
+}
+
+/// How long a call may take: the server's `timeout`, or less when the caller asks.
+fn call_bound(config: &McpServerConfig, asked: Option<f64>) -> Duration {
+    let bound = Duration::from_secs(config.timeout);
+    match asked.filter(|t| t.is_finite() && *t > 0.0) {
+        Some(asked) => Duration::try_from_secs_f64(asked).map_or(bound, |asked| bound.min(asked)),
+        None => bound,
     }
 }
 

@@ -207,6 +207,7 @@ impl Application {
 /// config file's `servers` as an import would.
 fn restore_in_background(state: &AppState) {
     let registry = state.registry.clone();
+    let tasks = state.tasks.clone();
     let restored = state.restored.clone();
     let declared: Vec<_> = state
         .config
@@ -218,6 +219,11 @@ fn restore_in_background(state: &AppState) {
         match registry.restore().await {
             Ok(count) => tracing::info!(count, "stored servers restored"),
             Err(error) => tracing::error!(%error, "cannot restore the stored servers"),
+        }
+        match tasks.resume().await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(count, "polling the tasks servers run again"),
+            Err(error) => tracing::error!(%error, "cannot resume the tasks servers run"),
         }
         // Across replicas: from here on, leases decide which replica connects which server.
         registry.start_replicas();

@@ -4,6 +4,11 @@
 //! `ttl` has passed. A call the bridge was running when it stopped ends `failed` ("interrupted
 //! by restart") when it starts again: never silently lost.
 //!
+//! A call on a server that runs MCP tasks (2025-11-25) runs as a task there: this bridge polls
+//! it (`follow`) and, after a restart, polls it again, so it finishes normally. Cancelling such a
+//! task cancels it upstream. A task is cancelled by whichever replica the agent asks; the replica
+//! running it stops its call within `SWEEP_EVERY`.
+//!
 //! States (MCP's names): `working` ⇄ `input_required` (the server asked the agent something)
 //! → `completed` (any result, also `is_error`), `failed` (the call's error) or `cancelled`.
 //! A final status never changes: the store writes a final status only over a running one.
@@ -24,9 +29,10 @@ use crate::a2e::{
 };
 use crate::caller::Caller;
 use crate::hub::{AgentChannel, Answer, Hub, Recipient, ServerRequest};
-use crate::registry;
+use crate::registry::{self, TaskStart};
 use crate::store::{Store, StoreError, StoredTask};
 use crate::tools::{Scope, Tools};
+use crate::upstream::CallOrigin;
 
 /// Why a bridge-run call ended when the bridge stopped during it.
 pub const INTERRUPTED: &str = "interrupted by restart";
@@ -34,6 +40,8 @@ pub const INTERRUPTED: &str = "interrupted by restart";
 const SWEEP_EVERY: Duration = Duration::from_secs(2);
 /// The poll interval a bridge-run task suggests.
 const POLL_INTERVAL_MS: i64 = 1_000;
+/// The bounds of how often an upstream task is polled, whatever its server suggests (ms).
+const UPSTREAM_POLL_MS: (u64, u64) = (100, 5_000);
 
 /// What went wrong with a task request.
 #[derive(Debug, thiserror::Error)]
@@ -78,8 +86,8 @@ pub struct Tasks {
     hub: Arc<Hub>,
     /// This replica: the bridge that runs a task writes its name on it.
     replica: String,
-    /// The calls this bridge runs, by task id.
-    running: Mutex<HashMap<String, AbortHandle>>,
+    /// The calls this bridge runs or polls, by task id.
+    running: Mutex<HashMap<String, Running>>,
 }
 
 impl Tasks {
@@ -132,7 +140,7 @@ impl Tasks {
         // Registered before it can finish, so a quick call does not leave its handle behind.
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let handle = tokio::spawn(async move { tasks.run(caller, record, req).await });
-        running.insert(task.task_id.clone(), handle.abort_handle());
+        running.insert(task.task_id.clone(), Running::new(handle.abort_handle()));
         Ok(info(&task))
     }
 
@@ -144,24 +152,70 @@ impl Tasks {
             .unwrap_or_default()
     }
 
-    /// Runs a task's call to its end and stores what it ended with.
+    /// Runs a task's call to its end and stores what it ended with: as a task of its server
+    /// when the server runs tasks (then polled), else as a call the bridge makes.
     async fn run(self: Arc<Self>, caller: Caller, mut task: StoredTask, req: ToolCallRequest) {
-        let origin = Arc::new(TaskOrigin {
-            channel: AgentChannel::new(self.hub.clone(), caller.id.clone(), req.id.clone()),
-            tasks: self.clone(),
-            task: Mutex::new(task.clone()),
-        });
-        let called = self
+        let origin = TaskOrigin::new(&self, &task);
+        let recipient: CallOrigin = origin.clone();
+        let started = self
             .tools
-            .call(
+            .start_task(
                 &caller,
                 Scope::of(&req.toolset),
                 &req.name,
-                req.arguments,
+                &req.arguments,
+                task.ttl_ms as u64,
+                &recipient,
+            )
+            .await;
+        let called = match started {
+            Ok(TaskStart::Upstream {
+                server_id,
+                tool,
+                task: upstream,
+            }) => {
+                task.server_id = server_id;
+                task.tool = tool;
+                task.upstream_task_id = Some(upstream.task_id.clone());
+                task.poll_interval_ms = poll_interval(upstream.poll_interval) as i64;
+                task.status_message = upstream.status_message.clone();
+                self.update(&mut task).await;
+                origin.replace(&task);
+                self.following(&task);
+                return self.follow(task, origin).await;
+            }
+            Ok(TaskStart::Done { server_id, result }) => Ok((server_id, result)),
+            Ok(TaskStart::Bridge) => self.call(&caller, &req, recipient).await,
+            Err(error) => Err(error),
+        };
+        self.end(task, called).await;
+    }
+
+    /// The call a task stands for, made by the bridge.
+    async fn call(
+        &self,
+        caller: &Caller,
+        req: &ToolCallRequest,
+        origin: CallOrigin,
+    ) -> Result<(String, CallToolResult), registry::Error> {
+        self.tools
+            .call(
+                caller,
+                Scope::of(&req.toolset),
+                &req.name,
+                req.arguments.clone(),
                 req.timeout,
                 origin,
             )
-            .await;
+            .await
+    }
+
+    /// Stores what a task's call ended with, and forgets it as running.
+    async fn end(
+        &self,
+        mut task: StoredTask,
+        called: Result<(String, CallToolResult), registry::Error>,
+    ) {
         match called {
             Ok((server_id, result)) => {
                 task.server_id = server_id;
@@ -176,11 +230,88 @@ impl Tasks {
                 task.error_code = Some(code.as_str().to_owned());
             }
         }
+        // Forgotten first: stopping it now would only cancel what has ended.
+        self.forget(&task.task_id);
         self.finish(&mut task).await;
+    }
+
+    /// Polls a task its server runs until it ends, then fetches and stores its result. A server
+    /// that cannot be reached now (down, reconnecting, after a restart) is polled again until the
+    /// task expires; the sweeper then ends it.
+    async fn follow(self: Arc<Self>, mut task: StoredTask, origin: Arc<TaskOrigin>) {
+        let registry = self.tools.registry().clone();
+        let Some(upstream_id) = task.upstream_task_id.clone() else {
+            return;
+        };
+        let recipient: CallOrigin = origin.clone();
+        loop {
+            let left = task.expires_at - a2e::now();
+            if left <= 0.0 {
+                return;
+            }
+            let polled = registry
+                .task_status(&task.agent_id, &task.server_id, &upstream_id)
+                .await;
+            match polled {
+                Ok(upstream) => {
+                    if let Some(every) = upstream.poll_interval {
+                        task.poll_interval_ms = poll_interval(Some(every)) as i64;
+                    }
+                    if upstream.status == TaskStatus::Cancelled.as_str() {
+                        task.status = upstream.status;
+                        task.status_message = match upstream.status_message.is_empty() {
+                            true => "cancelled by the server".to_owned(),
+                            false => upstream.status_message,
+                        };
+                        self.forget(&task.task_id);
+                        self.finish(&mut task).await;
+                        return;
+                    }
+                    if upstream.is_final() || upstream.status == "input_required" {
+                        // Waits for the end, answering what the server asks meanwhile.
+                        let wait = Duration::from_secs_f64(left);
+                        let result = registry
+                            .task_result(&task.server_id, &upstream_id, wait, recipient.clone())
+                            .await;
+                        match result {
+                            Err(error) if transient(&error) => {}
+                            result => {
+                                let server_id = task.server_id.clone();
+                                let called = result.map(|result| (server_id, result));
+                                return self.end(task, called).await;
+                            }
+                        }
+                    } else if upstream.status_message != task.status_message {
+                        task.status_message = upstream.status_message;
+                        self.update(&mut task).await;
+                    }
+                }
+                Err(error) if transient(&error) => {
+                    tracing::debug!(task_id = %task.task_id, %error, "cannot poll a task now");
+                }
+                Err(error) => return self.end(task, Err(error)).await,
+            }
+            tokio::time::sleep(Duration::from_millis(task.poll_interval_ms.max(0) as u64)).await;
+        }
+    }
+
+    /// Records that the task's call runs on its server, so stopping it cancels it there.
+    fn following(&self, task: &StoredTask) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(run) = running.get_mut(&task.task_id) {
+            run.upstream = task.upstream_task_id.clone().map(|id| Upstream {
+                agent_id: task.agent_id.clone(),
+                server_id: task.server_id.clone(),
+                task_id: id,
+            });
+        }
+    }
+
+    fn forget(&self, task_id: &str) {
         self.running
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(&task.task_id);
+            .remove(task_id);
     }
 
     /// Stores a final status (unless the task finished otherwise meanwhile) and announces it.
@@ -271,25 +402,87 @@ impl Tasks {
                 status: status_of(&now.status),
             });
         }
+        // Here at once; another replica running it stops within SWEEP_EVERY (`stop_ended`).
         self.stop_running(task_id);
         Ok(info(&task))
     }
 
-    /// Stops the call of a task this bridge runs, if it still runs.
+    /// Stops the call of a task this bridge runs or polls, if it still does: a bridge-run call
+    /// is dropped (which tells its server), a server's task is cancelled there.
     fn stop_running(&self, task_id: &str) {
-        let handle = self
+        let run = self
             .running
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(task_id);
-        if let Some(handle) = handle {
-            handle.abort();
+        let Some(run) = run else {
+            return;
+        };
+        run.abort.abort();
+        if let Some(upstream) = run.upstream {
+            let registry = self.tools.registry().clone();
+            tokio::spawn(async move {
+                let Upstream {
+                    agent_id,
+                    server_id,
+                    task_id,
+                } = upstream;
+                if let Err(error) = registry.cancel_task(&agent_id, &server_id, &task_id).await {
+                    tracing::warn!(%server_id, %task_id, %error, "cannot cancel a task upstream");
+                }
+            });
         }
     }
 
-    /// After a start: every call this replica was running when it stopped ends `failed`.
+    /// Stops the calls this replica runs for tasks that ended elsewhere (cancelled through
+    /// another replica).
+    async fn stop_ended(&self) -> Result<(), StoreError> {
+        let ids: Vec<String> = {
+            let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            running.keys().cloned().collect()
+        };
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let still = self.store.running_tasks(&self.replica).await?;
+        let still: std::collections::HashSet<&str> =
+            still.iter().map(|t| t.task_id.as_str()).collect();
+        for id in ids.iter().filter(|id| !still.contains(id.as_str())) {
+            // Ended by this replica meanwhile: its handle is gone already.
+            self.stop_running(id);
+        }
+        Ok(())
+    }
+
+    /// After a start, once the servers are restored: the tasks this replica was polling on
+    /// their servers are polled again, and finish normally.
+    pub async fn resume(self: &Arc<Self>) -> Result<usize, StoreError> {
+        let upstream: Vec<_> = self
+            .store
+            .running_tasks(&self.replica)
+            .await?
+            .into_iter()
+            .filter(|task| task.upstream_task_id.is_some())
+            .collect();
+        for task in &upstream {
+            tracing::info!(task_id = %task.task_id, server_id = %task.server_id, "polling a task again");
+            let origin = TaskOrigin::new(self, task);
+            let tasks = self.clone();
+            let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            let record = task.clone();
+            let handle = tokio::spawn(async move { tasks.follow(record, origin).await });
+            running.insert(task.task_id.clone(), Running::new(handle.abort_handle()));
+            drop(running);
+            self.following(task);
+        }
+        Ok(upstream.len())
+    }
+
+    /// After a start, before the first request: every call this replica was running itself
+    /// ends `failed` ("interrupted by restart"). The tasks it polled are `resume`d.
     pub async fn restore(&self) -> Result<usize, StoreError> {
         let stale = self.store.running_tasks(&self.replica).await?;
+        let stale = stale.into_iter().filter(|t| t.upstream_task_id.is_none());
         let mut ended = 0;
         for mut task in stale {
             task.status = TaskStatus::Failed.as_str().to_owned();
@@ -323,6 +516,9 @@ impl Tasks {
                     }
                     Err(error) => tracing::warn!(%error, "cannot delete expired tasks"),
                 }
+                if let Err(error) = tasks.stop_ended().await {
+                    tracing::warn!(%error, "cannot read which tasks ended");
+                }
             }
         });
     }
@@ -345,6 +541,23 @@ impl std::fmt::Debug for TaskOrigin {
 }
 
 impl TaskOrigin {
+    fn new(tasks: &Arc<Tasks>, task: &StoredTask) -> Arc<Self> {
+        Arc::new(Self {
+            channel: AgentChannel::new(
+                tasks.hub.clone(),
+                task.agent_id.clone(),
+                task.req_id.clone(),
+            ),
+            tasks: tasks.clone(),
+            task: Mutex::new(task.clone()),
+        })
+    }
+
+    /// The record its status changes start from, once it changed.
+    fn replace(&self, task: &StoredTask) {
+        *self.task.lock().unwrap_or_else(|e| e.into_inner()) = task.clone();
+    }
+
     async fn set(&self, status: TaskStatus, message: &str) {
         let mut task = self.task.lock().unwrap_or_else(|e| e.into_inner()).clone();
         task.status = status.as_str().to_owned();
@@ -378,6 +591,45 @@ impl Recipient for TaskOrigin {
             answer
         })
     }
+}
+
+/// A task this replica runs or polls.
+struct Running {
+    abort: AbortHandle,
+    /// Where its server runs it, once it does.
+    upstream: Option<Upstream>,
+}
+
+impl Running {
+    fn new(abort: AbortHandle) -> Self {
+        Self {
+            abort,
+            upstream: None,
+        }
+    }
+}
+
+/// A task its server runs.
+struct Upstream {
+    agent_id: String,
+    server_id: String,
+    task_id: String,
+}
+
+/// How often to poll a server's task: what it suggests, within bounds.
+fn poll_interval(suggested: Option<u64>) -> u64 {
+    let (least, most) = UPSTREAM_POLL_MS;
+    suggested
+        .unwrap_or(POLL_INTERVAL_MS as u64)
+        .clamp(least, most)
+}
+
+/// Whether a failed poll may succeed later (the server is down or reconnecting).
+fn transient(error: &registry::Error) -> bool {
+    matches!(
+        error.code(),
+        ErrorCode::McpServerUnavailable | ErrorCode::McpTransportError | ErrorCode::Timeout
+    )
 }
 
 /// A stored task as the API shows it.

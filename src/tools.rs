@@ -19,7 +19,7 @@ use crate::access::toolsets::{Item, Members};
 use crate::access::{Access, View};
 use crate::caller::Caller;
 use crate::metrics::Metrics;
-use crate::registry::{self, Exposed, Registry, ServerEntry};
+use crate::registry::{self, Exposed, Registry, ServerEntry, TaskStart};
 use crate::store::Store;
 use crate::upstream::CallOrigin;
 
@@ -324,6 +324,50 @@ impl Tools {
         timeout: Option<f64>,
         origin: CallOrigin,
     ) -> Result<(String, CallToolResult), registry::Error> {
+        let full = self.authorize(caller, scope, name).await?;
+        self.call_permitted(&full, arguments, timeout, origin)
+            .await
+            .map_err(|error| renamed(error, name))
+    }
+
+    /// Starts the member of `scope` shown as `name` as a task its server runs and keeps `ttl`
+    /// ms, when the server runs tasks; `Bridge` when the bridge must run the call itself (the
+    /// server runs no tasks, or the tool is a meta-tool or an agent-bridge tool).
+    pub async fn start_task(
+        &self,
+        caller: &Caller,
+        scope: Scope<'_>,
+        name: &str,
+        arguments: &Map<String, Value>,
+        ttl: u64,
+        origin: &CallOrigin,
+    ) -> Result<TaskStart, registry::Error> {
+        if self.deferred(scope) {
+            return Ok(TaskStart::Bridge);
+        }
+        let full = self.authorize(caller, scope, name).await?;
+        if self.a2a.enabled() && a2a::tools::is_bridge_tool(&full) {
+            return Ok(TaskStart::Bridge);
+        }
+        self.registry
+            .start_task(&full, arguments, ttl, origin)
+            .await
+            .map_err(|error| renamed(error, name))
+    }
+
+    /// The registry, for what follows a started task.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The catalogue name of the member of `scope` shown as `name`, if `caller` may use it;
+    /// a refusal is audited and answers as an unknown tool.
+    async fn authorize(
+        &self,
+        caller: &Caller,
+        scope: Scope<'_>,
+        name: &str,
+    ) -> Result<String, registry::Error> {
         let full = match scope {
             Scope::Catalogue | Scope::Deferred => name.to_owned(),
             Scope::Toolset(_) => {
@@ -342,13 +386,7 @@ impl Tools {
             self.refused(caller, scope, name).await;
             return Err(registry::Error::ToolNotFound(name.to_owned()));
         }
-        self.call_permitted(&full, arguments, timeout, origin)
-            .await
-            .map_err(|error| match error {
-                // Named as the caller named it.
-                registry::Error::ToolNotFound(_) => registry::Error::ToolNotFound(name.to_owned()),
-                other => other,
-            })
+        Ok(full)
     }
 
     /// Whether `caller`'s policies let it use the catalogue tool `name` (an alias, a full name
@@ -415,5 +453,13 @@ impl Tools {
         };
         self.metrics.tool_call(&server, outcome, started.elapsed());
         called
+    }
+}
+
+/// An unknown tool named as the caller named it.
+fn renamed(error: registry::Error, name: &str) -> registry::Error {
+    match error {
+        registry::Error::ToolNotFound(_) => registry::Error::ToolNotFound(name.to_owned()),
+        other => other,
     }
 }

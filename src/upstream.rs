@@ -11,6 +11,7 @@ mod notify;
 pub mod oauth;
 mod sse;
 mod stdio;
+pub mod tasks;
 pub use sse::{Event as SseEvent, Frames};
 pub use stdio::{BASE_ENV, LOADER_ENV, is_loader_variable};
 mod watched;
@@ -173,6 +174,8 @@ pub struct Connection {
     secrets: Vec<String>,
     /// What the server last answered a 401 or 403 with (Streamable HTTP).
     challenges: Option<Arc<http::Challenges>>,
+    /// Whether the server runs MCP tasks, once asked (`tasks.rs`).
+    runs_tasks: tokio::sync::OnceCell<bool>,
 }
 
 /// A new connection with the server's catalogue as first listed.
@@ -730,6 +733,7 @@ async fn connect_unredacted(
         calls,
         secrets: config.secret_values(),
         challenges,
+        runs_tasks: Default::default(),
         client,
         lost,
         closed,

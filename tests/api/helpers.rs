@@ -718,6 +718,38 @@ pub async fn ws_server(required_header: Option<&str>) -> Peer {
     reporting_peer(command, "/ws", "ws").await
 }
 
+/// The MCP tasks fixture (`tasks_server.py`, the 1.x SDK's experimental tasks) over `transport`
+/// (`http`, `sse` or `ws`); each `tasks/cancel` it gets appends the task id to `cancelled`.
+pub async fn tasks_server(transport: &str, cancelled: &Path) -> Peer {
+    let mut command =
+        tokio::process::Command::new(installed(peers_dir().join(".venv-ws/bin/python")));
+    command
+        .args([
+            installed(peers_dir().join("tasks_server.py")).as_str(),
+            "--transport",
+            transport,
+            "--port",
+            "0",
+        ])
+        .env("TASKS_CANCELLED", cancelled);
+    match transport {
+        "http" => reporting_peer(command, "/mcp/", "http").await,
+        "sse" => reporting_peer(command, "/sse", "http").await,
+        _ => reporting_peer(command, "/ws", "ws").await,
+    }
+}
+
+/// The stdio config of the MCP tasks fixture (see `tasks_server`).
+pub fn tasks_stdio(server_id: &str, cancelled: &Path) -> Value {
+    json!({
+        "server_id": server_id,
+        "transport": "stdio",
+        "cmd": [installed(peers_dir().join(".venv-ws/bin/python")),
+            installed(peers_dir().join("tasks_server.py")), "--transport", "stdio"],
+        "env": { "TASKS_CANCELLED": cancelled.display().to_string() },
+    })
+}
+
 /// The a2a-sdk (Python) echo agent.
 pub async fn a2a_agent_py() -> Peer {
     let mut command = tokio::process::Command::new(python());

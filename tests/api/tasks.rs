@@ -220,15 +220,143 @@ async fn tasks_work_through_the_a2e_endpoint() {
     app.stop().await;
 }
 
-/// A bridge killed during a call it was running ends that task `failed` when it starts again.
+/// Waits until the task runs on its server (its first poll is past).
+async fn wait_upstream(app: &TestApp, token: &str, task_id: &str) {
+    let path = format!("/v1/tasks/{task_id}");
+    wait_until(&format!("task {task_id} upstream"), WAIT, async || {
+        let (code, body) = app.get(&path, token).await;
+        match body["task"]["upstream"] == true {
+            true => Ok(()),
+            false => Err(format!("{code} {body}")),
+        }
+    })
+    .await
+}
+
+/// A call on a server that runs MCP tasks (the Python SDK's) runs as a task there, on every
+/// transport: polled, its status message an event, its result fetched when it ends. A tool the
+/// server runs only in the call is answered at once.
 #[tokio::test]
-async fn a_call_the_bridge_ran_fails_after_a_kill() {
+async fn a_server_that_runs_tasks_runs_the_call_as_its_task_on_every_transport() {
+    let app = spawn_app().await;
+    let marks = tempfile::NamedTempFile::new().unwrap();
+    let mut peers = Vec::new();
+    let mut configs = vec![tasks_stdio("tstdio", marks.path())];
+    for transport in ["http", "sse", "ws"] {
+        let peer = tasks_server(transport, marks.path()).await;
+        let server_id = format!("t{transport}");
+        configs.push(json!({"server_id": server_id, "transport": transport, "url": peer.url}));
+        peers.push(peer);
+    }
+    let mut events = EventStream::open(&app, &app.alice, None).await;
+    for config in configs {
+        let server_id = config["server_id"].as_str().unwrap().to_owned();
+        app.register(config).await;
+        let name = format!("{server_id}__slow_task");
+        let created = start(&app, &app.alice, &name, json!({"seconds": 1}), 60_000).await;
+        let task_id = created["task_id"].as_str().unwrap().to_owned();
+        events
+            .wait_for(
+                &format!("{server_id}: the server's status message"),
+                WAIT,
+                |m| {
+                    task_event(m, &task_id, "working")
+                        && m.data["params"]["status_message"] == "sleeping 1.0 s"
+                },
+            )
+            .await;
+        let done = wait_status(&app, &app.alice, &task_id, "completed").await;
+        assert_eq!(done["task"]["upstream"], true, "{server_id}: {done}");
+        assert_eq!(done["task"]["server_id"], server_id.as_str());
+        let (status, result) = app
+            .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{server_id}: {result}");
+        assert_eq!(result["content"][0]["text"], "done", "{result}");
+        events
+            .wait_for(&format!("{server_id}: the completed event"), WAIT, |m| {
+                task_event(m, &task_id, "completed")
+            })
+            .await;
+    }
+    let created = start(
+        &app,
+        &app.alice,
+        "thttp__add",
+        json!({"a": 1, "b": 2}),
+        60_000,
+    )
+    .await;
+    let task_id = created["task_id"].as_str().unwrap();
+    let done = wait_status(&app, &app.alice, task_id, "completed").await;
+    assert_eq!(done["task"]["upstream"], false, "{done}");
+    let (_, result) = app
+        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+        .await;
+    assert_eq!(result["content"][0]["text"], "3", "{result}");
+    let cancelled = std::fs::read_to_string(marks.path()).unwrap();
+    assert_eq!(cancelled, "", "nothing was cancelled upstream");
+    app.stop().await;
+}
+
+/// Cancelling a task its server runs cancels it there (the server notes `tasks/cancel`), once.
+#[tokio::test]
+async fn cancelling_a_task_a_server_runs_cancels_it_there() {
+    let app = spawn_app().await;
+    let marks = tempfile::NamedTempFile::new().unwrap();
+    let peer = tasks_server("http", marks.path()).await;
+    app.register(json!({"server_id": "tc", "transport": "http", "url": peer.url}))
+        .await;
+    let args = json!({"seconds": 60});
+    let created = start(&app, &app.alice, "tc__slow_task", args, 60_000).await;
+    let task_id = created["task_id"].as_str().unwrap().to_owned();
+    wait_upstream(&app, &app.alice, &task_id).await;
+    let (status, body) = app
+        .delete(&format!("/v1/tasks/{task_id}"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "cancelled", "{body}");
+    wait_until("the server told of the cancel", WAIT, async || {
+        let noted = std::fs::read_to_string(marks.path()).unwrap();
+        match noted.lines().count() {
+            1 => Ok(()),
+            n => Err(format!("{n} cancels noted: {noted:?}")),
+        }
+    })
+    .await;
+    let (status, body) = app
+        .delete(&format!("/v1/tasks/{task_id}"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "cancelling twice: {body}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let noted = std::fs::read_to_string(marks.path()).unwrap();
+    assert_eq!(
+        noted.lines().count(),
+        1,
+        "cancelled upstream once: {noted:?}"
+    );
+    wait_status(&app, &app.alice, &task_id, "cancelled").await;
+    app.stop().await;
+}
+
+/// A bridge killed during two tasks: the one its server runs is polled again after the restart
+/// and completes; the call the bridge ran itself ends `failed` ("interrupted by restart").
+#[tokio::test]
+async fn after_a_kill_a_servers_task_completes_and_the_bridges_own_call_fails() {
     let peer = py_http().await;
+    let marks = tempfile::NamedTempFile::new().unwrap();
+    let tasks_peer = tasks_server("http", marks.path()).await;
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let mut bridge = start_bridge(data_dir.path()).await;
     let app = TestApp::at(&bridge.base, data_dir.clone());
     app.register(json!({"server_id": "plain", "transport": "http", "url": peer.url}))
         .await;
+    app.register(json!({"server_id": "tk", "transport": "http", "url": tasks_peer.url}))
+        .await;
+    let args = json!({"seconds": 4});
+    let upstream = start(&app, &app.alice, "tk__slow_task", args, 600_000).await;
+    let upstream_id = upstream["task_id"].as_str().unwrap().to_owned();
+    wait_upstream(&app, &app.alice, &upstream_id).await;
     let mark = StartMark::new();
     let args = json!({"seconds": 60, "started": mark.path});
     let created = start(&app, &app.alice, "plain__slow", args, 600_000).await;
@@ -240,6 +368,13 @@ async fn a_call_the_bridge_ran_fails_after_a_kill() {
     let bridge = start_bridge(data_dir.path()).await;
     let app = TestApp::at(&bridge.base, data_dir.clone());
     let mut events = EventStream::open(&app, &app.alice, Some("0")).await;
+    let done = wait_status(&app, &app.alice, &upstream_id, "completed").await;
+    assert_eq!(done["task"]["upstream"], true, "{done}");
+    let (status, result) = app
+        .get(&format!("/v1/tasks/{upstream_id}/result"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{result}");
+    assert_eq!(result["content"][0]["text"], "done", "{result}");
     let task = wait_status(&app, &app.alice, &task_id, "failed").await;
     assert_eq!(
         task["task"]["status_message"], "interrupted by restart",

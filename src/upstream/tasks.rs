@@ -1,0 +1,213 @@
+//! MCP tasks (protocol 2025-11-25) on an upstream: a `tools/call` augmented with `task`, then
+//! `tasks/get`, `tasks/result` and `tasks/cancel`. rmcp models the later tasks extension
+//! (SEP-2663) instead, so these go out as custom requests and their answers are read from JSON
+//! (leniently: an answer rmcp parsed into one of its own types is read back from its JSON).
+//!
+//! Whether a server runs tasks is asked once per connection, on the first task: a `tasks/get`
+//! for an id that cannot exist. A server with tasks answers "not found" (-32602); one without
+//! answers "method not found" (-32601). rmcp drops the `tasks` capability from the initialize
+//! result, or the capability would say so.
+
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, CustomRequest};
+use serde_json::{Value, json};
+
+use super::{CallError, CallOrigin, Connection, McpProtocol};
+
+/// JSON-RPC "method not found": the server has no tasks, or runs this tool only in the call.
+pub const METHOD_NOT_FOUND: i32 = -32601;
+
+/// A task as the upstream reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamTask {
+    pub task_id: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    pub status_message: String,
+    /// How often the server asks to be polled (ms), when it says.
+    pub poll_interval: Option<u64>,
+}
+
+impl UpstreamTask {
+    /// Whether the task has ended (`completed`, `failed` or `cancelled`).
+    pub fn is_final(&self) -> bool {
+        matches!(self.status.as_str(), "completed" | "failed" | "cancelled")
+    }
+
+    /// The task in a result: its fields at the top level (`tasks/get`, `tasks/cancel`) or
+    /// under `task` (`tools/call`).
+    fn from_json(value: &Value) -> Option<Self> {
+        let task = value.get("task").filter(|t| t.is_object()).unwrap_or(value);
+        let text = |key: &str| task.get(key).and_then(Value::as_str).map(str::to_owned);
+        Some(Self {
+            task_id: text("taskId")?,
+            status: text("status")?,
+            status_message: text("statusMessage").unwrap_or_default(),
+            poll_interval: task
+                .get("pollInterval")
+                .or_else(|| task.get("pollIntervalMs"))
+                .and_then(Value::as_u64),
+        })
+    }
+}
+
+/// What a task-augmented call started.
+#[derive(Debug)]
+pub enum Started {
+    /// The server runs it as a task.
+    Task(UpstreamTask),
+    /// The server answered it in the call (a tool it does not run as a task).
+    Done(CallToolResult),
+}
+
+impl Connection {
+    /// Whether the server runs tasks (asked once per connection; see the module's note).
+    pub async fn runs_tasks(&self, timeout: Duration) -> bool {
+        if self.mcp_version == McpProtocol::Stateless.as_str() {
+            return false;
+        }
+        let probe = async {
+            let answer = self
+                .custom("tasks/get", json!({"taskId": "mcp-bridge-probe"}), timeout)
+                .await;
+            let runs = match &answer {
+                Ok(_) => true,
+                Err(CallError::Rejected { code, .. }) => *code != METHOD_NOT_FOUND,
+                Err(_) => false,
+            };
+            tracing::debug!(runs, "asked whether the server runs tasks");
+            // A lost connection or a timeout says nothing: asked again next time.
+            match answer {
+                Ok(_) | Err(CallError::Rejected { .. }) => Ok(runs),
+                Err(error) => Err(error),
+            }
+        };
+        self.runs_tasks
+            .get_or_try_init(|| probe)
+            .await
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Calls a tool as a task kept `ttl` ms by the server.
+    pub async fn call_tool_as_task(
+        &self,
+        params: CallToolRequestParams,
+        ttl: u64,
+        timeout: Duration,
+    ) -> Result<Started, CallError> {
+        let mut params = serde_json::to_value(&params)
+            .map_err(|e| CallError::Protocol(format!("cannot encode the call: {e}")))?;
+        params["task"] = json!({ "ttl": ttl });
+        let answer = self.custom("tools/call", params, timeout).await?;
+        if let Some(task) = UpstreamTask::from_json(&answer) {
+            return Ok(Started::Task(task));
+        }
+        serde_json::from_value(answer)
+            .map(Started::Done)
+            .map_err(|_| {
+                CallError::Protocol("the server answered a task-augmented call with neither".into())
+            })
+    }
+
+    /// `tasks/get`: the task's status now.
+    pub async fn task_status(
+        &self,
+        task_id: &str,
+        timeout: Duration,
+    ) -> Result<UpstreamTask, CallError> {
+        let answer = self
+            .custom("tasks/get", json!({ "taskId": task_id }), timeout)
+            .await?;
+        UpstreamTask::from_json(&answer)
+            .ok_or_else(|| CallError::Protocol("tasks/get answered no task".into()))
+    }
+
+    /// `tasks/result`: waits (up to `timeout`) until the task has ended and answers its tool
+    /// result, or the error it failed with. What the server asks meanwhile (the input a task
+    /// waits for) goes to `origin`, as during a call.
+    pub async fn task_result(
+        &self,
+        task_id: &str,
+        timeout: Duration,
+        origin: CallOrigin,
+    ) -> Result<CallToolResult, CallError> {
+        let request = ClientRequest::CustomRequest(CustomRequest::new(
+            "tasks/result",
+            Some(json!({ "taskId": task_id })),
+        ));
+        let call = async {
+            let mut options = rmcp::service::PeerRequestOptions::no_options();
+            options.timeout = Some(timeout);
+            let handle = self
+                .client
+                .peer()
+                .send_request_with_option(request, options)
+                .await?;
+            let _tracked = self
+                .calls
+                .track(handle.id.clone(), &handle.progress_token, origin);
+            handle.await_response().await
+        };
+        let answer = self.run(timeout + Duration::from_secs(1), call).await?;
+        let answer = serde_json::to_value(answer)
+            .map_err(|e| CallError::Protocol(format!("cannot read the task's result: {e}")))?;
+        serde_json::from_value(answer)
+            .map_err(|_| CallError::Protocol("tasks/result answered no tool result".into()))
+    }
+
+    /// `tasks/cancel`: asks the server to stop the task.
+    pub async fn cancel_task(&self, task_id: &str, timeout: Duration) -> Result<(), CallError> {
+        self.custom("tasks/cancel", json!({ "taskId": task_id }), timeout)
+            .await
+            .map(drop)
+    }
+
+    /// One custom request; its answer as JSON, whatever type rmcp read it as.
+    async fn custom(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+        let mut options = rmcp::service::PeerRequestOptions::no_options();
+        options.timeout = Some(timeout);
+        let call = async {
+            self.client
+                .peer()
+                .send_request_with_option(request, options)
+                .await?
+                .await_response()
+                .await
+        };
+        let answer = self.run(timeout + Duration::from_secs(1), call).await?;
+        serde_json::to_value(answer)
+            .map_err(|e| CallError::Protocol(format!("cannot read the answer to {method}: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_is_read_from_a_create_result_and_from_a_get_result() {
+        let created = json!({"task": {"taskId": "t1", "status": "working", "ttl": 60000,
+            "pollInterval": 500, "createdAt": "2026-12-01T10:00:10Z", "lastUpdatedAt": "x"}});
+        let task = UpstreamTask::from_json(&created).unwrap();
+        assert_eq!(task.task_id, "t1");
+        assert_eq!(task.poll_interval, Some(500));
+        assert!(!task.is_final());
+        let got = json!({"taskId": "t1", "status": "completed", "statusMessage": "ok",
+            "pollIntervalMs": 250});
+        let task = UpstreamTask::from_json(&got).unwrap();
+        assert_eq!(task.status_message, "ok");
+        assert_eq!(task.poll_interval, Some(250));
+        assert!(task.is_final());
+        // A plain tool result is no task.
+        let result = json!({"content": [{"type": "text", "text": "3"}], "isError": false});
+        assert!(UpstreamTask::from_json(&result).is_none());
+    }
+}
