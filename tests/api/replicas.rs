@@ -798,3 +798,61 @@ async fn a_call_cancelled_on_the_replica_that_forwarded_it_is_cancelled_on_the_h
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
+
+/// A task cancelled through another replica than the one running it is stopped there within
+/// the sweep (2 s): a call the bridge runs is cancelled upstream, a server's task gets
+/// `tasks/cancel`.
+#[tokio::test]
+async fn a_task_cancelled_on_another_replica_stops_where_it_runs() {
+    use crate::cancel::Marks;
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("rt");
+    a.app.register(py_stdio(&id, &unique("rtask"))).await;
+    let noted = tempfile::NamedTempFile::new().unwrap();
+    let peer = tasks_server("http", noted.path()).await;
+    let tasks_id = unique("rtk");
+    a.app
+        .register(json!({"server_id": tasks_id, "transport": "http", "url": peer.url}))
+        .await;
+    b.wait_held(&id, "a", WAIT).await;
+    b.wait_held(&tasks_id, "a", WAIT).await;
+    let start = async |name: String, arguments: Value| {
+        let body = json!({"name": name, "arguments": arguments, "task": {"ttl": 60_000}});
+        let (status, created) = a.app.post("/v1/tools/call", &a.app.alice, body).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{created}");
+        created["task_id"].as_str().unwrap().to_owned()
+    };
+    let marks = Marks::new();
+    let bridge_run = start(format!("{id}__slow"), marks.arguments()).await;
+    let upstream = start(format!("{tasks_id}__slow_task"), json!({"seconds": 60})).await;
+    marks.started.wait().await;
+    wait_until("the server's task polled", WAIT, async || {
+        let (_, body) = a.app.get(&format!("/v1/tasks/{upstream}"), &a.app.alice).await;
+        match body["task"]["upstream"] == true {
+            true => Ok(()),
+            false => Err(body.to_string()),
+        }
+    })
+    .await;
+    for task_id in [&bridge_run, &upstream] {
+        let (status, body) = b
+            .app
+            .delete(&format!("/v1/tasks/{task_id}"), &b.app.alice)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["status"], "cancelled", "{body}");
+    }
+    marks.wait_cancelled().await;
+    wait_until("tasks/cancel on the server", WAIT, async || {
+        let noted = std::fs::read_to_string(noted.path()).unwrap();
+        match noted.lines().count() {
+            1 => Ok(()),
+            n => Err(format!("{n} cancels: {noted:?}")),
+        }
+    })
+    .await;
+}
