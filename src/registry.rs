@@ -4,6 +4,7 @@
 mod authorize;
 mod catalogue;
 mod entry;
+mod inflight;
 mod links;
 mod merge;
 pub mod naming;
@@ -149,6 +150,8 @@ pub struct Registry {
     authorizations: Arc<links::Authorizations>,
     /// Across replicas: this replica among the others.
     cluster: Option<Arc<replicas::Cluster>>,
+    /// The calls in flight here that their agents may cancel (`DELETE /v1/calls/{id}`).
+    pub in_flight: Arc<inflight::InFlight>,
 }
 
 /// Removes a reserved id however registration ends.
@@ -189,6 +192,7 @@ impl Registry {
             page_size,
             authorizations: supervision.authorizations.clone(),
             cluster,
+            in_flight: Arc::default(),
             supervision,
         })
     }

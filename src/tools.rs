@@ -3,7 +3,6 @@
 //! member by the name the toolset shows; every call is counted and every refused one audited.
 //! Also what a caller may list and find: the catalogue or a toolset, after its policies.
 
-mod inflight;
 mod items;
 mod meta;
 
@@ -85,8 +84,6 @@ pub struct Tools {
     store: Store,
     built: Mutex<Option<Built>>,
     toolsets: Mutex<std::collections::HashMap<String, BuiltToolset>>,
-    /// The calls their agents may cancel (`call_cancellable`).
-    in_flight: Arc<inflight::InFlight>,
 }
 
 impl Tools {
@@ -105,7 +102,6 @@ impl Tools {
             store,
             built: Mutex::default(),
             toolsets: Mutex::default(),
-            in_flight: Arc::default(),
         }
     }
 
@@ -297,7 +293,7 @@ impl Tools {
         origin: CallOrigin,
         id: &str,
     ) -> Result<(String, CallToolResult), registry::Error> {
-        let running = self.in_flight.start(&caller.id, id);
+        let running = self.registry.in_flight.start(&caller.id, id);
         tokio::select! {
             biased;
             _ = running.token.cancelled() => {
@@ -309,9 +305,9 @@ impl Tools {
     }
 
     /// Cancels `caller`'s call `id` (`DELETE /v1/calls/{id}`); false when no such call of its is
-    /// in flight (unknown, another agent's, ended, or cancelled already).
-    pub fn cancel_call(&self, caller: &Caller, id: &str) -> bool {
-        self.in_flight.cancel(&caller.id, id)
+    /// in flight (unknown, another agent's, ended, or cancelled already) on any replica.
+    pub async fn cancel_call(&self, caller: &Caller, id: &str) -> bool {
+        self.registry.cancel_call(&caller.id, id).await
     }
 
     /// Calls the member of `scope` shown as `name`, deferred or not.

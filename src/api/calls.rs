@@ -45,7 +45,7 @@ pub async fn cancel(
     agent: &Caller,
     req: ToolCallCancelRequest,
 ) -> Result<Reply<ToolCallCancelResponse>, Failure> {
-    if !state.tools.cancel_call(agent, &req.call_id) {
+    if !state.tools.cancel_call(agent, &req.call_id).await {
         let message = format!(
             "no call \"{}\" of yours is in flight: the id is unknown, or the call has ended or \
              was cancelled already",

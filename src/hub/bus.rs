@@ -440,6 +440,16 @@ impl Bus {
             .any(|(agents, at)| at.elapsed() < PRESENCE_LAPSE && agents.contains(agent))
     }
 
+    /// The other replicas heard from lately.
+    pub fn others(&self) -> Vec<String> {
+        let presence = self.presence.lock().unwrap_or_else(|e| e.into_inner());
+        presence
+            .iter()
+            .filter(|(_, (_, at))| at.elapsed() < PRESENCE_LAPSE)
+            .map(|(replica, _)| replica.clone())
+            .collect()
+    }
+
     /// Says which agents have streams open here (the hub calls it when that changes).
     pub fn set_local_agents(&self, agents: HashSet<String>) {
         *self.local_agents.lock().unwrap_or_else(|e| e.into_inner()) = agents;

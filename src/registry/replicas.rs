@@ -23,6 +23,9 @@ use crate::hub::bus::Bus;
 use crate::store::{Store, StoreError};
 use crate::upstream::Lists;
 
+/// How long another replica may take to say whether it cancelled a call.
+const CANCEL_ASK_BOUND: Duration = Duration::from_secs(2);
+
 /// How much longer than the work itself a forwarded request may take.
 const FORWARD_MARGIN: Duration = Duration::from_secs(5);
 
@@ -554,6 +557,14 @@ impl Registry {
                 }
                 Ok(Value::Null)
             }
+            "cancel_call" => {
+                let agent = body
+                    .get("agent")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let id = body.get("id").and_then(Value::as_str).unwrap_or_default();
+                Ok(json!(self.in_flight.cancel(agent, id)))
+            }
             "handed_over" => {
                 if let Some(cluster) = &self.cluster {
                     cluster.wake.notify_one();
@@ -562,6 +573,32 @@ impl Registry {
             }
             other => Err(format!("unknown topic {other:?}")),
         }
+    }
+
+    /// Cancels `agent`'s call `id` in flight here or, failing that, on another replica (the
+    /// agent's request may be open on any); whether one was.
+    pub async fn cancel_call(&self, agent: &str, id: &str) -> bool {
+        if self.in_flight.cancel(agent, id) {
+            return true;
+        }
+        let Some(cluster) = &self.cluster else {
+            return false;
+        };
+        let body = json!({ "agent": agent, "id": id });
+        let asked = cluster.bus.others().into_iter().map(|replica| {
+            let body = &body;
+            async move {
+                let answer = cluster
+                    .bus
+                    .request(&replica, "cancel_call", body, CANCEL_ASK_BOUND)
+                    .await;
+                matches!(answer, Ok(Value::Bool(true)))
+            }
+        });
+        futures::future::join_all(asked)
+            .await
+            .into_iter()
+            .any(|cancelled| cancelled)
     }
 
     /// Runs what another replica forwarded, if this replica still holds the server.

@@ -779,6 +779,25 @@ async fn a_call_cancelled_on_the_replica_that_forwarded_it_is_cancelled_on_the_h
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_cancelled(call, &call_id).await;
     marks.wait_cancelled().await;
+    // Cancelled by DELETE on a, the holder, while the request is open on b.
+    let marks = Marks::new();
+    let call_id = unique("fwd");
+    let call = spawn_call(&b.app, &b.app.alice, &call_id, &name, marks.arguments());
+    marks.started.wait().await;
+    let (status, body) = cancel(&a.app, &a.app.alice, &call_id).await;
+    assert_eq!(status, StatusCode::OK, "DELETE on another replica: {body}");
+    assert_cancelled(call, &call_id).await;
+    marks.wait_cancelled().await;
+    // Another agent's call, on any replica: 404, and it runs on.
+    let marks = Marks::new();
+    let call_id = unique("fwd");
+    let call = spawn_call(&b.app, &b.app.alice, &call_id, &name, marks.arguments());
+    marks.started.wait().await;
+    let (status, body) = cancel(&a.app, &a.app.bob, &call_id).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(!call.is_finished());
+    call.abort();
+    marks.wait_cancelled().await;
     // Cancelled by closing the request on b.
     let marks = Marks::new();
     let call = spawn_call(
@@ -831,7 +850,10 @@ async fn a_task_cancelled_on_another_replica_stops_where_it_runs() {
     let upstream = start(format!("{tasks_id}__slow_task"), json!({"seconds": 60})).await;
     marks.started.wait().await;
     wait_until("the server's task polled", WAIT, async || {
-        let (_, body) = a.app.get(&format!("/v1/tasks/{upstream}"), &a.app.alice).await;
+        let (_, body) = a
+            .app
+            .get(&format!("/v1/tasks/{upstream}"), &a.app.alice)
+            .await;
         match body["task"]["upstream"] == true {
             true => Ok(()),
             false => Err(body.to_string()),
