@@ -117,6 +117,9 @@ fn main() {
         if wanted("keepalive") {
             bench.kept_alive(&mut report).await;
         }
+        if wanted("instructions") {
+            bench.instructions(&mut report).await;
+        }
         if wanted("fanout") {
             bench.fanout(&mut report).await;
         }
@@ -307,8 +310,27 @@ impl Bridge {
 
     /// `start` with more variables in the service's environment.
     async fn start_with(data_dir: &Path, auth: &Auth, env: &[(&str, &str)]) -> Bridge {
+        Bridge::start_under(data_dir, auth, env, &[]).await
+    }
+
+    /// `start_with`, the binary run by `wrapper` (a command and its arguments, e.g. valgrind)
+    /// when it is not empty.
+    async fn start_under(
+        data_dir: &Path,
+        auth: &Auth,
+        env: &[(&str, &str)],
+        wrapper: &[String],
+    ) -> Bridge {
         let port = free_port();
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"));
+        let binary = env!("CARGO_BIN_EXE_mcp-bridge");
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(args).arg(binary);
+                command
+            }
+            None => tokio::process::Command::new(binary),
+        };
         for (name, _) in std::env::vars_os() {
             if name.to_string_lossy().starts_with("MCP_BRIDGE_") {
                 command.env_remove(name);
@@ -334,11 +356,12 @@ impl Bridge {
                 .mint("bench-admin", true, Duration::from_secs(86400))
                 .unwrap(),
         };
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let bound = Duration::from_secs(if wrapper.is_empty() { 30 } else { 300 });
+        let deadline = Instant::now() + bound;
         while !bridge.answers("/healthz").await {
             assert!(
                 Instant::now() < deadline,
-                "mcp-bridge did not answer within 30 s; see {}",
+                "mcp-bridge did not answer within {bound:?}; see {}",
                 data_dir.join("bridge.log").display()
             );
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -961,6 +984,77 @@ impl Bench {
         bridge.stop().await;
     }
 
+    /// Instructions the bridge executes per call (callgrind), on REST and `/mcp`, each on one
+    /// kept-alive connection, to an upstream over Streamable HTTP (the in-process Rust server)
+    /// and over stdio (this binary as a server): counters zeroed after a warm-up, `n` calls,
+    /// counters dumped, divided by `n`. Instruction counts repeat within a fraction of a percent
+    /// on a noisy machine, unlike times. Needs valgrind (`apt-get install valgrind`).
+    async fn instructions(&self, report: &mut Report) {
+        if std::process::Command::new("valgrind")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            println!("(valgrind is not installed: the instructions section is skipped)");
+            return;
+        }
+        let (warmup, calls) = if self.full { (50, 500) } else { (2, 5) };
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("callgrind.out");
+        let wrapper = [
+            "valgrind".to_owned(),
+            "--tool=callgrind".to_owned(),
+            "--quiet".to_owned(),
+            format!("--callgrind-out-file={}", out.display()),
+        ];
+        let bridge = Bridge::start_under(dir.path(), &self.auth, &[], &wrapper).await;
+        let (_server, url) = http_echo_server().await;
+        bridge
+            .register(json!({ "server_id": "rs", "transport": "http", "url": url }))
+            .await;
+        let me = std::env::current_exe().unwrap().display().to_string();
+        let cmd = json!([me, "--stdio-server", "0"]);
+        bridge
+            .register(json!({ "server_id": "st", "transport": "stdio", "cmd": cmd }))
+            .await;
+        let agent = self.token("bench-instructions");
+        report.line("## Instructions per call\n");
+        report.line(&format!(
+            "The bridge's instructions per `echo` call (callgrind; {calls} calls after {warmup} \
+             of warm-up, on one kept-alive connection; the upstream's own work is not counted).\n"
+        ));
+        report.line("| upstream | route | instructions per call |");
+        report.line("|---|---|---:|");
+        for (server_id, upstream) in [
+            ("rs", "in-process Rust, Streamable HTTP"),
+            ("st", "Rust, stdio"),
+        ] {
+            let name = format!("{server_id}__echo");
+            let mut routes = vec![("REST", KeptAlive::rest(&bridge.base, &agent, &name))];
+            routes.push(("/mcp", KeptAlive::mcp(&bridge.base, &agent, &name).await));
+            for (route, client) in routes {
+                for _ in 0..warmup {
+                    client.call().await.expect("a warm-up call");
+                }
+                callgrind_control(&["-z", &bridge.pid().to_string()]);
+                for _ in 0..calls {
+                    client.call().await.expect("a measured call");
+                }
+                let dumped = callgrind_control(&["-d", &bridge.pid().to_string()]);
+                let total = latest_total(dir.path()).unwrap_or_else(|| {
+                    panic!("no callgrind dump in {} ({dumped})", dir.path().display())
+                });
+                let per_call = total as f64 / f64::from(calls);
+                report.line(&format!(
+                    "| {upstream} | {route} | {:.1}k |",
+                    per_call / 1000.0
+                ));
+            }
+        }
+        report.line("");
+        bridge.stop().await;
+    }
+
     async fn fanout(&self, report: &mut Report) {
         let n = self.sizes.fanout_agents;
         let dir = tempfile::tempdir().unwrap();
@@ -1539,5 +1633,115 @@ impl Bench {
             took.first().copied().unwrap_or_default().as_secs_f64()
         ));
         report.line(&format!("Each run, in order: {} s.\n", runs.join(", ")));
+    }
+}
+
+// ---- instruction counts ----
+
+/// Runs `callgrind_control` with `args`; what it printed.
+fn callgrind_control(args: &[&str]) -> String {
+    let output = std::process::Command::new("callgrind_control")
+        .args(args)
+        .output()
+        .expect("callgrind_control (valgrind) runs");
+    assert!(output.status.success(), "callgrind_control {args:?} failed");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The instruction total of the newest callgrind dump in `dir` (its `summary:` line).
+fn latest_total(dir: &Path) -> Option<u64> {
+    let newest = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("callgrind.out"))
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())?;
+    let text = std::fs::read_to_string(newest.path()).ok()?;
+    text.lines()
+        .find_map(|line| {
+            line.strip_prefix("summary:")
+                .or_else(|| line.strip_prefix("totals:"))
+        })
+        .and_then(|n| n.split_whitespace().next()?.parse().ok())
+}
+
+/// A client of the bridge on one kept-alive connection: `POST /v1/tools/call`, or `/mcp`
+/// `tools/call` in a 2025-11-25 session, both read to the end and checked.
+struct KeptAlive {
+    client: reqwest::Client,
+    url: String,
+    token: String,
+    body: Value,
+    session: Option<String>,
+}
+
+impl KeptAlive {
+    fn rest(base: &str, token: &str, name: &str) -> Self {
+        KeptAlive {
+            client: reqwest::Client::new(),
+            url: format!("{base}/v1/tools/call"),
+            token: token.to_owned(),
+            body: json!({ "name": name, "arguments": serde_json::from_str::<Value>(ECHO_ARGS).unwrap() }),
+            session: None,
+        }
+    }
+
+    async fn mcp(base: &str, token: &str, name: &str) -> Self {
+        let client = reqwest::Client::new();
+        let url = format!("{base}/mcp");
+        let post = |body: Value, session: Option<&str>| {
+            let mut request = client
+                .post(&url)
+                .bearer_auth(token)
+                .header("accept", "application/json, text/event-stream")
+                .json(&body);
+            if let Some(session) = session {
+                request = request.header("mcp-session-id", session);
+            }
+            request.send()
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}});
+        let resp = post(init, None).await.expect("initialize");
+        let session = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .expect("a session id")
+            .to_owned();
+        resp.bytes().await.expect("the initialize answer");
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let resp = post(initialized, Some(&session))
+            .await
+            .expect("initialized");
+        resp.bytes().await.expect("the initialized answer");
+        let arguments: Value = serde_json::from_str(ECHO_ARGS).unwrap();
+        KeptAlive {
+            body: json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": name, "arguments": arguments}}),
+            client,
+            url,
+            token: token.to_owned(),
+            session: Some(session),
+        }
+    }
+
+    async fn call(&self) -> Result<(), String> {
+        let mut request = self
+            .client
+            .post(&self.url)
+            .bearer_auth(&self.token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&self.body);
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        let resp = request.send().await.map_err(|e| e.to_string())?;
+        let status = resp.status();
+        let text = resp.text().await.map_err(|e| e.to_string())?;
+        match status.is_success() && text.contains("hello from the benchmark") {
+            true => Ok(()),
+            false => Err(format!("{status}: {text}")),
+        }
     }
 }
