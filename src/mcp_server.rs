@@ -7,6 +7,7 @@ mod hop;
 mod inputs;
 mod owners;
 mod recipient;
+mod tasks;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -62,10 +63,18 @@ pub fn router(state: AppState) -> Router<AppState> {
         .layer(
             // One ServiceBuilder, outermost first: the caller is known before its limits count.
             tower::ServiceBuilder::new()
-                .layer(axum::middleware::from_fn_with_state(front, authenticate))
+                .layer(axum::middleware::from_fn_with_state(
+                    front.clone(),
+                    authenticate,
+                ))
                 .layer(axum::middleware::from_fn_with_state(
                     state.limits.clone(),
                     crate::http::limits::limit_agent,
+                ))
+                // 2025-11-25 tasks, which rmcp does not speak (see tasks.rs).
+                .layer(axum::middleware::from_fn_with_state(
+                    front,
+                    tasks::intercept,
                 )),
         )
 }
