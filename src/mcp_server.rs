@@ -7,6 +7,7 @@ mod hop;
 mod inputs;
 mod owners;
 mod recipient;
+mod tasks;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -62,10 +63,18 @@ pub fn router(state: AppState) -> Router<AppState> {
         .layer(
             // One ServiceBuilder, outermost first: the caller is known before its limits count.
             tower::ServiceBuilder::new()
-                .layer(axum::middleware::from_fn_with_state(front, authenticate))
+                .layer(axum::middleware::from_fn_with_state(
+                    front.clone(),
+                    authenticate,
+                ))
                 .layer(axum::middleware::from_fn_with_state(
                     state.limits.clone(),
                     crate::http::limits::limit_agent,
+                ))
+                // 2025-11-25 tasks, which rmcp does not speak (see tasks.rs).
+                .layer(axum::middleware::from_fn_with_state(
+                    front,
+                    tasks::intercept,
                 )),
         )
 }
@@ -169,13 +178,18 @@ fn toolset_of(path: &str) -> Option<&str> {
 /// What an `/mcp` request is about: `/mcp` (the catalogue, or its meta-tools with
 /// `?deferred=1`) or `/mcp/toolsets/{name}`.
 fn scope_path(context: &RequestContext<RoleServer>) -> ScopePath {
-    let Some(parts) = context.extensions.get::<axum::http::request::Parts>() else {
-        return ScopePath::Catalogue;
-    };
-    if let Some(name) = toolset_of(parts.uri.path()) {
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => scope_of(&parts.uri),
+        None => ScopePath::Catalogue,
+    }
+}
+
+/// The scope an `/mcp` request's URI names.
+fn scope_of(uri: &axum::http::Uri) -> ScopePath {
+    if let Some(name) = toolset_of(uri.path()) {
         return ScopePath::Toolset(name.to_owned());
     }
-    let deferred = parts.uri.query().is_some_and(|query| {
+    let deferred = uri.query().is_some_and(|query| {
         query
             .split('&')
             .any(|pair| matches!(pair, "deferred=1" | "deferred=true" | "deferred"))
@@ -434,6 +448,28 @@ fn request_id(context: &RequestContext<RoleServer>) -> String {
     }
 }
 
+/// The catalogue name (`{server_id}__{tool}`, or an agent-bridge tool) of an `/mcp` tool name.
+fn full_tool_name(state: &AppState, name: &str) -> Result<String, ErrorData> {
+    if state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(name) {
+        return Ok(name.to_owned());
+    }
+    let registry = &state.registry;
+    let offers = |server_id: &str| {
+        registry
+            .get(server_id)
+            .is_ok_and(|e| registry::exposes_tool(&e, name))
+    };
+    let unprefixed = state.config.mcp_unprefixed_server.as_deref();
+    let (server_id, tool) = match unprefixed.filter(|id| offers(id)) {
+        Some(server_id) => (server_id.to_owned(), name.to_owned()),
+        // A full name or a short alias.
+        None => registry
+            .resolve_tool(name)
+            .ok_or_else(|| ErrorData::invalid_params(format!("Unknown tool: {name}"), None))?,
+    };
+    Ok(format!("{server_id}{}{tool}", naming::SEPARATOR))
+}
+
 impl BridgeServer {
     /// The server whose catalogue `/mcp` shows without prefixes, if any.
     fn unprefixed(&self) -> Option<&str> {
@@ -657,7 +693,7 @@ impl ServerHandler for BridgeServer {
         }
         let scope = scope_path(&context);
         let full = match scope.scope() {
-            Scope::Catalogue => self.full_tool_name(&request.name)?,
+            Scope::Catalogue => full_tool_name(&self.state, &request.name)?,
             _ => request.name.to_string(),
         };
         let capabilities = context.client_capabilities();
@@ -955,27 +991,6 @@ impl BridgeServer {
             Some(id) if self.state.registry.offers_uri(id, uri) => id,
             _ => "",
         }
-    }
-
-    /// The catalogue name (`{server_id}__{tool}`, or an agent-bridge tool) of an `/mcp` tool name.
-    fn full_tool_name(&self, name: &str) -> Result<String, ErrorData> {
-        if self.state.a2a.enabled() && crate::a2a::tools::is_bridge_tool(name) {
-            return Ok(name.to_owned());
-        }
-        let registry = &self.state.registry;
-        let offers = |server_id: &str| {
-            registry
-                .get(server_id)
-                .is_ok_and(|e| registry::exposes_tool(&e, name))
-        };
-        let (server_id, tool) = match self.unprefixed().filter(|id| offers(id)) {
-            Some(server_id) => (server_id.to_owned(), name.to_owned()),
-            // A full name or a short alias.
-            None => registry
-                .resolve_tool(name)
-                .ok_or_else(|| ErrorData::invalid_params(format!("Unknown tool: {name}"), None))?,
-        };
-        Ok(format!("{server_id}{}{tool}", naming::SEPARATOR))
     }
 
     /// The answer to a `tools/call` once the call has ended or needs the client's input.

@@ -27,6 +27,9 @@ pub const MAX_SEARCH_LIMIT: usize = 100;
 /// Results a search answers when it does not say.
 pub const DEFAULT_SEARCH_LIMIT: usize = 10;
 
+/// The meta-tool that calls a tool of a deferred scope.
+pub use meta::CALL as META_CALL;
+
 /// Whether `name` is one of the meta-tools of a deferred scope.
 pub fn is_meta_tool(name: &str) -> bool {
     [meta::SEARCH, meta::DESCRIBE, meta::CALL].contains(&name)

@@ -62,6 +62,11 @@ impl SessionOwners {
             .is_none_or(|owner| owner == agent)
     }
 
+    /// Whether rmcp still has session `id` (it has not ended nor expired).
+    pub async fn is_open(&self, id: &str) -> bool {
+        self.manager.sessions.read().await.contains_key(id)
+    }
+
     /// The cap, when `agent` has reached it (sessions rmcp has dropped no longer count).
     pub async fn full(&self, agent: &str) -> Option<usize> {
         let at_cap = |owners: &Owners| {

@@ -16,6 +16,7 @@ mod inputs;
 mod limits;
 mod loops;
 mod mcp;
+mod mcp_tasks;
 mod messages;
 mod metrics;
 mod names;

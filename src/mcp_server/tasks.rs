@@ -1,0 +1,235 @@
+//! MCP tasks as 2025-11-25 defines them on `/mcp`: the `tasks` capability in the initialize
+//! result, task-augmented `tools/call` (`params.task`), `tasks/get`, `tasks/result`,
+//! `tasks/list` and `tasks/cancel`. They are the agent's own tasks (`crate::tasks`), the same
+//! `GET /v1/tasks` shows.
+//!
+//! Answered here, in front of rmcp, because rmcp 3.11 speaks only the later tasks extension
+//! (SEP-2663): its `ServerCapabilities` has no `tasks` field, its `CallToolRequestParams` drops
+//! `task`, its `tasks/get` and `tasks/cancel` have other shapes and need the client to declare
+//! the extension, and it has no `tasks/result` nor `tasks/list`. Only requests of a 2025-11-25
+//! session (one with `Mcp-Session-Id`) are taken; every other request reaches rmcp unchanged.
+
+mod methods;
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::{Value, json};
+
+use super::{Front, SESSION_ID};
+use crate::a2e::ErrorCode;
+use crate::caller::Caller;
+use crate::http::error::ApiError;
+use methods::{Rpc, answer};
+
+/// The methods of tasks answered here (a `tools/call` only with `params.task`).
+const TASK_METHODS: [&str; 4] = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"];
+/// The first protocol version with tasks.
+const TASKS_SINCE: &str = "2025-11-25";
+/// How long the initialize answer may take to be read whole (it is one message).
+const INITIALIZE_READ: Duration = Duration::from_secs(30);
+
+/// Middleware (inside the caller's check and limits): declares `capabilities.tasks` in the
+/// answer to `initialize`, and answers the task requests of a session itself.
+pub async fn intercept(State(front): State<Front>, req: Request, next: Next) -> Response {
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match read_body(body, front.state.config.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
+    };
+    let session = parts
+        .headers
+        .get(SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let wanted = wanted(&bytes, session.is_some());
+    let agent = parts.extensions.get::<Caller>().cloned();
+    if let (Wanted::Task, Some(session), Some(agent)) = (&wanted, &session, agent) {
+        // The session checks of `authenticate` (its agent's own), and that rmcp still has it.
+        if !front.owners.is_open(session).await {
+            return super::session_not_found();
+        }
+        if let Ok(rpc) = serde_json::from_slice::<Rpc>(&bytes) {
+            return answer(&front.state, &agent, &parts.uri, rpc).await;
+        }
+    }
+    let resp = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    match wanted {
+        Wanted::Initialize => declare_tasks(resp).await,
+        _ => resp,
+    }
+}
+
+/// The request body, bounded as rmcp bounds it.
+async fn read_body(body: Body, max: usize) -> Result<Bytes, Response> {
+    let mut stream = body.into_data_stream();
+    let mut collected = bytes::BytesMut::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|error| {
+            let message = format!("cannot read the request body: {error}");
+            ApiError::new(ErrorCode::InvalidRequest, message).into_response()
+        })?;
+        if chunk.len() > max.saturating_sub(collected.len()) {
+            let message = format!("the request body exceeds {max} bytes");
+            return Err(ApiError::new(ErrorCode::PayloadTooLarge, message).into_response());
+        }
+        collected.extend_from_slice(&chunk);
+    }
+    Ok(collected.freeze())
+}
+
+/// What a request is, as far as tasks go.
+#[derive(Debug, PartialEq, Eq)]
+enum Wanted {
+    /// The handshake: its answer declares tasks.
+    Initialize,
+    /// A task request of a session, answered here.
+    Task,
+    /// Anything else: rmcp's.
+    Pass,
+}
+
+/// Enough of a JSON-RPC message to tell; the rest is skipped, not built.
+#[derive(Deserialize)]
+struct Peek<'a> {
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    id: Option<IgnoredAny>,
+    params: Option<PeekParams>,
+}
+
+#[derive(Deserialize)]
+struct PeekParams {
+    task: Option<IgnoredAny>,
+}
+
+fn wanted(body: &[u8], in_session: bool) -> Wanted {
+    let Ok(peek) = serde_json::from_slice::<Peek>(body) else {
+        return Wanted::Pass;
+    };
+    let method = peek.method.as_deref().unwrap_or_default();
+    let augmented = method == "tools/call" && peek.params.is_some_and(|p| p.task.is_some());
+    match method {
+        "initialize" if !in_session => Wanted::Initialize,
+        _ if in_session && peek.id.is_some() && (augmented || TASK_METHODS.contains(&method)) => {
+            Wanted::Task
+        }
+        _ => Wanted::Pass,
+    }
+}
+
+/// The answer to `initialize` with `capabilities.tasks` (2025-11-25 on): tasks can be listed
+/// and cancelled, and `tools/call` can be task-augmented. rmcp's `ServerCapabilities` cannot
+/// say so, so its answer is rewritten (a single message, as JSON or one SSE event).
+async fn declare_tasks(resp: Response) -> Response {
+    if resp.status() != StatusCode::OK {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let read = tokio::time::timeout(INITIALIZE_READ, axum::body::to_bytes(body, usize::MAX));
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        _ => {
+            tracing::warn!("cannot read rmcp's answer to initialize");
+            return ApiError::internal("the initialize answer could not be read").into_response();
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let sse = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let rewritten = match sse {
+        // Each event's `data:` line carries one whole message (rmcp writes JSON on one line).
+        true => text
+            .split('\n')
+            .map(|line| {
+                let Some(data) = line.strip_prefix("data:") else {
+                    return Cow::Borrowed(line);
+                };
+                let (data, cr) = match data.strip_suffix('\r') {
+                    Some(data) => (data, "\r"),
+                    None => (data, ""),
+                };
+                match with_tasks(data.trim_start()) {
+                    Some(message) => Cow::Owned(format!("data: {message}{cr}")),
+                    None => Cow::Borrowed(line),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        false => with_tasks(&text).unwrap_or_else(|| text.into_owned()),
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(rewritten))
+}
+
+/// An initialize result with `capabilities.tasks`; none for another message, or an older
+/// protocol version (it has no tasks).
+fn with_tasks(message: &str) -> Option<String> {
+    let mut message: Value = serde_json::from_str(message).ok()?;
+    let result = message.get_mut("result")?;
+    let version = result.get("protocolVersion")?.as_str()?;
+    if version < TASKS_SINCE {
+        return None;
+    }
+    result.get_mut("capabilities")?.as_object_mut()?.insert(
+        "tasks".to_owned(),
+        json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } }),
+    );
+    Some(message.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_task_requests_of_a_session_are_taken() {
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","task":{"ttl":5000}}}"#;
+        let plain = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}"#;
+        let get = br#"{"jsonrpc":"2.0","id":"x","method":"tasks/get","params":{"taskId":"t"}}"#;
+        let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+        assert_eq!(wanted(call, true), Wanted::Task);
+        assert_eq!(wanted(get, true), Wanted::Task);
+        assert_eq!(wanted(call, false), Wanted::Pass);
+        assert_eq!(wanted(plain, true), Wanted::Pass);
+        assert_eq!(wanted(init, false), Wanted::Initialize);
+        assert_eq!(wanted(b"[1,2]", true), Wanted::Pass);
+        assert_eq!(wanted(b"not json", true), Wanted::Pass);
+        let notice = br#"{"jsonrpc":"2.0","method":"tasks/get","params":{"taskId":"t"}}"#;
+        assert_eq!(wanted(notice, true), Wanted::Pass);
+    }
+
+    #[test]
+    fn tasks_are_declared_from_2025_11_25() {
+        let answer = |version: &str| {
+            json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": version,
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "b", "version": "1"}}})
+            .to_string()
+        };
+        let declared: Value =
+            serde_json::from_str(&with_tasks(&answer("2025-11-25")).unwrap()).unwrap();
+        assert_eq!(
+            declared["result"]["capabilities"]["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}})
+        );
+        assert_eq!(declared["result"]["capabilities"]["tools"], json!({}));
+        assert!(with_tasks(&answer("2025-06-18")).is_none());
+        assert!(with_tasks(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).is_none());
+    }
+}
