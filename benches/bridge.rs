@@ -1734,10 +1734,12 @@ impl KeptAlive {
             .client
             .post(&self.url)
             .bearer_auth(&self.token)
-            .header("accept", "application/json, text/event-stream")
             .json(&self.body);
+        // `/mcp` wants both; on REST, text/event-stream would ask for the call streamed.
         if let Some(session) = &self.session {
-            request = request.header("mcp-session-id", session);
+            request = request
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-session-id", session);
         }
         let resp = request.send().await.map_err(|e| e.to_string())?;
         let status = resp.status();

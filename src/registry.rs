@@ -703,9 +703,8 @@ impl Registry {
             // The full name: the holder resolves it whatever aliases it would give.
             let name = format!("{server_id}{}{tool}", naming::SEPARATOR);
             let bound = Duration::from_secs(config.timeout);
-            return self
-                .forward_call(&holder, name, arguments, timeout, &origin, bound)
-                .await;
+            let forwarded = self.forward_call(&holder, name, arguments, timeout, &origin, bound);
+            return Box::pin(forwarded).await;
         }
         let agent = origin.agent_id().to_owned();
         let conn = entry.connection_for(&agent).await?;
@@ -723,7 +722,7 @@ impl Registry {
                 Ok((server_id.to_owned(), result))
             }
             Err(CallError::AuthRequired(challenge)) => {
-                Err(entry.reauthorize(&agent, &challenge).await)
+                Err(Box::pin(entry.reauthorize(&agent, &challenge)).await)
             }
             Err(error) => Err(Error::Upstream {
                 what: format!("calling \"{name}\""),

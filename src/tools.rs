@@ -275,7 +275,11 @@ impl Tools {
         origin: CallOrigin,
     ) -> Result<(String, CallToolResult), registry::Error> {
         if self.deferred(scope) {
-            return meta::call(self, caller, scope, name, arguments, timeout, origin).await;
+            // Boxed, as the rare paths below: a call's future is moved whole at every layer.
+            return Box::pin(meta::call(
+                self, caller, scope, name, arguments, timeout, origin,
+            ))
+            .await;
         }
         self.call_member(caller, scope, name, arguments, timeout, origin)
             .await
@@ -375,14 +379,14 @@ impl Tools {
                 match members.find(&view, name) {
                     Some(item) => item.full.clone(),
                     None => {
-                        self.refused(caller, scope, name).await;
+                        Box::pin(self.refused(caller, scope, name)).await;
                         return Err(registry::Error::ToolNotFound(name.to_owned()));
                     }
                 }
             }
         };
         if !self.permitted(caller, &full) {
-            self.refused(caller, scope, name).await;
+            Box::pin(self.refused(caller, scope, name)).await;
             return Err(registry::Error::ToolNotFound(name.to_owned()));
         }
         Ok(full)
@@ -418,7 +422,7 @@ impl Tools {
         if self.a2a.enabled() && a2a::tools::is_bridge_tool(name) {
             let req_id = origin.call_id();
             let from = a2a::Origin::new(origin.agent_id(), req_id.as_deref());
-            let outcome = a2a::tools::call(&self.a2a, from, name, arguments).await;
+            let outcome = Box::pin(a2a::tools::call(&self.a2a, from, name, arguments)).await;
             let content = vec![ContentBlock::text(outcome.text)];
             let result = match outcome.is_error {
                 true => CallToolResult::error(content),

@@ -212,15 +212,23 @@ impl Connection {
     }
 
     /// Runs one request, failing at once if the connection drops meanwhile.
-    async fn run<T>(
+    fn run<T>(
         &self,
         timeout: Duration,
         request: impl Future<Output = Result<T, ServiceError>>,
-    ) -> Result<T, CallError> {
-        // Boxed: an rmcp request's future is some 8 KB, and unboxed it would make every future
-        // that awaits an upstream that large, moved whole wherever one is spawned (rmcp spawns
-        // each `/mcp` request's handler), copied several times per call.
+    ) -> impl Future<Output = Result<T, CallError>> {
+        // Boxed before the future that awaits it is made: an rmcp request's future is some
+        // 4 to 8 KB, and unboxed it would make every future that awaits an upstream that
+        // large, copied whole at each move (each boxing layer of axum, each spawn).
         let request = Box::pin(request);
+        self.run_boxed(timeout, request)
+    }
+
+    async fn run_boxed<T>(
+        &self,
+        timeout: Duration,
+        request: std::pin::Pin<Box<impl Future<Output = Result<T, ServiceError>>>>,
+    ) -> Result<T, CallError> {
         // The answer first: one that came in just before the connection ended still counts
         // (a WebSocket message over the limit fails every call, then ends the connection).
         tokio::select! {
@@ -302,7 +310,8 @@ impl Connection {
                             "an input-required result asked for nothing".into(),
                         ));
                     }
-                    let answers = self.answer_inputs(requests, &origin).await?;
+                    // Boxed: rare, and large (the agent's answers are awaited in it).
+                    let answers = Box::pin(self.answer_inputs(requests, &origin)).await?;
                     params.input_responses = (!answers.is_empty()).then_some(answers);
                     params.request_state = required.request_state;
                 }

@@ -156,6 +156,19 @@ impl ServerEntry {
     /// The connection `agent`'s calls go over: the server's own, or for a `per_agent` server
     /// the agent's own session (made on first use with the agent's grant).
     pub async fn connection_for(&self, agent: &str) -> Result<Arc<Connection>, Error> {
+        // The common case without the rest: connecting and OAuth make a future of some 34 KB
+        // that every future awaiting this one would hold, and copy at each move (boxed here,
+        // it is made only when needed).
+        if !self.per_agent()
+            && let Some(conn) = self.connection()
+        {
+            return Ok(conn);
+        }
+        Box::pin(self.connect_for(agent)).await
+    }
+
+    /// `connection_for` when the server's connection is not at hand.
+    async fn connect_for(&self, agent: &str) -> Result<Arc<Connection>, Error> {
         if !self.per_agent() {
             if let Some(conn) = self.connection() {
                 return Ok(conn);
