@@ -831,7 +831,10 @@ async fn a_task_cancelled_on_another_replica_stops_where_it_runs() {
     let upstream = start(format!("{tasks_id}__slow_task"), json!({"seconds": 60})).await;
     marks.started.wait().await;
     wait_until("the server's task polled", WAIT, async || {
-        let (_, body) = a.app.get(&format!("/v1/tasks/{upstream}"), &a.app.alice).await;
+        let (_, body) = a
+            .app
+            .get(&format!("/v1/tasks/{upstream}"), &a.app.alice)
+            .await;
         match body["task"]["upstream"] == true {
             true => Ok(()),
             false => Err(body.to_string()),
