@@ -26,12 +26,35 @@ function choices(schema) {
   return null;
 }
 
+/** The choices of an array of enum values (`items.enum`, or `items.anyOf`/`oneOf` of consts). */
+function multiChoices(schema) {
+  if (typeOf(schema) !== "array" || !schema.items || typeof schema.items !== "object") return null;
+  const items = schema.items;
+  const consts = items.anyOf || items.oneOf;
+  if (Array.isArray(consts) && consts.every((o) => o && "const" in o)) return consts.map((o) => [o.const, o.title ?? o.const]);
+  return Array.isArray(items.enum) ? items.enum.map((v) => [v, v]) : null;
+}
+
+/** A group of checkboxes for a multiple choice. */
+function multiField(id, name, title, hint, schema, options) {
+  const defaults = Array.isArray(schema.default) ? schema.default : [];
+  const boxes = options.map(([value, label], i) => {
+    const box = h("input", { id: `${id}-${i}`, type: "checkbox", name });
+    box.checked = defaults.includes(value);
+    return { value, el: h("span", { class: "choice" }, box, h("label", { for: box.id }, String(label))), box };
+  });
+  const el = h("fieldset", { class: "field" }, h("legend", {}, title), boxes.map((b) => b.el), hint ? h("small", { class: "hint" }, hint) : null);
+  return { name, el, read: () => boxes.filter((b) => b.box.checked).map((b) => b.value) };
+}
+
 function field(name, schema, required) {
   const id = `f${++counter}`;
   const type = typeOf(schema);
   const options = choices(schema);
+  const multi = multiChoices(schema);
   const title = typeof schema.title === "string" && schema.title ? schema.title : name;
   const hint = typeof schema.description === "string" ? schema.description : "";
+  if (multi) return multiField(id, name, title, hint, schema, multi);
   let input;
   let read;
   if (options) {
@@ -44,12 +67,15 @@ function field(name, schema, required) {
     });
     read = () => (input.value === "" ? undefined : options[Number(input.value)][0]);
   } else if (type === "boolean") {
-    input = h("input", { id, name, type: "checkbox" });
-    input.checked = schema.default === true;
-    read = () => input.checked;
+    const box = h("input", { id, name, type: "checkbox" });
+    box.checked = schema.default === true;
+    const el = h("div", { class: "field" }, h("span", { class: "choice" }, box, h("label", { for: id }, title)), hint ? h("small", { class: "hint" }, hint) : null);
+    return { name, el, read: () => box.checked };
   } else if (type === "number" || type === "integer") {
     input = h("input", { id, name, type: "number", step: type === "integer" ? "1" : "any", required });
     if (typeof schema.default === "number") input.value = String(schema.default);
+    if (typeof schema.minimum === "number") input.min = String(schema.minimum);
+    if (typeof schema.maximum === "number") input.max = String(schema.maximum);
     read = () => (input.value === "" ? undefined : Number(input.value));
   } else if (type === "string") {
     // An input, not a textarea, so Enter submits (long text pastes into an input as well).
@@ -69,7 +95,7 @@ function field(name, schema, required) {
     };
   }
   const label = h("label", { for: id }, title, required ? h("span", { class: "req", title: "required" }, " *") : null);
-  const el = h("div", { class: `field ${type === "boolean" ? "check" : ""}` }, label, input, hint ? h("small", { class: "hint" }, hint) : null);
+  const el = h("div", { class: "field" }, label, input, hint ? h("small", { class: "hint" }, hint) : null);
   return { name, el, read };
 }
 
@@ -84,7 +110,9 @@ function inputType(format) {
 export function schemaForm(schema) {
   const props = schema && typeof schema.properties === "object" && schema.properties ? schema.properties : {};
   const required = Array.isArray(schema?.required) ? schema.required : [];
-  const fields = Object.entries(props).map(([name, sub]) => field(name, sub && typeof sub === "object" ? sub : {}, required.includes(name)));
+  // Required fields first: the bridge's JSON objects keep no order of their own.
+  const entries = Object.entries(props).sort(([a], [b]) => Number(required.includes(b)) - Number(required.includes(a)));
+  const fields = entries.map(([name, sub]) => field(name, sub && typeof sub === "object" ? sub : {}, required.includes(name)));
   const el = h("div", { class: "fields" }, fields.length ? fields.map((f) => f.el) : h("p", { class: "muted" }, "No arguments."));
   const read = () => {
     const out = {};

@@ -127,8 +127,8 @@ export function create(root, ctx) {
       return h("div", { class: "field" }, h("label", { for: id }, label), h(attrs.rows ? "textarea" : "input", { id, name, ...attrs }));
     };
     const transport = h("select", { id: "reg-transport", name: "transport" }, ["stdio", "http", "sse", "ws"].map((t) => h("option", { value: t }, t)));
-    const stdio = h("fieldset", {}, h("legend", {}, "Command (stdio, admins only)"), input("command", "Command", { placeholder: "npx" }), input("args", "Arguments, one per line", { rows: 2 }), input("cwd", "Working directory"), input("env", "Environment, NAME=value per line (stored secret)", { rows: 2, class: "mono" }));
-    const remote = h("fieldset", { hidden: true }, h("legend", {}, "Address"), input("url", "URL", { type: "url", placeholder: "https://example.com/mcp" }), input("headers", "Headers, Name: value per line (stored secret)", { rows: 2, class: "mono" }));
+    const stdio = h("fieldset", { class: "grid" }, h("legend", {}, "Command (stdio, admins only)"), input("command", "Command", { placeholder: "npx" }), input("args", "Arguments, one per line", { rows: 2 }), input("cwd", "Working directory"), input("env", "Environment, NAME=value per line (stored secret)", { rows: 2, class: "mono" }));
+    const remote = h("fieldset", { class: "grid", hidden: true }, h("legend", {}, "Address"), input("url", "URL", { type: "url", placeholder: "https://example.com/mcp" }), input("headers", "Headers, Name: value per line (stored secret)", { rows: 2, class: "mono" }));
     transport.addEventListener("change", () => {
       stdio.hidden = transport.value !== "stdio";
       remote.hidden = transport.value === "stdio";
@@ -141,7 +141,7 @@ export function create(root, ctx) {
       stdio,
       remote,
       input("allow", "Tool allow list (comma separated, empty: all)"),
-      h("div", { class: "field check" }, h("label", { for: "reg-auto" }, "Reconnect on its own"), reconnect),
+      h("div", { class: "field" }, h("span", { class: "choice" }, reconnect, h("label", { for: "reg-auto" }, "Reconnect on its own"))),
       h("button", { type: "submit", class: "primary" }, "Register"),
       result,
     );

@@ -80,7 +80,10 @@ page.on("console", (msg) => {
 page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
 page.on("dialog", (dialog) => dialog.accept());
 
-const shot = (name) => page.screenshot({ path: path.join(shots, `${name}.png`) });
+const shot = async (name) => {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(shots, `${name}.png`) });
+};
 const nav = async (name) => {
   await page.click(`#nav a[data-page="${name}"]`);
   await page.waitForSelector(`#page-${name}:not([hidden])`);
@@ -197,6 +200,24 @@ try {
     await page.waitForSelector('.result[data-done="ok"] pre:has-text("Packets cross the bridge")');
   });
 
+  await step("answer an elicitation from the form its requestedSchema makes", async () => {
+    await openTool("elicitation request", "ev__trigger-elicitation-request");
+    await page.click("#call-form button[type=submit]");
+    await page.waitForSelector("#pending-count:not([hidden])");
+    await nav("requests");
+    const card = page.locator('article[data-kind="elicitation"]');
+    await card.locator('input[name="name"]').fill("Ada Lovelace");
+    await card.locator('fieldset:has(legend:text-is("Untitled Multiple Select Enum")) label:text-is("Piano")').click();
+    if ((await card.locator('input[name="integer"]').inputValue()) !== "42") throw new Error("the default is not filled in");
+    await shot("elicitation");
+    await card.locator('input[name="name"]').press("Enter");
+    await page.waitForSelector("#pending-count[hidden]", { state: "attached" });
+    await nav("catalogue");
+    await page.waitForSelector('.result[data-done="ok"] pre:has-text("Name: Ada Lovelace")');
+    const raw = await page.textContent(".result");
+    if (!raw.includes('"Piano"') || !raw.includes('"Guitar"')) throw new Error(`the multiple choice did not arrive: ${raw}`);
+  });
+
   await step("see a tools list_changed arrive live on the events page", async () => {
     await nav("events");
     const grown = await rest("POST", "/v1/tools/call", { name: "hostile__grow", arguments: { name: "sprout" } });
@@ -257,7 +278,7 @@ try {
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       if (width > 400) overflow[name] = width;
     }
-    await nav("catalogue");
+    await nav("servers");
     await shot("narrow");
     if (Object.keys(overflow).length) throw new Error(`wider than 400 px: ${JSON.stringify(overflow)}`);
   });
