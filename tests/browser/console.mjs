@@ -8,6 +8,7 @@
 // exceptions and CSP violations all count).
 
 import { mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -56,6 +57,37 @@ async function rest(method, route, body) {
   });
   return { status: resp.status, body: await resp.json().catch(() => null) };
 }
+
+/**
+ * The browser reaches the bridge through this TCP relay, so the test can cut its connections as a
+ * network drop would (Chromium's offline emulation leaves a stream that is already open alone).
+ */
+const relay = await new Promise((resolve) => {
+  const target = new URL(base);
+  const pairs = new Set();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    const pair = [client, upstream];
+    pairs.add(pair);
+    const close = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", close).on("close", close);
+    upstream.on("error", close).on("close", close);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  server.listen(0, "127.0.0.1", () =>
+    resolve({
+      url: `http://127.0.0.1:${server.address().port}`,
+      cut: () => pairs.forEach(([client, upstream]) => (client.destroy(), upstream.destroy())),
+      close: () => server.close(),
+    }),
+  );
+});
+const ui = relay.url;
 
 const profile = mkdtempSync(path.join(tmpdir(), "console-chromium-"));
 const context = await chromium.launchPersistentContext(profile, {
@@ -106,7 +138,7 @@ async function callAndWait() {
 
 try {
   await step("load /ui with a strict CSP and no token", async () => {
-    const resp = await page.goto(`${base}/ui`);
+    const resp = await page.goto(`${ui}/ui`);
     const csp = resp.headers()["content-security-policy"] || "";
     for (const part of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'"]) {
       if (!csp.includes(part)) throw new Error(`CSP lacks ${part}: ${csp}`);
@@ -227,6 +259,32 @@ try {
     await shot("events");
   });
 
+  await step("the stream reconnects and resumes with Last-Event-ID", async () => {
+    const streams = [];
+    const seen = (request) => {
+      if (new URL(request.url()).pathname === "/v1/events") streams.push(request.headers()["last-event-id"] || "");
+    };
+    page.on("request", seen);
+    const pushes = () => page.locator('li.event[data-method="notifications/tools/list_changed"]').count();
+    const before = await pushes();
+    const quiet = errors.length;
+    relay.cut();
+    await page.waitForSelector('#stream-state[data-state="reconnecting"]');
+    // What happens while the page is cut off is replayed from the bridge's buffer.
+    const grown = await rest("POST", "/v1/tools/call", { name: "hostile__grow", arguments: { name: "sprout2" } });
+    if (grown.status !== 200) throw new Error(`grow: ${grown.status}`);
+    await page.waitForSelector('#stream-state[data-state="live"]');
+    await page.waitForFunction((n) => document.querySelectorAll('li.event[data-method="notifications/tools/list_changed"]').length > n, before);
+    page.off("request", seen);
+    // The cut itself is logged as failed loads: expected here, and only here.
+    const during = errors.splice(quiet);
+    const cut = during.filter((e) => !/net::ERR_|network error/i.test(e));
+    errors.push(...cut);
+    const resumed = streams.filter(Boolean);
+    if (!resumed.length) throw new Error(`no reconnect sent Last-Event-ID: ${JSON.stringify(streams)}`);
+    return { reconnects: streams.length, last_event_id: resumed.at(-1), replayed: (await pushes()) - before, expected_network_errors: during.length - cut.length };
+  });
+
   await step("the hostile server's markup is shown as text and never runs", async () => {
     await openTool("innocent helper", "hostile__pwn");
     const description = await page.textContent(".tool-detail .desc");
@@ -237,6 +295,7 @@ try {
     const text = await page.textContent(".result .block.text pre");
     if (!text.includes("<img src=x onerror=") || !text.includes("<script>window.__pwned=2")) throw new Error(`result not literal: ${text}`);
     await page.waitForSelector('.result [data-kind="image-refused"]');
+    await page.waitForSelector('.result .block.audio audio[src^="data:audio/wav;base64,"]', { state: "attached" });
     const anchors = await page.$$eval(".result a", (as) => as.map((a) => a.href));
     if (anchors.length) throw new Error(`a javascript: link became an anchor: ${anchors}`);
     await page.waitForTimeout(300);
@@ -292,6 +351,7 @@ try {
   // Reported by its step.
 } finally {
   await context.close();
+  relay.close();
   rmSync(profile, { recursive: true, force: true });
 }
 report({ done: true, ok: !failed && errors.length === 0, errors });
