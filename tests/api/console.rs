@@ -1,8 +1,10 @@
 //! The operator console (`/ui`): its headers here, and the whole of it in a real browser
 //! (Debian's Chromium driven by playwright-core, `tests/browser/console.mjs`) against the real
-//! service, server-everything and a hostile fixture (`tests/peers/hostile_server.py`).
+//! service, server-everything, an OAuth-protected server (`tests/peers/oauth_server.py`) and a
+//! hostile fixture (`tests/peers/hostile_server.py`).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -74,7 +76,10 @@ async fn the_console_works_in_a_real_browser() {
         Path::new(CHROMIUM).exists(),
         "{CHROMIUM} is missing: run scripts/test.sh (scripts/peers.sh installs Debian's chromium)"
     );
-    let app = spawn_app().await;
+    // At a known port: the bridge's public URL is where the authorization server sends the
+    // browser back to.
+    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let oauth = oauth_peer(&[]).await;
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let temp = tempfile::tempdir().unwrap();
     let shots = match std::env::var_os("UPDATE_SCREENSHOTS") {
@@ -87,6 +92,7 @@ async fn the_console_works_in_a_real_browser() {
         .arg(&app.base)
         .arg(&app.admin)
         .arg(&shots)
+        .arg(&oauth.url)
         .kill_on_drop(true)
         .output();
     let output = tokio::time::timeout(Duration::from_secs(120), run)
@@ -109,6 +115,7 @@ async fn the_console_works_in_a_real_browser() {
     for needed in [
         "sign in with the keyboard: Tab shows focus, Enter submits",
         "register server-everything from the form and see it ready",
+        "register an OAuth server and authorize it from its link",
         "search the catalogue",
         "call echo from its form and see the text",
         "call the image tool and see the image",
@@ -140,4 +147,5 @@ async fn the_console_works_in_a_real_browser() {
         assert!(shots.join(format!("{page}.png")).exists(), "{page}.png");
     }
     app.stop().await;
+    oauth.stop().await;
 }

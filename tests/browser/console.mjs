@@ -1,8 +1,10 @@
 // The operator console (/ui) in a real browser: Debian's Chromium, headless, driven by
 // playwright-core. Run by tests/api/console.rs against the real service:
 //
-//   node tests/browser/console.mjs BASE_URL ADMIN_TOKEN SCREENSHOT_DIR
+//   node tests/browser/console.mjs BASE_URL ADMIN_TOKEN SCREENSHOT_DIR [OAUTH_MCP_URL]
 //
+// OAUTH_MCP_URL: an MCP endpoint behind OAuth whose authorization server approves at once
+// (tests/peers/oauth_server.py); the bridge's public URL must be BASE_URL.
 // Prints one JSON line per step ({"step", "ok", ...}) and a last line {"done": true, "ok", "errors"};
 // exits 0 only when every step passed and the browser logged no error (console errors, uncaught
 // exceptions and CSP violations all count).
@@ -18,7 +20,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const peers = path.join(here, "..", "peers");
 const { chromium } = createRequire(path.join(peers, "package.json"))("playwright-core");
 
-const [base, adminToken, shots] = process.argv.slice(2);
+const [base, adminToken, shots, oauthUrl] = process.argv.slice(2);
 if (!base || !adminToken || !shots) {
   console.error("usage: console.mjs BASE_URL ADMIN_TOKEN SCREENSHOT_DIR");
   process.exit(2);
@@ -186,8 +188,31 @@ try {
     await page.fill("#reg-args", hostile);
     await page.click("#register-form button[type=submit]");
     await page.waitForSelector('tr[data-server="hostile"] [data-status="ready"]');
-    await shot("servers");
+    if (!oauthUrl) await shot("servers");
   });
+
+  if (oauthUrl) {
+    await step("register an OAuth server and authorize it from its link", async () => {
+      await page.fill("#reg-server_id", "guarded");
+      await page.selectOption("#reg-transport", "http");
+      await page.fill("#reg-url", oauthUrl);
+      await page.press("#reg-url", "Enter");
+      await page.waitForSelector('tr[data-server="guarded"] [data-status="auth_required"]');
+      const item = page.locator('li[data-auth-server="guarded"]');
+      await item.locator("button").click();
+      const link = item.locator("a");
+      await link.waitFor();
+      const href = await link.getAttribute("href");
+      if (!href.startsWith(new URL(oauthUrl).origin)) throw new Error(`not the authorization server's: ${href}`);
+      await shot("servers");
+      const [consent] = await Promise.all([context.waitForEvent("page"), link.click()]);
+      await consent.waitForLoadState();
+      await page.waitForSelector('tr[data-server="guarded"] [data-status="ready"]');
+      const landed = consent.url();
+      await consent.close();
+      return { callback: landed.split("?")[0] };
+    });
+  }
 
   await step("search the catalogue", async () => {
     await nav("catalogue");
