@@ -1,6 +1,7 @@
 // Building the DOM safely. Everything shown here may come from an upstream server (names,
 // descriptions, schemas, results, prompts), so text only ever goes in as text nodes: nothing in
-// this console sets innerHTML, and attributes are set one by one from a short list.
+// nothing in this console parses HTML, and attributes are set one by one (never an event
+// handler attribute, never href or src: link() and the media blocks check those URLs).
 
 /**
  * An element: `h("button", {type: "submit", class: "primary", onclick: fn}, "Send")`.
@@ -10,7 +11,8 @@ export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === undefined || value === null || value === false) continue;
-    if (key.startsWith("on") && typeof value === "function") {
+    if (key.startsWith("on")) {
+      if (typeof value !== "function") throw new Error(`${key} takes a function`);
       el.addEventListener(key.slice(2), value);
     } else if (key === "class") {
       el.className = value;

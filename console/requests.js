@@ -69,7 +69,7 @@ export function create(root, ctx) {
     const form = h(
       "form",
       { class: "sampling-form" },
-      h("div", { class: "field" }, h("label", { for: text.id }, "Answer (as the model)"), text),
+      h("div", { class: "field" }, h("label", { for: text.id }, "Answer (as the model; Ctrl+Enter sends)"), text),
       h("div", { class: "field" }, h("label", { for: model.id }, "Model name"), model),
       h("div", { class: "row" }, send, refuse),
       note,
@@ -88,7 +88,7 @@ export function create(root, ctx) {
       header(r, "Sampling request"),
       m.system_prompt ? h("p", {}, h("span", { class: "kind" }, "system"), String(m.system_prompt)) : null,
       h("ol", { class: "messages" }, messages.map((msg) => h("li", {}, h("span", { class: "kind" }, String(msg.role ?? "")), content(Array.isArray(msg.content) ? msg.content : [msg.content])))),
-      h("p", { class: "muted" }, `max tokens ${m.max_tokens ?? "—"}`, m.temperature != null ? ` · temperature ${m.temperature}` : ""),
+      h("p", { class: "muted" }, `max tokens ${m.max_tokens ?? "—"}`, typeof m.temperature === "number" ? ` · temperature ${Number(m.temperature.toPrecision(3))}` : ""),
       m.model_preferences ? h("details", {}, h("summary", {}, "Model preferences"), json(m.model_preferences)) : null,
       form,
     );

@@ -145,6 +145,28 @@ mod tests {
         }
     }
 
+    /// Text from upstream servers must never be parsed as HTML or run as code: the modules build
+    /// the DOM with createElement and textContent only.
+    #[test]
+    fn no_module_parses_html_or_evaluates_code() {
+        for asset in ASSETS.iter().filter(|a| a.name.ends_with(".js")) {
+            let text = std::str::from_utf8(asset.body).unwrap();
+            for sink in [
+                "innerHTML",
+                "outerHTML",
+                "insertAdjacentHTML",
+                "document.write",
+                "DOMParser",
+                "createContextualFragment",
+                "eval(",
+                "new Function",
+                "setAttribute(\"on",
+            ] {
+                assert!(!text.contains(sink), "{} uses {sink}", asset.name);
+            }
+        }
+    }
+
     #[test]
     fn nothing_inline_in_the_page() {
         let page = std::str::from_utf8(ASSETS[0].body).unwrap();
