@@ -93,6 +93,7 @@ async fn the_console_works_in_a_real_browser() {
         .arg(&app.admin)
         .arg(&shots)
         .arg(&oauth.url)
+        .arg(&app.alice)
         .kill_on_drop(true)
         .output();
     let output = tokio::time::timeout(Duration::from_secs(120), run)
@@ -105,6 +106,8 @@ async fn the_console_works_in_a_real_browser() {
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
         .collect();
+    // Shown with --nocapture: each step with its timing.
+    println!("{stdout}");
     let what = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
     for line in &lines {
         if line.get("step").is_some() {
@@ -125,6 +128,7 @@ async fn the_console_works_in_a_real_browser() {
         "the stream reconnects and resumes with Last-Event-ID",
         "the hostile server's markup is shown as text and never runs",
         "a 400 px window: no horizontal overflow on any page",
+        "an agent without the admin role sees no admin page",
         "no errors in the browser",
     ] {
         assert!(

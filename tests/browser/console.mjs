@@ -1,10 +1,11 @@
 // The operator console (/ui) in a real browser: Debian's Chromium, headless, driven by
 // playwright-core. Run by tests/api/console.rs against the real service:
 //
-//   node tests/browser/console.mjs BASE_URL ADMIN_TOKEN SCREENSHOT_DIR [OAUTH_MCP_URL]
+//   node tests/browser/console.mjs BASE_URL ADMIN_TOKEN SCREENSHOT_DIR [OAUTH_MCP_URL [AGENT_TOKEN]]
 //
 // OAUTH_MCP_URL: an MCP endpoint behind OAuth whose authorization server approves at once
-// (tests/peers/oauth_server.py); the bridge's public URL must be BASE_URL.
+// (tests/peers/oauth_server.py); the bridge's public URL must be BASE_URL. AGENT_TOKEN: a token
+// without the admin role.
 // Prints one JSON line per step ({"step", "ok", ...}) and a last line {"done": true, "ok", "errors"};
 // exits 0 only when every step passed and the browser logged no error (console errors, uncaught
 // exceptions and CSP violations all count).
@@ -20,7 +21,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const peers = path.join(here, "..", "peers");
 const { chromium } = createRequire(path.join(peers, "package.json"))("playwright-core");
 
-const [base, adminToken, shots, oauthUrl] = process.argv.slice(2);
+const [base, adminToken, shots, oauthUrl, agentToken] = process.argv.slice(2);
 if (!base || !adminToken || !shots) {
   console.error("usage: console.mjs BASE_URL ADMIN_TOKEN SCREENSHOT_DIR");
   process.exit(2);
@@ -366,6 +367,24 @@ try {
     await shot("narrow");
     if (Object.keys(overflow).length) throw new Error(`wider than 400 px: ${JSON.stringify(overflow)}`);
   });
+
+  if (agentToken) {
+    await step("an agent without the admin role sees no admin page", async () => {
+      // Another tab: sessionStorage, and so the token, is per tab.
+      const tab = await context.newPage();
+      tab.on("console", (msg) => msg.type() === "error" && errors.push(`agent tab: ${msg.text()}`));
+      tab.on("pageerror", (error) => errors.push(`agent tab: ${error.message}`));
+      await tab.goto(`${ui}/ui#admin`);
+      await tab.fill("#token", agentToken);
+      await tab.press("#token", "Enter");
+      await tab.waitForSelector("#page-servers:not([hidden])");
+      if (await tab.isVisible('#nav a[data-page="admin"]')) throw new Error("the admin link shows");
+      if (!(await tab.isHidden("#page-admin"))) throw new Error("the admin page shows");
+      const who = await tab.textContent("#who-name");
+      await tab.close();
+      return { who };
+    });
+  }
 
   await step("no errors in the browser", async () => {
     const state = await pwned();
