@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned test and benchmark peers into ignored folders under tests/peers: npm
 # (package-lock.json), the Python MCP SDK and a2a-sdk (.venv), the 1.x SDK for WebSocket (.venv-ws),
-# mcpo (.venv-mcpo), schemathesis (.venv-fuzz) and the OpenAPI validator and Python client
-# generator (.venv-openapi). Safe to run again: an install is skipped while
+# mcpo (.venv-mcpo), schemathesis (.venv-fuzz), the OpenAPI validator and Python client
+# generator (.venv-openapi), and Debian's Chromium for the console's browser test. Safe to run again: an install is skipped while
 # its pin file is unchanged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,3 +35,14 @@ venv "the 1.x SDK for WebSocket" requirements-ws.txt .venv-ws
 venv "mcpo for the benchmarks" requirements-mcpo.txt .venv-mcpo
 venv "schemathesis for API fuzzing" requirements-fuzz.txt .venv-fuzz
 venv "the OpenAPI validator and Python client generator" requirements-openapi.txt .venv-openapi
+
+echo "== test peers: Chromium (/usr/bin/chromium) for the console's browser test (tests/browser/console.mjs)"
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "/usr/bin/chromium is missing and this is not root: run 'apt-get install -y chromium' as root" >&2
+        exit 1
+    fi
+    echo "Chromium is missing: installing Debian's chromium package (apt-get, non-interactive)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi

@@ -1,11 +1,12 @@
 //! The REST API: one router per resource (each in `api/`), merged here with the auth layer, the
-//! OpenAPI document generated from those same routers, and Swagger UI.
+//! OpenAPI document generated from those same routers, Swagger UI and the operator console.
 
 mod a2a;
 mod a2e;
 mod answers;
 mod audit;
 mod calls;
+mod console;
 mod discovery;
 mod events;
 mod health;
@@ -332,6 +333,7 @@ pub fn router(state: AppState) -> Router {
         .merge(mcp)
         .merge(public)
         .merge(discovery::router())
+        .merge(console::router())
         .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
         .fallback(not_found)
         .layer(

@@ -1,0 +1,155 @@
+//! The operator console (`/ui`): its headers here, and the whole of it in a real browser
+//! (Debian's Chromium driven by playwright-core, `tests/browser/console.mjs`) against the real
+//! service, server-everything, an OAuth-protected server (`tests/peers/oauth_server.py`) and a
+//! hostile fixture (`tests/peers/hostile_server.py`).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::helpers::*;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+#[tokio::test]
+async fn the_page_and_its_assets_carry_a_strict_policy_and_revalidate() {
+    let app = spawn_app().await;
+    let page = app
+        .client
+        .get(format!("{}/ui", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::OK, "no token needed");
+    let headers = page.headers().clone();
+    let csp = headers["content-security-policy"].to_str().unwrap();
+    for part in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "connect-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(csp.contains(part), "{csp}");
+    }
+    assert!(!csp.contains("unsafe"), "{csp}");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["referrer-policy"], "no-referrer");
+    assert!(page.text().await.unwrap().contains("/ui/app.js"));
+
+    let script = app
+        .client
+        .get(format!("{}/ui/app.js", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(script.status(), StatusCode::OK);
+    assert!(
+        script.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/javascript")
+    );
+    let etag = script.headers()["etag"].clone();
+    let again = app
+        .client
+        .get(format!("{}/ui/app.js", app.base))
+        .header("if-none-match", etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+
+    let (status, _) = app.get("/ui/nothing.js", &app.alice).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    app.stop().await;
+}
+
+/// Screenshots go to a temporary folder, or with `UPDATE_SCREENSHOTS=1` to `docs/console/`,
+/// which the README shows.
+#[tokio::test]
+async fn the_console_works_in_a_real_browser() {
+    assert!(
+        Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} is missing: run scripts/test.sh (scripts/peers.sh installs Debian's chromium)"
+    );
+    // At a known port: the bridge's public URL is where the authorization server sends the
+    // browser back to.
+    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let oauth = oauth_peer(&[]).await;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let temp = tempfile::tempdir().unwrap();
+    let shots = match std::env::var_os("UPDATE_SCREENSHOTS") {
+        Some(_) => repo.join("docs/console"),
+        None => temp.path().to_owned(),
+    };
+    std::fs::create_dir_all(&shots).unwrap();
+    let run = tokio::process::Command::new("node")
+        .arg(repo.join("tests/browser/console.mjs"))
+        .arg(&app.base)
+        .arg(&app.admin)
+        .arg(&shots)
+        .arg(&oauth.url)
+        .arg(&app.alice)
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the browser test ends within 120 s")
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<Value> = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    // Shown with --nocapture: each step with its timing.
+    println!("{stdout}");
+    let what = format!("stdout:\n{stdout}\nstderr:\n{stderr}");
+    for line in &lines {
+        if line.get("step").is_some() {
+            assert_eq!(line["ok"], true, "{}: {what}", line["step"]);
+        }
+    }
+    let steps: Vec<&str> = lines.iter().filter_map(|l| l["step"].as_str()).collect();
+    for needed in [
+        "sign in with the keyboard: Tab shows focus, Enter submits",
+        "register server-everything from the form and see it ready",
+        "register an OAuth server and authorize it from its link",
+        "search the catalogue",
+        "call echo from its form and see the text",
+        "call the image tool and see the image",
+        "answer a sampling request while the call waits",
+        "answer an elicitation from the form its requestedSchema makes",
+        "see a tools list_changed arrive live on the events page",
+        "the stream reconnects and resumes with Last-Event-ID",
+        "the hostile server's markup is shown as text and never runs",
+        "a 400 px window: no horizontal overflow on any page",
+        "an agent without the admin role sees no admin page",
+        "no errors in the browser",
+    ] {
+        assert!(
+            steps.contains(&needed),
+            "step {needed:?} did not run: {what}"
+        );
+    }
+    let last = lines.last().unwrap_or_else(|| panic!("no report: {what}"));
+    assert_eq!(last["done"], true, "{what}");
+    assert_eq!(last["errors"], Value::Array(vec![]), "{what}");
+    assert!(output.status.success(), "{what}");
+    for page in [
+        "servers",
+        "catalogue",
+        "events",
+        "requests",
+        "hostile",
+        "admin",
+    ] {
+        assert!(shots.join(format!("{page}.png")).exists(), "{page}.png");
+    }
+    app.stop().await;
+    oauth.stop().await;
+}
