@@ -9,6 +9,7 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src src
 COPY migrations migrations
+COPY console console
 RUN cargo build --release --locked && cp target/release/mcp-bridge /usr/local/bin/mcp-bridge
 
 # What both images share: CA certificates, curl for the health check, util-linux's setpriv (so stdio

@@ -149,7 +149,7 @@ fn the_image_builds_as_this_repository_does() {
 }
 
 /// The image's build stage copies only what the Dockerfile names (the manifest, the lock file,
-/// `src`, `migrations`): cargo must be able to plan the release build from just that. Planned
+/// `src`, `migrations`, `console`): cargo must be able to plan the release build from just that. Planned
 /// without compiling (`--unit-graph`), offline, in a copy of those files.
 #[test]
 fn the_build_stage_has_every_file_cargo_needs() {
@@ -177,6 +177,14 @@ fn the_build_stage_has_every_file_cargo_needs() {
         }
     }
     assert!(copied >= 3, "the build stage copies the sources");
+    // What the sources embed (`include_bytes!`, `include_str!`) outside `src` must be copied too:
+    // planning the build does not read it, compiling does.
+    for embedded in ["migrations", "console"] {
+        assert!(
+            context.path().join(embedded).is_dir(),
+            "the Dockerfile's build stage does not COPY {embedded}/, which the binary embeds"
+        );
+    }
     let out = std::process::Command::new(env!("CARGO"))
         .args(["build", "--release", "--locked", "--offline"])
         .args(["-Z", "unstable-options", "--unit-graph"])
