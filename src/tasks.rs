@@ -179,9 +179,10 @@ impl Tasks {
                 task.upstream_task_id = Some(upstream.task_id.clone());
                 task.poll_interval_ms = poll_interval(upstream.poll_interval) as i64;
                 task.status_message = upstream.status_message.clone();
+                // Before the first await: a cancel from here on also cancels it upstream.
+                self.following(&task);
                 self.update(&mut task).await;
                 origin.replace(&task);
-                self.following(&task);
                 return self.follow(task, origin).await;
             }
             Ok(TaskStart::Done { server_id, result }) => Ok((server_id, result)),
