@@ -3,7 +3,7 @@
 //! `scripts/bench.sh` (`cargo bench --bench bridge`) runs the full sizes against the release
 //! build of the service. Without `--bench`, as `cargo test --all-targets` runs it, it is a smoke
 //! run with tiny sizes on the debug build, so the harness cannot rot; it fails on any error but
-//! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,fanout,catalogue,replicas` picks
+//! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,instructions,fanout,catalogue,replicas` picks
 //! sections, `BENCH_UPSTREAMS=rs,ev` the upstreams and `BENCH_ROUTES=direct,rest,mcp,mcpo` the
 //! routes of the tool-call section. The `replicas` section runs only when `BENCH_POSTGRES` (a
 //! PostgreSQL server's URL, where it creates and drops a database of its own) and `BENCH_NATS`
