@@ -114,6 +114,7 @@ impl Metrics {
         register_upstreams(&mut scrape, registry);
         register_hub(&mut scrape, hub);
         register_replicas(&mut scrape, registry);
+        register_runtime(&mut scrape);
         let mut out = String::new();
         // Writing to a String does not fail.
         let _ = prometheus_text::encode(&mut out, &scrape);
@@ -175,6 +176,21 @@ fn register_replicas(scrape: &mut prometheus_client::registry::Registry, registr
         counter.inc_by(value.load(std::sync::atomic::Ordering::Relaxed));
         scrape.register(name, help, counter);
     }
+}
+
+/// The tokio tasks alive now: a count that only grows under a steady load is a leak (the soak
+/// script in BENCHMARKS.md watches it).
+fn register_runtime(scrape: &mut prometheus_client::registry::Registry) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let tasks = Gauge::<i64>::default();
+    tasks.set(i64::try_from(runtime.metrics().num_alive_tasks()).unwrap_or(i64::MAX));
+    scrape.register(
+        "mcp_bridge_runtime_tasks",
+        "Tokio tasks alive in the service",
+        tasks,
+    );
 }
 
 /// The hub's agents, streams and pending requests, as they are now.

@@ -90,6 +90,8 @@ async fn metrics_move_with_calls_requests_streams_and_servers() {
     assert_eq!(sample(&after, "mcp_bridge_connected_agents"), Some(1.0));
     assert_eq!(sample(&after, "mcp_bridge_event_streams"), Some(1.0));
     assert_eq!(sample(&after, "mcp_bridge_pending_requests"), Some(0.0));
+    // The listener, the server's connection and the event stream are tasks at least.
+    assert!(sample(&after, "mcp_bridge_runtime_tasks") >= Some(3.0));
 
     // A reconnect is counted.
     let (_, body) = app
