@@ -3,6 +3,7 @@
 //! that keeps each server connected.
 
 mod calls;
+mod decode;
 mod handler;
 mod http;
 pub mod limit;

@@ -1,6 +1,10 @@
 //! The Streamable HTTP transport: rmcp's client with the configured `headers` on every request,
-//! over [`Bounded`], which turns an answer over `max_message_bytes` into an error for its call;
-//! and those headers, checked, for the other HTTP-based transports.
+//! over [`Bounded`], which turns an answer over `max_message_bytes` into an error for its call
+//! and sends POSTs over kept-alive connections ([`pool`]); and those headers, checked, for the
+//! other HTTP-based transports.
+
+mod pool;
+mod post;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -60,17 +64,20 @@ pub fn transport<C: StreamableHttpClient>(
     ))
 }
 
-/// The HTTP client of a Streamable HTTP connection, over the address guard.
+/// The HTTP clients of a Streamable HTTP connection, over the address guard.
 pub fn client(config: &McpServerConfig, guard: Guard) -> Result<Bounded, ConnectError> {
-    // No idle connections kept, as rmcp's own default client: reusing one whose last answer
-    // (an SSE stream) was not read to its end stalls on delayed ACKs (~40 ms a call).
+    let failed = |e: &dyn std::fmt::Display| {
+        ConnectError::Config(format!("cannot make an HTTP client: {e}"))
+    };
+    // The standalone GET stream and the DELETE of the session, rare: no idle connection kept.
     let client = guard
         .http_client(true)
         .pool_max_idle_per_host(0)
         .build()
-        .map_err(|e| ConnectError::Config(format!("cannot make an HTTP client: {e}")))?;
+        .map_err(|e| failed(&e))?;
     Ok(Bounded {
         client,
+        pool: pool::Pool::new(guard).map_err(|e| failed(&e))?,
         server_id: config.server_id.as_str().into(),
         challenges: Arc::default(),
     })
@@ -99,18 +106,16 @@ impl Challenges {
     }
 }
 
-/// rmcp's reqwest client, except for a message over the limits rmcp passes (set from
-/// `max_message_bytes`). rmcp would fail the POST (a JSON body), or end the stream with an
-/// error that it reports as the connection closed (an SSE event): instead the request the POST
-/// carried gets the error answer for its id, and nothing else is touched. An event over the
-/// limit on the standalone GET stream is dropped with a warning and the stream reopened.
-///
-/// rmcp reads an SSE event through up to the limit and then stops reading that stream: an
-/// event over it on a call's stream is taken as the call's answer, even where it was a
-/// notification or a request of the server's sent before the answer.
+/// The client of a Streamable HTTP connection: [`post`] sends its messages over kept-alive
+/// connections, and rmcp's reqwest client opens the standalone GET stream and deletes the
+/// session. A message over the limits rmcp passes (set from `max_message_bytes`) is never
+/// held: the request it answers gets the error answer for its id, and nothing else is touched
+/// (a notification or request of the server's over the limit is dropped with a warning). An
+/// event over the limit on the GET stream is dropped with a warning and the stream reopened.
 #[derive(Clone)]
 pub struct Bounded {
     client: reqwest::Client,
+    pool: pool::Pool,
     server_id: Arc<str>,
     pub challenges: Arc<Challenges>,
 }
@@ -220,17 +225,17 @@ impl StreamableHttpClient for Bounded {
             ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
             _ => None,
         };
-        let posted = self
-            .client
-            .post_message_with_response_limits(
-                uri,
-                message,
-                session_id,
-                auth_header,
-                custom_headers,
-                limits,
-            )
-            .await;
+        let posted = post::Post {
+            pool: &self.pool,
+            uri: &uri,
+            session_id,
+            auth: auth_header,
+            headers: custom_headers,
+            limits,
+            server_id: &self.server_id,
+        }
+        .send(&message)
+        .await;
         self.challenges.note(&posted);
         match (posted, id) {
             (Err(StreamableHttpError::ResponseBodyTooLarge { max_size }), Some(id)) => {
@@ -244,10 +249,6 @@ impl StreamableHttpClient for Bounded {
                 );
                 let answer = limit::too_large(id, max_size);
                 Ok(StreamableHttpPostResponse::Json(answer, None))
-            }
-            (Ok(StreamableHttpPostResponse::Sse(events, session)), id) => {
-                let events = self.bounded(events, id, limits.max_sse_event_size);
-                Ok(StreamableHttpPostResponse::Sse(events, session))
             }
             (posted, _) => posted,
         }

@@ -12,10 +12,11 @@ use rmcp::RoleClient;
 use rmcp::model::RequestId;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use sse_stream::SseStream;
+use sse_stream::{Sse, SseStream};
 use tokio::sync::{mpsc, oneshot};
 
 use super::ConnectError;
+use super::decode::Calls;
 use super::limit::{self, IdScanner};
 use crate::guard::Guard;
 
@@ -30,6 +31,8 @@ pub struct SseTransport {
     headers: HeaderMap,
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
     reader: tokio::task::JoinHandle<()>,
+    /// Shared with the reader, which parses the answers to them.
+    calls: Calls,
 }
 
 /// Opens the event stream and waits for the server to name its message endpoint.
@@ -61,11 +64,13 @@ pub async fn connect(
     }
     let (messages_tx, incoming) = mpsc::channel(64);
     let (endpoint_tx, endpoint_rx) = oneshot::channel();
+    let calls = Calls::default();
     // Aborted if connecting is given up (the caller's deadline), so the GET does not linger.
     let reader = AbortOnDrop(Some(tokio::spawn(read_events(
         resp,
         messages_tx,
         endpoint_tx,
+        calls.clone(),
         limit,
         server_id.to_owned(),
     ))));
@@ -90,6 +95,7 @@ pub async fn connect(
         headers,
         incoming,
         reader,
+        calls,
     })
 }
 
@@ -183,13 +189,24 @@ impl Frames {
 
     /// The next event, whole or read through.
     pub fn next_event(&mut self) -> Option<Event> {
+        Some(match self.next_sse()? {
+            Ok(sse) => Event::Whole(
+                sse.event.unwrap_or_else(|| "message".to_owned()),
+                sse.data.unwrap_or_default(),
+            ),
+            Err(too_large) => too_large,
+        })
+    }
+
+    /// The next event: whole, with all its fields, or read through ([`Event::TooLarge`]).
+    pub fn next_sse(&mut self) -> Option<Result<Sse, Event>> {
         loop {
             match self.next_block()? {
                 Block::Whole(block) => match parse(block) {
-                    Some(event) => return Some(event),
+                    Some(sse) => return Some(Ok(sse)),
                     None => continue,
                 },
-                Block::TooLarge(event) => return Some(event),
+                Block::TooLarge(event) => return Some(Err(event)),
             }
         }
     }
@@ -341,6 +358,7 @@ async fn read_events(
     mut resp: reqwest::Response,
     messages: mpsc::Sender<RxJsonRpcMessage<RoleClient>>,
     endpoint: oneshot::Sender<String>,
+    calls: Calls,
     limit: usize,
     server_id: String,
 ) {
@@ -362,7 +380,7 @@ async fn read_events(
                         }
                         continue;
                     }
-                    "message" if !data.is_empty() => match serde_json::from_str(&data) {
+                    "message" if !data.is_empty() => match calls.decode(data.as_bytes()) {
                         Ok(message) => message,
                         Err(error) => {
                             tracing::warn!(%error, "a message on the SSE stream is not JSON-RPC");
@@ -397,20 +415,17 @@ async fn read_events(
     }
 }
 
-/// The event in `block` (one whole event, its blank line included) as `sse-stream` parses it:
-/// its name (`message` when absent) and its data. None for a block of comments only, or one
-/// `sse-stream` refuses (a line that is no field), which is dropped with a warning.
-fn parse(block: Vec<u8>) -> Option<Event> {
+/// The event in `block` (one whole event, its blank line included) as `sse-stream` parses it.
+/// None for a block of comments only, or one `sse-stream` refuses (a line that is no field),
+/// which is dropped with a warning.
+fn parse(block: Vec<u8>) -> Option<Sse> {
     let bytes = futures::stream::iter([Ok::<_, Infallible>(bytes::Bytes::from(block))]);
     // The stream's one chunk is there already: parsing it never waits.
     let parsed = SseStream::from_bytes_stream(bytes)
         .next()
         .now_or_never()??;
     match parsed {
-        Ok(sse) => Some(Event::Whole(
-            sse.event.unwrap_or_else(|| "message".to_owned()),
-            sse.data.unwrap_or_default(),
-        )),
+        Ok(sse) => Some(sse),
         Err(error) => {
             tracing::warn!(%error, "an event on the SSE stream is not valid; it is dropped");
             None
@@ -425,6 +440,7 @@ impl Transport<RoleClient> for SseTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.calls.sent(&item);
         let request = self
             .client
             .post(self.endpoint.clone())
@@ -601,7 +617,18 @@ mod tests {
 
     #[test]
     fn events_and_their_data() {
-        let parse = |text: &str| parse(text.as_bytes().to_vec());
+        let parse = |text: &str| {
+            parse(text.as_bytes().to_vec()).map(|sse| {
+                let event = sse.event.unwrap_or_else(|| "message".into());
+                Event::Whole(event, sse.data.unwrap_or_default())
+            })
+        };
+        // The other fields are kept, for a stream to be resumed from its last event.
+        let with_id = super::parse(b"id: 7\nretry: 100\ndata: x\n\n".to_vec()).unwrap();
+        assert_eq!(
+            (with_id.id.as_deref(), with_id.retry),
+            (Some("7"), Some(100))
+        );
         assert_eq!(
             parse("event: endpoint\ndata: /message?sessionId=1\n\n"),
             Some(Event::Whole(

@@ -5,7 +5,8 @@
 //! drained into the log and its last lines kept for error messages. Where util-linux `setpriv`
 //! is installed, the child is started through it with a parent-death signal, so it dies with
 //! the bridge even when the bridge is killed outright. Its stdout is read through
-//! [`BoundedLines`], so a message over `max_message_bytes` fails its call alone.
+//! [`BoundedLines`], so a message over `max_message_bytes` fails its call alone, and each line
+//! parsed knowing the calls in flight ([`Calls`]).
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -22,6 +23,7 @@ use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio_util::sync::CancellationToken;
 
 use super::ConnectError;
+use super::decode::Calls;
 use super::lines::BoundedLines;
 use crate::a2e::McpServerConfig;
 
@@ -223,11 +225,12 @@ pub fn spawn(
     };
     let stderr = child.inner_mut().stderr().take();
     let lines = BoundedLines::new(stdout, max_message_bytes, &config.server_id);
-    // rmcp's own bound, above ours (a line's newline, and a CR before it), never reached.
-    let io = AsyncRwTransport::new(lines, stdin).with_max_line_length(max_message_bytes + 2);
     let transport = StdioTransport {
         child: Some(child),
-        io,
+        io: AsyncRwTransport::new(tokio::io::empty(), stdin),
+        lines: BufReader::new(lines),
+        line: Vec::new(),
+        calls: Calls::default(),
     };
     let tail = Arc::new(StderrTail::new(config.secret_values()));
     match stderr {
@@ -255,7 +258,35 @@ async fn exited(child: &mut Box<dyn ChildWrapper>) -> bool {
 /// then sends SIGTERM to its group, then kills the group; dropping it kills the group.
 pub struct StdioTransport {
     child: Option<Box<dyn ChildWrapper>>,
-    io: AsyncRwTransport<RoleClient, BoundedLines<ChildStdout>, ChildStdin>,
+    /// rmcp's writer of messages to stdin (its reader, of nothing, is not used).
+    io: AsyncRwTransport<RoleClient, tokio::io::Empty, ChildStdin>,
+    lines: BufReader<BoundedLines<ChildStdout>>,
+    /// The line being read. `receive` is cancelled whenever rmcp's loop has something else to
+    /// do: what was read of a line stays here until the rest comes.
+    line: Vec<u8>,
+    calls: Calls,
+}
+
+impl StdioTransport {
+    /// What to do with a line that is JSON but no message rmcp knows, as rmcp's own reader
+    /// does: a request (or anything that is not a notification) is answered "Invalid request";
+    /// a notification, which takes no answer, is dropped.
+    async fn refuse(
+        &mut self,
+        line: &[u8],
+        error: &serde_json::Error,
+    ) -> Result<(), std::io::Error> {
+        let notification = serde_json::from_slice::<serde_json::Value>(line)
+            .is_ok_and(|v| v.get("method").is_some() && v.get("id").is_none());
+        tracing::debug!(%error, notification, "a message of the server is not MCP");
+        if notification {
+            return Ok(());
+        }
+        let invalid = rmcp::ErrorData::invalid_request("Invalid request", None);
+        self.io
+            .send(TxJsonRpcMessage::<RoleClient>::error(invalid, None))
+            .await
+    }
 }
 
 impl Transport<RoleClient> for StdioTransport {
@@ -265,11 +296,50 @@ impl Transport<RoleClient> for StdioTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.calls.sent(&item);
         self.io.send(item)
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        self.io.receive()
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            // Cancel-safe: bytes read stay in `self.line`, and the next call reads on.
+            match self.lines.read_until(b'\n', &mut self.line).await {
+                Ok(0) => return None,
+                Ok(_) if self.line.last() != Some(&b'\n') => return None,
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::debug!(%error, "cannot read a stdio server's stdout");
+                    return None;
+                }
+            }
+            let mut line = std::mem::take(&mut self.line);
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+            let parsed = match text.is_empty() {
+                true => None,
+                false => Some(self.calls.decode(text)),
+            };
+            let refused = match parsed {
+                None => Ok(()),
+                Some(Ok(message)) => {
+                    line.clear();
+                    self.line = line;
+                    return Some(message);
+                }
+                Some(Err(error)) if error.is_data() => self.refuse(text, &error).await,
+                // Not JSON: nothing to answer, as in the other SDKs.
+                Some(Err(error)) => {
+                    tracing::debug!(%error, "a line of a stdio server is not JSON");
+                    Ok(())
+                }
+            };
+            line.clear();
+            self.line = line;
+            if refused.is_err() {
+                return None;
+            }
+        }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {

@@ -27,6 +27,7 @@ use tokio_tungstenite::tungstenite::{Error as Tungstenite, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::ConnectError;
+use super::decode::Calls;
 use super::limit;
 use bounded::BoundedFrames;
 
@@ -46,6 +47,7 @@ pub struct WsTransport {
     server_id: String,
     /// The requests sent and not yet answered (nor cancelled).
     pending: Arc<std::sync::Mutex<HashSet<RequestId>>>,
+    calls: Calls,
     /// Error answers still to hand on before the end, once a message was over the limit.
     failing: Option<VecDeque<RxJsonRpcMessage<RoleClient>>>,
 }
@@ -112,6 +114,7 @@ pub async fn connect(
         limit,
         server_id: server_id.to_owned(),
         pending: Default::default(),
+        calls: Calls::default(),
         failing: None,
     })
 }
@@ -175,6 +178,7 @@ impl Transport<RoleClient> for WsTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.calls.sent(&item);
         match &item {
             JsonRpcMessage::Request(request) => {
                 self.pending().insert(request.id.clone());
@@ -220,7 +224,7 @@ impl Transport<RoleClient> for WsTransport {
                     return None;
                 }
             };
-            let message: RxJsonRpcMessage<RoleClient> = match serde_json::from_slice(&bytes) {
+            let message = match self.calls.decode(&bytes) {
                 Ok(message) => message,
                 Err(error) => {
                     tracing::warn!(%error, "a WebSocket frame is not JSON-RPC");

@@ -207,3 +207,51 @@ async fn a_tools_list_changed_notification_re_syncs_the_catalogue() {
     assert_eq!(server["server"]["tools_count"], 18);
     app.stop().await;
 }
+
+/// Calls to a Streamable HTTP server go over kept-alive connections: twenty calls one after
+/// another open at most two (each once cost the bridge and the server a new connection). A
+/// counting proxy in front of server-everything sees every connection opened.
+#[tokio::test]
+async fn calls_to_a_streamable_http_server_reuse_their_connections() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let app = spawn_app().await;
+    let peer = everything_http().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = listener.local_addr().unwrap().port();
+    let opened = Arc::new(AtomicUsize::new(0));
+    let target = format!("127.0.0.1:{}", peer.port());
+    let counting = opened.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            counting.fetch_add(1, Ordering::SeqCst);
+            let target = target.clone();
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    let url = format!("http://127.0.0.1:{proxy}/mcp");
+    app.register(json!({ "server_id": "kept", "transport": "http", "url": url }))
+        .await;
+    let before = opened.load(Ordering::SeqCst);
+    for n in 0..20 {
+        let message = format!("call {n}");
+        let (status, body) = app.call("kept__echo", json!({ "message": message })).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["is_error"], false, "{body}");
+        assert!(
+            body["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(&message),
+            "{body}"
+        );
+    }
+    let during = opened.load(Ordering::SeqCst) - before;
+    assert!(during <= 2, "20 calls opened {during} connections");
+    peer.stop().await;
+}
