@@ -4,15 +4,16 @@
 //! build of the service. Without `--bench`, as `cargo test --all-targets` runs it, it is a smoke
 //! run with tiny sizes on the debug build, so the harness cannot rot; it fails on any error but
 //! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,instructions,fanout,catalogue,replicas` picks
-//! sections, `BENCH_UPSTREAMS=rs,ev` the upstreams and `BENCH_ROUTES=direct,rest,mcp,mcpo` the
-//! routes of the tool-call section. The `replicas` section runs only when `BENCH_POSTGRES` (a
+//! sections, `BENCH_UPSTREAMS=rs,ev` the upstreams and
+//! `BENCH_ROUTES=direct,floor,rest,rest-raw,mcp,mcp-raw,mcpo` the routes of the tool-call section
+//! (`floor`, `rest-raw` and `mcp-raw` are a raw HTTP/1.1 client that parses nothing, to the
+//! upstream and to the bridge). The `replicas` section runs only when `BENCH_POSTGRES` (a
 //! PostgreSQL server's URL, where it creates and drops a database of its own) and `BENCH_NATS`
 //! (a NATS server with JetStream) are set.
 //!
 //! This binary is also the minimal stdio MCP server the catalogue and boot benchmarks register:
 //! `bridge --stdio-server N` serves `echo` and N more tools on stdin/stdout.
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -241,22 +242,18 @@ impl Tally {
 /// Latencies of the calls that succeeded, how many failed, and the first failure.
 type Measured = (Vec<Duration>, usize, Option<String>);
 
-/// Runs `call` from `concurrency` workers in a closed loop for `run`; every worker makes at
-/// least one call.
-async fn phase<F, Fut>(concurrency: usize, run: Duration, call: F) -> Measured
-where
-    F: Fn() -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = Result<(), String>> + Send,
-{
+/// Runs calls from `concurrency` workers in a closed loop for `run`, each with a `Caller` of
+/// its own from `caller`; every worker makes at least one call.
+async fn phase(concurrency: usize, run: Duration, caller: impl Fn() -> Caller) -> Measured {
     let deadline = Instant::now() + run;
     let workers: Vec<_> = (0..concurrency)
         .map(|_| {
-            let call = call.clone();
+            let mut caller = caller();
             tokio::spawn(async move {
                 let (mut latencies, mut errors, mut first) = (Vec::new(), 0, None);
                 loop {
                     let sent = Instant::now();
-                    match call().await {
+                    match caller.call().await {
                         Ok(()) => latencies.push(sent.elapsed()),
                         Err(error) => {
                             errors += 1;
@@ -713,6 +710,26 @@ enum Route {
         client: reqwest::Client,
         url: String,
     },
+    /// The raw client straight to the upstream's MCP endpoint: the floor.
+    Floor(Arc<Raw>),
+    /// The raw client to the bridge's REST and `/mcp`.
+    RestRaw(Arc<Raw>),
+    McpRaw(Arc<Raw>),
+}
+
+/// What one load worker calls with: a route's shared client, or a raw connection of its own.
+enum Caller {
+    Shared(Route),
+    Raw(RawConn),
+}
+
+impl Caller {
+    async fn call(&mut self) -> Result<(), String> {
+        match self {
+            Caller::Shared(route) => route.clone().call().await,
+            Caller::Raw(conn) => conn.call().await,
+        }
+    }
 }
 
 impl Route {
@@ -723,6 +740,9 @@ impl Route {
             Route::Rest { .. } => "rest",
             Route::Mcp(..) => "mcp",
             Route::Mcpo { .. } => "mcpo",
+            Route::Floor(_) => "floor",
+            Route::RestRaw(_) => "rest-raw",
+            Route::McpRaw(_) => "mcp-raw",
         }
     }
 
@@ -732,7 +752,28 @@ impl Route {
             Route::Rest { .. } => "mcp-bridge REST",
             Route::Mcp(..) => "mcp-bridge /mcp",
             Route::Mcpo { .. } => "mcpo REST",
+            Route::Floor(_) => "floor (raw HTTP)",
+            Route::RestRaw(_) => "mcp-bridge REST, raw",
+            Route::McpRaw(_) => "mcp-bridge /mcp, raw",
         }
+    }
+
+    /// A load worker's caller: raw routes give each worker a connection of its own.
+    fn caller(&self) -> Caller {
+        match self {
+            Route::Floor(raw) | Route::RestRaw(raw) | Route::McpRaw(raw) => {
+                Caller::Raw(RawConn::new(raw.clone()))
+            }
+            _ => Caller::Shared(self.clone()),
+        }
+    }
+
+    /// Whether the call goes through the bridge, whose CPU time is then measured.
+    fn through_bridge(&self) -> bool {
+        matches!(
+            self,
+            Route::Rest { .. } | Route::Mcp(..) | Route::RestRaw(_) | Route::McpRaw(_)
+        )
     }
 
     async fn call(self) -> Result<(), String> {
@@ -777,6 +818,9 @@ impl Route {
                     return Err(format!("{status}: {text}"));
                 }
                 Ok(())
+            }
+            Route::Floor(raw) | Route::RestRaw(raw) | Route::McpRaw(raw) => {
+                RawConn::new(raw).call().await
             }
         }
     }
@@ -833,37 +877,55 @@ impl Bench {
         }
         let agent = self.token("bench-agent");
         let client = reqwest::Client::new();
-        let bridge_mcp = mcp_client(&format!("{}/mcp", bridge.base), Some(&agent)).await;
+        let bridge_url = format!("{}/mcp", bridge.base);
+        let bridge_mcp = mcp_client(&bridge_url, Some(&agent)).await;
+        let bridge_session = McpSession::open(&client, &bridge_url, Some(&agent)).await;
         report.line("## Tool calls\n");
         report.line(&format!(
             "`echo` called by c workers in a closed loop for {:?} per row, in {} rounds where the \
-             routes take turns (after {:?} of warm-up each); ratio = throughput against direct MCP \
-             at the same concurrency; overhead = p50 minus direct p50; bridge CPU = the \
-             service's CPU time (user and system) per call on its routes.\n",
+             routes take turns (after {:?} of warm-up each). Two floors: direct MCP is an rmcp \
+             client to the upstream, whose own CPU on the shared cores lowers it; floor is a \
+             raw HTTP/1.1 client to the upstream's MCP endpoint (a kept-alive connection per \
+             worker, a request built once, the answer read by its framing and checked by a \
+             byte search, no JSON parsed), so about the upstream's own cost. The raw routes \
+             are that client to the bridge. ratio = throughput against a floor at the same \
+             concurrency; overhead = p50 minus the floor's p50; bridge CPU = the service's CPU \
+             time (user and system) per call on its routes.\n",
             self.sizes.run, self.sizes.rounds, self.sizes.warmup
         ));
         report.line(
-            "| upstream | path | c | calls/s | p50 ms | p99 ms | ratio | overhead ms | bridge CPU µs |",
+            "| upstream | path | c | calls/s | p50 ms | p99 ms | ratio (rmcp) | ratio (floor) \
+             | overhead ms (rmcp) | overhead ms (floor) | bridge CPU µs |",
         );
-        report.line("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+        report.line("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         upstreams.retain(|u| listed("BENCH_UPSTREAMS", u.1));
         for (label, server_id, url, _peer) in &upstreams {
             bridge
                 .register(json!({ "server_id": server_id, "transport": "http", "url": url }))
                 .await;
             let mcpo = mcpo(url).await;
+            let name = format!("{server_id}__echo");
+            let upstream_session = McpSession::open(&client, url, None).await;
             let mut paths = vec![
                 Route::Direct(mcp_client(url, None).await),
+                Route::Floor(Arc::new(Raw::mcp(url, None, &upstream_session, "echo"))),
                 Route::Rest {
                     client: client.clone(),
                     url: format!("{}/v1/tools/call", bridge.base),
                     token: agent.clone(),
                     body: Arc::new(json!({
-                        "name": format!("{server_id}__echo"),
+                        "name": name,
                         "arguments": serde_json::from_str::<Value>(ECHO_ARGS).unwrap(),
                     })),
                 },
-                Route::Mcp(bridge_mcp.clone(), format!("{server_id}__echo")),
+                Route::RestRaw(Arc::new(Raw::rest(&bridge.base, &agent, &name))),
+                Route::Mcp(bridge_mcp.clone(), name.clone()),
+                Route::McpRaw(Arc::new(Raw::mcp(
+                    &bridge_url,
+                    Some(&agent),
+                    &bridge_session,
+                    &name,
+                ))),
             ];
             if let Some((_, base)) = &mcpo {
                 paths.push(Route::Mcpo {
@@ -878,44 +940,43 @@ impl Bench {
                 let mut tallies: Vec<Tally> = paths.iter().map(|_| Tally::default()).collect();
                 for round in 0..=self.sizes.rounds {
                     for (path, tally) in paths.iter().zip(&mut tallies) {
-                        let path = path.clone();
-                        let call = move || path.clone().call();
+                        let caller = || path.caller();
                         if round == 0 {
-                            phase(c, self.sizes.warmup, call).await;
+                            phase(c, self.sizes.warmup, caller).await;
                             continue;
                         }
                         let (started, cpu) = (Instant::now(), bridge.cpu_time());
-                        let measured = phase(c, self.sizes.run / self.sizes.rounds, call).await;
+                        let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
                         tally.add(measured, started.elapsed(), bridge.cpu_time() - cpu);
                     }
                 }
-                let mut direct: Option<Stats> = None;
-                for (path, tally) in paths.iter().zip(tallies) {
-                    let stats = tally.stats();
+                let all: Vec<Stats> = tallies.into_iter().map(Tally::stats).collect();
+                let row_of = |key| paths.iter().position(|p| p.key() == key);
+                let (rmcp, raw) = (row_of("direct"), row_of("floor"));
+                for (row, (path, stats)) in paths.iter().zip(&all).enumerate() {
                     let name = path.name();
-                    self.check(&format!("{label}, {name}, c={c}"), &stats);
-                    let (ratio, overhead) = match &direct {
-                        Some(d) => (
-                            format!("{:.2}x", stats.per_sec / d.per_sec),
-                            format!("{:+.3}", ms(stats.p50) - ms(d.p50)),
+                    self.check(&format!("{label}, {name}, c={c}"), stats);
+                    // Each floor is also given against the other, but not against itself.
+                    let against = |floor: Option<usize>| match floor.filter(|&f| f != row) {
+                        Some(f) => (
+                            format!("{:.2}x", stats.per_sec / all[f].per_sec),
+                            format!("{:+.3}", ms(stats.p50) - ms(all[f].p50)),
                         ),
                         None => (String::new(), String::new()),
                     };
-                    let cpu = match path {
-                        Route::Rest { .. } | Route::Mcp(..) => {
-                            format!("{:.0}", stats.bridge_cpu.as_secs_f64() * 1e6)
-                        }
-                        Route::Direct(_) | Route::Mcpo { .. } => String::new(),
+                    let ((ratio_rmcp, over_rmcp), (ratio_raw, over_raw)) =
+                        (against(rmcp), against(raw));
+                    let cpu = match path.through_bridge() {
+                        true => format!("{:.0}", stats.bridge_cpu.as_secs_f64() * 1e6),
+                        false => String::new(),
                     };
                     report.line(&format!(
-                        "| {label} | {name} | {c} | {:.0} | {:.3} | {:.3} | {ratio} | {overhead} | {cpu} |",
+                        "| {label} | {name} | {c} | {:.0} | {:.3} | {:.3} | {ratio_rmcp} | \
+                         {ratio_raw} | {over_rmcp} | {over_raw} | {cpu} |",
                         stats.per_sec,
                         ms(stats.p50),
                         ms(stats.p99)
                     ));
-                    if matches!(path, Route::Direct(_)) {
-                        direct = Some(stats);
-                    }
                 }
             }
             drop(mcpo);
@@ -1466,14 +1527,13 @@ impl Bench {
             let mut tallies: Vec<Tally> = routes.iter().map(|_| Tally::default()).collect();
             for round in 0..=self.sizes.rounds {
                 for ((_, route), tally) in routes.iter().zip(&mut tallies) {
-                    let route = route.clone();
-                    let call = move || route.clone().call();
+                    let caller = || route.caller();
                     if round == 0 {
-                        phase(c, self.sizes.warmup, call).await;
+                        phase(c, self.sizes.warmup, caller).await;
                         continue;
                     }
                     let (started, before) = (Instant::now(), cpu());
-                    let measured = phase(c, self.sizes.run / self.sizes.rounds, call).await;
+                    let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
                     tally.add(measured, started.elapsed(), cpu() - before);
                 }
             }
@@ -1667,6 +1727,59 @@ fn latest_total(dir: &Path) -> Option<u64> {
         .and_then(|n| n.split_whitespace().next()?.parse().ok())
 }
 
+/// An MCP session opened by hand: its id and the protocol version the server chose.
+struct McpSession {
+    id: String,
+    version: String,
+}
+
+impl McpSession {
+    /// `initialize` (asking for 2025-11-25), then `notifications/initialized`, at `url`.
+    async fn open(client: &reqwest::Client, url: &str, token: Option<&str>) -> McpSession {
+        let post = |body: Value, session: Option<&McpSession>| {
+            let mut request = client
+                .post(url)
+                .header("accept", "application/json, text/event-stream")
+                .json(&body);
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            if let Some(session) = session {
+                request = request
+                    .header("mcp-session-id", &session.id)
+                    .header("mcp-protocol-version", &session.version);
+            }
+            request.send()
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}});
+        let resp = post(init, None).await.expect("initialize");
+        let id = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .expect("a session id")
+            .to_owned();
+        let text = resp.text().await.expect("the initialize answer");
+        // A JSON body, or an event stream whose `data:` line holds it.
+        let version = text
+            .lines()
+            .map(|line| line.strip_prefix("data:").unwrap_or(line))
+            .filter_map(|json| serde_json::from_str::<Value>(json).ok())
+            .find_map(|answer| Some(answer["result"]["protocolVersion"].as_str()?.to_owned()))
+            .unwrap_or_else(|| panic!("no protocol version in the initialize answer: {text}"));
+        let session = McpSession { id, version };
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let resp = post(initialized, Some(&session)).await;
+        resp.expect("initialized")
+            .bytes()
+            .await
+            .expect("the initialized answer");
+        session
+    }
+}
+
 /// A client of the bridge on one kept-alive connection: `POST /v1/tools/call`, or `/mcp`
 /// `tools/call` in a 2025-11-25 session, both read to the end and checked.
 struct KeptAlive {
@@ -1691,33 +1804,7 @@ impl KeptAlive {
     async fn mcp(base: &str, token: &str, name: &str) -> Self {
         let client = reqwest::Client::new();
         let url = format!("{base}/mcp");
-        let post = |body: Value, session: Option<&str>| {
-            let mut request = client
-                .post(&url)
-                .bearer_auth(token)
-                .header("accept", "application/json, text/event-stream")
-                .json(&body);
-            if let Some(session) = session {
-                request = request.header("mcp-session-id", session);
-            }
-            request.send()
-        };
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "1"}}});
-        let resp = post(init, None).await.expect("initialize");
-        let session = resp
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .expect("a session id")
-            .to_owned();
-        resp.bytes().await.expect("the initialize answer");
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let resp = post(initialized, Some(&session))
-            .await
-            .expect("initialized");
-        resp.bytes().await.expect("the initialized answer");
+        let session = McpSession::open(&client, &url, Some(token)).await;
         let arguments: Value = serde_json::from_str(ECHO_ARGS).unwrap();
         KeptAlive {
             body: json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -1725,7 +1812,7 @@ impl KeptAlive {
             client,
             url,
             token: token.to_owned(),
-            session: Some(session),
+            session: Some(session.id),
         }
     }
 
@@ -1748,5 +1835,279 @@ impl KeptAlive {
             true => Ok(()),
             false => Err(format!("{status}: {text}")),
         }
+    }
+}
+
+// ---- a raw HTTP/1.1 client, the floor ----
+
+/// One raw route's request, built once, and the idle connections of its workers. Its client
+/// parses no JSON and keeps every connection alive, so it costs the shared cores close to
+/// nothing: what is left of a call's time is the server's.
+struct Raw {
+    addr: std::net::SocketAddr,
+    request: Vec<u8>,
+    /// Where the JSON-RPC id's digits are in `request`: requests in flight in one MCP session
+    /// need ids of their own, so each call writes the next number there.
+    id_digits: Option<std::ops::Range<usize>>,
+    next_id: std::sync::atomic::AtomicU64,
+    /// Kept between phases, so a phase's workers reuse the connections of the one before.
+    idle: Mutex<Vec<tokio::net::TcpStream>>,
+}
+
+/// What a successful answer holds: the echo tool's text.
+const ECHOED: &[u8] = b"Echo: hello from the benchmark";
+/// The JSON-RPC id of a raw `tools/call`, rewritten per call.
+const RAW_ID: &str = "000000000000";
+
+impl Raw {
+    /// `POST url` with `headers` and `body`; `body` may hold the JSON string `RAW_ID` once, as
+    /// the request's id.
+    fn new(url: &str, headers: &[(&str, &str)], body: &str) -> Raw {
+        let url = url::Url::parse(url).expect("a URL");
+        let addr = url.socket_addrs(|| None).expect("a socket address")[0];
+        let mut request = format!(
+            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n",
+            url.path(),
+            &url[url::Position::BeforeHost..url::Position::AfterPort],
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+        let id_digits = body.find(&format!("\"{RAW_ID}\"")).map(|at| {
+            let start = request.len() + at + 1;
+            start..start + RAW_ID.len()
+        });
+        request.push_str(body);
+        Raw {
+            addr,
+            request: request.into_bytes(),
+            id_digits,
+            next_id: Default::default(),
+            idle: Mutex::default(),
+        }
+    }
+
+    /// `tools/call` of `name` with the echo arguments, in MCP `session`.
+    fn mcp(url: &str, token: Option<&str>, session: &McpSession, name: &str) -> Raw {
+        let bearer = token.map(|t| format!("Bearer {t}"));
+        let mut headers = vec![
+            ("Accept", "application/json, text/event-stream"),
+            ("Mcp-Session-Id", session.id.as_str()),
+            ("MCP-Protocol-Version", session.version.as_str()),
+        ];
+        headers.extend(bearer.as_deref().map(|b| ("Authorization", b)));
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":"{RAW_ID}","method":"tools/call","params":{{"name":"{name}","arguments":{ECHO_ARGS}}}}}"#
+        );
+        Raw::new(url, &headers, &body)
+    }
+
+    /// The bridge's `POST /v1/tools/call` of `name`.
+    fn rest(base: &str, token: &str, name: &str) -> Raw {
+        let bearer = format!("Bearer {token}");
+        let headers = [
+            ("Accept", "application/json"),
+            ("Authorization", bearer.as_str()),
+        ];
+        let body = format!(r#"{{"name":"{name}","arguments":{ECHO_ARGS}}}"#);
+        Raw::new(&format!("{base}/v1/tools/call"), &headers, &body)
+    }
+}
+
+/// A load worker's connection of a raw route, given back to the route's idle ones when dropped.
+struct RawConn {
+    raw: Arc<Raw>,
+    stream: Option<tokio::net::TcpStream>,
+    request: Vec<u8>,
+    /// The answer being read, reused from call to call.
+    buf: Vec<u8>,
+}
+
+impl Drop for RawConn {
+    fn drop(&mut self) {
+        if let Some(stream) = self.stream.take() {
+            self.raw.idle.lock().unwrap().push(stream);
+        }
+    }
+}
+
+/// How a raw exchange failed; `Closed` before any byte of the answer on a connection kept from
+/// before means the server closed it while idle, and the call is sent again on a new one.
+enum RawError {
+    Closed,
+    Failed(String),
+}
+
+impl From<std::io::Error> for RawError {
+    fn from(error: std::io::Error) -> Self {
+        RawError::Failed(error.to_string())
+    }
+}
+
+impl RawConn {
+    fn new(raw: Arc<Raw>) -> RawConn {
+        let stream = raw.idle.lock().unwrap().pop();
+        RawConn {
+            stream,
+            request: raw.request.clone(),
+            buf: Vec::with_capacity(16 * 1024),
+            raw,
+        }
+    }
+
+    async fn call(&mut self) -> Result<(), String> {
+        if let Some(digits) = self.raw.id_digits.clone() {
+            let mut id = self
+                .raw
+                .next_id
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            for digit in self.request[digits].iter_mut().rev() {
+                *digit = b'0' + (id % 10) as u8;
+                id /= 10;
+            }
+        }
+        let kept = self.stream.is_some();
+        let mut result = self.exchange().await;
+        if kept && matches!(result, Err(RawError::Closed)) {
+            self.stream = None;
+            result = self.exchange().await;
+        }
+        result.map_err(|error| {
+            self.stream = None;
+            match error {
+                RawError::Closed => "the server closed the connection".to_owned(),
+                RawError::Failed(error) => error,
+            }
+        })
+    }
+
+    /// Sends the request and reads the answer: status line and headers, then the body by its
+    /// length or its chunks (the event stream of a Streamable HTTP answer ends with the call's).
+    async fn exchange(&mut self) -> Result<(), RawError> {
+        use tokio::io::AsyncWriteExt;
+        let stream = match self.stream.take() {
+            Some(stream) => stream,
+            None => {
+                let stream = tokio::net::TcpStream::connect(self.raw.addr).await?;
+                stream.set_nodelay(true)?;
+                stream
+            }
+        };
+        let stream = self.stream.insert(stream);
+        if stream.write_all(&self.request).await.is_err() {
+            return Err(RawError::Closed);
+        }
+        self.buf.clear();
+        let head = fill_until(stream, &mut self.buf, 0, b"\r\n\r\n").await?;
+        let (status, length, chunked, close) = response_head(&self.buf[..head])?;
+        let body = match (length, chunked) {
+            (Some(length), _) => {
+                fill_to(stream, &mut self.buf, head + length).await?;
+                head..head + length
+            }
+            (None, true) => head..dechunk(stream, &mut self.buf, head).await?,
+            (None, false) => return Err(RawError::Failed("an answer without framing".into())),
+        };
+        if close {
+            self.stream = None;
+        }
+        let text = &self.buf[body];
+        match status == 200 && memchr::memmem::find(text, ECHOED).is_some() {
+            true => Ok(()),
+            false => Err(RawError::Failed(format!(
+                "{status}: {}",
+                String::from_utf8_lossy(text)
+            ))),
+        }
+    }
+}
+
+/// The status and the framing of an answer's head: content length, chunked, connection close.
+fn response_head(head: &[u8]) -> Result<(u16, Option<usize>, bool, bool), RawError> {
+    let text = std::str::from_utf8(head).map_err(|e| RawError::Failed(e.to_string()))?;
+    let mut lines = text.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| RawError::Failed(format!("not an HTTP answer: {text}")))?;
+    let (mut length, mut chunked, mut close) = (None, false, false);
+    for (name, value) in lines.filter_map(|line| line.split_once(':')) {
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.parse().ok();
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = value.eq_ignore_ascii_case("chunked");
+        } else if name.eq_ignore_ascii_case("connection") {
+            close = value.eq_ignore_ascii_case("close");
+        }
+    }
+    Ok((status, length, chunked, close))
+}
+
+/// Reads until `buf` holds `needle` at or after `from`; the index just past it.
+async fn fill_until(
+    stream: &mut tokio::net::TcpStream,
+    buf: &mut Vec<u8>,
+    from: usize,
+    needle: &[u8],
+) -> Result<usize, RawError> {
+    loop {
+        if let Some(at) = memchr::memmem::find(&buf[from..], needle) {
+            return Ok(from + at + needle.len());
+        }
+        read_more(stream, buf).await?;
+    }
+}
+
+/// Reads until `buf` holds at least `len` bytes.
+async fn fill_to(
+    stream: &mut tokio::net::TcpStream,
+    buf: &mut Vec<u8>,
+    len: usize,
+) -> Result<(), RawError> {
+    while buf.len() < len {
+        read_more(stream, buf).await?;
+    }
+    Ok(())
+}
+
+async fn read_more(stream: &mut tokio::net::TcpStream, buf: &mut Vec<u8>) -> Result<(), RawError> {
+    use tokio::io::AsyncReadExt;
+    buf.reserve(4096);
+    match stream.read_buf(buf).await {
+        Ok(0) | Err(_) if buf.is_empty() => Err(RawError::Closed),
+        Ok(0) => Err(RawError::Failed("the answer ended early".into())),
+        Ok(_) => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Reads a chunked body that starts at `start` up to its last, empty chunk, moving the chunks'
+/// data together in place (so a text split over two chunks is found whole); the end of the data.
+async fn dechunk(
+    stream: &mut tokio::net::TcpStream,
+    buf: &mut Vec<u8>,
+    start: usize,
+) -> Result<usize, RawError> {
+    let (mut data_end, mut at) = (start, start);
+    loop {
+        let line_end = fill_until(stream, buf, at, b"\r\n").await?;
+        let line = &buf[at..line_end - 2];
+        let size = line.split(|&b| b == b';').next().unwrap_or_default();
+        let size = std::str::from_utf8(size)
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.trim(), 16).ok())
+            .ok_or_else(|| RawError::Failed("a bad chunk size".into()))?;
+        if size == 0 {
+            // No trailers are sent here: the empty chunk's line and one more CRLF.
+            fill_to(stream, buf, line_end + 2).await?;
+            return Ok(data_end);
+        }
+        fill_to(stream, buf, line_end + size + 2).await?;
+        buf.copy_within(line_end..line_end + size, data_end);
+        data_end += size;
+        at = line_end + size + 2;
     }
 }
