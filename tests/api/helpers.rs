@@ -656,7 +656,11 @@ pub fn free_port() -> u16 {
 
 /// server-everything over Streamable HTTP on a free port (it cannot take port 0).
 pub async fn everything_http() -> Peer {
-    let port = free_port();
+    everything_http_on(free_port()).await
+}
+
+/// server-everything over Streamable HTTP on `port`.
+pub async fn everything_http_on(port: u16) -> Peer {
     let child = tokio::process::Command::new(everything_bin())
         .arg("streamableHttp")
         .env("PORT", port.to_string())

@@ -130,6 +130,35 @@ async fn a_child_killed_mid_call_fails_the_call_at_once_and_comes_back() {
     wait_no_process(&marker, Duration::from_secs(10)).await;
 }
 
+/// server-everything killed and back on its port before any ping notices: it answers the old
+/// session with a 400 whose error has no id. The next call is made in a new session, not left
+/// waiting for an answer that never comes (found by the soak, scripts/soak.sh).
+#[tokio::test]
+async fn a_call_after_a_quick_restart_of_a_streamable_http_server_gets_a_new_session() {
+    let peer = everything_http().await;
+    let port = peer.port();
+    let app = spawn_app().await;
+    app.register(json!({"server_id": "quick", "transport": "http", "url": peer.url}))
+        .await;
+    let (status, body) = app.call("quick__echo", json!({"message": "before"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    peer.stop().await;
+    let _again = everything_http_on(port).await;
+    let call = app.call("quick__echo", json!({"message": "after"}));
+    let (status, body) = tokio::time::timeout(Duration::from_secs(10), call)
+        .await
+        .expect("the call is answered, not left waiting");
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("after"),
+        "{body}"
+    );
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn a_streamable_http_upstream_that_restarts_on_the_same_port() {
     let peer = py_http_on(0, &[]).await;

@@ -152,6 +152,17 @@ impl Post<'_> {
                     {
                         return Ok(answer);
                     }
+                    // A server that restarted knows the session no more. The spec has it answer
+                    // 404, which rmcp recovers from with a new session; server-everything (the
+                    // TypeScript SDK) answers 400 with an error of no id, which answers nothing:
+                    // the call waited until a ping failed. It is the same loss.
+                    if session_attached
+                        && status == StatusCode::BAD_REQUEST
+                        && matches!(&error, JsonRpcMessage::Error(e) if e.id.is_none())
+                    {
+                        tracing::debug!(server_id = %self.server_id, %text, "the server lost the session");
+                        return Err(StreamableHttpError::SessionExpired);
+                    }
                     return Ok(StreamableHttpPostResponse::Json(error, session_id));
                 }
                 tracing::warn!("HTTP {status}: could not parse JSON body as a JSON-RPC error");
