@@ -550,6 +550,12 @@ async fn stdio_server(tools: usize) {
 
 /// The echo server over Streamable HTTP on a port of its own, in this process.
 async fn http_echo_server() -> (EchoServer, String) {
+    http_echo_server_with(true).await
+}
+
+/// The in-process server, with Nagle's algorithm off (`nodelay`) or left on, as many servers
+/// written with hyper or axum leave it.
+async fn http_echo_server_with(nodelay: bool) -> (EchoServer, String) {
     let server = EchoServer::new(0);
     let handler = server.clone();
     let service = StreamableHttpService::new(
@@ -560,8 +566,8 @@ async fn http_echo_server() -> (EchoServer, String) {
     let app = axum::Router::new().route_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
+    let listener = axum::serve::ListenerExt::tap_io(listener, move |tcp| {
+        let _ = tcp.set_nodelay(nodelay);
     });
     tokio::spawn(async move { axum::serve(listener, app).await });
     (server, format!("http://{addr}/mcp"))
@@ -996,53 +1002,55 @@ impl Bench {
         const CALLS: u32 = 20;
         let dir = tempfile::tempdir().unwrap();
         let bridge = Bridge::start(dir.path(), &self.auth).await;
-        let (_server, url) = http_echo_server().await;
-        bridge
-            .register(json!({ "server_id": "rs", "transport": "http", "url": url }))
-            .await;
         let bridge_mcp = format!("{}/mcp", bridge.base);
         let agent = self.token("bench-keepalive");
-        let routes = [
-            Route::Direct(mcp_client(&url, None).await),
-            Route::Mcp(
-                mcp_client(&bridge_mcp, Some(&agent)).await,
-                "rs__echo".into(),
-            ),
-        ];
-        report.line(
-            "## Kept-alive calls
-",
-        );
+        report.line("## Kept-alive calls\n");
         report.line(&format!(
             "{CALLS} `echo` calls one after another on one rmcp client (one kept-alive \
-             connection), after one warm-up call, in-process Rust upstream; a delayed-ACK stall \
-             would add some 40 ms a call.\n"
+             connection), after one warm-up call, to the in-process Rust upstream with Nagle's \
+             algorithm off and on; a delayed-ACK stall would add some 40 ms a call. rmcp's own \
+             client (direct) opens a connection per call; the bridge reuses its connections to \
+             the upstream, and acknowledges at once (`TCP_QUICKACK`) so that an upstream with \
+             Nagle on does not stall.\n"
         ));
-        report.line("| path | calls | total ms | per call ms | ratio |");
-        report.line("|---|---:|---:|---:|---:|");
-        let mut direct = None;
-        for route in routes {
-            let name = route.name();
-            let mut result = route.clone().call().await;
-            let started = Instant::now();
-            for _ in 0..CALLS {
-                result = result.and(route.clone().call().await);
+        report.line("| upstream | path | calls | total ms | per call ms | ratio |");
+        report.line("|---|---|---:|---:|---:|---:|");
+        for (label, server_id, nodelay) in [("Nagle off", "rs", true), ("Nagle on", "rn", false)] {
+            let (_server, url) = http_echo_server_with(nodelay).await;
+            bridge
+                .register(json!({ "server_id": server_id, "transport": "http", "url": url }))
+                .await;
+            let routes = [
+                Route::Direct(mcp_client(&url, None).await),
+                Route::Mcp(
+                    mcp_client(&bridge_mcp, Some(&agent)).await,
+                    format!("{server_id}__echo"),
+                ),
+            ];
+            let mut direct = None;
+            for route in routes {
+                let name = route.name();
+                let mut result = route.clone().call().await;
+                let started = Instant::now();
+                for _ in 0..CALLS {
+                    result = result.and(route.clone().call().await);
+                }
+                let took = started.elapsed();
+                if let Err(error) = result {
+                    let message = format!("kept-alive calls, {label}, {name}: {error}");
+                    assert!(self.full, "{message}");
+                    println!("WARNING {message}");
+                }
+                let ratio = direct.map_or(String::new(), |d: Duration| {
+                    format!("{:.2}x", took.as_secs_f64() / d.as_secs_f64())
+                });
+                report.line(&format!(
+                    "| {label} | {name} | {CALLS} | {:.1} | {:.2} | {ratio} |",
+                    ms(took),
+                    ms(took) / f64::from(CALLS)
+                ));
+                direct.get_or_insert(took);
             }
-            let took = started.elapsed();
-            if let Err(error) = result {
-                let message = format!("kept-alive calls, {name}: {error}");
-                assert!(self.full, "{message}");
-                println!("WARNING {message}");
-            }
-            let ratio = direct.map_or(String::new(), |d: Duration| {
-                format!("{:.2}x", took.as_secs_f64() / d.as_secs_f64())
-            });
-            report.line(&format!(
-                "| {name} | {CALLS} | {:.1} | {:.2} | {ratio} |",
-                ms(took),
-                ms(took) / f64::from(CALLS)
-            ));
-            direct.get_or_insert(took);
         }
         report.line("");
         bridge.stop().await;
