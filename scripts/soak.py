@@ -337,6 +337,7 @@ class Soak:
                 "MCP_BRIDGE_DATA_DIR": self.data_dir,
                 "MCP_BRIDGE_JWT_SECRET": secret,
                 "MCP_BRIDGE_LOG": a.bridge_log_level,
+                "MCP_BRIDGE_REPLAY_BUFFER": str(a.replay_buffer),
             },
             stdout=self.bridge_log, stderr=subprocess.STDOUT,
         )
@@ -548,8 +549,8 @@ class Soak:
         n = 0
         while True:
             await asyncio.sleep(self.args.kill_every)
-            if self.stop.is_set() or self.now() > self.duration - 5:
-                return
+            if self.stop.is_set() or self.now() > self.duration - 45:
+                return  # no kill whose recovery the end of the run would cut short
             server = "evh" if n % 2 == 0 else "ev"
             n += 1
             kill = {"server": server, "at": self.now()}
@@ -575,6 +576,8 @@ class Soak:
             while self.now() < deadline and not await self.probe(server):
                 await asyncio.sleep(0.1)
             kill["back"] = self.now() if self.now() < deadline else None
+            if kill["back"] is None:
+                self.stop.set()  # a server that does not come back: the rest of the run would say nothing more
             if server == "ev":
                 kill["new_pid"] = self.stdio_child()
             log(f"kill -9 {server}: back after {kill['back'] - kill['at']:.2f} s" if kill["back"]
@@ -813,7 +816,8 @@ class Soak:
                        "kill_caused_codes": dict(kill_codes), "other_codes": dict(other_codes),
                        "kill_caused_max_latency_ms": ms(kill_max),
                        "kill_caused_p50_latency_ms": ms(pct([f["latency"] for f in by_kill], 0.5)),
-                       "other_examples": other[:10]},
+                       "other_examples": other[:10],
+                       "kill_caused_slow": [f for f in by_kill if f["latency"] >= FAST_FAIL_S][:50]},
             "kills": [{k2: (round(v, 2) if isinstance(v, float) else v) for k2, v in k.items()} for k in kills],
             "kill_recovery_s": {s: [round(k["back"] - k["at"], 2) for k in kills if k["server"] == s and k.get("back")]
                                 for s in ("evh", "ev")},
@@ -897,6 +901,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--stream-read-timeout", type=float, default=60,
                    help="seconds without a byte (keep-alives come every 15 s) before a stream counts as dropped")
     p.add_argument("--bridge-log-level", default="warn")
+    p.add_argument("--replay-buffer", type=int, default=50,
+                   help="MCP_BRIDGE_REPLAY_BUFFER: small, so that every agent's replay buffer (bounded, but some "
+                        "25 events a minute here) is full before warm-up ends and its filling is not taken for a leak")
     return p.parse_args()
 
 
