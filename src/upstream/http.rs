@@ -75,12 +75,32 @@ pub fn client(config: &McpServerConfig, guard: Guard) -> Result<Bounded, Connect
         .pool_max_idle_per_host(0)
         .build()
         .map_err(|e| failed(&e))?;
+    // reqwest goes through the proxy the environment names; the pool does not know proxies, so
+    // with one set, messages go through reqwest as well (a connection per message).
+    let pool = match proxied() {
+        true => None,
+        false => Some(pool::Pool::new(guard).map_err(|e| failed(&e))?),
+    };
     Ok(Bounded {
         client,
-        pool: pool::Pool::new(guard).map_err(|e| failed(&e))?,
+        pool,
         server_id: config.server_id.as_str().into(),
         challenges: Arc::default(),
     })
+}
+
+/// Whether the environment names an HTTP proxy, as reqwest reads it.
+fn proxied() -> bool {
+    [
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .iter()
+    .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
 }
 
 /// The last `WWW-Authenticate` challenge of a 401 or 403 a server answered with, for the
@@ -115,7 +135,8 @@ impl Challenges {
 #[derive(Clone)]
 pub struct Bounded {
     client: reqwest::Client,
-    pool: pool::Pool,
+    /// None when a proxy is set.
+    pool: Option<pool::Pool>,
     server_id: Arc<str>,
     pub challenges: Arc<Challenges>,
 }
@@ -225,17 +246,38 @@ impl StreamableHttpClient for Bounded {
             ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
             _ => None,
         };
-        let posted = post::Post {
-            pool: &self.pool,
-            uri: &uri,
-            session_id,
-            auth: auth_header,
-            headers: custom_headers,
-            limits,
-            server_id: &self.server_id,
-        }
-        .send(&message)
-        .await;
+        let posted = match &self.pool {
+            Some(pool) => {
+                post::Post {
+                    pool,
+                    uri: &uri,
+                    session_id,
+                    auth: auth_header,
+                    headers: custom_headers,
+                    limits,
+                    server_id: &self.server_id,
+                }
+                .send(&message)
+                .await
+            }
+            None => {
+                let sent = self.client.post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                );
+                match sent.await {
+                    Ok(StreamableHttpPostResponse::Sse(events, session)) => {
+                        let events = self.bounded(events, id.clone(), limits.max_sse_event_size);
+                        Ok(StreamableHttpPostResponse::Sse(events, session))
+                    }
+                    posted => posted,
+                }
+            }
+        };
         self.challenges.note(&posted);
         match (posted, id) {
             (Err(StreamableHttpError::ResponseBodyTooLarge { max_size }), Some(id)) => {
