@@ -270,22 +270,24 @@ pub struct StdioTransport {
 impl StdioTransport {
     /// What to do with a line that is JSON but no message rmcp knows, as rmcp's own reader
     /// does: a request (or anything that is not a notification) is answered "Invalid request";
-    /// a notification, which takes no answer, is dropped.
-    async fn refuse(
-        &mut self,
-        line: &[u8],
-        error: &serde_json::Error,
-    ) -> Result<(), std::io::Error> {
+    /// a notification, which takes no answer, is dropped. The answer is written apart: were
+    /// `receive` cancelled halfway through writing it, the child would get half a line.
+    fn refuse(&mut self, line: &[u8], error: &serde_json::Error) {
         let notification = serde_json::from_slice::<serde_json::Value>(line)
             .is_ok_and(|v| v.get("method").is_some() && v.get("id").is_none());
         tracing::debug!(%error, notification, "a message of the server is not MCP");
         if notification {
-            return Ok(());
+            return;
         }
         let invalid = rmcp::ErrorData::invalid_request("Invalid request", None);
-        self.io
-            .send(TxJsonRpcMessage::<RoleClient>::error(invalid, None))
-            .await
+        let answer = self
+            .io
+            .send(TxJsonRpcMessage::<RoleClient>::error(invalid, None));
+        tokio::spawn(async move {
+            if let Err(error) = answer.await {
+                tracing::debug!(%error, "cannot answer a stdio server");
+            }
+        });
     }
 }
 
@@ -320,25 +322,19 @@ impl Transport<RoleClient> for StdioTransport {
                 true => None,
                 false => Some(self.calls.decode(text)),
             };
-            let refused = match parsed {
-                None => Ok(()),
+            match parsed {
+                None => {}
                 Some(Ok(message)) => {
                     line.clear();
                     self.line = line;
                     return Some(message);
                 }
-                Some(Err(error)) if error.is_data() => self.refuse(text, &error).await,
+                Some(Err(error)) if error.is_data() => self.refuse(text, &error),
                 // Not JSON: nothing to answer, as in the other SDKs.
-                Some(Err(error)) => {
-                    tracing::debug!(%error, "a line of a stdio server is not JSON");
-                    Ok(())
-                }
-            };
+                Some(Err(error)) => tracing::debug!(%error, "a line of a stdio server is not JSON"),
+            }
             line.clear();
             self.line = line;
-            if refused.is_err() {
-                return None;
-            }
         }
     }
 
