@@ -21,9 +21,8 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tokio_rustls::client::TlsStream;
+use tokio_tungstenite::MaybeTlsStream;
 
 use crate::guard::{Guard, MAX_REDIRECTS, Refused};
 
@@ -171,96 +170,26 @@ impl tower_service::Service<Uri> for Connector {
                 let tls = tokio_rustls::TlsConnector::from(tls)
                     .connect(name, tcp)
                     .await?;
-                Stream::Tls(Box::new(tls))
+                MaybeTlsStream::Rustls(tls)
             } else {
-                Stream::Plain(tcp)
+                MaybeTlsStream::Plain(tcp)
             };
             Ok(Conn(TokioIo::new(stream)))
         })
     }
 }
 
-enum Stream {
-    Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
-impl Stream {
-    fn tcp(&self) -> &TcpStream {
-        match self {
-            Stream::Plain(tcp) => tcp,
-            Stream::Tls(tls) => tls.get_ref().0,
-        }
-    }
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let before = buf.filled().len();
-        let read = match this {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_read(cx, buf),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_read(cx, buf),
-        };
-        if matches!(read, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            // Not permanent in Linux: set again after each read. Failing is harmless (slower).
-            let _ = socket2::SockRef::from(this.tcp()).set_tcp_quickack(true);
-        }
-        read
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_write_vectored(cx, bufs),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            Stream::Plain(tcp) => tcp.is_write_vectored(),
-            Stream::Tls(tls) => tls.is_write_vectored(),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_shutdown(cx),
-        }
+/// The TCP socket under `stream`.
+fn tcp(stream: &MaybeTlsStream<TcpStream>) -> Option<&TcpStream> {
+    match stream {
+        MaybeTlsStream::Plain(tcp) => Some(tcp),
+        MaybeTlsStream::Rustls(tls) => Some(tls.get_ref().0),
+        _ => None,
     }
 }
 
 /// One connection, as hyper reads and writes it.
-struct Conn(TokioIo<Stream>);
+struct Conn(TokioIo<MaybeTlsStream<TcpStream>>);
 
 impl Connection for Conn {
     fn connected(&self) -> Connected {
@@ -274,7 +203,15 @@ impl hyper::rt::Read for Conn {
         cx: &mut Context<'_>,
         buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
+        let this = self.get_mut();
+        let read = Pin::new(&mut this.0).poll_read(cx, buf);
+        if matches!(read, Poll::Ready(Ok(())))
+            && let Some(tcp) = tcp(this.0.inner())
+        {
+            // Not permanent in Linux: set again after each read. Failing is harmless (slower).
+            let _ = socket2::SockRef::from(tcp).set_tcp_quickack(true);
+        }
+        read
     }
 }
 
