@@ -9,7 +9,8 @@
 //! (`floor`, `rest-raw` and `mcp-raw` are a raw HTTP/1.1 client that parses nothing, to the
 //! upstream and to the bridge). The `replicas` section runs only when `BENCH_POSTGRES` (a
 //! PostgreSQL server's URL, where it creates and drops a database of its own) and `BENCH_NATS`
-//! (a NATS server with JetStream) are set.
+//! (a NATS server with JetStream) are set. `BENCH_BRIDGE=path` runs that build of the service
+//! instead of this one's, so two commits are measured by one harness.
 //!
 //! This binary is also the minimal stdio MCP server the catalogue and boot benchmarks register:
 //! `bridge --stdio-server N` serves `echo` and N more tools on stdin/stdout.
@@ -319,7 +320,9 @@ impl Bridge {
         wrapper: &[String],
     ) -> Bridge {
         let port = free_port();
-        let binary = env!("CARGO_BIN_EXE_mcp-bridge");
+        // `BENCH_BRIDGE` runs another build of the service (a baseline) in the same harness.
+        let binary = std::env::var("BENCH_BRIDGE")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_mcp-bridge").to_owned());
         let mut command = match wrapper.split_first() {
             Some((program, args)) => {
                 let mut command = tokio::process::Command::new(program);

@@ -8,6 +8,9 @@ use mcp_bridge::config::Config;
 use mcp_bridge::http::auth::Auth;
 use mcp_bridge::startup::Application;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "mcp-bridge",
