@@ -713,7 +713,7 @@ impl Registry {
         }
         let bound = call_bound(&config, timeout);
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        let span = tracing::info_span!("tool_call", %server_id, %tool);
+        let span = tracing::info_span!("tool_call", server_id, tool);
         let result =
             tracing::Instrument::instrument(conn.call_tool(params, bound, origin), span).await;
         match result {

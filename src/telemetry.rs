@@ -1,15 +1,21 @@
 //! Builds the tracing subscriber: a filter from `MCP_BRIDGE_LOG` (or `RUST_LOG`-style directives),
 //! human-readable lines on stderr.
 
+use std::fmt::{self, Write as _};
 use std::io::IsTerminal;
 
+use tracing::field::{Field, Visit};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::field::RecordFields;
+use tracing_subscriber::fmt::FormatFields;
+use tracing_subscriber::fmt::format::Writer;
 
 /// Installs the global subscriber. A second call (as in tests) is a no-op.
 pub fn init(filter: &str) {
     let filter = EnvFilter::try_new(directives(filter)).unwrap_or_else(|_| EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .fmt_fields(PlainFields)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();
@@ -28,9 +34,100 @@ fn directives(filter: &str) -> String {
     }
 }
 
+/// Fields as the default formatter writes them (`name=value`, the message bare), without its
+/// styling, and with terminal control characters escaped in every value, not only the message.
+/// A request's span is formatted as it opens, for every request: painting each field's name cost
+/// more than the rest of the span.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PlainFields;
+
+impl<'w> FormatFields<'w> for PlainFields {
+    fn format_fields<R: RecordFields>(&self, writer: Writer<'w>, fields: R) -> fmt::Result {
+        let mut visitor = PlainVisitor {
+            out: writer,
+            result: Ok(()),
+            first: true,
+        };
+        fields.record(&mut visitor);
+        visitor.result
+    }
+}
+
+struct PlainVisitor<'w> {
+    out: Writer<'w>,
+    result: fmt::Result,
+    first: bool,
+}
+
+impl PlainVisitor<'_> {
+    /// Writes the separator and the field's name (the message has none); false when the field
+    /// is skipped (`log.*` fields are the `log` crate's metadata, already shown).
+    fn named(&mut self, field: &Field) -> bool {
+        let name = field.name();
+        if self.result.is_err() || name.starts_with("log.") {
+            return false;
+        }
+        let pad = if std::mem::take(&mut self.first) {
+            ""
+        } else {
+            " "
+        };
+        // Pieces written as they are: `write!` would run the formatting machinery for each.
+        self.result = match name.strip_prefix("r#").unwrap_or(name) {
+            "message" => self.out.write_str(pad),
+            name => (self.out.write_str(pad))
+                .and_then(|()| self.out.write_str(name))
+                .and_then(|()| self.out.write_char('=')),
+        };
+        self.result.is_ok()
+    }
+}
+
+impl Visit for PlainVisitor<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            return self.record_debug(field, &format_args!("{value}"));
+        }
+        // Debug escapes every control character itself.
+        if self.named(field) {
+            self.result = write!(self.out, "{value:?}");
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        if self.named(field) {
+            self.result = write!(Escaping(&mut self.out), "{value:?}");
+        }
+    }
+}
+
+/// A writer that escapes what a terminal would act on: ESC, BEL, BS, FF, DEL and the C1 controls
+/// (as `tracing-subscriber` escapes a message).
+struct Escaping<W>(W);
+
+impl<W: fmt::Write> fmt::Write for Escaping<W> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        // C1 controls are U+0080..U+009F: 0xC2 then 0x80..0x9F in UTF-8.
+        let risky = |b: &u8| matches!(b, 0x07 | 0x08 | 0x0c | 0x1b | 0x7f | 0xc2);
+        if !text.as_bytes().iter().any(risky) {
+            return self.0.write_str(text);
+        }
+        for ch in text.chars() {
+            match ch {
+                '\x07' | '\x08' | '\x0c' | '\x1b' | '\x7f' => {
+                    write!(self.0, "\\x{:02x}", ch as u32)?
+                }
+                '\u{80}'..='\u{9f}' => write!(self.0, "\\u{{{:x}}}", ch as u32)?,
+                ch => self.0.write_char(ch)?,
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::directives;
+    use super::*;
 
     #[test]
     fn the_sdk_logs_warnings_unless_the_filter_names_it() {
@@ -42,5 +139,53 @@ mod tests {
         assert_eq!(directives(""), "rmcp=warn");
         assert_eq!(directives("info,rmcp=debug"), "info,rmcp=debug");
         assert_eq!(directives("rmcp::service=info"), "rmcp::service=info");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_kept() {
+        let mut out = Escaping(String::new());
+        write!(out, "plain \u{e9}t\u{e9} \x1b[31mred\x07 \u{9b}0m").unwrap();
+        assert_eq!(out.0, "plain \u{e9}t\u{e9} \\x1b[31mred\\x07 \\u{9b}0m");
+    }
+
+    #[test]
+    fn fields_read_as_the_default_formatter_writes_them() {
+        // An event's fields, recorded through a subscriber that formats them as ours does.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = move || {
+            let tx = tx.clone();
+            LineWriter(tx)
+        };
+        let subscriber = tracing_subscriber::fmt()
+            .fmt_fields(PlainFields)
+            .without_time()
+            .with_target(false)
+            .with_level(false)
+            .with_ansi(false)
+            .with_writer(sink)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let route = "/v1/tools/call";
+            let span = tracing::info_span!("request", method = %"POST", route);
+            let _in = span.enter();
+            tracing::info!(status = 200, r#type = "x", note = %"a\x1bb", "answered {}", 1);
+        });
+        let line = rx.recv().unwrap();
+        assert_eq!(
+            line.trim_end(),
+            "request{method=POST route=\"/v1/tools/call\"}: answered 1 status=200 type=\"x\" note=a\\x1bb"
+        );
+    }
+
+    struct LineWriter(std::sync::mpsc::Sender<String>);
+
+    impl std::io::Write for LineWriter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let _ = self.0.send(String::from_utf8_lossy(buf).into_owned());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
 }

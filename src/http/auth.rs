@@ -66,7 +66,7 @@ pub struct Auth {
     /// Tokens that passed verification, with the agent and the last second they are valid in:
     /// an agent sends the same token on every call, and checking its signature again costs far
     /// more than the lookup. Expiry is still checked on every use.
-    verified: std::sync::Mutex<std::collections::HashMap<String, (Caller, u64)>>,
+    verified: std::sync::Mutex<foldhash::HashMap<String, (Caller, u64)>>,
     decoding: DecodingKey,
     encoding: Option<EncodingKey>,
     validation: Validation,

@@ -154,9 +154,29 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let Json(value) = Json::<serde_json::Value>::from_request(req, state)
+        if !plain_json(req.headers()) {
+            let Json(value) = Json::<serde_json::Value>::from_request(req, state)
+                .await
+                .map_err(json_rejection)?;
+            return Self::from_value(value);
+        }
+        let bytes = axum::body::Bytes::from_request(req, state)
             .await
-            .map_err(json_rejection)?;
+            .map_err(|e| json_rejection(e.into()))?;
+        // A well-formed message is read in one pass; anything else is read again the careful way
+        // for the error that says where it is wrong.
+        let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        if object && let Ok(value) = serde_json::from_slice::<T>(&bytes) {
+            value.check_type().map_err(ApiError::invalid)?;
+            return Ok(Self(value));
+        }
+        let Json(value) = Json::<serde_json::Value>::from_bytes(&bytes).map_err(json_rejection)?;
+        Self::from_value(value)
+    }
+}
+
+impl<T: DeserializeOwned + Message> A2eJson<T> {
+    fn from_value(value: serde_json::Value) -> Result<Self, ApiError> {
         // A message is a JSON object (serde would also take an array as a struct's fields).
         if !value.is_object() {
             return Err(ApiError::invalid(
@@ -171,6 +191,19 @@ where
         value.check_type().map_err(ApiError::invalid)?;
         Ok(Self(value))
     }
+}
+
+/// Whether the request says `Content-Type: application/json` (with parameters or not), which
+/// is what nearly every client sends; any other type is left to axum's check.
+fn plain_json(headers: &axum::http::HeaderMap) -> bool {
+    let Some(value) = headers.get(axum::http::header::CONTENT_TYPE) else {
+        return false;
+    };
+    let value = value.as_bytes();
+    let essence = value.split(|b| *b == b';').next().unwrap_or_default();
+    essence
+        .trim_ascii()
+        .eq_ignore_ascii_case(b"application/json")
 }
 
 /// A JSON object body that is not an A2E message (a policy, a toolset), with the A2E error

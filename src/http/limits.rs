@@ -2,7 +2,7 @@
 //! agent, which allows bursts), requests in flight and event streams open. Over either, the
 //! answer is 429 `rate_limited` with a `Retry-After`; nothing of the request has run.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
 //! The tool calls in flight that their agents may cancel, by (agent, A2E request id): what
 //! `DELETE /v1/calls/{id}` finds and stops.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;

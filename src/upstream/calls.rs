@@ -2,7 +2,7 @@
 //! request that arrives on that call's stream goes to its caller) and by its progress token
 //! (progress goes to the caller, in order).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ProgressToken, RequestId};

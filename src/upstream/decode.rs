@@ -6,7 +6,7 @@
 //! `CallToolResult` directly, and everything else (or an answer that is no `CallToolResult`,
 //! such as one asking for input) as rmcp does.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::model::{
