@@ -3,6 +3,7 @@
 //! token names: every server's tools as `{server_id}__{tool}` (one server's unprefixed when
 //! configured), resources, templates, prompts (`{server_id}__{prompt}`) and completions.
 
+mod direct;
 mod hop;
 mod inputs;
 mod owners;
@@ -49,14 +50,23 @@ pub const ANONYMOUS: &str = "anonymous";
 /// binding and its limits.
 pub fn router(state: AppState) -> Router<AppState> {
     let manager = Arc::new(LocalSessionManager::default());
+    let sessions = Arc::new(Sessions::default());
+    spawn_change_notifier(&state, sessions.clone());
+    let server = BridgeServer {
+        state: state.clone(),
+        sessions,
+        suspended: Suspended::default(),
+        direct: Arc::default(),
+    };
     let front = Front {
         state: state.clone(),
         owners: Arc::new(SessionOwners::new(
             manager.clone(),
             state.config.agent_mcp_sessions,
         )),
+        server: server.clone(),
     };
-    let service = service(state.clone(), manager);
+    let service = service(&state, server, manager);
     Router::new()
         .route_service("/mcp", service.clone())
         .route_service("/mcp/toolsets/{name}", service)
@@ -80,11 +90,10 @@ pub fn router(state: AppState) -> Router<AppState> {
 }
 
 fn service(
-    state: AppState,
+    state: &AppState,
+    server: BridgeServer,
     manager: Arc<LocalSessionManager>,
 ) -> StreamableHttpService<BridgeServer, LocalSessionManager> {
-    let sessions = Arc::new(Sessions::default());
-    spawn_change_notifier(&state, sessions.clone());
     // A stateless (2026-07-28) call whose first message is its answer gets plain JSON; one that
     // streams first (progress, a sampling or elicitation request) still gets SSE.
     let mut config = StreamableHttpServerConfig::default()
@@ -94,11 +103,6 @@ fn service(
     if !state.config.mcp_allowed_hosts.is_empty() {
         config = config.with_allowed_hosts(state.config.mcp_allowed_hosts.clone());
     }
-    let server = BridgeServer {
-        state,
-        sessions,
-        suspended: Suspended::default(),
-    };
     StreamableHttpService::new(move || Ok(server.clone()), manager, config)
 }
 
@@ -107,6 +111,7 @@ fn service(
 struct Front {
     state: AppState,
     owners: Arc<SessionOwners>,
+    server: BridgeServer,
 }
 
 const SESSION_ID: &str = "mcp-session-id";
@@ -163,6 +168,7 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
     ) {
         (true, Some(id)) => {
             front.owners.closed(id);
+            front.server.direct.closed(id);
             session_ended()
         }
         _ => resp,
@@ -423,6 +429,8 @@ pub struct BridgeServer {
     sessions: Arc<Sessions>,
     /// Calls of stateless clients waiting for their answers.
     suspended: Suspended,
+    /// The sessions whose plain calls are answered in front of rmcp.
+    direct: Arc<direct::Direct>,
 }
 
 /// The agent the request runs as, put there by [`authenticate`].
@@ -441,10 +449,33 @@ fn cursor_of(request: Option<PaginatedRequestParams>) -> String {
 }
 
 fn request_id(context: &RequestContext<RoleServer>) -> String {
-    match serde_json::to_value(&context.id) {
-        Ok(Value::String(s)) => s,
-        Ok(other) => other.to_string(),
-        Err(_) => String::new(),
+    id_text(&context.id)
+}
+
+/// A JSON-RPC id as text (a string's own characters, a number's digits).
+fn id_text(id: &rmcp::model::RequestId) -> String {
+    match id {
+        rmcp::model::NumberOrString::String(s) => s.to_string(),
+        rmcp::model::NumberOrString::Number(n) => n.to_string(),
+    }
+}
+
+/// A call, unless the client's `notifications/cancelled` for its request comes first: dropping
+/// the call tells its server the same (rmcp cancels the context but lets the handler run on).
+async fn until_cancelled(
+    call: impl Future<Output = inputs::Outcome>,
+    cancelled: &tokio_util::sync::CancellationToken,
+    agent: &Caller,
+    tool: &str,
+    id: &rmcp::model::RequestId,
+) -> inputs::Outcome {
+    tokio::select! {
+        biased;
+        _ = cancelled.cancelled() => {
+            tracing::info!(agent = %agent.id, %tool, "call cancelled by the /mcp client");
+            Err(registry::Error::Cancelled(id_text(id)))
+        }
+        called = call => called,
     }
 }
 
@@ -600,9 +631,14 @@ impl ServerHandler for BridgeServer {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        let agent = context
-            .extensions
-            .get::<axum::http::request::Parts>()
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let session = parts
+            .and_then(|parts| parts.headers.get(SESSION_ID))
+            .and_then(|v| v.to_str().ok());
+        if let Some(session) = session {
+            self.direct.initialized(session, context.peer.clone());
+        }
+        let agent = parts
             .and_then(|parts| parts.extensions.get::<Caller>())
             .map(|a| a.id.clone());
         if let Some(agent) = agent {
@@ -732,16 +768,8 @@ impl ServerHandler for BridgeServer {
                 .state
                 .tools
                 .call(&agent, scope.scope(), &full, arguments, None, origin);
-            // The client's `notifications/cancelled` for this request: dropping the call tells
-            // its server the same (rmcp cancels the context but lets the handler run on).
-            let called = tokio::select! {
-                biased;
-                _ = context.ct.cancelled() => {
-                    tracing::info!(agent = %agent.id, tool = %request.name, "call cancelled by the /mcp client");
-                    Err(registry::Error::Cancelled(request_id(&context)))
-                }
-                called = call => called,
-            };
+            let called =
+                until_cancelled(call, &context.ct, &agent, &request.name, &context.id).await;
             return self.respond(&request.name, Step::Done(called));
         };
         let (state, caller) = (self.state.clone(), agent.clone());
@@ -917,6 +945,40 @@ impl ServerHandler for BridgeServer {
 }
 
 impl BridgeServer {
+    /// A plain `tools/call` of a 2025-11-25 session, answered in front of rmcp (direct.rs): the
+    /// call `call_tool` makes for a session whose client takes no requests and wants no progress.
+    #[allow(clippy::too_many_arguments)]
+    async fn call_in_session(
+        &self,
+        agent: &Caller,
+        uri: &axum::http::Uri,
+        name: &str,
+        arguments: Map<String, Value>,
+        peer: Peer<RoleServer>,
+        id: &rmcp::model::RequestId,
+        cancelled: &tokio_util::sync::CancellationToken,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let scope = scope_of(uri);
+        let full = match scope.scope() {
+            Scope::Catalogue => full_tool_name(&self.state, name)?,
+            _ => name.to_owned(),
+        };
+        let origin = Arc::new(McpCaller {
+            peer,
+            sampling: false,
+            elicitation: false,
+            progress_token: None,
+            inputs: None,
+            channel: AgentChannel::new(self.state.hub.clone(), agent.id.clone(), id_text(id)),
+        });
+        let call = self
+            .state
+            .tools
+            .call(agent, scope.scope(), &full, arguments, None, origin);
+        let called = until_cancelled(call, cancelled, agent, name, id).await;
+        self.respond(name, Step::Done(called))
+    }
+
     /// Whether `/mcp` shows a server's resource URI (or template) qualified with the server:
     /// when another server offers the same one, unless it is the unprefixed server's.
     /// A page of a list across servers as `/mcp` shows it: each item as `expose` renames it

@@ -7,7 +7,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionHandle, LocalSessionManager,
+};
 
 /// Sessions recorded before the ones rmcp has closed (or let expire) are looked for.
 const PRUNE_FROM: usize = 1024;
@@ -65,6 +67,11 @@ impl SessionOwners {
     /// Whether rmcp still has session `id` (it has not ended nor expired).
     pub async fn is_open(&self, id: &str) -> bool {
         self.manager.sessions.read().await.contains_key(id)
+    }
+
+    /// rmcp's handle of session `id`, while it has it.
+    pub async fn handle(&self, id: &str) -> Option<LocalSessionHandle> {
+        self.manager.sessions.read().await.get(id).cloned()
     }
 
     /// The cap, when `agent` has reached it (sessions rmcp has dropped no longer count).

@@ -55,14 +55,24 @@ pub async fn intercept(State(front): State<Front>, req: Request, next: Next) -> 
         .map(str::to_owned);
     let wanted = wanted(&bytes, session.is_some());
     let agent = parts.extensions.get::<Caller>().cloned();
-    if let (Wanted::Task, Some(session), Some(agent)) = (&wanted, &session, agent) {
-        // The session checks of `authenticate` (its agent's own), and that rmcp still has it.
-        if !front.owners.is_open(session).await {
-            return super::session_not_found();
+    match (&wanted, &session, agent) {
+        (Wanted::Task, Some(session), Some(agent)) => {
+            // The session checks of `authenticate` (its agent's own), and that rmcp still has it.
+            if !front.owners.is_open(session).await {
+                return super::session_not_found();
+            }
+            if let Ok(rpc) = serde_json::from_slice::<Rpc>(&bytes) {
+                return answer(&front.state, &agent, &parts.uri, rpc).await;
+            }
         }
-        if let Ok(rpc) = serde_json::from_slice::<Rpc>(&bytes) {
-            return answer(&front.state, &agent, &parts.uri, rpc).await;
+        (Wanted::Call, Some(session), Some(agent)) => {
+            if let Some(answer) = super::direct::call(&front, &parts, &agent, session, &bytes).await
+            {
+                return answer;
+            }
         }
+        (Wanted::Cancelled, Some(session), _) => front.server.direct.cancelled(session, &bytes),
+        _ => {}
     }
     let resp = next
         .run(Request::from_parts(parts, Body::from(bytes)))
@@ -98,6 +108,10 @@ enum Wanted {
     Initialize,
     /// A task request of a session, answered here.
     Task,
+    /// A `tools/call` of a session, answered in front of rmcp when plain (direct.rs).
+    Call,
+    /// A session's `notifications/cancelled`, which may name a call answered in front of rmcp.
+    Cancelled,
     /// Anything else: rmcp's.
     Pass,
 }
@@ -117,8 +131,16 @@ struct PeekParams {
 }
 
 fn wanted(body: &[u8], in_session: bool) -> Wanted {
-    // Most requests name neither: they pass without being parsed here.
     let finder = |needle: &str| memchr::memmem::find(body, needle.as_bytes()).is_some();
+    if in_session && !finder("\"task") {
+        if finder("\"tools/call\"") {
+            return Wanted::Call;
+        }
+        if finder("\"notifications/cancelled\"") {
+            return Wanted::Cancelled;
+        }
+    }
+    // Most requests name none of these: they pass without being parsed here.
     if !finder("\"task") && !finder("\"initialize\"") {
         return Wanted::Pass;
     }
@@ -212,7 +234,8 @@ mod tests {
         assert_eq!(wanted(call, true), Wanted::Task);
         assert_eq!(wanted(get, true), Wanted::Task);
         assert_eq!(wanted(call, false), Wanted::Pass);
-        assert_eq!(wanted(plain, true), Wanted::Pass);
+        assert_eq!(wanted(plain, true), Wanted::Call);
+        assert_eq!(wanted(plain, false), Wanted::Pass);
         assert_eq!(wanted(init, false), Wanted::Initialize);
         assert_eq!(wanted(b"[1,2]", true), Wanted::Pass);
         assert_eq!(wanted(b"not json", true), Wanted::Pass);

@@ -618,6 +618,156 @@ async fn session_request(
     req.send().await.unwrap()
 }
 
+/// Opens a session with `capabilities` and says it is initialized; its id.
+async fn initialized_session(app: &TestApp, token: &str, capabilities: Value) -> String {
+    let opened = session_request(
+        app,
+        token,
+        None,
+        reqwest::Method::POST,
+        Some(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
+            "clientInfo": {"name": "raw", "version": "1"}}})),
+    )
+    .await;
+    assert_eq!(opened.status(), StatusCode::OK);
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let said = session_request(
+        app,
+        token,
+        Some(&session),
+        reqwest::Method::POST,
+        Some(initialized),
+    )
+    .await;
+    assert_eq!(said.status(), StatusCode::ACCEPTED);
+    session
+}
+
+/// A session's `tools/call`: its content type and the JSON-RPC answer in it.
+async fn session_call(app: &TestApp, session: &str, id: Value, params: Value) -> (String, Value) {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+    let resp = session_request(
+        app,
+        &app.alice,
+        Some(session),
+        reqwest::Method::POST,
+        Some(call),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let content_type = resp.headers()["content-type"].to_str().unwrap().to_owned();
+    let text = resp.text().await.unwrap();
+    let answer = match content_type.starts_with("text/event-stream") {
+        true => text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|m| m.get("id").is_some())
+            .unwrap_or_else(|| panic!("no answer in {text}")),
+        false => serde_json::from_str(&text).unwrap(),
+    };
+    (content_type, answer)
+}
+
+/// A plain call of a session is answered in front of rmcp, in JSON, as rmcp would answer it:
+/// its result, the client's own id (a number or a string), a tool error as a result, an unknown
+/// tool as invalid params. A call with a progress token, and a client that can sample, still go
+/// through rmcp (as a stream), and the session goes on working for both.
+#[tokio::test]
+async fn a_sessions_plain_call_is_answered_in_json_as_rmcp_would() {
+    let peer = everything_http().await;
+    let app = spawn_app().await;
+    app.register(json!({"server_id": "evh", "transport": "http", "url": peer.url}))
+        .await;
+    let plain = initialized_session(&app, &app.alice, json!({})).await;
+    let echo = json!({"name": "evh__echo", "arguments": {"message": "direct"}});
+    for id in [json!(5), json!("call-5")] {
+        let (content_type, answer) = session_call(&app, &plain, id.clone(), echo.clone()).await;
+        assert!(
+            content_type.starts_with("application/json"),
+            "{content_type}"
+        );
+        assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "Echo: direct",
+            "{answer}"
+        );
+    }
+    let unknown = json!({"name": "evh__nothing", "arguments": {}});
+    let (_, answer) = session_call(&app, &plain, json!(6), unknown).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("evh__nothing"),
+        "{answer}"
+    );
+    let wrong = json!({"name": "evh__echo", "arguments": {"message": 3}});
+    let (_, answer) = session_call(&app, &plain, json!(7), wrong).await;
+    assert!(
+        answer.get("error").is_some() || answer["result"]["isError"] == true,
+        "{answer}"
+    );
+
+    let mut progress = echo.clone();
+    progress["_meta"] = json!({"progressToken": "p"});
+    let (content_type, answer) = session_call(&app, &plain, json!(8), progress).await;
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "Echo: direct",
+        "{answer}"
+    );
+
+    let sampler = initialized_session(&app, &app.alice, json!({"sampling": {}})).await;
+    let (content_type, answer) = session_call(&app, &sampler, json!(9), echo.clone()).await;
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "Echo: direct",
+        "{answer}"
+    );
+
+    // After both kinds of call, and once it is ended, the session is rmcp's as ever.
+    let (_, answer) = session_call(&app, &plain, json!(10), echo.clone()).await;
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "Echo: direct",
+        "{answer}"
+    );
+    let ended = session_request(
+        &app,
+        &app.alice,
+        Some(&plain),
+        reqwest::Method::DELETE,
+        None,
+    )
+    .await;
+    assert_eq!(ended.status(), StatusCode::NO_CONTENT);
+    let call = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": echo});
+    let after = session_request(
+        &app,
+        &app.alice,
+        Some(&plain),
+        reqwest::Method::POST,
+        Some(call),
+    )
+    .await;
+    assert_eq!(after.status(), StatusCode::NOT_FOUND);
+    app.stop().await;
+}
+
 /// Ending a 2025-11-25 session answers 204 (clients expect 200 or 204; the Python SDK logged
 /// "Session termination failed: 202"), and the session is gone.
 #[tokio::test]

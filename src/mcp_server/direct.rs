@@ -1,0 +1,303 @@
+//! `tools/call` in a 2025-11-25 session, answered in front of rmcp when nothing about the call
+//! needs rmcp's session: the client takes neither sampling nor elicitation (what the server asks
+//! goes to the agent's channel anyway), wants no progress, and the call is not a task. Such a
+//! call is most of what an MCP client does, and rmcp spent more on it than the rest of the
+//! bridge: it parses each message as each of its request types in turn until one fits, and
+//! hands it through its session worker, the service and a task of its own to an SSE stream.
+//! Here it is parsed once, called as `call_tool` calls it, and answered as JSON, which the
+//! transport allows for any request. Everything else, and any request this does not recognise,
+//! goes to rmcp as before.
+//!
+//! What rmcp would do for the call is kept: the session must be one rmcp still has (its peer is
+//! open), a request uses it as rmcp's idle timer counts use (it is touched every
+//! [`TOUCH_EVERY`]), and the client's `notifications/cancelled` for the call cancels it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use rmcp::model::{ErrorData, NumberOrString, ServerJsonRpcMessage, ServerResult};
+use rmcp::{Peer, RoleServer};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::Front;
+use crate::caller::Caller;
+
+/// How often a session answered here is shown to rmcp as in use, well inside its idle timeout
+/// (300 s), so a client that only calls tools keeps its session.
+const TOUCH_EVERY: Duration = Duration::from_secs(30);
+
+/// The protocol versions of a session (the stateless 2026-07-28 era has none).
+const SESSION_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The sessions whose calls can be answered here, by `Mcp-Session-Id`.
+#[derive(Default)]
+pub struct Direct {
+    sessions: Mutex<HashMap<String, Arc<Plain>>>,
+}
+
+/// A session whose client takes no requests from the server.
+struct Plain {
+    peer: Peer<RoleServer>,
+    touched: Mutex<Instant>,
+    /// The calls answered here that are still running, by their JSON-RPC id.
+    running: Mutex<HashMap<NumberOrString, CancellationToken>>,
+}
+
+impl Direct {
+    /// Notes the session `id` that `peer` has just initialized, when its client takes neither
+    /// sampling nor elicitation.
+    pub fn initialized(&self, id: &str, peer: Peer<RoleServer>) {
+        let plain = peer.peer_info().is_some_and(|info| {
+            info.capabilities.sampling.is_none() && info.capabilities.elicitation.is_none()
+        });
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|_, s| !s.peer.is_transport_closed());
+        if plain {
+            let session = Plain {
+                peer,
+                touched: Mutex::new(Instant::now()),
+                running: Mutex::default(),
+            };
+            sessions.insert(id.to_owned(), Arc::new(session));
+        }
+    }
+
+    /// Forgets session `id`, which its client has ended.
+    pub fn closed(&self, id: &str) {
+        lock(&self.sessions).remove(id);
+    }
+
+    /// The session `id`, while rmcp has it.
+    fn get(&self, id: &str) -> Option<Arc<Plain>> {
+        let mut sessions = lock(&self.sessions);
+        let session = sessions.get(id)?;
+        if session.peer.is_transport_closed() {
+            sessions.remove(id);
+            return None;
+        }
+        Some(session.clone())
+    }
+
+    /// The client's `notifications/cancelled` (a message of session `id`): cancels the call it
+    /// names if it runs here. rmcp is told as well, as of any other.
+    pub fn cancelled(&self, id: &str, body: &[u8]) {
+        #[derive(Deserialize)]
+        struct Cancelled {
+            method: String,
+            params: CancelledParams,
+        }
+        #[derive(Deserialize)]
+        struct CancelledParams {
+            #[serde(rename = "requestId")]
+            request_id: NumberOrString,
+        }
+        let Ok(message) = serde_json::from_slice::<Cancelled>(body) else {
+            return;
+        };
+        if message.method != "notifications/cancelled" {
+            return;
+        }
+        if let Some(session) = self.get(id)
+            && let Some(token) = lock(&session.running).get(&message.params.request_id)
+        {
+            token.cancel();
+        }
+    }
+}
+
+/// Enough of a `tools/call` to tell whether it is answered here, and to make it.
+#[derive(Deserialize)]
+struct Call {
+    jsonrpc: String,
+    id: NumberOrString,
+    method: String,
+    params: CallParams,
+}
+
+#[derive(Deserialize)]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<Map<String, Value>>,
+    // Any of these is rmcp's (or the tasks middleware's) to handle.
+    task: Option<IgnoredAny>,
+    #[serde(rename = "requestState")]
+    request_state: Option<IgnoredAny>,
+    #[serde(rename = "inputResponses")]
+    input_responses: Option<IgnoredAny>,
+}
+
+impl Call {
+    fn plain(&self) -> bool {
+        let params = &self.params;
+        self.jsonrpc == "2.0"
+            && self.method == "tools/call"
+            && params.task.is_none()
+            && params.request_state.is_none()
+            && params.input_responses.is_none()
+            && params
+                .meta
+                .as_ref()
+                .is_none_or(|meta| !meta.contains_key("progressToken"))
+    }
+}
+
+/// The answer to `body`, a request of session `id` by `agent`, when it is a call answered here;
+/// `None` sends it on to rmcp.
+pub async fn call(
+    front: &Front,
+    parts: &Parts,
+    agent: &Caller,
+    id: &str,
+    body: &Bytes,
+) -> Option<Response> {
+    if !takes_json(parts) {
+        return None;
+    }
+    let version = parts.headers.get("mcp-protocol-version");
+    if version.is_some_and(|v| !SESSION_VERSIONS.iter().any(|known| v == known)) {
+        return None;
+    }
+    let session = front.server.direct.get(id)?;
+    let call = serde_json::from_slice::<Call>(body)
+        .ok()
+        .filter(Call::plain)?;
+    touch(front, id, &session).await;
+    let cancel = CancellationToken::new();
+    lock(&session.running).insert(call.id.clone(), cancel.clone());
+    let running = Running {
+        session: &session,
+        id: call.id.clone(),
+    };
+    let answered = front
+        .server
+        .call_in_session(
+            agent,
+            &parts.uri,
+            &call.params.name,
+            call.params.arguments.unwrap_or_default(),
+            session.peer.clone(),
+            &call.id,
+            &cancel,
+        )
+        .await;
+    drop(running);
+    let message = match answered {
+        Ok(response) => ServerJsonRpcMessage::response(ServerResult::from(response), call.id),
+        Err(error) => ServerJsonRpcMessage::error(error, Some(call.id)),
+    };
+    Some(json(&message))
+}
+
+/// Forgets a call answered here once it ends (or its client goes away).
+struct Running<'a> {
+    session: &'a Plain,
+    id: NumberOrString,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        lock(&self.session.running).remove(&self.id);
+    }
+}
+
+/// Shows rmcp that session `id` is in use (a no-op event for its worker resets its idle timer),
+/// at most every [`TOUCH_EVERY`].
+async fn touch(front: &Front, id: &str, session: &Plain) {
+    {
+        let mut touched = lock(&session.touched);
+        if touched.elapsed() < TOUCH_EVERY {
+            return;
+        }
+        *touched = Instant::now();
+    }
+    let handle = front.owners.handle(id).await;
+    // No request channel has this number: closing it changes nothing but the timer.
+    if let Some(handle) = handle
+        && let Err(error) = handle.close_request_wise_channel(u64::MAX).await
+    {
+        tracing::debug!(%error, "cannot touch an /mcp session");
+    }
+}
+
+/// Whether the request accepts a JSON answer (the transport asks clients to accept both JSON and
+/// SSE; one that does not is left to rmcp to answer).
+fn takes_json(parts: &Parts) -> bool {
+    parts
+        .headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|v| v.split(';').next().unwrap_or_default().trim())
+        .any(|v| v.eq_ignore_ascii_case("application/json") || v == "*/*")
+}
+
+fn json(message: &ServerJsonRpcMessage) -> Response {
+    match serde_json::to_vec(message) {
+        Ok(body) => {
+            let mut resp = (StatusCode::OK, body).into_response();
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            resp
+        }
+        Err(error) => {
+            let error =
+                ErrorData::internal_error(format!("cannot write the answer: {error}"), None);
+            let message =
+                serde_json::json!({ "jsonrpc": "2.0", "id": Value::Null, "error": error });
+            (StatusCode::OK, message.to_string()).into_response()
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(body: &str) -> Option<Call> {
+        serde_json::from_slice::<Call>(body.as_bytes())
+            .ok()
+            .filter(Call::plain)
+    }
+
+    #[test]
+    fn only_plain_calls_are_answered_here() {
+        let plain = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__echo","arguments":{"x":1},"_meta":{"trace":"t"}}}"#;
+        let found = call(plain).expect("a plain call");
+        assert_eq!(found.id, NumberOrString::Number(7));
+        assert_eq!(found.params.name, "a__echo");
+        assert!(
+            call(r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"a"}}"#)
+                .is_some()
+        );
+        for other in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":3}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","task":{"ttl":1000}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","requestState":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"a"}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"a"}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"a"}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+        ] {
+            assert!(call(other).is_none(), "{other}");
+        }
+    }
+}
