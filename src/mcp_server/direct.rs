@@ -161,7 +161,19 @@ pub async fn call(
     id: &str,
     body: &Bytes,
 ) -> Option<Response> {
-    if !takes_json(parts) {
+    // rmcp's checks against DNS rebinding: a request from a browser (it has an `Origin`) or
+    // to a host not allowed is left to rmcp to refuse.
+    let allowed = &front.state.config.mcp_allowed_hosts;
+    if parts.headers.contains_key(header::ORIGIN)
+        || !host_allowed(parts, allowed)
+        || !takes_json(parts)
+    {
+        return None;
+    }
+    // Headers that restate the message (2026-07-28) are rmcp's to check against it.
+    let restated =
+        |name: &str| name == "mcp-method" || name == "mcp-name" || name.starts_with("mcp-param-");
+    if parts.headers.keys().any(|name| restated(name.as_str())) {
         return None;
     }
     let version = parts.headers.get("mcp-protocol-version");
@@ -230,6 +242,31 @@ async fn touch(front: &Front, id: &str, session: &Plain) {
     }
 }
 
+/// Whether the request's `Host` is one `/mcp` accepts: one of `allowed` (`MCP_BRIDGE_MCP_ALLOWED_HOSTS`,
+/// a port only when given), or loopback when it is empty, as rmcp decides.
+fn host_allowed(parts: &Parts, allowed: &[String]) -> bool {
+    const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok());
+    let Some(host) = host.and_then(|h| h.parse::<axum::http::uri::Authority>().ok()) else {
+        return false;
+    };
+    let name = |host: &str| host.trim_matches(['[', ']']).to_ascii_lowercase();
+    let (asked, port) = (name(host.host()), host.port_u16());
+    let matches = |allowed: &str| match allowed.trim().parse::<axum::http::uri::Authority>() {
+        Ok(authority) => {
+            name(authority.host()) == asked && authority.port_u16().is_none_or(|p| Some(p) == port)
+        }
+        Err(_) => name(allowed.trim()) == asked,
+    };
+    match allowed.is_empty() {
+        true => LOOPBACK.iter().any(|h| matches(h)),
+        false => allowed.iter().any(|h| matches(h)),
+    }
+}
+
 /// Whether the request accepts a JSON answer (the transport asks clients to accept both JSON and
 /// SSE; one that does not is left to rmcp to answer).
 fn takes_json(parts: &Parts) -> bool {
@@ -275,6 +312,29 @@ mod tests {
         serde_json::from_slice::<Call>(body.as_bytes())
             .ok()
             .filter(Call::plain)
+    }
+
+    #[test]
+    fn hosts_are_allowed_as_rmcp_allows_them() {
+        let parts = |host: &str| {
+            let req = axum::http::Request::builder()
+                .header("host", host)
+                .body(())
+                .unwrap();
+            req.into_parts().0
+        };
+        let loopback: [String; 0] = [];
+        for host in ["127.0.0.1:8080", "localhost", "[::1]:9", "LOCALHOST:1"] {
+            assert!(host_allowed(&parts(host), &loopback), "{host}");
+        }
+        for host in ["evil.example", "127.0.0.2:8080", "bridge:8080"] {
+            assert!(!host_allowed(&parts(host), &loopback), "{host}");
+        }
+        let listed = ["bridge".to_owned(), "gw.example:8443".to_owned()];
+        assert!(host_allowed(&parts("bridge:8080"), &listed));
+        assert!(host_allowed(&parts("gw.example:8443"), &listed));
+        assert!(!host_allowed(&parts("gw.example:443"), &listed));
+        assert!(!host_allowed(&parts("localhost:8080"), &listed));
     }
 
     #[test]

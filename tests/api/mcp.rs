@@ -700,6 +700,20 @@ async fn a_sessions_plain_call_is_answered_in_json_as_rmcp_would() {
             "{answer}"
         );
     }
+    // rmcp's refusal of a host not allowed (DNS rebinding) holds for such a call too.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": echo});
+    let rebound = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(&app.alice)
+        .header("accept", "application/json, text/event-stream")
+        .header("host", "evil.example")
+        .header("mcp-session-id", &plain)
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), StatusCode::FORBIDDEN);
     let unknown = json!({"name": "evh__nothing", "arguments": {}});
     let (_, answer) = session_call(&app, &plain, json!(6), unknown).await;
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
