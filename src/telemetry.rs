@@ -39,7 +39,7 @@ fn directives(filter: &str) -> String {
 /// A request's span is formatted as it opens, for every request: painting each field's name cost
 /// more than the rest of the span.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct PlainFields;
+struct PlainFields;
 
 impl<'w> FormatFields<'w> for PlainFields {
     fn format_fields<R: RecordFields>(&self, writer: Writer<'w>, fields: R) -> fmt::Result {

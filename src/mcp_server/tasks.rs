@@ -132,13 +132,11 @@ struct PeekParams {
 
 fn wanted(body: &[u8], in_session: bool) -> Wanted {
     let finder = |needle: &str| memchr::memmem::find(body, needle.as_bytes()).is_some();
-    if in_session && !finder("\"task") {
-        if finder("\"tools/call\"") {
-            return Wanted::Call;
-        }
-        if finder("\"notifications/cancelled\"") {
-            return Wanted::Cancelled;
-        }
+    if in_session && finder("\"tools/call\"") && !finder("\"task") {
+        return Wanted::Call;
+    }
+    if in_session && finder("\"notifications/cancelled\"") {
+        return Wanted::Cancelled;
     }
     // Most requests name none of these: they pass without being parsed here.
     if !finder("\"task") && !finder("\"initialize\"") {
@@ -236,6 +234,8 @@ mod tests {
         assert_eq!(wanted(call, false), Wanted::Pass);
         assert_eq!(wanted(plain, true), Wanted::Call);
         assert_eq!(wanted(plain, false), Wanted::Pass);
+        let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"task done"}}"#;
+        assert_eq!(wanted(cancel, true), Wanted::Cancelled);
         assert_eq!(wanted(init, false), Wanted::Initialize);
         assert_eq!(wanted(b"[1,2]", true), Wanted::Pass);
         assert_eq!(wanted(b"not json", true), Wanted::Pass);
