@@ -755,6 +755,7 @@ impl ServerHandler for BridgeServer {
             sampling,
             elicitation,
             progress_token: context.meta.get_progress_token(),
+            progress_sink: None,
             inputs,
             channel: AgentChannel::new(
                 self.state.hub.clone(),
@@ -946,18 +947,23 @@ impl ServerHandler for BridgeServer {
 
 impl BridgeServer {
     /// A plain `tools/call` of a 2025-11-25 session, answered in front of rmcp (direct.rs): the
-    /// call `call_tool` makes for a session whose client takes no requests and wants no progress.
-    #[allow(clippy::too_many_arguments)]
+    /// call `call_tool` makes for a session whose client takes no requests; its progress, if it
+    /// asked for it, goes to the call's own sink.
     async fn call_in_session(
         &self,
         agent: &Caller,
         uri: &axum::http::Uri,
-        name: &str,
-        arguments: Map<String, Value>,
+        call: direct::Call,
         peer: Peer<RoleServer>,
-        id: &rmcp::model::RequestId,
         cancelled: &tokio_util::sync::CancellationToken,
     ) -> Result<CallToolResponse, ErrorData> {
+        let direct::Call {
+            id,
+            name,
+            arguments,
+            progress,
+        } = call;
+        let (id, name) = (&id, name.as_str());
         let scope = scope_of(uri);
         let full = match scope.scope() {
             Scope::Catalogue => full_tool_name(&self.state, name)?,
@@ -967,7 +973,8 @@ impl BridgeServer {
             peer,
             sampling: false,
             elicitation: false,
-            progress_token: None,
+            progress_token: progress.as_ref().map(|(token, _)| token.clone()),
+            progress_sink: progress.map(|(_, sink)| sink),
             inputs: None,
             channel: AgentChannel::new(self.state.hub.clone(), agent.id.clone(), id_text(id)),
         });

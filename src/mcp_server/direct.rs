@@ -1,16 +1,17 @@
 //! `tools/call` in a 2025-11-25 session, answered in front of rmcp when nothing about the call
 //! needs rmcp's session: the client takes neither sampling nor elicitation (what the server asks
-//! goes to the agent's channel anyway), wants no progress, and the call is not a task. Such a
-//! call is most of what an MCP client does, and rmcp spent more on it than the rest of the
-//! bridge: it parses each message as each of its request types in turn until one fits, and
-//! hands it through its session worker, the service and a task of its own to an SSE stream.
-//! Here it is parsed once, called as `call_tool` calls it, and answered as JSON, which the
-//! transport allows for any request. Everything else, and any request this does not recognise,
-//! goes to rmcp as before.
+//! goes to the agent's channel anyway), and the call is not a task. Such a call is most of what
+//! an MCP client does, and rmcp spent more on it than the rest of the bridge: it parses each
+//! message as each of its request types in turn until one fits, and hands it through its session
+//! worker, the service and a task of its own to an SSE stream. Here it is parsed once, called as
+//! `call_tool` calls it, and answered as JSON, or, when the call sends progress (the client gave
+//! a progress token) before it ends, as an SSE stream of that progress and then the answer: as
+//! rmcp answers. Everything else, and any request this does not recognise, goes to rmcp.
 //!
 //! What rmcp would do for the call is kept: the session must be one rmcp still has (its peer is
 //! open), a request uses it as rmcp's idle timer counts use (it is touched every
-//! [`TOUCH_EVERY`]), and the client's `notifications/cancelled` for the call cancels it.
+//! [`TOUCH_EVERY`]), the client's `notifications/cancelled` for the call cancels it, and a
+//! request rmcp would refuse (a browser's, a foreign host's) is left to rmcp.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -20,11 +21,18 @@ use axum::body::Bytes;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rmcp::model::{ErrorData, NumberOrString, ServerJsonRpcMessage, ServerResult};
+use std::pin::Pin;
+
+use axum::response::sse::{Event, KeepAlive, Sse};
+use rmcp::model::{
+    ErrorData, NumberOrString, ProgressNotification, ProgressNotificationParam, ProgressToken,
+    ServerJsonRpcMessage, ServerNotification, ServerResult,
+};
 use rmcp::{Peer, RoleServer};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Front;
@@ -115,15 +123,15 @@ impl Direct {
 
 /// Enough of a `tools/call` to tell whether it is answered here, and to make it.
 #[derive(Deserialize)]
-struct Call {
+struct Peek {
     jsonrpc: String,
     id: NumberOrString,
     method: String,
-    params: CallParams,
+    params: PeekParams,
 }
 
 #[derive(Deserialize)]
-struct CallParams {
+struct PeekParams {
     name: String,
     #[serde(default)]
     arguments: Option<Map<String, Value>>,
@@ -137,23 +145,41 @@ struct CallParams {
     input_responses: Option<IgnoredAny>,
 }
 
-impl Call {
-    fn plain(&self) -> bool {
+impl Peek {
+    /// The call, when it is one answered here: the progress token, if any, must be one.
+    fn plain(self) -> Option<(Self, Option<ProgressToken>)> {
         let params = &self.params;
-        self.jsonrpc == "2.0"
+        let plain = self.jsonrpc == "2.0"
             && self.method == "tools/call"
             && params.task.is_none()
             && params.request_state.is_none()
-            && params.input_responses.is_none()
-            && params
-                .meta
-                .as_ref()
-                .is_none_or(|meta| !meta.contains_key("progressToken"))
+            && params.input_responses.is_none();
+        if !plain {
+            return None;
+        }
+        let token = match params.meta.as_ref().and_then(|m| m.get("progressToken")) {
+            Some(token) => Some(serde_json::from_value(token.clone()).ok()?),
+            None => None,
+        };
+        Some((self, token))
     }
 }
 
+/// A call answered here, as `BridgeServer::call_in_session` makes it.
+pub struct Call {
+    pub id: NumberOrString,
+    pub name: String,
+    pub arguments: Map<String, Value>,
+    /// The client's progress token, and where the call's progress is to go.
+    pub progress: Option<(
+        ProgressToken,
+        mpsc::UnboundedSender<ProgressNotificationParam>,
+    )>,
+}
+
 /// The answer to `body`, a request of session `id` by `agent`, when it is a call answered here;
-/// `None` sends it on to rmcp.
+/// `None` sends it on to rmcp. The answer is JSON, unless the call sends progress before it
+/// ends: then it is a stream of that progress and then the answer, as rmcp would send it.
 pub async fn call(
     front: &Front,
     parts: &Parts,
@@ -181,43 +207,100 @@ pub async fn call(
         return None;
     }
     let session = front.server.direct.get(id)?;
-    let call = serde_json::from_slice::<Call>(body)
-        .ok()
-        .filter(Call::plain)?;
+    let (peek, token) = serde_json::from_slice::<Peek>(body).ok()?.plain()?;
     touch(front, id, &session).await;
+    let (progress, progressed) = match token {
+        Some(token) => {
+            let (sink, progressed) = mpsc::unbounded_channel();
+            (Some((token, sink)), Some(progressed))
+        }
+        None => (None, None),
+    };
+    let request = peek.id.clone();
+    let call = Call {
+        id: peek.id,
+        name: peek.params.name,
+        arguments: peek.params.arguments.unwrap_or_default(),
+        progress,
+    };
     let cancel = CancellationToken::new();
-    lock(&session.running).insert(call.id.clone(), cancel.clone());
+    lock(&session.running).insert(request.clone(), cancel.clone());
     let running = Running {
-        session: &session,
-        id: call.id.clone(),
+        session: session.clone(),
+        id: request.clone(),
     };
-    let answered = front
-        .server
-        .call_in_session(
-            agent,
-            &parts.uri,
-            &call.params.name,
-            call.params.arguments.unwrap_or_default(),
-            session.peer.clone(),
-            &call.id,
-            &cancel,
-        )
-        .await;
-    drop(running);
-    let message = match answered {
-        Ok(response) => ServerJsonRpcMessage::response(ServerResult::from(response), call.id),
-        Err(error) => ServerJsonRpcMessage::error(error, Some(call.id)),
+    let (server, agent, uri) = (front.server.clone(), agent.clone(), parts.uri.clone());
+    let mut answer = Box::pin(async move {
+        let peer = running.session.peer.clone();
+        let answered = server
+            .call_in_session(&agent, &uri, call, peer, &cancel)
+            .await;
+        drop(running);
+        match answered {
+            Ok(response) => ServerJsonRpcMessage::response(ServerResult::from(response), request),
+            Err(error) => ServerJsonRpcMessage::error(error, Some(request)),
+        }
+    });
+    let Some(mut progressed) = progressed else {
+        return Some(json(&answer.await));
     };
-    Some(json(&message))
+    let first = tokio::select! {
+        biased;
+        message = &mut answer => return Some(json(&message)),
+        first = progressed.recv() => first,
+    };
+    match first {
+        Some(first) => Some(stream(first, progressed, answer)),
+        None => Some(json(&answer.await)),
+    }
+}
+
+/// An SSE answer: the call's progress from `first` on as it comes, then its answer. Dropping it
+/// (the client went away) drops the call, which cancels it upstream.
+fn stream(
+    first: ProgressNotificationParam,
+    progressed: mpsc::UnboundedReceiver<ProgressNotificationParam>,
+    answer: Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>>,
+) -> Response {
+    let progress = |param| {
+        let progress = ProgressNotification::new(param);
+        ServerJsonRpcMessage::notification(ServerNotification::ProgressNotification(progress))
+    };
+    let events = futures::stream::unfold(
+        (Some(first), Some(answer), progressed),
+        move |(first, answer, mut progressed)| async move {
+            if let Some(first) = first {
+                return Some((event(&progress(first)), (None, answer, progressed)));
+            }
+            let mut answer = answer?;
+            // Progress sent before the answer comes before it.
+            let message = tokio::select! {
+                biased;
+                Some(param) = progressed.recv() => {
+                    return Some((event(&progress(param)), (None, Some(answer), progressed)));
+                }
+                message = &mut answer => message,
+            };
+            Some((event(&message), (None, None, progressed)))
+        },
+    );
+    Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn event(message: &ServerJsonRpcMessage) -> Result<Event, std::convert::Infallible> {
+    let data = serde_json::to_string(message).unwrap_or_default();
+    Ok(Event::default().event("message").data(data))
 }
 
 /// Forgets a call answered here once it ends (or its client goes away).
-struct Running<'a> {
-    session: &'a Plain,
+struct Running {
+    session: Arc<Plain>,
     id: NumberOrString,
 }
 
-impl Drop for Running<'_> {
+impl Drop for Running {
     fn drop(&mut self) {
         lock(&self.session.running).remove(&self.id);
     }
@@ -308,10 +391,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
-    fn call(body: &str) -> Option<Call> {
-        serde_json::from_slice::<Call>(body.as_bytes())
-            .ok()
-            .filter(Call::plain)
+    fn call(body: &str) -> Option<Peek> {
+        let (peek, _) = serde_json::from_slice::<Peek>(body.as_bytes())
+            .ok()?
+            .plain()?;
+        Some(peek)
     }
 
     #[test]
@@ -340,6 +424,15 @@ mod tests {
     #[test]
     fn only_plain_calls_are_answered_here() {
         let plain = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a__echo","arguments":{"x":1},"_meta":{"trace":"t"}}}"#;
+        let with_progress = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":"p"}}}"#;
+        let (_, token) = serde_json::from_slice::<Peek>(with_progress.as_bytes())
+            .unwrap()
+            .plain()
+            .unwrap();
+        assert_eq!(
+            token,
+            Some(ProgressToken(NumberOrString::String("p".into())))
+        );
         let found = call(plain).expect("a plain call");
         assert_eq!(found.id, NumberOrString::Number(7));
         assert_eq!(found.params.name, "a__echo");
@@ -348,7 +441,7 @@ mod tests {
                 .is_some()
         );
         for other in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":3}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":{"not":"a token"}}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","task":{"ttl":1000}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","requestState":"x"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"a"}}"#,

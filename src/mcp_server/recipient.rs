@@ -9,7 +9,7 @@
 use futures::future::BoxFuture;
 use rmcp::model::{
     CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams,
-    InputRequest, ProgressToken,
+    InputRequest, ProgressNotificationParam, ProgressToken,
 };
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
@@ -34,6 +34,9 @@ pub struct McpCaller {
     pub elicitation: bool,
     /// The client's own progress token for the call, when it asked for progress.
     pub progress_token: Option<ProgressToken>,
+    /// Where the call's progress goes when the bridge answers the call itself (direct.rs), not
+    /// rmcp: the stream of its answer.
+    pub progress_sink: Option<mpsc::UnboundedSender<ProgressNotificationParam>>,
     /// A stateless client cannot be sent a request: what the server asks during its call goes
     /// here, to come back to the client as the call's input-required result.
     pub inputs: Option<mpsc::UnboundedSender<InputAsk>>,
@@ -54,7 +57,10 @@ impl Recipient for McpCaller {
         forwarded["progressToken"] = serde_json::to_value(token).unwrap_or_default();
         Box::pin(async move {
             match serde_json::from_value(forwarded) {
-                Ok(param) => drop(self.peer.notify_progress(param).await),
+                Ok(param) => match &self.progress_sink {
+                    Some(sink) => drop(sink.send(param)),
+                    None => drop(self.peer.notify_progress(param).await),
+                },
                 Err(error) => tracing::debug!(%error, "progress that is not MCP progress"),
             }
         })

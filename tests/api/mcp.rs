@@ -675,10 +675,10 @@ async fn session_call(app: &TestApp, session: &str, id: Value, params: Value) ->
     (content_type, answer)
 }
 
-/// A plain call of a session is answered in front of rmcp, in JSON, as rmcp would answer it:
-/// its result, the client's own id (a number or a string), a tool error as a result, an unknown
-/// tool as invalid params. A call with a progress token, and a client that can sample, still go
-/// through rmcp (as a stream), and the session goes on working for both.
+/// A plain call of a session is answered in front of rmcp, as rmcp would answer it: its result,
+/// the client's own id (a number or a string), a tool error as a result, an unknown tool as
+/// invalid params, progress streamed under the client's token before the answer. A client that
+/// can sample still goes through rmcp (as a stream), and the session goes on working for both.
 #[tokio::test]
 async fn a_sessions_plain_call_is_answered_in_json_as_rmcp_would() {
     let peer = everything_http().await;
@@ -731,16 +731,56 @@ async fn a_sessions_plain_call_is_answered_in_json_as_rmcp_would() {
         "{answer}"
     );
 
+    // With a progress token: JSON when nothing comes before the answer, else the progress
+    // under that token and then the answer, streamed.
     let mut progress = echo.clone();
     progress["_meta"] = json!({"progressToken": "p"});
     let (content_type, answer) = session_call(&app, &plain, json!(8), progress).await;
     assert!(
-        content_type.starts_with("text/event-stream"),
+        content_type.starts_with("application/json"),
         "{content_type}"
     );
     assert_eq!(
         answer["result"]["content"][0]["text"], "Echo: direct",
         "{answer}"
+    );
+    let long = json!({"name": "evh__trigger-long-running-operation",
+        "arguments": {"duration": 0.2, "steps": 2}, "_meta": {"progressToken": 81}});
+    let call = json!({"jsonrpc": "2.0", "id": 12, "method": "tools/call", "params": long});
+    let resp = session_request(
+        &app,
+        &app.alice,
+        Some(&plain),
+        reqwest::Method::POST,
+        Some(call),
+    )
+    .await;
+    let content_type = resp.headers()["content-type"].to_str().unwrap().to_owned();
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    let body = resp.text().await.unwrap();
+    let messages: Vec<Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect();
+    let (last, progress) = messages.split_last().unwrap();
+    assert_eq!(progress.len(), 2, "{body}");
+    assert!(
+        progress
+            .iter()
+            .all(|m| m["method"] == "notifications/progress" && m["params"]["progressToken"] == 81),
+        "{body}"
+    );
+    assert_eq!(last["id"], 12, "{body}");
+    assert!(
+        last["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("completed"),
+        "{body}"
     );
 
     let sampler = initialized_session(&app, &app.alice, json!({"sampling": {}})).await;
