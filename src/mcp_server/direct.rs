@@ -13,17 +13,16 @@
 //! [`TOUCH_EVERY`]), the client's `notifications/cancelled` for the call cancels it, and a
 //! request rmcp would refuse (a browser's, a foreign host's) is left to rmcp.
 
-use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use std::pin::Pin;
-
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use foldhash::HashMap;
 use rmcp::model::{
     ErrorData, NumberOrString, ProgressNotification, ProgressNotificationParam, ProgressToken,
     ServerJsonRpcMessage, ServerNotification, ServerResult,

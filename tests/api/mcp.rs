@@ -576,6 +576,11 @@ async fn a_paused_call_is_resumed_only_by_its_own_agent() {
 
 /// Opens a 2025-11-25 session on `/mcp` as `token`; its id.
 async fn open_session(app: &TestApp, token: &str) -> String {
+    open_session_with(app, token, json!({})).await
+}
+
+/// Opens a 2025-11-25 session on `/mcp` as `token`, its client declaring `capabilities`; its id.
+async fn open_session_with(app: &TestApp, token: &str, capabilities: Value) -> String {
     let opened = session_request(
         app,
         token,
@@ -583,7 +588,7 @@ async fn open_session(app: &TestApp, token: &str) -> String {
         reqwest::Method::POST,
         Some(json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "raw", "version": "1"}}})),
     )
     .await;
@@ -620,22 +625,7 @@ async fn session_request(
 
 /// Opens a session with `capabilities` and says it is initialized; its id.
 async fn initialized_session(app: &TestApp, token: &str, capabilities: Value) -> String {
-    let opened = session_request(
-        app,
-        token,
-        None,
-        reqwest::Method::POST,
-        Some(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": capabilities,
-            "clientInfo": {"name": "raw", "version": "1"}}})),
-    )
-    .await;
-    assert_eq!(opened.status(), StatusCode::OK);
-    let session = opened.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let session = open_session_with(app, token, capabilities).await;
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     let said = session_request(
         app,
