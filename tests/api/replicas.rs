@@ -692,7 +692,9 @@ async fn replicas_agree_on_a_quarantined_tool_and_its_approval() {
     a.app
         .register(crate::pinning::rug_stdio("rug", &state))
         .await;
-    b.wait_held("rug", "a", WAIT).await;
+    // A Python stdio server: its start (the SDK's imports) took over 15 s once on CI's loaded
+    // cores, so it gets the connect timeout its config has (30 s).
+    b.wait_held("rug", "a", 2 * WAIT).await;
     let weather_listed = async |replica: &Replica| {
         replica
             .app
