@@ -790,26 +790,31 @@ async fn a_sessions_plain_call_is_answered_in_json_as_rmcp_would() {
         answer["result"]["content"][0]["text"], "Echo: direct",
         "{answer}"
     );
+    let call = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": echo});
+    end_session(&app, &plain, call).await;
+    app.stop().await;
+}
+
+/// Ends alice's `session` (204), then sends `request` in it: 404, the session is gone.
+async fn end_session(app: &TestApp, session: &str, request: Value) {
     let ended = session_request(
-        &app,
+        app,
         &app.alice,
-        Some(&plain),
+        Some(session),
         reqwest::Method::DELETE,
         None,
     )
     .await;
     assert_eq!(ended.status(), StatusCode::NO_CONTENT);
-    let call = json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": echo});
     let after = session_request(
-        &app,
+        app,
         &app.alice,
-        Some(&plain),
+        Some(session),
         reqwest::Method::POST,
-        Some(call),
+        Some(request),
     )
     .await;
     assert_eq!(after.status(), StatusCode::NOT_FOUND);
-    app.stop().await;
 }
 
 /// Ending a 2025-11-25 session answers 204 (clients expect 200 or 204; the Python SDK logged
@@ -819,24 +824,7 @@ async fn ending_a_session_answers_no_content() {
     let app = spawn_app().await;
     let session = open_session(&app, &app.alice).await;
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
-    let ended = session_request(
-        &app,
-        &app.alice,
-        Some(&session),
-        reqwest::Method::DELETE,
-        None,
-    )
-    .await;
-    assert_eq!(ended.status(), StatusCode::NO_CONTENT);
-    let after = session_request(
-        &app,
-        &app.alice,
-        Some(&session),
-        reqwest::Method::POST,
-        Some(ping),
-    )
-    .await;
-    assert_eq!(after.status(), StatusCode::NOT_FOUND);
+    end_session(&app, &session, ping).await;
     app.stop().await;
 }
 
