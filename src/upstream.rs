@@ -4,6 +4,7 @@
 
 mod calls;
 mod decode;
+mod direct;
 mod handler;
 mod http;
 pub mod limit;
@@ -177,6 +178,12 @@ pub struct Connection {
     challenges: Option<Arc<http::Challenges>>,
     /// Whether the server runs MCP tasks, once asked (`tasks.rs`).
     runs_tasks: tokio::sync::OnceCell<bool>,
+    /// How plain tool calls are posted on a Streamable HTTP connection in a session
+    /// (`direct.rs`); None on the other transports, with OAuth (whose token rmcp's client
+    /// refreshes as it posts) and on 2026-07-28, which has no session.
+    direct: Option<direct::Direct>,
+    /// The pump of the server's notifications (those of a call's stream read in `direct.rs`).
+    notifications: tokio::sync::mpsc::WeakUnboundedSender<serde_json::Value>,
 }
 
 /// A new connection with the server's catalogue as first listed.
@@ -249,6 +256,25 @@ impl Connection {
         }
     }
 
+    /// A direct call (`direct.rs`), failing at once if the connection drops meanwhile, its
+    /// errors as `run` makes them.
+    async fn watch<T>(
+        &self,
+        call: std::pin::Pin<Box<impl Future<Output = Option<Result<T, CallError>>>>>,
+    ) -> Option<Result<T, CallError>> {
+        let answered = tokio::select! {
+            biased;
+            answered = call => answered?,
+            _ = self.lost.cancelled() => return Some(Err(CallError::Lost)),
+        };
+        Some(answered.map_err(
+            |error| match self.challenges.as_ref().and_then(|c| c.take()) {
+                Some(challenge) => CallError::AuthRequired(challenge),
+                None => error.redacted(&self.secrets),
+            },
+        ))
+    }
+
     /// Checks the server answers: a ping (a cheap listing on 2026-07-28, which has no ping).
     /// A server that does not implement ping still answered, so that counts as alive.
     pub async fn ping(&self, timeout: Duration) -> Result<Duration, CallError> {
@@ -284,6 +310,21 @@ impl Connection {
         };
         let mut params = params;
         for _round in 0..MAX_INPUT_ROUNDS {
+            let direct = self
+                .direct
+                .as_ref()
+                .and_then(|direct| Some((direct, direct.session()?)));
+            if let Some((direct, session)) = direct {
+                let call = self.call_direct(direct, session, params.clone(), &origin, timeout);
+                // Boxed, as rmcp's: see `run`.
+                if let Some(answered) = self.watch(Box::pin(call)).await {
+                    let result = answered?;
+                    match self.answered(result, &mut params, &origin).await? {
+                        Some(result) => return Ok(result),
+                        None => continue,
+                    }
+                }
+            }
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
             let call = async {
                 let handle = self
@@ -300,38 +341,52 @@ impl Connection {
                 cancel.disarm();
                 answer
             };
-            match self.run(timeout + Duration::from_secs(1), call).await? {
-                ServerResult::CallToolResult(result) => return Ok(result),
-                // 2026-07-28: the server needs input first; the caller gives it, then the call is
-                // made again with the answers and the server's state.
-                ServerResult::InputRequiredResult(required) => {
-                    let requests = required.input_requests.unwrap_or_default();
-                    if requests.is_empty() && required.request_state.is_none() {
-                        return Err(CallError::Protocol(
-                            "an input-required result asked for nothing".into(),
-                        ));
-                    }
-                    // Boxed: rare, and large (the agent's answers are awaited in it).
-                    let answers = Box::pin(self.answer_inputs(requests, &origin)).await?;
-                    params.input_responses = (!answers.is_empty()).then_some(answers);
-                    params.request_state = required.request_state;
-                }
-                // A server may answer a tool without content with an empty result.
-                other => {
-                    return serde_json::to_value(&other)
-                        .ok()
-                        .and_then(|v| serde_json::from_value(v).ok())
-                        .ok_or_else(|| {
-                            CallError::Protocol(
-                                "the server answered a tool call with something else".into(),
-                            )
-                        });
-                }
+            let result = self.run(timeout + Duration::from_secs(1), call).await?;
+            if let Some(result) = self.answered(result, &mut params, &origin).await? {
+                return Ok(result);
             }
         }
         Err(CallError::Protocol(format!(
             "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
         )))
+    }
+
+    /// A call's answer: its result, or None when the server asked for input, which the caller
+    /// gave and `params` now carries for the next round.
+    async fn answered(
+        &self,
+        result: ServerResult,
+        params: &mut CallToolRequestParams,
+        origin: &CallOrigin,
+    ) -> Result<Option<CallToolResult>, CallError> {
+        match result {
+            ServerResult::CallToolResult(result) => Ok(Some(result)),
+            // 2026-07-28: the server needs input first; the caller gives it, then the call is
+            // made again with the answers and the server's state.
+            ServerResult::InputRequiredResult(required) => {
+                let requests = required.input_requests.unwrap_or_default();
+                if requests.is_empty() && required.request_state.is_none() {
+                    return Err(CallError::Protocol(
+                        "an input-required result asked for nothing".into(),
+                    ));
+                }
+                // Boxed: rare, and large (the agent's answers are awaited in it).
+                let answers = Box::pin(self.answer_inputs(requests, origin)).await?;
+                params.input_responses = (!answers.is_empty()).then_some(answers);
+                params.request_state = required.request_state;
+                Ok(None)
+            }
+            // A server may answer a tool without content with an empty result.
+            other => serde_json::to_value(&other)
+                .ok()
+                .and_then(|v| serde_json::from_value(v).ok())
+                .map(Some)
+                .ok_or_else(|| {
+                    CallError::Protocol(
+                        "the server answered a tool call with something else".into(),
+                    )
+                }),
+        }
     }
 
     /// Answers the input requests of an input-required result through the caller (sampling,
@@ -512,8 +567,13 @@ struct CancelOnDrop {
 
 impl CancelOnDrop {
     fn new(handle: &rmcp::service::RequestHandle<RoleClient>) -> Self {
+        Self::of(handle.peer.clone(), handle.id.clone())
+    }
+
+    /// For the request `id`, the notification sent through `peer`.
+    fn of(peer: rmcp::Peer<RoleClient>, id: rmcp::model::RequestId) -> Self {
         Self {
-            armed: Some((handle.peer.clone(), handle.id.clone())),
+            armed: Some((peer, id)),
         }
     }
 
@@ -633,6 +693,7 @@ async fn connect_unredacted(
     let bound = config.connect_bound();
     let calls = Arc::new(Calls::default());
     let (notes_tx, notes_rx) = tokio::sync::mpsc::unbounded_channel();
+    let notifications = notes_tx.downgrade();
     let lost = CancellationToken::new();
     let closed = CancellationToken::new();
     let deadline = tokio::time::Instant::now() + bound;
@@ -677,6 +738,7 @@ async fn connect_unredacted(
         }
     }
     let mut challenges = None;
+    let mut direct = None;
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {
             let (transport, stderr) = stdio::spawn(config, max)?;
@@ -695,7 +757,10 @@ async fn connect_unredacted(
                     let client = rmcp::transport::AuthClient::new(bounded, manager);
                     launch.start(http::transport(config, client, max)?).await
                 }
-                None => launch.start(http::transport(config, bounded, max)?).await,
+                None => {
+                    direct = Some(direct::Direct::new(bounded.clone(), url, max));
+                    launch.start(http::transport(config, bounded, max)?).await
+                }
             };
             match started {
                 Ok(client) => (client, None),
@@ -727,11 +792,14 @@ async fn connect_unredacted(
         .as_ref()
         .map(|i| i.capabilities.clone())
         .unwrap_or_default();
+    let mcp_version = info
+        .as_ref()
+        .map(|i| i.protocol_version.to_string())
+        .unwrap_or_default();
+    // 2026-07-28 and later have no session, and name each request in its headers.
+    let direct = direct.filter(|_| mcp_version.as_str() < McpProtocol::Stateless.as_str());
     let conn = Arc::new(Connection {
-        mcp_version: info
-            .as_ref()
-            .map(|i| i.protocol_version.to_string())
-            .unwrap_or_default(),
+        mcp_version,
         server_name: implementation
             .as_ref()
             .map(|i| i.name.clone())
@@ -744,6 +812,8 @@ async fn connect_unredacted(
         secrets: config.secret_values(),
         challenges,
         runs_tasks: Default::default(),
+        direct,
+        notifications,
         client,
         lost,
         closed,

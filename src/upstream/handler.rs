@@ -56,6 +56,10 @@ impl BridgeClient {
         Self { ctx, calls }
     }
 
+    pub fn server_id(&self) -> &str {
+        &self.ctx.server_id
+    }
+
     /// The call a request belongs to: the one whose stream the server sent it on (Streamable
     /// HTTP), else, on transports that do not say (stdio, legacy SSE, WebSocket), the only call
     /// in flight on this connection. With several in flight it cannot be told.

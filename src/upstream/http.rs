@@ -12,7 +12,7 @@ use std::sync::Arc;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use rmcp::model::{ClientJsonRpcMessage, RequestId};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
@@ -86,6 +86,7 @@ pub fn client(config: &McpServerConfig, guard: Guard) -> Result<Bounded, Connect
         pool,
         server_id: config.server_id.as_str().into(),
         challenges: Arc::default(),
+        session: Arc::default(),
     })
 }
 
@@ -139,9 +140,32 @@ pub struct Bounded {
     pool: Option<pool::Pool>,
     server_id: Arc<str>,
     pub challenges: Arc<Challenges>,
+    /// The session rmcp's client last posted a request in (shared by the clones).
+    session: Arc<std::sync::Mutex<Option<Arc<Session>>>>,
 }
 
-type Events = BoxStream<'static, Result<Sse, SseError>>;
+/// What rmcp's client sends with each request of a session: the session id (none for a server
+/// without sessions), the access token, and the headers (the configured ones, and the protocol
+/// version negotiated). A call posted with them is posted as rmcp's client would post it.
+pub struct Session {
+    id: Option<Arc<str>>,
+    auth: Option<String>,
+    headers: HashMap<HeaderName, HeaderValue>,
+}
+
+/// Whether a request posted tells the session rmcp's client is in: any request but those that
+/// start a session (`initialize`, posted without one) or ask about the server before one.
+fn notes_the_session(message: &ClientJsonRpcMessage) -> bool {
+    match message {
+        ClientJsonRpcMessage::Request(request) => !matches!(
+            request.request,
+            ClientRequest::InitializeRequest(_) | ClientRequest::DiscoverRequest(_)
+        ),
+        _ => false,
+    }
+}
+
+pub type Events = BoxStream<'static, Result<Sse, SseError>>;
 
 /// Whether rmcp's SSE reader stopped at an event over its limit (its error type is private:
 /// its message is matched, and the test of each transport over the limit checks it still is).
@@ -151,6 +175,124 @@ fn over_the_limit(error: &SseError) -> bool {
 }
 
 impl Bounded {
+    /// The session rmcp's client last posted a request in, once it has (see [`Session`]).
+    pub fn session(&self) -> Option<Arc<Session>> {
+        self.session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Forgets `session` (the server no longer knows it), unless rmcp has posted in another
+    /// since: until it posts again, in the session it makes anew, there is none.
+    pub fn forget(&self, session: &Arc<Session>) {
+        let mut noted = self.session.lock().unwrap_or_else(|e| e.into_inner());
+        if noted
+            .as_ref()
+            .is_some_and(|noted| Arc::ptr_eq(noted, session))
+        {
+            *noted = None;
+        }
+    }
+
+    /// Posts `message` in `session`, as rmcp's client would have.
+    pub async fn post_in(
+        &self,
+        session: &Session,
+        uri: &str,
+        message: &ClientJsonRpcMessage,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let (id, auth) = (session.id.clone(), session.auth.clone());
+        self.post(uri, message, id, auth, &session.headers, limits)
+            .await
+    }
+
+    /// Reopens the stream of a request in `session` after its event `last_event_id` (a server
+    /// may end a stream before the answer and let the client resume it).
+    pub async fn resume(
+        &self,
+        session: &Session,
+        uri: &str,
+        last_event_id: String,
+        limit: usize,
+    ) -> Result<Events, StreamableHttpError<reqwest::Error>> {
+        self.get_stream_with_max_sse_event_size(
+            uri.into(),
+            session.id.clone(),
+            Some(last_event_id),
+            session.auth.clone(),
+            session.headers.clone(),
+            limit,
+        )
+        .await
+    }
+
+    /// Posts `message`: over the pool, or reqwest when a proxy is set; a 401's or 403's
+    /// challenge noted, and an answer over the limit turned into the error answer for its call.
+    async fn post(
+        &self,
+        uri: &str,
+        message: &ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: &HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let id = match message {
+            ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
+            _ => None,
+        };
+        let posted = match &self.pool {
+            Some(pool) => {
+                post::Post {
+                    pool,
+                    uri,
+                    session_id,
+                    auth: auth_header,
+                    headers: custom_headers,
+                    limits,
+                    server_id: &self.server_id,
+                }
+                .send(message)
+                .await
+            }
+            None => {
+                let sent = self.client.post_message_with_response_limits(
+                    uri.into(),
+                    message.clone(),
+                    session_id,
+                    auth_header,
+                    custom_headers.clone(),
+                    limits,
+                );
+                match sent.await {
+                    Ok(StreamableHttpPostResponse::Sse(events, session)) => {
+                        let events = self.bounded(events, id.clone(), limits.max_sse_event_size);
+                        Ok(StreamableHttpPostResponse::Sse(events, session))
+                    }
+                    posted => posted,
+                }
+            }
+        };
+        self.challenges.note(&posted);
+        match (posted, id) {
+            (Err(StreamableHttpError::ResponseBodyTooLarge { max_size }), Some(id)) => {
+                tracing::warn!(
+                    server_id = %self.server_id,
+                    %id,
+                    limit = max_size,
+                    "an answer of the server is larger than {} ({}); the call fails",
+                    limit::human(max_size),
+                    limit::SETTING
+                );
+                let answer = limit::too_large(id, max_size);
+                Ok(StreamableHttpPostResponse::Json(answer, None))
+            }
+            (posted, _) => posted,
+        }
+    }
+
     /// `events`, with an event over `limit` turned into the error answer for `id` (or, without
     /// an id, dropped), ending the stream.
     fn bounded(&self, events: Events, id: Option<RequestId>, limit: usize) -> Events {
@@ -242,58 +384,25 @@ impl StreamableHttpClient for Bounded {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let id = match &message {
-            ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
-            _ => None,
-        };
-        let posted = match &self.pool {
-            Some(pool) => {
-                post::Post {
-                    pool,
-                    uri: &uri,
-                    session_id,
-                    auth: auth_header,
-                    headers: custom_headers,
-                    limits,
-                    server_id: &self.server_id,
-                }
-                .send(&message)
-                .await
-            }
-            None => {
-                let sent = self.client.post_message_with_response_limits(
-                    uri,
-                    message,
-                    session_id,
-                    auth_header,
-                    custom_headers,
-                    limits,
-                );
-                match sent.await {
-                    Ok(StreamableHttpPostResponse::Sse(events, session)) => {
-                        let events = self.bounded(events, id.clone(), limits.max_sse_event_size);
-                        Ok(StreamableHttpPostResponse::Sse(events, session))
-                    }
-                    posted => posted,
-                }
-            }
-        };
-        self.challenges.note(&posted);
-        match (posted, id) {
-            (Err(StreamableHttpError::ResponseBodyTooLarge { max_size }), Some(id)) => {
-                tracing::warn!(
-                    server_id = %self.server_id,
-                    %id,
-                    limit = max_size,
-                    "an answer of the server is larger than {} ({}); the call fails",
-                    limit::human(max_size),
-                    limit::SETTING
-                );
-                let answer = limit::too_large(id, max_size);
-                Ok(StreamableHttpPostResponse::Json(answer, None))
-            }
-            (posted, _) => posted,
+        let posted = self
+            .post(
+                &uri,
+                &message,
+                session_id.clone(),
+                auth_header.clone(),
+                &custom_headers,
+                limits,
+            )
+            .await;
+        if posted.is_ok() && notes_the_session(&message) {
+            let session = Session {
+                id: session_id,
+                auth: auth_header,
+                headers: custom_headers,
+            };
+            *self.session.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(session));
         }
+        posted
     }
 
     async fn delete_session(

@@ -7,9 +7,20 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::calls::Calls;
+use super::calls::{CallOrigin, Calls};
 use super::handler::Context;
 use crate::a2e::{Message, NotificationMethod, ServerPush};
+
+/// Progress of the call `origin` made, to it.
+pub async fn progress(server_id: &str, origin: &CallOrigin, params: Value) {
+    let push = ServerPush {
+        server_id: server_id.to_owned(),
+        method: NotificationMethod::Progress.as_str().to_owned(),
+        params,
+        ..Default::default()
+    };
+    origin.progress(push).await;
+}
 
 pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedReceiver<Value>) {
     while let Some(notification) = notifications.recv().await {
@@ -55,7 +66,7 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
                     tracing::debug!(server_id = %ctx.server_id, "progress for no call in flight");
                     continue;
                 };
-                origin.progress(push(None)).await;
+                progress(&ctx.server_id, &origin, params).await;
             }
             Some(NotificationMethod::Message) => {
                 // A server's log is its owner's, and the caller's when it came during the only

@@ -3,6 +3,7 @@
 
 use reqwest::StatusCode;
 use serde_json::json;
+use std::time::Duration;
 
 use crate::helpers::*;
 
@@ -253,5 +254,105 @@ async fn calls_to_a_streamable_http_server_reuse_their_connections() {
     }
     let during = opened.load(Ordering::SeqCst) - before;
     assert!(during <= 2, "20 calls opened {during} connections");
+    peer.stop().await;
+}
+
+/// A plain call to a Streamable HTTP server is posted by the bridge itself, in the session
+/// rmcp's client made, with ids of its own (from 2^32, clear of rmcp's from 0): a relay in front
+/// of the server records what the bridge sends. What the server sends on the call's stream
+/// before the answer (a log message here) still reaches the owner. Once the server forgets the
+/// session, the next call still succeeds (through rmcp's client, which makes a new session) and
+/// the calls after it are the bridge's again.
+#[tokio::test]
+async fn plain_calls_to_a_streamable_http_server_are_posted_by_the_bridge_itself() {
+    use std::sync::{Arc, Mutex};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let app = spawn_app().await;
+    let peer = py_http().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let relay = listener.local_addr().unwrap().port();
+    let sent = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let target = format!("127.0.0.1:{}", peer.port());
+    let recorder = sent.clone();
+    tokio::spawn(async move {
+        while let Ok((inbound, _)) = listener.accept().await {
+            let (target, recorder) = (target.clone(), recorder.clone());
+            tokio::spawn(async move {
+                let Ok(outbound) = tokio::net::TcpStream::connect(&target).await else {
+                    return;
+                };
+                let (mut from_bridge, mut to_bridge) = inbound.into_split();
+                let (mut from_server, mut to_server) = outbound.into_split();
+                let up = async move {
+                    let mut buffer = vec![0; 16 * 1024];
+                    while let Ok(n @ 1..) = from_bridge.read(&mut buffer).await {
+                        recorder.lock().unwrap().extend_from_slice(&buffer[..n]);
+                        if to_server.write_all(&buffer[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                    let _ = to_server.shutdown().await;
+                };
+                let down = tokio::io::copy(&mut from_server, &mut to_bridge);
+                // Either side closing closes both, as a server that stops closes its connections.
+                tokio::select! {
+                    _ = up => {}
+                    _ = down => {}
+                }
+            });
+        }
+    });
+    // The ids of the `tools/call` requests the bridge has sent, in order.
+    let call_ids = || {
+        let sent = String::from_utf8_lossy(&sent.lock().unwrap()).into_owned();
+        let marker = ",\"method\":\"tools/call\"";
+        let mut ids = Vec::new();
+        for (at, _) in sent.match_indices(marker) {
+            let before = &sent[..at];
+            let digits = before.len() - before.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            ids.push(before[before.len() - digits..].parse::<u64>().unwrap());
+        }
+        ids
+    };
+    let url = format!("http://127.0.0.1:{relay}/mcp");
+    app.register(json!({ "server_id": "own", "transport": "http", "url": url }))
+        .await;
+    for text in ["one", "two"] {
+        let (status, body) = app.call("own__echo", json!({ "text": text })).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["content"][0]["text"], text, "{body}");
+    }
+    assert_eq!(call_ids(), [1 << 32, (1 << 32) + 1]);
+
+    let mut owner = EventStream::open(&app, &app.admin, None).await;
+    let (status, body) = app.call("own__shout", json!({ "size": 16 })).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["text"], "said", "{body}");
+    let logged = owner
+        .wait_for("the log message", Duration::from_secs(10), |m| {
+            m.event == "mcp/server/push" && m.data["method"] == "notifications/message"
+        })
+        .await;
+    assert_eq!(logged.data["params"]["data"], "x".repeat(16), "{logged:?}");
+
+    // The same server restarted on the same port: it knows the session no more.
+    let port = peer.port();
+    peer.stop().await;
+    let peer = py_http_on(port, &[]).await;
+    for text in ["after", "again"] {
+        let call = app.call("own__echo", json!({ "text": text }));
+        let (status, body) = tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .expect("the call is answered, not left waiting");
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["content"][0]["text"], text, "{body}");
+    }
+    let ids = call_ids();
+    let last = ids.last().copied().unwrap_or_default();
+    assert!(
+        last >= 1 << 32,
+        "in the new session, the last call went through rmcp: {ids:?}"
+    );
     peer.stop().await;
 }

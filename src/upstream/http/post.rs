@@ -46,7 +46,7 @@ pub struct Post<'a> {
     pub uri: &'a str,
     pub session_id: Option<Arc<str>>,
     pub auth: Option<String>,
-    pub headers: HashMap<HeaderName, HeaderValue>,
+    pub headers: &'a HashMap<HeaderName, HeaderValue>,
     pub limits: StreamableHttpResponseLimits,
     pub server_id: &'a Arc<str>,
 }
@@ -69,7 +69,11 @@ impl Post<'_> {
                 name.to_string(),
             ));
         }
-        let mut headers: HeaderMap = self.headers.into_iter().collect();
+        let mut headers: HeaderMap = self
+            .headers
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
         headers.insert(
             ACCEPT,
             HeaderValue::from_static("text/event-stream, application/json"),
