@@ -1119,6 +1119,15 @@ impl Bench {
                 let total = latest_total(dir.path()).unwrap_or_else(|| {
                     panic!("no callgrind dump in {} ({dumped})", dir.path().display())
                 });
+                // `BENCH_CALLGRIND_DIR` keeps each dump, for `callgrind_annotate`.
+                if let (Ok(keep), Some(dump)) = (
+                    std::env::var("BENCH_CALLGRIND_DIR"),
+                    latest_dump(dir.path()),
+                ) {
+                    let route = route.trim_start_matches('/').to_lowercase();
+                    let kept = Path::new(&keep).join(format!("{server_id}-{route}.callgrind"));
+                    std::fs::copy(dump, &kept).expect("the dump is copied");
+                }
                 let per_call = total as f64 / f64::from(calls);
                 report.line(&format!(
                     "| {upstream} | {route} | {:.1}k |",
@@ -1724,18 +1733,23 @@ fn callgrind_control(args: &[&str]) -> String {
 
 /// The instruction total of the newest callgrind dump in `dir` (its `summary:` line).
 fn latest_total(dir: &Path) -> Option<u64> {
-    let newest = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with("callgrind.out"))
-        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())?;
-    let text = std::fs::read_to_string(newest.path()).ok()?;
+    let text = std::fs::read_to_string(latest_dump(dir)?).ok()?;
     text.lines()
         .find_map(|line| {
             line.strip_prefix("summary:")
                 .or_else(|| line.strip_prefix("totals:"))
         })
         .and_then(|n| n.split_whitespace().next()?.parse().ok())
+}
+
+/// The newest callgrind dump in `dir`.
+fn latest_dump(dir: &Path) -> Option<PathBuf> {
+    let newest = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("callgrind.out"))
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())?;
+    Some(newest.path())
 }
 
 /// An MCP session opened by hand: its id and the protocol version the server chose.

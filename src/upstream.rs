@@ -315,7 +315,7 @@ impl Connection {
                 .as_ref()
                 .and_then(|direct| Some((direct, direct.session()?)));
             if let Some((direct, session)) = direct {
-                let call = self.call_direct(direct, session, params.clone(), &origin, timeout);
+                let call = self.call_direct(direct, session, &mut params, &origin, timeout);
                 // Boxed, as rmcp's: see `run`.
                 if let Some(answered) = self.watch(Box::pin(call)).await {
                     let result = answered?;
@@ -758,7 +758,7 @@ async fn connect_unredacted(
                     launch.start(http::transport(config, client, max)?).await
                 }
                 None => {
-                    direct = Some(direct::Direct::new(bounded.clone(), url, max));
+                    direct = direct::Direct::new(bounded.clone(), url, max);
                     launch.start(http::transport(config, bounded, max)?).await
                 }
             };

@@ -18,13 +18,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, ClientResult,
-    ErrorCode, GetMeta, JsonRpcMessage, JsonRpcRequest, NumberOrString, ProgressToken, RequestId,
-    ServerNotification, ServerRequest, ServerResult,
+    CallToolRequestParams, ClientJsonRpcMessage, ClientResult, ErrorCode, JsonRpcMessage,
+    JsonRpcRequest, NumberOrString, ProgressToken, RequestId, ServerNotification, ServerRequest,
+    ServerResult,
 };
 use rmcp::service::ServiceError;
 use rmcp::transport::streamable_http_client::{
@@ -43,6 +44,27 @@ const FIRST_ID: i64 = 1 << 32;
 /// Resumptions of a call's stream in a row that bring no event before the call fails.
 const RESUMPTIONS: u32 = 3;
 
+/// A `tools/call` request as rmcp's client writes it, without its detour through a JSON value
+/// (rmcp serializes a request's params to a `Value` to merge their `_meta` with its own).
+#[derive(serde::Serialize)]
+struct CallMessage<'a> {
+    jsonrpc: &'static str,
+    id: i64,
+    method: &'static str,
+    params: &'a CallToolRequestParams,
+}
+
+impl<'a> CallMessage<'a> {
+    fn new(id: i64, params: &'a CallToolRequestParams) -> Self {
+        Self {
+            jsonrpc: "2.0",
+            id,
+            method: "tools/call",
+            params,
+        }
+    }
+}
+
 /// The way to post calls on one Streamable HTTP connection.
 pub struct Direct {
     http: http::Bounded,
@@ -53,17 +75,21 @@ pub struct Direct {
 
 impl Direct {
     /// Over `http` (a clone of the client rmcp's transport has), to `uri`, taking messages of
-    /// up to `limit` bytes as rmcp's transport does.
-    pub fn new(http: http::Bounded, uri: &str, limit: usize) -> Self {
+    /// up to `limit` bytes as rmcp's transport does; None when `http` does not post over its
+    /// pool (a proxy is set).
+    pub fn new(http: http::Bounded, uri: &str, limit: usize) -> Option<Self> {
+        if !http.pooled() {
+            return None;
+        }
         let mut limits = StreamableHttpResponseLimits::default();
         limits.max_json_response_size = limit;
         limits.max_sse_event_size = limit;
-        Self {
+        Some(Self {
             http,
             uri: uri.into(),
             limits,
             next_id: AtomicI64::new(FIRST_ID),
-        }
+        })
     }
 
     /// The session to post in, once rmcp's client has posted a request in one.
@@ -74,12 +100,13 @@ impl Direct {
 
 impl Connection {
     /// Calls a tool through `direct` in `session`: its answer, or None when the server no
-    /// longer knows the session (the call was not made; rmcp is to make it).
+    /// longer knows the session (the call was not made; rmcp is to make it). `params` are
+    /// given back as they came.
     pub(super) async fn call_direct(
         &self,
         direct: &Direct,
         session: Arc<Session>,
-        params: CallToolRequestParams,
+        params: &mut CallToolRequestParams,
         origin: &CallOrigin,
         timeout: Duration,
     ) -> Option<Result<ServerResult, CallError>> {
@@ -87,16 +114,24 @@ impl Connection {
         let id = RequestId::Number(number);
         // As rmcp: every request carries a progress token, so the server may report progress.
         let token = ProgressToken(NumberOrString::Number(number));
-        let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        request.get_meta_mut().set_progress_token(token.clone());
-        let message = ClientJsonRpcMessage::request(request, id.clone());
+        let body = {
+            let meta = params.meta.clone();
+            let with_token = params.meta.get_or_insert_default();
+            with_token.set_progress_token(token.clone());
+            let body = serde_json::to_vec(&CallMessage::new(number, params));
+            params.meta = meta;
+            match body {
+                Ok(body) => Bytes::from(body),
+                Err(error) => return Some(Err(CallError::Protocol(error.to_string()))),
+            }
+        };
         let _tracked = self.calls.track(id.clone(), &token, origin.clone());
         // Dropped before the answer (the caller gone, the deadline passed): the server is told.
         let cancel = CancelOnDrop::of(self.client.peer().clone(), id.clone());
         let call = async {
             let posted = direct
                 .http
-                .post_in(&session, &direct.uri, &message, direct.limits)
+                .post_call_in(&session, &direct.uri, body, id.clone(), direct.limits)
                 .await;
             match posted {
                 Ok(StreamableHttpPostResponse::Json(answer, _)) => {
@@ -321,6 +356,41 @@ async fn replying<T>(
         tokio::select! {
             out = &mut step => return out,
             Some(()) = replies.next(), if !replies.is_empty() => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{CallToolRequest, ClientRequest, GetMeta};
+    use serde_json::json;
+
+    /// rmcp's client's request, with its progress token in the request's own `_meta`.
+    fn as_rmcp_writes_it(params: &CallToolRequestParams, id: i64) -> serde_json::Value {
+        let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        let token = ProgressToken(NumberOrString::Number(id));
+        request.get_meta_mut().set_progress_token(token);
+        let message = ClientJsonRpcMessage::request(request, RequestId::Number(id));
+        serde_json::to_value(message).unwrap()
+    }
+
+    #[test]
+    fn a_call_is_written_as_rmcp_writes_it() {
+        let arguments = json!({"message": "hi", "n": [1, 2.5, null]});
+        let plain = CallToolRequestParams::new("echo")
+            .with_arguments(arguments.as_object().unwrap().clone());
+        let mut with_meta = plain.clone();
+        with_meta.meta = Some(serde_json::from_value(json!({"trace": "t1"})).unwrap());
+        let mut with_token = plain.clone();
+        with_token.meta = Some(serde_json::from_value(json!({"progressToken": "theirs"})).unwrap());
+        for params in [plain, with_meta, with_token] {
+            let expected = as_rmcp_writes_it(&params, 1 << 32);
+            let mut ours = params.clone();
+            let token = ProgressToken(NumberOrString::Number(1 << 32));
+            ours.meta.get_or_insert_default().set_progress_token(token);
+            let written = serde_json::to_value(CallMessage::new(1 << 32, &ours)).unwrap();
+            assert_eq!(written, expected);
         }
     }
 }

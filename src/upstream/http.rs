@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
@@ -195,6 +196,11 @@ impl Bounded {
         }
     }
 
+    /// Whether messages go over the pool (no proxy is set): [`Bounded::post_call_in`] needs it.
+    pub fn pooled(&self) -> bool {
+        self.pool.is_some()
+    }
+
     /// Posts `message` in `session`, as rmcp's client would have.
     pub async fn post_in(
         &self,
@@ -206,6 +212,39 @@ impl Bounded {
         let (id, auth) = (session.id.clone(), session.auth.clone());
         self.post(uri, message, id, auth, &session.headers, limits)
             .await
+    }
+
+    /// Posts the `tools/call` request `id`, serialized in `body`, in `session`, over the pool.
+    pub async fn post_call_in(
+        &self,
+        session: &Session,
+        uri: &str,
+        body: Bytes,
+        id: RequestId,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        let Some(pool) = &self.pool else {
+            return Err(StreamableHttpError::UnexpectedServerResponse(
+                "a call posted without the pool".into(),
+            ));
+        };
+        let posted = post::Posted {
+            request: Some(id.clone()),
+            call: true,
+            discover: false,
+        };
+        let sent = post::Post {
+            pool,
+            uri,
+            session_id: session.id.clone(),
+            auth: session.auth.clone(),
+            headers: &session.headers,
+            limits,
+            server_id: &self.server_id,
+        }
+        .send_body(body, posted)
+        .await;
+        self.checked(sent, Some(id))
     }
 
     /// Reopens the stream of a request in `session` after its event `last_event_id` (a server
@@ -228,8 +267,7 @@ impl Bounded {
         .await
     }
 
-    /// Posts `message`: over the pool, or reqwest when a proxy is set; a 401's or 403's
-    /// challenge noted, and an answer over the limit turned into the error answer for its call.
+    /// Posts `message`: over the pool, or reqwest when a proxy is set ([`Bounded::checked`]).
     async fn post(
         &self,
         uri: &str,
@@ -275,6 +313,16 @@ impl Bounded {
                 }
             }
         };
+        self.checked(posted, id)
+    }
+
+    /// What a POST answered, its 401's or 403's challenge noted, and an answer over the limit
+    /// turned into the error answer for the request `id`.
+    fn checked(
+        &self,
+        posted: Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>,
+        id: Option<RequestId>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
         self.challenges.note(&posted);
         match (posted, id) {
             (Err(StreamableHttpError::ResponseBodyTooLarge { max_size }), Some(id)) => {

@@ -2,17 +2,15 @@
 //! an event stream whose first `endpoint` event names the URL to POST JSON-RPC messages to;
 //! the server's messages come back as `message` events. `headers` go on both.
 
-use std::convert::Infallible;
 use std::future::Future;
 
 use axum::http::HeaderMap;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
-use futures::{FutureExt, StreamExt};
 use rmcp::RoleClient;
 use rmcp::model::RequestId;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use sse_stream::{Sse, SseStream};
+use sse_stream::Sse;
 use tokio::sync::{mpsc, oneshot};
 
 use super::ConnectError;
@@ -129,9 +127,9 @@ pub enum Event {
     },
 }
 
-/// What the cut yields: a whole event's bytes, or an event read through.
+/// What the cut yields: a whole event's length, or an event read through.
 enum Block {
-    Whole(Vec<u8>),
+    Whole(usize),
     TooLarge(Event),
 }
 
@@ -202,16 +200,22 @@ impl Frames {
     pub fn next_sse(&mut self) -> Option<Result<Sse, Event>> {
         loop {
             match self.next_block()? {
-                Block::Whole(block) => match parse(block) {
-                    Some(sse) => return Some(Ok(sse)),
-                    None => continue,
-                },
+                Block::Whole(end) => {
+                    let parsed = parse(&self.buffer[..end]);
+                    self.buffer.drain(..end);
+                    self.scanned = 0;
+                    match parsed {
+                        Some(sse) => return Some(Ok(sse)),
+                        None => continue,
+                    }
+                }
                 Block::TooLarge(event) => return Some(Err(event)),
             }
         }
     }
 
-    /// The next event's bytes (its blank line included), or an event read through.
+    /// The next event: the length of its bytes at the start of the buffer (its blank line
+    /// included), or an event read through.
     fn next_block(&mut self) -> Option<Block> {
         if let Some(skipped) = self.skipped.take() {
             return Some(Block::TooLarge(skipped));
@@ -227,39 +231,35 @@ impl Frames {
             }
             return None;
         };
-        let block: Vec<u8> = self.buffer.drain(..end).collect();
-        self.scanned = 0;
-        if block.len() > self.limit {
+        if end > self.limit {
             // Came in whole, but larger than the limit all the same.
             let mut skipping = Skipping::default();
-            let ended = skipping.feed(&block);
-            debug_assert_eq!(ended, Some(block.len()));
+            let ended = skipping.feed(&self.buffer[..end]);
+            debug_assert_eq!(ended, Some(end));
+            self.buffer.drain(..end);
+            self.scanned = 0;
             return Some(Block::TooLarge(skipping.event()));
         }
-        Some(Block::Whole(block))
+        Some(Block::Whole(end))
     }
 
-    /// The end of the first event (after its blank line), for `\n` or `\r\n` lines.
+    /// The end of the first event (after its blank line), for `\n` or `\r\n` lines: the first
+    /// `\n` from where the last scan ended that closes `\n\n` or `\r\n\r\n`.
     fn event_end(&mut self) -> Option<usize> {
-        // A boundary is at most 4 bytes long: start a little before where the last scan ended.
-        let from = self.scanned.saturating_sub(3);
-        let found = self.buffer[from..]
-            .windows(2)
-            .enumerate()
-            .find_map(|(i, w)| {
-                let at = from + i;
-                if w == b"\n\n" {
-                    Some(at + 2)
-                } else if self.buffer[at..].starts_with(b"\r\n\r\n") {
-                    Some(at + 4)
-                } else {
-                    None
-                }
+        let buffer = &self.buffer;
+        let found = memchr::memchr_iter(b'\n', &buffer[self.scanned..])
+            .map(|at| self.scanned + at)
+            .find(|&at| {
+                (at >= 1 && buffer[at - 1] == b'\n')
+                    || (at >= 3 && &buffer[at - 3..at] == b"\r\n\r")
             });
-        if found.is_none() {
-            self.scanned = self.buffer.len();
+        match found {
+            Some(at) => Some(at + 1),
+            None => {
+                self.scanned = self.buffer.len();
+                None
+            }
         }
-        found
     }
 }
 
@@ -418,19 +418,91 @@ async fn read_events(
 /// The event in `block` (one whole event, its blank line included) as `sse-stream` parses it.
 /// None for a block of comments only, or one `sse-stream` refuses (a line that is no field),
 /// which is dropped with a warning.
-fn parse(block: Vec<u8>) -> Option<Sse> {
-    let bytes = futures::stream::iter([Ok::<_, Infallible>(bytes::Bytes::from(block))]);
-    // The stream's one chunk is there already: parsing it never waits.
-    let parsed = SseStream::from_bytes_stream(bytes)
-        .next()
-        .now_or_never()??;
-    match parsed {
-        Ok(sse) => Some(sse),
+fn parse(block: &[u8]) -> Option<Sse> {
+    match parse_event(block) {
+        Ok(sse) => sse,
         Err(error) => {
             tracing::warn!(%error, "an event on the SSE stream is not valid; it is dropped");
             None
         }
     }
+}
+
+/// `sse-stream`'s parse of one event, without its stream: lines end at `\n`, `\r\n` or `\r`;
+/// a line is `field: value` (one space after the colon dropped) or a comment (`:` first); the
+/// fields are `data` (lines joined by `\n`), `event`, `id` (ignored when it holds a NUL) and
+/// `retry` (a number), each but `data` at most once; anything else refuses the event. The first
+/// line may start with a byte order mark. The event ends at the first blank line.
+fn parse_event(block: &[u8]) -> Result<Option<Sse>, &'static str> {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    fn text(bytes: &[u8]) -> Result<&str, &'static str> {
+        std::str::from_utf8(bytes).map_err(|_| "a field is not UTF-8")
+    }
+    let mut sse: Option<Sse> = None;
+    let mut rest = block;
+    let mut first = true;
+    while !rest.is_empty() {
+        let end = memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len());
+        let mut line = &rest[..end];
+        rest = match rest.get(end..=end + 1) {
+            Some(b"\r\n") => &rest[end + 2..],
+            _ => &rest[(end + 1).min(rest.len())..],
+        };
+        if std::mem::take(&mut first) {
+            line = line.strip_prefix(BOM).unwrap_or(line);
+        }
+        if line.is_empty() {
+            if sse.is_some() {
+                return Ok(sse);
+            }
+            continue;
+        }
+        let colon = memchr::memchr(b':', line).ok_or("a line has no `:`")?;
+        let (name, value) = (&line[..colon], &line[colon + 1..]);
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        match name {
+            b"data" => {
+                let value = text(value)?;
+                let event = sse.get_or_insert_default();
+                match &mut event.data {
+                    Some(data) => {
+                        data.push('\n');
+                        data.push_str(value);
+                    }
+                    None => event.data = Some(value.to_owned()),
+                }
+            }
+            b"event" => {
+                let value = text(value)?;
+                let event = sse.get_or_insert_default();
+                if event.event.is_some() {
+                    return Err("a second `event` line");
+                }
+                event.event = Some(value.to_owned());
+            }
+            b"id" if value.contains(&0) => {}
+            b"id" => {
+                let value = text(value)?;
+                let event = sse.get_or_insert_default();
+                if event.id.is_some() {
+                    return Err("a second `id` line");
+                }
+                event.id = Some(value.to_owned());
+            }
+            b"retry" => {
+                let value = text(value)?.trim_ascii();
+                let value = value.parse().map_err(|_| "`retry` is not a number")?;
+                let event = sse.get_or_insert_default();
+                if event.retry.is_some() {
+                    return Err("a second `retry` line");
+                }
+                event.retry = Some(value);
+            }
+            b"" => {}
+            _ => return Err("a line of an unknown field"),
+        }
+    }
+    Ok(None)
 }
 
 impl Transport<RoleClient> for SseTransport {
@@ -615,16 +687,78 @@ mod tests {
         }
     }
 
+    /// One event as `sse-stream` parses it, as `parse` did before it parsed events itself.
+    fn parsed_by_sse_stream(block: &[u8]) -> Option<Sse> {
+        use futures::{FutureExt, StreamExt};
+        let bytes = bytes::Bytes::copy_from_slice(block);
+        let chunks = futures::stream::iter([Ok::<_, std::convert::Infallible>(bytes)]);
+        sse_stream::SseStream::from_bytes_stream(chunks)
+            .next()
+            .now_or_never()??
+            .ok()
+    }
+
+    #[test]
+    fn events_are_parsed_as_sse_stream_parses_them() {
+        const LINES: &[&str] = &[
+            "data: {\"id\":1}",
+            "data:x",
+            "data",
+            "data: ",
+            "event: message",
+            "event: endpoint",
+            "id: 7",
+            "id:",
+            "id: a\0b",
+            "retry: 100",
+            "retry:  5 ",
+            "retry: soon",
+            ": a comment",
+            ":",
+            "\u{feff}data: bom",
+            "oops: x",
+            "oops",
+            "data: é",
+        ];
+        const ENDS: &[&str] = &["\n", "\r\n", "\r"];
+        let mut seed = 0x9e37_79b9_u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize
+        };
+        let (mut events, mut refused) = (0, 0);
+        for _ in 0..3000 {
+            let mut block = Vec::new();
+            for _ in 0..1 + next() % 5 {
+                block.extend_from_slice(LINES[next() % LINES.len()].as_bytes());
+                block.extend_from_slice(ENDS[next() % ENDS.len()].as_bytes());
+            }
+            block.extend_from_slice([b"\n\n".as_slice(), b"\r\n\r\n"][next() % 2]);
+            let expected = parsed_by_sse_stream(&block);
+            match &expected {
+                Some(_) => events += 1,
+                None => refused += 1,
+            }
+            assert_eq!(
+                parse(&block),
+                expected,
+                "{:?}",
+                String::from_utf8_lossy(&block)
+            );
+        }
+        assert!(events > 300 && refused > 300, "{events} {refused}");
+    }
+
     #[test]
     fn events_and_their_data() {
         let parse = |text: &str| {
-            parse(text.as_bytes().to_vec()).map(|sse| {
+            parse(text.as_bytes()).map(|sse| {
                 let event = sse.event.unwrap_or_else(|| "message".into());
                 Event::Whole(event, sse.data.unwrap_or_default())
             })
         };
         // The other fields are kept, for a stream to be resumed from its last event.
-        let with_id = super::parse(b"id: 7\nretry: 100\ndata: x\n\n".to_vec()).unwrap();
+        let with_id = super::parse(b"id: 7\nretry: 100\ndata: x\n\n").unwrap();
         assert_eq!(
             (with_id.id.as_deref(), with_id.retry),
             (Some("7"), Some(100))

@@ -19,7 +19,9 @@ use futures::{FutureExt, StreamExt};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use rmcp::ErrorData;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+};
 use rmcp::transport::auth::WWWAuthenticateParams;
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, HttpStatusError, InsufficientScopeError, SseError, StreamableHttpError,
@@ -51,10 +53,50 @@ pub struct Post<'a> {
     pub server_id: &'a Arc<str>,
 }
 
+/// What a posted message is, as far as reading its answer goes.
+pub struct Posted {
+    /// The id of a request (a notification or an answer awaits none).
+    pub request: Option<RequestId>,
+    /// A `tools/call`, whose answer is parsed as one ([`decode_answer`]).
+    pub call: bool,
+    /// A `server/discover` ([`discover_refused`]).
+    pub discover: bool,
+}
+
+impl Posted {
+    pub fn of(message: &ClientJsonRpcMessage) -> Self {
+        match message {
+            JsonRpcMessage::Request(request) => Self {
+                request: Some(request.id.clone()),
+                call: is_call(&request.request),
+                discover: matches!(request.request, ClientRequest::DiscoverRequest(_)),
+            },
+            _ => Self {
+                request: None,
+                call: false,
+                discover: false,
+            },
+        }
+    }
+}
+
 impl Post<'_> {
     pub async fn send<E>(
         self,
         message: &ClientJsonRpcMessage,
+    ) -> Result<StreamableHttpPostResponse, E>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let body = Bytes::from(serde_json::to_vec(message)?);
+        self.send_body(body, Posted::of(message)).await
+    }
+
+    /// Posts `body`, a message serialized already, which `posted` says what it is.
+    pub async fn send_body<E>(
+        self,
+        body: Bytes,
+        posted: Posted,
     ) -> Result<StreamableHttpPostResponse, E>
     where
         E: std::error::Error + Send + Sync + 'static,
@@ -92,7 +134,6 @@ impl Post<'_> {
                 .map_err(|_| unexpected("the session id is not a valid header value"))?;
             headers.insert(SESSION_ID, value);
         }
-        let body = Bytes::from(serde_json::to_vec(message)?);
         let response = self
             .pool
             .send(Method::POST, self.uri, headers, body)
@@ -132,7 +173,7 @@ impl Post<'_> {
             .get(SESSION_ID)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let awaits_no_answer = !matches!(message, JsonRpcMessage::Request(_));
+        let awaits_no_answer = posted.request.is_none();
         if status.is_success() && length == Some(0) && awaits_no_answer {
             return Ok(StreamableHttpPostResponse::Accepted);
         }
@@ -152,7 +193,7 @@ impl Post<'_> {
                 if let Ok(error @ JsonRpcMessage::Error(_)) =
                     serde_json::from_str::<ServerJsonRpcMessage>(&text)
                 {
-                    if let Some(answer) = discover_refused(message, session_attached, status, &text)
+                    if let Some(answer) = discover_refused(&posted, session_attached, status, &text)
                     {
                         return Ok(answer);
                     }
@@ -175,7 +216,7 @@ impl Post<'_> {
                 let prefix = read_prefix(body, self.limits.max_error_response_size).await;
                 String::from_utf8_lossy(&prefix).into_owned()
             };
-            if let Some(answer) = discover_refused(message, session_attached, status, &text) {
+            if let Some(answer) = discover_refused(&posted, session_attached, status, &text) {
                 return Ok(answer);
             }
             if let Some(error) = status_error {
@@ -185,12 +226,7 @@ impl Post<'_> {
                 format!("HTTP {status}: {text}"),
             )));
         }
-        let request = match message {
-            JsonRpcMessage::Request(request) => {
-                Some((request.id.clone(), is_call(&request.request)))
-            }
-            _ => None,
-        };
+        let request = posted.request.map(|id| (id, posted.call));
         if is(EVENT_STREAM) {
             let events = Events::new(body, self.limits.max_sse_event_size, self.server_id.clone());
             return Ok(events.answer(request, session_id).await);
@@ -270,7 +306,7 @@ fn status_error(status: StatusCode, headers: &HeaderMap) -> Option<HttpStatusErr
 /// 403, without a session), as the error answer rmcp's lifecycle takes it for, with the id of
 /// the request (such a server's error cannot name it).
 fn discover_refused(
-    message: &ClientJsonRpcMessage,
+    posted: &Posted,
     session_attached: bool,
     status: StatusCode,
     body: &str,
@@ -281,12 +317,9 @@ fn discover_refused(
     {
         return None;
     }
-    let JsonRpcMessage::Request(request) = message else {
+    let (true, Some(id)) = (posted.discover, &posted.request) else {
         return None;
     };
-    if !matches!(request.request, ClientRequest::DiscoverRequest(_)) {
-        return None;
-    }
     let error = match serde_json::from_str::<ServerJsonRpcMessage>(body) {
         Ok(JsonRpcMessage::Error(error)) => error.error,
         _ => ErrorData::invalid_request(
@@ -295,7 +328,7 @@ fn discover_refused(
         ),
     };
     Some(StreamableHttpPostResponse::Json(
-        ServerJsonRpcMessage::error(error, Some(request.id.clone())),
+        ServerJsonRpcMessage::error(error, Some(id.clone())),
         None,
     ))
 }
