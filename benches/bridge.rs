@@ -1082,7 +1082,15 @@ impl Bench {
             "--quiet".to_owned(),
             format!("--callgrind-out-file={}", out.display()),
         ];
-        let bridge = Bridge::start_under(dir.path(), &self.auth, &[], &wrapper).await;
+        // `BENCH_LOG=warn` turns the service's spans off, to weigh what logging costs a call.
+        let log = std::env::var("BENCH_LOG").unwrap_or_else(|_| "info".into());
+        let bridge = Bridge::start_under(
+            dir.path(),
+            &self.auth,
+            &[("MCP_BRIDGE_LOG", log.as_str())],
+            &wrapper,
+        )
+        .await;
         let (_server, url) = http_echo_server().await;
         bridge
             .register(json!({ "server_id": "rs", "transport": "http", "url": url }))

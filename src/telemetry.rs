@@ -88,10 +88,19 @@ impl Visit for PlainVisitor<'_> {
         if field.name() == "message" {
             return self.record_debug(field, &format_args!("{value}"));
         }
-        // Debug escapes every control character itself.
-        if self.named(field) {
-            self.result = write!(self.out, "{value:?}");
+        if !self.named(field) {
+            return;
         }
+        // Debug escapes every control character itself, a char at a time; a value that is
+        // all printable ASCII but quotes and backslashes (route, ids) reads the same quoted.
+        let plain = |b: &u8| matches!(b, b' '..=b'~') && !matches!(b, b'"' | b'\\');
+        self.result = if value.as_bytes().iter().all(plain) {
+            (self.out.write_char('"'))
+                .and_then(|()| self.out.write_str(value))
+                .and_then(|()| self.out.write_char('"'))
+        } else {
+            write!(self.out, "{value:?}")
+        };
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
@@ -139,6 +148,40 @@ mod tests {
         assert_eq!(directives(""), "rmcp=warn");
         assert_eq!(directives("info,rmcp=debug"), "info,rmcp=debug");
         assert_eq!(directives("rmcp::service=info"), "rmcp::service=info");
+    }
+
+    #[test]
+    fn strings_are_quoted_as_debug_quotes_them() {
+        let values = [
+            "/v1/tools/call",
+            "6f1c2a9e-0d5b-4c1e-9a7f-2b8c3d4e5f60",
+            "",
+            "say \"hi\"",
+            "back\\slash",
+            "tab\there",
+            "caf\u{e9}",
+            "\x1b[31m",
+            "~ !#$%&'()*+,-./:;<=>?@[]^_`{|}",
+        ];
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = move || LineWriter(tx.clone());
+        let subscriber = tracing_subscriber::fmt()
+            .fmt_fields(PlainFields)
+            .without_time()
+            .with_target(false)
+            .with_level(false)
+            .with_ansi(false)
+            .with_writer(sink)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            for value in values {
+                tracing::info!(value);
+            }
+        });
+        for value in values {
+            let line = rx.recv().unwrap();
+            assert_eq!(line.trim_end(), format!("value={value:?}"));
+        }
     }
 
     #[test]

@@ -69,6 +69,8 @@ impl<'a> CallMessage<'a> {
 pub struct Direct {
     http: http::Bounded,
     uri: Arc<str>,
+    /// `uri`, parsed once for every call.
+    parsed: axum::http::Uri,
     limits: StreamableHttpResponseLimits,
     next_id: AtomicI64,
 }
@@ -76,17 +78,16 @@ pub struct Direct {
 impl Direct {
     /// Over `http` (a clone of the client rmcp's transport has), to `uri`, taking messages of
     /// up to `limit` bytes as rmcp's transport does; None when `http` does not post over its
-    /// pool (a proxy is set).
+    /// pool (a proxy is set) or `uri` is not one hyper takes.
     pub fn new(http: http::Bounded, uri: &str, limit: usize) -> Option<Self> {
-        if !http.pooled() {
-            return None;
-        }
+        let parsed = uri.parse().ok().filter(|_| http.pooled())?;
         let mut limits = StreamableHttpResponseLimits::default();
         limits.max_json_response_size = limit;
         limits.max_sse_event_size = limit;
         Some(Self {
             http,
             uri: uri.into(),
+            parsed,
             limits,
             next_id: AtomicI64::new(FIRST_ID),
         })
@@ -131,7 +132,7 @@ impl Connection {
         let call = async {
             let posted = direct
                 .http
-                .post_call_in(&session, &direct.uri, body, id.clone(), direct.limits)
+                .post_call_in(&session, &direct.parsed, body, id.clone(), direct.limits)
                 .await;
             match posted {
                 Ok(StreamableHttpPostResponse::Json(answer, _)) => {

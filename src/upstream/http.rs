@@ -9,7 +9,10 @@ mod post;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use std::borrow::Cow;
+
+use axum::http::uri::InvalidUri;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -152,6 +155,25 @@ pub struct Session {
     id: Option<Arc<str>>,
     auth: Option<String>,
     headers: HashMap<HeaderName, HeaderValue>,
+    /// Every header of a POST in the session, built once; None when they are not valid (the
+    /// POST fails as rmcp's would).
+    built: Option<HeaderMap>,
+}
+
+impl Session {
+    fn new(
+        id: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Self {
+        let built = post::headers::<reqwest::Error>(&headers, id.as_deref(), auth.as_deref()).ok();
+        Self {
+            id,
+            auth,
+            headers,
+            built,
+        }
+    }
 }
 
 /// Whether a request posted tells the session rmcp's client is in: any request but those that
@@ -218,7 +240,7 @@ impl Bounded {
     pub async fn post_call_in(
         &self,
         session: &Session,
-        uri: &str,
+        uri: &Uri,
         body: Bytes,
         id: RequestId,
         limits: StreamableHttpResponseLimits,
@@ -233,12 +255,16 @@ impl Bounded {
             call: true,
             discover: false,
         };
+        let Some(built) = &session.built else {
+            return Err(StreamableHttpError::UnexpectedServerResponse(
+                "the session's headers are not valid".into(),
+            ));
+        };
         let sent = post::Post {
             pool,
-            uri,
-            session_id: session.id.clone(),
-            auth: session.auth.clone(),
-            headers: &session.headers,
+            uri: uri.clone(),
+            headers: Cow::Borrowed(built),
+            session_attached: session.id.is_some(),
             limits,
             server_id: &self.server_id,
         }
@@ -283,17 +309,28 @@ impl Bounded {
         };
         let posted = match &self.pool {
             Some(pool) => {
-                post::Post {
-                    pool,
-                    uri,
-                    session_id,
-                    auth: auth_header,
-                    headers: custom_headers,
-                    limits,
-                    server_id: &self.server_id,
+                let session = session_id.as_deref();
+                let post = post::headers(custom_headers, session, auth_header.as_deref()).and_then(
+                    |headers| {
+                        let uri = uri.parse().map_err(|e: InvalidUri| {
+                            StreamableHttpError::UnexpectedServerResponse(
+                                format!("`{uri}` is not a URI: {e}").into(),
+                            )
+                        })?;
+                        Ok(post::Post {
+                            pool,
+                            uri,
+                            headers: Cow::Owned(headers),
+                            session_attached: session.is_some(),
+                            limits,
+                            server_id: &self.server_id,
+                        })
+                    },
+                );
+                match post {
+                    Ok(post) => post.send(message).await,
+                    Err(error) => Err(error),
                 }
-                .send(message)
-                .await
             }
             None => {
                 let sent = self.client.post_message_with_response_limits(
@@ -443,11 +480,7 @@ impl StreamableHttpClient for Bounded {
             )
             .await;
         if posted.is_ok() && notes_the_session(&message) {
-            let session = Session {
-                id: session_id,
-                auth: auth_header,
-                headers: custom_headers,
-            };
+            let session = Session::new(session_id, auth_header, custom_headers);
             *self.session.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(session));
         }
         posted

@@ -61,11 +61,10 @@ impl Pool {
     pub async fn send(
         &self,
         method: Method,
-        uri: &str,
-        headers: axum::http::HeaderMap,
+        mut uri: Uri,
+        headers: &axum::http::HeaderMap,
         body: Bytes,
     ) -> io::Result<Response<Incoming>> {
-        let mut uri: Uri = uri.parse().map_err(io::Error::other)?;
         for _ in 0..=MAX_REDIRECTS {
             let mut request = Request::new(Full::new(body.clone()));
             *request.method_mut() = method.clone();

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
@@ -45,12 +45,56 @@ type Result<T, E> = std::result::Result<T, StreamableHttpError<E>>;
 /// What a POST needs besides its message.
 pub struct Post<'a> {
     pub pool: &'a Pool,
-    pub uri: &'a str,
-    pub session_id: Option<Arc<str>>,
-    pub auth: Option<String>,
-    pub headers: &'a HashMap<HeaderName, HeaderValue>,
+    pub uri: Uri,
+    /// Every header of the request ([`headers`]).
+    pub headers: Cow<'a, HeaderMap>,
+    /// Whether the headers name a session.
+    pub session_attached: bool,
     pub limits: StreamableHttpResponseLimits,
     pub server_id: &'a Arc<str>,
+}
+
+/// The headers of a POST with rmcp's `custom` headers (the configured ones and the protocol
+/// version), in the session `session_id`, with the access token `auth`.
+pub fn headers<E>(
+    custom: &HashMap<HeaderName, HeaderValue>,
+    session_id: Option<&str>,
+    auth: Option<&str>,
+) -> Result<HeaderMap, E>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    // As rmcp: a configured header may not take the place of those the protocol sets.
+    if let Some(name) = custom
+        .keys()
+        .find(|name| ["accept", SESSION_ID, "last-event-id"].contains(&name.as_str()))
+    {
+        return Err(StreamableHttpError::ReservedHeaderConflict(
+            name.to_string(),
+        ));
+    }
+    let mut headers: HeaderMap = custom
+        .iter()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
+    headers.insert(
+        ACCEPT,
+        HeaderValue::from_static("text/event-stream, application/json"),
+    );
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
+    let (hop, marker) = crate::guard::hop_header();
+    headers.insert(hop, marker);
+    if let Some(token) = auth {
+        let value = HeaderValue::try_from(format!("Bearer {token}"))
+            .map_err(|_| unexpected("the access token is not a valid header value"))?;
+        headers.insert(AUTHORIZATION, value);
+    }
+    if let Some(session) = session_id {
+        let value = HeaderValue::try_from(session)
+            .map_err(|_| unexpected("the session id is not a valid header value"))?;
+        headers.insert(SESSION_ID, value);
+    }
+    Ok(headers)
 }
 
 /// What a posted message is, as far as reading its answer goes.
@@ -101,42 +145,10 @@ impl Post<'_> {
     where
         E: std::error::Error + Send + Sync + 'static,
     {
-        // As rmcp: a configured header may not take the place of those the protocol sets.
-        if let Some(name) = self
-            .headers
-            .keys()
-            .find(|name| ["accept", SESSION_ID, "last-event-id"].contains(&name.as_str()))
-        {
-            return Err(StreamableHttpError::ReservedHeaderConflict(
-                name.to_string(),
-            ));
-        }
-        let mut headers: HeaderMap = self
-            .headers
-            .iter()
-            .map(|(name, value)| (name.clone(), value.clone()))
-            .collect();
-        headers.insert(
-            ACCEPT,
-            HeaderValue::from_static("text/event-stream, application/json"),
-        );
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
-        let (hop, marker) = crate::guard::hop_header();
-        headers.insert(hop, marker);
-        if let Some(token) = &self.auth {
-            let value = HeaderValue::try_from(format!("Bearer {token}"))
-                .map_err(|_| unexpected("the access token is not a valid header value"))?;
-            headers.insert(AUTHORIZATION, value);
-        }
-        let session_attached = self.session_id.is_some();
-        if let Some(session) = &self.session_id {
-            let value = HeaderValue::try_from(session.as_ref())
-                .map_err(|_| unexpected("the session id is not a valid header value"))?;
-            headers.insert(SESSION_ID, value);
-        }
+        let session_attached = self.session_attached;
         let response = self
             .pool
-            .send(Method::POST, self.uri, headers, body)
+            .send(Method::POST, self.uri, &self.headers, body)
             .await?;
         let status = response.status();
         if let Some(error) = challenge(status, response.headers())? {
