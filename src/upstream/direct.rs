@@ -9,10 +9,10 @@
 //!
 //! What a server sends on a call's stream before the answer is handled as rmcp's client would:
 //! the call's progress goes to its caller, in order before the answer, other notifications to
-//! the connection's pump, and the server's requests (sampling, elicitation,
-//! roots, ping) to the call's caller, their answers posted back. A stream that ends before the
-//! answer is resumed after its last event. A server that no longer knows the session (404) gets
-//! the call through rmcp, which makes a new session and posts it there.
+//! the connection's pump, and the server's requests (sampling, elicitation, roots, ping) to the
+//! call's caller, their answers posted back. A stream that ends before the answer is resumed
+//! after its last event. A server that no longer knows the session (404) gets the call through
+//! rmcp, which makes a new session and posts it there.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -93,9 +93,10 @@ impl Direct {
         })
     }
 
-    /// The session to post in, once rmcp's client has posted a request in one.
+    /// The session to post in, once rmcp's client has posted a request in one whose headers
+    /// are valid (else rmcp's client posts, and fails as it does).
     pub fn session(&self) -> Option<Arc<Session>> {
-        self.http.session()
+        self.http.session().filter(|session| session.postable())
     }
 }
 

@@ -6,12 +6,10 @@
 mod pool;
 mod post;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use std::borrow::Cow;
-
-use axum::http::uri::InvalidUri;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use bytes::Bytes;
 use futures::StreamExt;
@@ -133,7 +131,8 @@ impl Challenges {
 
 /// The client of a Streamable HTTP connection: [`post`] sends its messages over kept-alive
 /// connections, and rmcp's reqwest client opens the standalone GET stream and deletes the
-/// session. A message over the limits rmcp passes (set from `max_message_bytes`) is never
+/// session. It notes the session rmcp's client posts in ([`Session`]), for the calls posted
+/// without rmcp (`upstream/direct.rs`). A message over the limits rmcp passes (set from `max_message_bytes`) is never
 /// held: the request it answers gets the error answer for its id, and nothing else is touched
 /// (a notification or request of the server's over the limit is dropped with a warning). An
 /// event over the limit on the GET stream is dropped with a warning and the stream reopened.
@@ -173,6 +172,11 @@ impl Session {
             headers,
             built,
         }
+    }
+
+    /// Whether a call can be posted in the session: its headers are valid.
+    pub fn postable(&self) -> bool {
+        self.built.is_some()
     }
 }
 
@@ -309,28 +313,24 @@ impl Bounded {
         };
         let posted = match &self.pool {
             Some(pool) => {
-                let session = session_id.as_deref();
-                let post = post::headers(custom_headers, session, auth_header.as_deref()).and_then(
-                    |headers| {
-                        let uri = uri.parse().map_err(|e: InvalidUri| {
-                            StreamableHttpError::UnexpectedServerResponse(
-                                format!("`{uri}` is not a URI: {e}").into(),
-                            )
-                        })?;
-                        Ok(post::Post {
-                            pool,
-                            uri,
-                            headers: Cow::Owned(headers),
-                            session_attached: session.is_some(),
-                            limits,
-                            server_id: &self.server_id,
-                        })
-                    },
-                );
-                match post {
-                    Ok(post) => post.send(message).await,
-                    Err(error) => Err(error),
-                }
+                let posted = async {
+                    let session = session_id.as_deref();
+                    let headers = post::headers(custom_headers, session, auth_header.as_deref())?;
+                    let parsed = uri.parse().map_err(|e| {
+                        let why = format!("`{uri}` is not a URI: {e}");
+                        StreamableHttpError::UnexpectedServerResponse(why.into())
+                    })?;
+                    let post = post::Post {
+                        pool,
+                        uri: parsed,
+                        headers: Cow::Owned(headers),
+                        session_attached: session.is_some(),
+                        limits,
+                        server_id: &self.server_id,
+                    };
+                    post.send(message).await
+                };
+                posted.await
             }
             None => {
                 let sent = self.client.post_message_with_response_limits(
