@@ -310,6 +310,8 @@ impl Connection {
         };
         let mut params = params;
         for _round in 0..MAX_INPUT_ROUNDS {
+            // Posted without rmcp's client when it can be (`direct.rs`); through it when the
+            // server has forgotten the session, or on a connection without a direct way.
             let direct = self
                 .direct
                 .as_ref()
