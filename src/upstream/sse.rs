@@ -135,11 +135,12 @@ enum Block {
 
 /// The framing of an SSE stream: bytes in, events out. The stream is cut at the blank lines
 /// that end events, each byte looked at once however the stream is chunked, and each whole
-/// event is parsed by `sse-stream` (fields, comments, UTF-8). That crate has no bound of its
-/// own: it holds an event's lines and data however long, and has no way to drop an event it
-/// has begun, so the cut stays here. An event larger than the limit is never held: it is read
-/// through with [`Skipping`]. (rmcp bounds `sse-stream` by ending the stream at such an event;
-/// here the stream is the connection, and only the call it answers may fail.)
+/// event is parsed where it lies by `sse-stream`'s rules ([`parse_event`]: fields, comments,
+/// UTF-8). That crate has no bound of its own: it holds an event's lines and data however
+/// long, and has no way to drop an event it has begun, so the cut stays here. An event larger
+/// than the limit is never held: it is read through with [`Skipping`]. (rmcp bounds
+/// `sse-stream` by ending the stream at such an event; here the stream is the connection, and
+/// only the call it answers may fail.)
 #[derive(Debug)]
 pub struct Frames {
     limit: usize,
