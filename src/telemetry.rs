@@ -163,25 +163,15 @@ mod tests {
             "\x1b[31m",
             "~ !#$%&'()*+,-./:;<=>?@[]^_`{|}",
         ];
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = move || LineWriter(tx.clone());
-        let subscriber = tracing_subscriber::fmt()
-            .fmt_fields(PlainFields)
-            .without_time()
-            .with_target(false)
-            .with_level(false)
-            .with_ansi(false)
-            .with_writer(sink)
-            .finish();
-        tracing::subscriber::with_default(subscriber, || {
+        let lines = lines_logged(|| {
             for value in values {
                 tracing::info!(value);
             }
         });
-        for value in values {
-            let line = rx.recv().unwrap();
+        for (line, value) in lines.iter().zip(values) {
             assert_eq!(line.trim_end(), format!("value={value:?}"));
         }
+        assert_eq!(lines.len(), values.len());
     }
 
     #[test]
@@ -194,11 +184,24 @@ mod tests {
     #[test]
     fn fields_read_as_the_default_formatter_writes_them() {
         // An event's fields, recorded through a subscriber that formats them as ours does.
+        let lines = lines_logged(|| {
+            let route = "/v1/tools/call";
+            let span = tracing::info_span!("request", method = %"POST", route);
+            let _in = span.enter();
+            tracing::info!(status = 200, r#type = "x", note = %"a\x1bb", "answered {}", 1);
+        });
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(
+            lines[0].trim_end(),
+            "request{method=POST route=\"/v1/tools/call\"}: answered 1 status=200 type=\"x\" note=a\\x1bb"
+        );
+    }
+
+    /// The lines `log` writes through a subscriber that formats fields as ours does (without
+    /// time, target, level or colours).
+    fn lines_logged(log: impl FnOnce()) -> Vec<String> {
         let (tx, rx) = std::sync::mpsc::channel();
-        let sink = move || {
-            let tx = tx.clone();
-            LineWriter(tx)
-        };
+        let sink = move || LineWriter(tx.clone());
         let subscriber = tracing_subscriber::fmt()
             .fmt_fields(PlainFields)
             .without_time()
@@ -207,17 +210,8 @@ mod tests {
             .with_ansi(false)
             .with_writer(sink)
             .finish();
-        tracing::subscriber::with_default(subscriber, || {
-            let route = "/v1/tools/call";
-            let span = tracing::info_span!("request", method = %"POST", route);
-            let _in = span.enter();
-            tracing::info!(status = 200, r#type = "x", note = %"a\x1bb", "answered {}", 1);
-        });
-        let line = rx.recv().unwrap();
-        assert_eq!(
-            line.trim_end(),
-            "request{method=POST route=\"/v1/tools/call\"}: answered 1 status=200 type=\"x\" note=a\\x1bb"
-        );
+        tracing::subscriber::with_default(subscriber, log);
+        rx.try_iter().collect()
     }
 
     struct LineWriter(std::sync::mpsc::Sender<String>);

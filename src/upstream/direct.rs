@@ -68,9 +68,8 @@ impl<'a> CallMessage<'a> {
 /// The way to post calls on one Streamable HTTP connection.
 pub struct Direct {
     http: http::Bounded,
-    uri: Arc<str>,
-    /// `uri`, parsed once for every call.
-    parsed: axum::http::Uri,
+    /// The server's URL, parsed once for every call.
+    uri: axum::http::Uri,
     limits: StreamableHttpResponseLimits,
     next_id: AtomicI64,
 }
@@ -80,14 +79,13 @@ impl Direct {
     /// up to `limit` bytes as rmcp's transport does; None when `http` does not post over its
     /// pool (a proxy is set) or `uri` is not one hyper takes.
     pub fn new(http: http::Bounded, uri: &str, limit: usize) -> Option<Self> {
-        let parsed = uri.parse().ok().filter(|_| http.pooled())?;
+        let uri = uri.parse().ok().filter(|_| http.pooled())?;
         let mut limits = StreamableHttpResponseLimits::default();
         limits.max_json_response_size = limit;
         limits.max_sse_event_size = limit;
         Some(Self {
             http,
-            uri: uri.into(),
-            parsed,
+            uri,
             limits,
             next_id: AtomicI64::new(FIRST_ID),
         })
@@ -133,7 +131,7 @@ impl Connection {
         let call = async {
             let posted = direct
                 .http
-                .post_call_in(&session, &direct.parsed, body, id.clone(), direct.limits)
+                .post_call_in(&session, &direct.uri, body, id.clone(), direct.limits)
                 .await;
             match posted {
                 Ok(StreamableHttpPostResponse::Json(answer, _)) => {
@@ -273,7 +271,8 @@ impl Connection {
             let pause = retry.unwrap_or(Duration::from_secs(u64::from(resumptions)));
             replying(&mut replies, tokio::time::sleep(pause)).await;
             let limit = direct.limits.max_sse_event_size;
-            let resumed = direct.http.resume(session, &direct.uri, after, limit);
+            let uri = direct.uri.to_string();
+            let resumed = direct.http.resume(session, &uri, after, limit);
             events = match replying(&mut replies, resumed).await {
                 Ok(events) => events,
                 Err(error) => {
@@ -340,7 +339,7 @@ impl Connection {
         };
         let posted = direct
             .http
-            .post_in(session, &direct.uri, &message, direct.limits)
+            .post_in(session, &direct.uri.to_string(), &message, direct.limits)
             .await;
         if let Err(error) = posted {
             tracing::warn!(%error, "cannot answer a server's request made during a call");

@@ -553,6 +553,14 @@ impl Drop for SseTransport {
 mod tests {
     use super::*;
 
+    /// A repeatable run of pseudo-random numbers from `seed` (an LCG: enough to pick pieces).
+    fn numbers(mut seed: u64) -> impl FnMut() -> usize {
+        move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) as usize
+        }
+    }
+
     fn events_with(stream: &[u8], chunk: usize, limit: usize) -> Vec<Event> {
         let mut frames = Frames::new(limit);
         let mut events = Vec::new();
@@ -600,11 +608,7 @@ mod tests {
             "é",
         ];
         const ENDS: &[&str] = &["\n", "\r\n", "\n\n", "\r\n\r\n", "\n", "\r"];
-        let mut seed = 0x2545_f491_u64;
-        let mut next = || {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) as usize
-        };
+        let mut next = numbers(0x2545_f491_u64);
         let (mut whole_events, mut too_large) = (0, 0);
         for _ in 0..300 {
             let mut stream = Vec::new();
@@ -722,11 +726,7 @@ mod tests {
             "data: é",
         ];
         const ENDS: &[&str] = &["\n", "\r\n", "\r"];
-        let mut seed = 0x9e37_79b9_u64;
-        let mut next = || {
-            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-            (seed >> 33) as usize
-        };
+        let mut next = numbers(0x9e37_79b9_u64);
         let (mut events, mut refused) = (0, 0);
         for _ in 0..3000 {
             let mut block = Vec::new();
