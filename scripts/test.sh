@@ -78,6 +78,9 @@ wait_for "NATS at 127.0.0.1:4222" nats_up
 # processes of tests/api/replicas.rs meet on it, each under a subject prefix of its own.
 export MCP_BRIDGE_TEST_NATS=nats://127.0.0.1:4222
 
+# A failing test's panic message, not its backtrace, is what the last lines of a CI log should show.
+export RUST_BACKTRACE=0
+
 echo "== tests (and a smoke run of the benchmark harness, benches/bridge.rs, with tiny sizes)"
 cargo test --locked --all-targets
 
