@@ -22,20 +22,19 @@ mod tools;
 mod toolsets;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, MatchedPath};
+use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::middleware;
 use tower::ServiceBuilder;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::a2e::ErrorCode;
-use crate::http::auth::require_agent;
+use crate::http::auth::keep_alive_after;
 use crate::http::error::ApiError;
+use crate::http::observe::ObserveLayer;
 use crate::http::state::AppState;
 
 /// A successful answer: its status and its A2E response message.
@@ -313,20 +312,9 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let (v1, public, doc) = routes();
-    // Each group of layers is one `ServiceBuilder` (outermost first), added once: axum boxes
-    // every `layer` call around every route and clones each box per request. The caller is
-    // known before its limits are counted.
-    let v1 = v1.route_layer(
-        ServiceBuilder::new()
-            .layer(middleware::from_fn_with_state(
-                state.clone(),
-                require_agent_layer,
-            ))
-            .layer(middleware::from_fn_with_state(
-                state.limits.clone(),
-                crate::http::limits::limit_agent,
-            )),
-    );
+    // Few layers, each added once: axum boxes every `layer` call around every route, and clones
+    // each box and boxes a future per request.
+    let v1 = v1.route_layer(middleware::from_fn_with_state(state.clone(), admit));
     let mcp = crate::mcp_server::router(state.clone());
     Router::new()
         .merge(v1)
@@ -338,73 +326,28 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .layer(
             ServiceBuilder::new()
-                .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-                .layer(PropagateRequestIdLayer::x_request_id())
-                .layer(
-                    TraceLayer::new_for_http()
-                        .make_span_with(request_span)
-                        .on_response(log_response),
-                )
-                .layer(middleware::from_fn_with_state(state.clone(), count_request))
+                .layer(ObserveLayer::new(state.metrics.clone()))
                 .layer(DefaultBodyLimit::max(state.config.max_body_bytes)),
         )
         .with_state(state)
 }
 
-/// One line per answered request: refusals and failures at info, the rest at debug (a line per
-/// successful call costs a busy gateway measurably; /metrics counts every request by route and
-/// status).
-fn log_response(
-    resp: &axum::response::Response,
-    latency: std::time::Duration,
-    _span: &tracing::Span,
-) {
-    let status = resp.status().as_u16();
-    let latency_ms = latency.as_secs_f64() * 1000.0;
-    if resp.status().is_client_error() || resp.status().is_server_error() {
-        tracing::info!(status, latency_ms, "request answered");
-    } else {
-        tracing::debug!(status, latency_ms, "request answered");
+/// Middleware of every `/v1` route: a valid bearer token or 401 (the [`Caller`] goes into the
+/// request's extensions), then the caller's limits.
+///
+/// [`Caller`]: crate::caller::Caller
+async fn admit(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    mut req: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    match state.auth.caller_of(&req) {
+        Ok(agent) => {
+            req.extensions_mut().insert(agent);
+            crate::http::limits::admitted(&state.limits, req, |req| next.run(req)).await
+        }
+        Err(refused) => keep_alive_after(*refused, req).await,
     }
-}
-
-/// The span of one request: method, route (not the raw path) and request id. Headers, and so
-/// tokens, are never recorded.
-fn request_span(req: &axum::extract::Request) -> tracing::Span {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(MatchedPath::as_str)
-        .unwrap_or("unmatched");
-    let request_id = req
-        .headers()
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    tracing::info_span!("request", method = %req.method(), route, request_id)
-}
-
-async fn require_agent_layer(
-    axum::extract::State(state): axum::extract::State<AppState>,
-    req: axum::extract::Request,
-    next: middleware::Next,
-) -> axum::response::Response {
-    require_agent(axum::extract::State(state.auth.clone()), req, next).await
-}
-
-/// Counts each answered request by its route (not its raw path) and status.
-async fn count_request(
-    axum::extract::State(state): axum::extract::State<AppState>,
-    req: axum::extract::Request,
-    next: middleware::Next,
-) -> axum::response::Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let resp = next.run(req).await;
-    state.metrics.http_request(&route, resp.status().as_u16());
-    resp
 }
 
 async fn not_found() -> ApiError {

@@ -70,23 +70,7 @@ pub fn router(state: AppState) -> Router<AppState> {
     Router::new()
         .route_service("/mcp", service.clone())
         .route_service("/mcp/toolsets/{name}", service)
-        .layer(
-            // One ServiceBuilder, outermost first: the caller is known before its limits count.
-            tower::ServiceBuilder::new()
-                .layer(axum::middleware::from_fn_with_state(
-                    front.clone(),
-                    authenticate,
-                ))
-                .layer(axum::middleware::from_fn_with_state(
-                    state.limits.clone(),
-                    crate::http::limits::limit_agent,
-                ))
-                // 2025-11-25 tasks, which rmcp does not speak (see tasks.rs).
-                .layer(axum::middleware::from_fn_with_state(
-                    front,
-                    tasks::intercept,
-                )),
-        )
+        .layer(axum::middleware::from_fn_with_state(front, authenticate))
 }
 
 fn service(
@@ -156,7 +140,11 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
     }
     let ending_session = req.method() == axum::http::Method::DELETE;
     req.extensions_mut().insert(agent);
-    let resp = next.run(req).await;
+    // Then the caller's limits, then the 2025-11-25 tasks, which rmcp does not speak (see
+    // tasks.rs): one middleware, as each layer boxes a service and a future per request.
+    let limits = &front.state.limits;
+    let resp =
+        crate::http::limits::admitted(limits, req, |req| tasks::intercept(&front, req, next)).await;
     if let (Some(agent), Some(opened)) = (opener, resp.headers().get(SESSION_ID))
         && let Ok(opened) = opened.to_str()
     {

@@ -4,7 +4,10 @@
 //! the registry and the hub when scraped. Kept and written by `prometheus-client` (the
 //! Prometheus project's crate) in the Prometheus text format 0.0.4.
 
+use std::sync::RwLock;
 use std::time::Duration;
+
+use foldhash::HashMap;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::prometheus_text;
@@ -47,6 +50,9 @@ struct ServerLabels {
     server_id: String,
 }
 
+/// A route's request counters, by status.
+type ByStatus = Vec<(u16, Counter)>;
+
 fn latency() -> Histogram {
     Histogram::new(BUCKETS)
 }
@@ -57,6 +63,9 @@ pub struct Metrics {
     tool_calls: Family<CallLabels, Counter>,
     tool_call_duration: Family<CallLabels, Histogram>,
     http: Family<HttpLabels, Counter>,
+    /// The counters of `http` by route and status, found without making labels (a `String` and
+    /// a SipHash of it for every request). Routes and statuses are few.
+    http_counters: RwLock<HashMap<Box<str>, ByStatus>>,
 }
 
 impl Default for Metrics {
@@ -65,6 +74,7 @@ impl Default for Metrics {
             tool_calls: Family::default(),
             tool_call_duration: Family::new_with_constructor(latency),
             http: Family::default(),
+            http_counters: RwLock::default(),
         }
     }
 }
@@ -85,11 +95,29 @@ impl Metrics {
 
     /// One HTTP request answered.
     pub fn http_request(&self, route: &str, status: u16) {
+        let counters = self.http_counters.read().unwrap_or_else(|e| e.into_inner());
+        let known = counters.get(route).and_then(|by_status| {
+            let (_, counter) = by_status.iter().find(|(known, _)| *known == status)?;
+            Some(counter.inc())
+        });
+        drop(counters);
+        if known.is_some() {
+            return;
+        }
         let labels = HttpLabels {
             route: route.to_owned(),
             status,
         };
-        self.http.get_or_create(&labels).inc();
+        let counter = self.http.get_or_create(&labels).clone();
+        counter.inc();
+        let mut counters = self
+            .http_counters
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let by_status = counters.entry(route.into()).or_default();
+        if !by_status.iter().any(|(known, _)| *known == status) {
+            by_status.push((status, counter));
+        }
     }
 
     /// The exposition text ([`CONTENT_TYPE`]). The crate writes a counter's name with `_total`
@@ -233,7 +261,10 @@ mod tests {
         let metrics = Metrics::default();
         metrics.tool_call("s\"q", "ok", Duration::from_millis(7));
         metrics.tool_call("s\"q", "ok", Duration::from_secs(3));
-        metrics.http_request("/v1/tools/call", 200);
+        for status in [200, 404, 200, 200] {
+            metrics.http_request("/v1/tools/call", status);
+        }
+        metrics.http_request("unmatched", 404);
         let mut scrape = prometheus_client::registry::Registry::default();
         scrape.register("mcp_bridge_tool_calls", "", metrics.tool_calls.clone());
         scrape.register(
@@ -254,7 +285,9 @@ mod tests {
             format!("mcp_bridge_tool_call_duration_seconds_bucket{series},le=\"300\"}} 2"),
             format!("mcp_bridge_tool_call_duration_seconds_bucket{series},le=\"+Inf\"}} 2"),
             format!("mcp_bridge_tool_call_duration_seconds_count{series}}} 2"),
-            r#"mcp_bridge_http_requests_total{route="/v1/tools/call",status="200"} 1"#.to_owned(),
+            r#"mcp_bridge_http_requests_total{route="/v1/tools/call",status="200"} 3"#.to_owned(),
+            r#"mcp_bridge_http_requests_total{route="/v1/tools/call",status="404"} 1"#.to_owned(),
+            r#"mcp_bridge_http_requests_total{route="unmatched",status="404"} 1"#.to_owned(),
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }

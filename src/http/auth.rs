@@ -3,11 +3,9 @@
 //! claim containing `admin` grants admin rights. Tokens never reach the log.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::header::AUTHORIZATION;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use secrecy::ExposeSecret;
@@ -233,21 +231,6 @@ fn load_or_generate_secret(data_dir: &Path) -> Result<Vec<u8>, AuthError> {
             path: path.display().to_string(),
             source,
         })
-}
-
-/// Middleware: a valid bearer token or 401. Puts the [`Caller`] into the request's extensions.
-pub async fn require_agent(
-    State(auth): State<Arc<Auth>>,
-    mut req: Request,
-    next: Next,
-) -> Response {
-    match auth.caller_of(&req) {
-        Ok(agent) => {
-            req.extensions_mut().insert(agent);
-            next.run(req).await
-        }
-        Err(refused) => keep_alive_after(*refused, req).await,
-    }
 }
 
 /// The most of a refused request's body read so its connection can be reused.

@@ -3,6 +3,7 @@
 //! answer is 429 `rate_limited` with a `Retry-After`; nothing of the request has run.
 
 use foldhash::HashMap;
+use std::future::Future;
 use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,10 +12,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::header::RETRY_AFTER;
 use axum::http::{HeaderValue, Method};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::NoOpMiddleware;
@@ -196,15 +196,21 @@ impl<C: Clock> Limits<C> {
     }
 }
 
-/// Middleware (after authentication): the caller's limits. A request stays in flight until its
-/// answer has been sent, streamed answers (a call's progress, `/mcp` over SSE) included. The
-/// event streams count against the rate only, not the requests in flight: they stay open for as
-/// long as the agent listens; `GET /v1/events` also holds one of the agent's stream slots
-/// (`MCP_BRIDGE_AGENT_EVENT_STREAMS`) until it ends (a session's `GET /mcp` is bounded by the
-/// sessions cap instead).
-pub async fn limit_agent(State(limits): State<Arc<Limits>>, req: Request, next: Next) -> Response {
+/// The caller's limits (after authentication), then `go` with the request when they admit it.
+/// A request stays in flight until its answer has been sent, streamed answers (a call's
+/// progress, `/mcp` over SSE) included. The event streams count against the rate only, not the
+/// requests in flight: they stay open for as long as the agent listens; `GET /v1/events` also
+/// holds one of the agent's stream slots (`MCP_BRIDGE_AGENT_EVENT_STREAMS`) until it ends (a
+/// session's `GET /mcp` is bounded by the sessions cap instead).
+///
+/// Called by the authenticating middleware rather than being one: each `from_fn` layer clones a
+/// boxed service and boxes a future for every request.
+pub async fn admitted<F>(limits: &Limits, req: Request, go: impl FnOnce(Request) -> F) -> Response
+where
+    F: Future<Output = Response>,
+{
     let Some(agent) = req.extensions().get::<Caller>() else {
-        return next.run(req).await;
+        return go(req).await;
     };
     let path = req.uri().path();
     let events = path == "/v1/events";
@@ -214,9 +220,8 @@ pub async fn limit_agent(State(limits): State<Arc<Limits>>, req: Request, next: 
         false => limits.admit(&agent.id, !listening),
     };
     match admitted {
-        Ok(None) => next.run(req).await,
-        Ok(Some(held)) => next
-            .run(req)
+        Ok(None) => go(req).await,
+        Ok(Some(held)) => go(req)
             .await
             .map(|body| Body::new(Held { body, _held: held })),
         Err(refused) => {

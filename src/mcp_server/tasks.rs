@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -37,9 +37,10 @@ const TASKS_SINCE: &str = "2025-11-25";
 /// How long the initialize answer may take to be read whole (it is one message).
 const INITIALIZE_READ: Duration = Duration::from_secs(30);
 
-/// Middleware (inside the caller's check and limits): declares `capabilities.tasks` in the
-/// answer to `initialize`, and answers the task requests of a session itself.
-pub async fn intercept(State(front): State<Front>, req: Request, next: Next) -> Response {
+/// What the `/mcp` middleware does inside the caller's check and limits: declares
+/// `capabilities.tasks` in the answer to `initialize`, and answers the task requests of a
+/// session itself.
+pub async fn intercept(front: &Front, req: Request, next: Next) -> Response {
     if req.method() != Method::POST {
         return next.run(req).await;
     }
@@ -66,7 +67,7 @@ pub async fn intercept(State(front): State<Front>, req: Request, next: Next) -> 
             }
         }
         (Wanted::Call, Some(session), Some(agent)) => {
-            if let Some(answer) = super::direct::call(&front, &parts, &agent, session, &bytes).await
+            if let Some(answer) = super::direct::call(front, &parts, &agent, session, &bytes).await
             {
                 return answer;
             }
