@@ -9,18 +9,17 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
 
-use axum::http::{Method, Request, Response, StatusCode, Uri};
+use axum::http::header::HOST;
+use axum::http::{HeaderValue, Method, Request, Response, StatusCode, Uri};
 use bytes::Bytes;
-use futures::future::BoxFuture;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::{Connected, Connection};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio_tungstenite::MaybeTlsStream;
 
@@ -35,10 +34,85 @@ const IDLE: Duration = Duration::from_secs(4);
 const MAX_IDLE: usize = 64;
 
 /// A pool of connections to one server's origin (and where it redirects, on the same origin).
+///
+/// Each connection is hyper's own HTTP/1.1 client connection; the pool is a stack of the idle
+/// ones. hyper-util's pool, used before, keyed its connections by origin in a SipHash map and
+/// spawned a task per request to put its connection back: a sixth of what a call to such a
+/// server cost the bridge beside the REST side (BENCHMARKS.md, fifth round). Here an answer's
+/// body puts its connection back once read to its end; a connection whose answer was dropped
+/// before is closed, as hyper would not reuse it.
 #[derive(Clone)]
 pub struct Pool {
-    client: Client<Connector, Full<Bytes>>,
-    guard: Guard,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    connector: Connector,
+    /// The idle connections, the most recently used last.
+    idle: Mutex<Vec<Idle>>,
+    /// Whether a task is closing the connections idle for longer than [`IDLE`].
+    reaping: Mutex<bool>,
+}
+
+struct Idle {
+    sender: SendRequest<Full<Bytes>>,
+    since: Instant,
+}
+
+impl Shared {
+    fn idle(&self) -> MutexGuard<'_, Vec<Idle>> {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The most recently used idle connection that is still open.
+    fn take(&self) -> Option<SendRequest<Full<Bytes>>> {
+        let mut idle = self.idle();
+        while let Some(Idle { sender, since }) = idle.pop() {
+            if since.elapsed() < IDLE && !sender.is_closed() {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    /// Keeps `sender`, whose answer has been read, for the next request.
+    fn give_back(self: &Arc<Self>, sender: SendRequest<Full<Bytes>>) {
+        if sender.is_closed() {
+            return;
+        }
+        {
+            let mut idle = self.idle();
+            if idle.len() >= MAX_IDLE {
+                return;
+            }
+            idle.push(Idle {
+                sender,
+                since: Instant::now(),
+            });
+        }
+        let mut reaping = self.reaping.lock().unwrap_or_else(|e| e.into_inner());
+        if !std::mem::replace(&mut *reaping, true) {
+            tokio::spawn(reap(Arc::downgrade(self)));
+        }
+    }
+}
+
+/// Closes the connections of a pool that have been idle for longer than [`IDLE`], until none is
+/// left or the pool is gone.
+async fn reap(shared: Weak<Shared>) {
+    loop {
+        tokio::time::sleep(IDLE).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let mut idle = shared.idle();
+        idle.retain(|kept| kept.since.elapsed() < IDLE && !kept.sender.is_closed());
+        if idle.is_empty() {
+            // Under the idle list's lock: a connection given back now starts a new task.
+            *shared.reaping.lock().unwrap_or_else(|e| e.into_inner()) = false;
+            return;
+        }
+    }
 }
 
 impl Pool {
@@ -47,12 +121,14 @@ impl Pool {
             guard,
             tls: Arc::new(tls_config()?),
         };
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(IDLE)
-            .pool_max_idle_per_host(MAX_IDLE)
-            .pool_timer(TokioTimer::new())
-            .build(connector);
-        Ok(Self { client, guard })
+        let shared = Shared {
+            connector,
+            idle: Mutex::default(),
+            reaping: Mutex::new(false),
+        };
+        Ok(Self {
+            shared: Arc::new(shared),
+        })
     }
 
     /// Sends a request with `body`, following same-origin 307 and 308 redirects (which keep
@@ -64,17 +140,9 @@ impl Pool {
         mut uri: Uri,
         headers: &axum::http::HeaderMap,
         body: Bytes,
-    ) -> io::Result<Response<Incoming>> {
+    ) -> io::Result<Response<PooledBody>> {
         for _ in 0..=MAX_REDIRECTS {
-            let mut request = Request::new(Full::new(body.clone()));
-            *request.method_mut() = method.clone();
-            *request.uri_mut() = uri.clone();
-            *request.headers_mut() = headers.clone();
-            let response = self
-                .client
-                .request(request)
-                .await
-                .map_err(|error| failed(&uri, &error))?;
+            let response = self.send_once(&method, &uri, headers, &body).await?;
             if !matches!(
                 response.status(),
                 StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
@@ -85,12 +153,125 @@ impl Pool {
                 return Ok(response);
             };
             let parsed = url::Url::parse(&next.to_string()).map_err(io::Error::other)?;
-            self.guard.check_url(&parsed).map_err(io::Error::other)?;
+            self.shared
+                .connector
+                .guard
+                .check_url(&parsed)
+                .map_err(io::Error::other)?;
             uri = next;
         }
         Err(io::Error::other(Refused::Guard(format!(
             "more than {MAX_REDIRECTS} redirects"
         ))))
+    }
+
+    /// One request, on an idle connection or a new one. A request that an idle connection
+    /// failed to send (the server closed it meanwhile) goes once more on a new connection.
+    async fn send_once(
+        &self,
+        method: &Method,
+        uri: &Uri,
+        headers: &axum::http::HeaderMap,
+        body: &Bytes,
+    ) -> io::Result<Response<PooledBody>> {
+        let mut idle = self.shared.take();
+        loop {
+            let reused = idle.is_some();
+            let mut sender = match idle.take() {
+                Some(sender) => sender,
+                None => self.shared.connector.connect(uri).await?,
+            };
+            let request = request(method, uri, headers, body)?;
+            let sent = match sender.ready().await {
+                Ok(()) => sender.send_request(request).await,
+                Err(error) => Err(error),
+            };
+            match sent {
+                Ok(response) => {
+                    let back = Some((sender, Arc::downgrade(&self.shared)));
+                    return Ok(response.map(|incoming| PooledBody { incoming, back }));
+                }
+                Err(error) if reused && (error.is_canceled() || error.is_closed()) => {
+                    idle = self.shared.take();
+                }
+                Err(error) => return Err(failed(uri, &error)),
+            }
+        }
+    }
+}
+
+/// An HTTP/1.1 request for `uri` as sent on a connection to its origin: its path and query as
+/// the target, its host (and port, unless the scheme's own) in `Host`.
+fn request(
+    method: &Method,
+    uri: &Uri,
+    headers: &axum::http::HeaderMap,
+    body: &Bytes,
+) -> io::Result<Request<Full<Bytes>>> {
+    let mut request = Request::new(Full::new(body.clone()));
+    *request.method_mut() = method.clone();
+    *request.headers_mut() = headers.clone();
+    if let Some(target) = uri.path_and_query() {
+        *request.uri_mut() = Uri::from(target.clone());
+    }
+    if !request.headers().contains_key(HOST) {
+        let host = uri.host().unwrap_or_default();
+        let https = uri.scheme() == Some(&axum::http::uri::Scheme::HTTPS);
+        let host = match uri.port_u16() {
+            Some(port) if port != if https { 443 } else { 80 } => {
+                HeaderValue::try_from(format!("{host}:{port}"))
+            }
+            _ => HeaderValue::try_from(host),
+        };
+        let host = host.map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        request.headers_mut().insert(HOST, host);
+    }
+    Ok(request)
+}
+
+pin_project_lite::pin_project! {
+    /// An answer's body: read to its end, it puts its connection back into the pool.
+    pub struct PooledBody {
+        #[pin]
+        incoming: Incoming,
+        back: Option<(SendRequest<Full<Bytes>>, Weak<Shared>)>,
+    }
+}
+
+impl http_body::Body for PooledBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, hyper::Error>>> {
+        let mut this = self.project();
+        let frame = ready!(this.incoming.as_mut().poll_frame(cx));
+        let ended = match &frame {
+            None => true,
+            Some(Ok(_)) => this.incoming.is_end_stream(),
+            Some(Err(_)) => {
+                // Not reusable: dropped, the connection closes.
+                this.back.take();
+                false
+            }
+        };
+        if ended
+            && let Some((sender, pool)) = this.back.take()
+            && let Some(pool) = pool.upgrade()
+        {
+            pool.give_back(sender);
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.incoming.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.incoming.size_hint()
     }
 }
 
@@ -107,7 +288,7 @@ fn failed(uri: &Uri, error: &dyn std::error::Error) -> io::Error {
 }
 
 /// Where `response` redirects a request to `uri`, if that is on the same origin.
-fn redirect(uri: &Uri, response: &Response<Incoming>) -> Option<Uri> {
+fn redirect<B>(uri: &Uri, response: &Response<B>) -> Option<Uri> {
     let location = response
         .headers()
         .get(axum::http::header::LOCATION)?
@@ -137,46 +318,52 @@ fn tls_config() -> io::Result<rustls::ClientConfig> {
 }
 
 /// Opens connections to addresses the guard allows, with Nagle off.
-#[derive(Clone)]
 struct Connector {
     guard: Guard,
     tls: Arc<rustls::ClientConfig>,
 }
 
-impl tower_service::Service<Uri> for Connector {
-    type Response = Conn;
-    type Error = io::Error;
-    type Future = BoxFuture<'static, io::Result<Conn>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
+impl Connector {
+    /// A new connection to `uri`'s origin, its task spawned.
+    async fn connect(&self, uri: &Uri) -> io::Result<SendRequest<Full<Bytes>>> {
+        let stream = self.open(uri).await.map_err(|error| failed(uri, &error))?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(stream)
+            .await
+            .map_err(|error| failed(uri, &error))?;
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "a pooled connection ended");
+            }
+        });
+        Ok(sender)
     }
 
-    fn call(&mut self, uri: Uri) -> Self::Future {
-        let (guard, tls) = (self.guard, self.tls.clone());
-        Box::pin(async move {
-            let host = uri.host().unwrap_or_default().to_owned();
-            let https = uri.scheme() == Some(&axum::http::uri::Scheme::HTTPS);
-            let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-            let addrs = guard.resolve(&host, port).await.map_err(io::Error::other)?;
-            let tcp = TcpStream::connect(addrs.as_slice()).await?;
-            tcp.set_nodelay(true)?;
-            let stream = if https {
-                let name = host
-                    .trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .to_owned();
-                let name = rustls::pki_types::ServerName::try_from(name)
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-                let tls = tokio_rustls::TlsConnector::from(tls)
-                    .connect(name, tcp)
-                    .await?;
-                MaybeTlsStream::Rustls(tls)
-            } else {
-                MaybeTlsStream::Plain(tcp)
-            };
-            Ok(Conn(TokioIo::new(stream)))
-        })
+    async fn open(&self, uri: &Uri) -> io::Result<Conn> {
+        let host = uri.host().unwrap_or_default().to_owned();
+        let https = uri.scheme() == Some(&axum::http::uri::Scheme::HTTPS);
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let addrs = self
+            .guard
+            .resolve(&host, port)
+            .await
+            .map_err(io::Error::other)?;
+        let tcp = TcpStream::connect(addrs.as_slice()).await?;
+        tcp.set_nodelay(true)?;
+        let stream = if https {
+            let name = host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned();
+            let name = rustls::pki_types::ServerName::try_from(name)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            let tls = tokio_rustls::TlsConnector::from(self.tls.clone())
+                .connect(name, tcp)
+                .await?;
+            MaybeTlsStream::Rustls(tls)
+        } else {
+            MaybeTlsStream::Plain(tcp)
+        };
+        Ok(Conn(TokioIo::new(stream)))
     }
 }
 
@@ -191,12 +378,6 @@ fn tcp(stream: &MaybeTlsStream<TcpStream>) -> Option<&TcpStream> {
 
 /// One connection, as hyper reads and writes it.
 struct Conn(TokioIo<MaybeTlsStream<TcpStream>>);
-
-impl Connection for Conn {
-    fn connected(&self) -> Connected {
-        Connected::new()
-    }
-}
 
 impl hyper::rt::Read for Conn {
     fn poll_read(

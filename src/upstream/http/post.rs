@@ -17,7 +17,7 @@ use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
+
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
@@ -29,7 +29,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use super::pool::Pool;
+use super::pool::{Pool, PooledBody};
 use crate::upstream::decode::{decode_answer, is_call};
 use crate::upstream::limit;
 use crate::upstream::sse::{Event, Frames};
@@ -374,7 +374,7 @@ fn preview(bytes: &[u8]) -> String {
 
 /// The whole body, refused past `limit` bytes (before reading, when its length says so).
 async fn read_bounded<E>(
-    mut body: Incoming,
+    mut body: PooledBody,
     length: Option<u64>,
     limit: usize,
 ) -> Result<Vec<u8>, E>
@@ -399,7 +399,7 @@ where
 }
 
 /// Up to `limit` bytes of the body, for a diagnostic; what cannot be read is left out.
-async fn read_prefix(mut body: Incoming, limit: usize) -> Vec<u8> {
+async fn read_prefix(mut body: PooledBody, limit: usize) -> Vec<u8> {
     let mut bytes = Vec::new();
     while bytes.len() < limit {
         let Some(Ok(frame)) = body.frame().await else {
@@ -415,7 +415,7 @@ async fn read_prefix(mut body: Incoming, limit: usize) -> Vec<u8> {
 
 /// The events of an SSE answer, cut by [`Frames`] with the event limit.
 struct Events {
-    body: Incoming,
+    body: PooledBody,
     frames: Frames,
     limit: usize,
     server_id: Arc<str>,
@@ -423,7 +423,7 @@ struct Events {
 }
 
 impl Events {
-    fn new(body: Incoming, limit: usize, server_id: Arc<str>) -> Self {
+    fn new(body: PooledBody, limit: usize, server_id: Arc<str>) -> Self {
         Self {
             body,
             frames: Frames::new(limit),
