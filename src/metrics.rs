@@ -52,6 +52,8 @@ struct ServerLabels {
 
 /// A route's request counters, by status.
 type ByStatus = Vec<(u16, Counter)>;
+/// A server's call counters and latencies, by outcome.
+type ByOutcome = Vec<(Box<str>, Counter, Histogram)>;
 
 fn latency() -> Histogram {
     Histogram::new(BUCKETS)
@@ -66,6 +68,9 @@ pub struct Metrics {
     /// The counters of `http` by route and status, found without making labels (a `String` and
     /// a SipHash of it for every request). Routes and statuses are few.
     http_counters: RwLock<HashMap<Box<str>, ByStatus>>,
+    /// The series of `tool_calls` and `tool_call_duration` by server and outcome, found in the
+    /// same way.
+    call_series: RwLock<HashMap<Box<str>, ByOutcome>>,
 }
 
 impl Default for Metrics {
@@ -75,6 +80,7 @@ impl Default for Metrics {
             tool_call_duration: Family::new_with_constructor(latency),
             http: Family::default(),
             http_counters: RwLock::default(),
+            call_series: RwLock::default(),
         }
     }
 }
@@ -83,27 +89,41 @@ impl Metrics {
     /// One tool call: its server (`a2a` for the agent-bridge tools), outcome (`ok`, `is_error` or
     /// the error code) and how long it took.
     pub fn tool_call(&self, server_id: &str, outcome: &str, took: Duration) {
+        let seconds = took.as_secs_f64();
+        let series = self.call_series.read().unwrap_or_else(|e| e.into_inner());
+        let known = (series.get(server_id))
+            .and_then(|by_outcome| by_outcome.iter().find(|(known, ..)| **known == *outcome));
+        if let Some((_, calls, latency)) = known {
+            calls.inc();
+            latency.observe(seconds);
+            return;
+        }
+        drop(series);
         let labels = CallLabels {
             server_id: server_id.to_owned(),
             outcome: outcome.to_owned(),
         };
-        self.tool_calls.get_or_create(&labels).inc();
-        self.tool_call_duration
-            .get_or_create(&labels)
-            .observe(took.as_secs_f64());
+        let calls = self.tool_calls.get_or_create(&labels).clone();
+        let latency = self.tool_call_duration.get_or_create(&labels).clone();
+        calls.inc();
+        latency.observe(seconds);
+        let mut series = self.call_series.write().unwrap_or_else(|e| e.into_inner());
+        let by_outcome = series.entry(server_id.into()).or_default();
+        if !by_outcome.iter().any(|(known, ..)| **known == *outcome) {
+            by_outcome.push((outcome.into(), calls, latency));
+        }
     }
 
     /// One HTTP request answered.
     pub fn http_request(&self, route: &str, status: u16) {
         let counters = self.http_counters.read().unwrap_or_else(|e| e.into_inner());
-        let known = counters.get(route).and_then(|by_status| {
-            let (_, counter) = by_status.iter().find(|(known, _)| *known == status)?;
-            Some(counter.inc())
-        });
-        drop(counters);
-        if known.is_some() {
+        let known = (counters.get(route))
+            .and_then(|by_status| by_status.iter().find(|(known, _)| *known == status));
+        if let Some((_, counter)) = known {
+            counter.inc();
             return;
         }
+        drop(counters);
         let labels = HttpLabels {
             route: route.to_owned(),
             status,
@@ -261,6 +281,7 @@ mod tests {
         let metrics = Metrics::default();
         metrics.tool_call("s\"q", "ok", Duration::from_millis(7));
         metrics.tool_call("s\"q", "ok", Duration::from_secs(3));
+        metrics.tool_call("s\"q", "timeout", Duration::from_secs(3));
         for status in [200, 404, 200, 200] {
             metrics.http_request("/v1/tools/call", status);
         }
@@ -285,6 +306,7 @@ mod tests {
             format!("mcp_bridge_tool_call_duration_seconds_bucket{series},le=\"300\"}} 2"),
             format!("mcp_bridge_tool_call_duration_seconds_bucket{series},le=\"+Inf\"}} 2"),
             format!("mcp_bridge_tool_call_duration_seconds_count{series}}} 2"),
+            r#"mcp_bridge_tool_calls_total{server_id="s\"q",outcome="timeout"} 1"#.to_owned(),
             r#"mcp_bridge_http_requests_total{route="/v1/tools/call",status="200"} 3"#.to_owned(),
             r#"mcp_bridge_http_requests_total{route="/v1/tools/call",status="404"} 1"#.to_owned(),
             r#"mcp_bridge_http_requests_total{route="unmatched",status="404"} 1"#.to_owned(),

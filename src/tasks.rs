@@ -660,11 +660,7 @@ fn response_of(task: &StoredTask, result: CallToolResult) -> ToolCallResponse {
     let mut resp = ToolCallResponse::answering(&task.req_id);
     resp.name = task.name.clone();
     resp.server_id = task.server_id.clone();
-    resp.content = result
-        .content
-        .iter()
-        .filter_map(|block| serde_json::to_value(block).ok())
-        .collect();
+    resp.content = result.content;
     resp.structured_content = result.structured_content;
     resp.is_error = result.is_error.unwrap_or(false);
     resp

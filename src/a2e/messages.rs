@@ -534,7 +534,7 @@ a2e_response! {
         server_id: String,
         /// MCP content blocks, exactly as MCP defines them.
         #[schema(value_type = Vec<HashMap<String, Value>>)]
-        content: Vec<Value>,
+        content: Vec<rmcp::model::ContentBlock>,
         #[serde(skip_serializing_if = "Option::is_none")]
         #[schema(value_type = Option<HashMap<String, Value>>)]
         structured_content: Option<Value>,

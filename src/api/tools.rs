@@ -326,12 +326,7 @@ async fn call_for(
     let mut resp = ToolCallResponse::answering(&req.id);
     resp.name = req.name;
     resp.server_id = server_id;
-    resp.content = result
-        .content
-        .iter()
-        .map(serde_json::to_value)
-        .collect::<Result<_, _>>()
-        .map_err(|e| ApiError::internal(e).answering::<ToolCallResponse>(&req.id))?;
+    resp.content = result.content;
     resp.structured_content = result.structured_content;
     resp.is_error = result.is_error.unwrap_or(false);
     Ok(ok(resp))
