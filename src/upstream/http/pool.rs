@@ -37,10 +37,9 @@ const MAX_IDLE: usize = 64;
 ///
 /// Each connection is hyper's own HTTP/1.1 client connection; the pool is a stack of the idle
 /// ones. hyper-util's pool, used before, keyed its connections by origin in a SipHash map and
-/// spawned a task per request to put its connection back: a sixth of what a call to such a
-/// server cost the bridge beside the REST side (BENCHMARKS.md, fifth round). Here an answer's
-/// body puts its connection back once read to its end; a connection whose answer was dropped
-/// before is closed, as hyper would not reuse it.
+/// spawned a task per request to put its connection back: some 11k instructions a call
+/// (BENCHMARKS.md, fifth round). Here an answer's body puts its connection back once read to
+/// its end; a connection whose answer was dropped before is closed, as hyper would not reuse it.
 #[derive(Clone)]
 pub struct Pool {
     shared: Arc<Shared>,
