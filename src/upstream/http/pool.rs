@@ -210,9 +210,10 @@ fn request(
     let mut request = Request::new(Full::new(body.clone()));
     *request.method_mut() = method.clone();
     *request.headers_mut() = headers.clone();
-    if let Some(target) = uri.path_and_query() {
-        *request.uri_mut() = Uri::from(target.clone());
-    }
+    *request.uri_mut() = match uri.path_and_query() {
+        Some(target) => Uri::from(target.clone()),
+        None => Uri::from_static("/"),
+    };
     if !request.headers().contains_key(HOST) {
         let host = uri.host().unwrap_or_default();
         let https = uri.scheme() == Some(&axum::http::uri::Scheme::HTTPS);
@@ -275,7 +276,8 @@ impl http_body::Body for PooledBody {
 }
 
 /// A request that failed, said as reqwest says it: the URL (redacted where it is shown) and
-/// every cause, as hyper's own message names only the step ("client error (Connect)").
+/// every cause in the error's chain, as hyper's own message names only what failed ("connection
+/// closed before message completed"), not why.
 fn failed(uri: &Uri, error: &dyn std::error::Error) -> io::Error {
     let mut message = format!("error sending request for url ({uri}): {error}");
     let mut source = error.source();
@@ -423,5 +425,46 @@ impl hyper::rt::Write for Conn {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What goes on the wire for `url`: the request's target and its `Host`.
+    fn sent(url: &str) -> (String, String) {
+        let uri: Uri = url.parse().unwrap();
+        let headers = axum::http::HeaderMap::new();
+        let request = request(&Method::POST, &uri, &headers, &Bytes::new()).unwrap();
+        let host = request.headers()[HOST].to_str().unwrap().to_owned();
+        (request.uri().to_string(), host)
+    }
+
+    #[test]
+    fn a_request_names_its_path_and_its_host_as_http_1_1_wants() {
+        let pairs = |target: &str, host: &str| (target.to_owned(), host.to_owned());
+        assert_eq!(
+            sent("http://127.0.0.1:3001/mcp?x=1"),
+            pairs("/mcp?x=1", "127.0.0.1:3001")
+        );
+        assert_eq!(
+            sent("http://example.com:80/mcp"),
+            pairs("/mcp", "example.com")
+        );
+        assert_eq!(
+            sent("https://example.com:443/a/b"),
+            pairs("/a/b", "example.com")
+        );
+        assert_eq!(
+            sent("https://example.com:8443/"),
+            pairs("/", "example.com:8443")
+        );
+        assert_eq!(sent("http://[::1]:8080/mcp"), pairs("/mcp", "[::1]:8080"));
+        // No user info reaches `Host`.
+        assert_eq!(
+            sent("http://u:p@example.com/mcp"),
+            pairs("/mcp", "example.com")
+        );
     }
 }

@@ -17,7 +17,6 @@ use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use http_body_util::BodyExt;
-
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
