@@ -4,6 +4,7 @@
 //! the registry and the hub when scraped. Kept and written by `prometheus-client` (the
 //! Prometheus project's crate) in the Prometheus text format 0.0.4.
 
+use std::borrow::Borrow;
 use std::sync::RwLock;
 use std::time::Duration;
 
@@ -50,10 +51,46 @@ struct ServerLabels {
     server_id: String,
 }
 
-/// A route's request counters, by status.
-type ByStatus = Vec<(u16, Counter)>;
-/// A server's call counters and latencies, by outcome.
-type ByOutcome = Vec<(Box<str>, Counter, Histogram)>;
+/// Handles on a family's series by their two labels, found without making a label set (a
+/// `String` per label and a SipHash of them, for every request and call). The families keep the
+/// values: a handle shares its series'. Both labels take few values.
+struct Handles<K, V>(RwLock<HashMap<Box<str>, Row<K, V>>>);
+
+/// The handles under one first label, by the second.
+type Row<K, V> = Vec<(K, V)>;
+
+impl<K, V> Default for Handles<K, V> {
+    fn default() -> Self {
+        Self(RwLock::default())
+    }
+}
+
+impl<K, V: Clone> Handles<K, V> {
+    /// The handle for `first` and `second`, made by `make` the first time.
+    fn get_or_make<Q>(&self, first: &str, second: &Q, make: impl FnOnce() -> V) -> V
+    where
+        K: Borrow<Q>,
+        Q: PartialEq + ToOwned<Owned = K> + ?Sized,
+    {
+        let find = |row: &[(K, V)]| {
+            let (_, handle) = row.iter().find(|(known, _)| known.borrow() == second)?;
+            Some(handle.clone())
+        };
+        let known = self.0.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(handle) = known.get(first).and_then(|row| find(row)) {
+            return handle;
+        }
+        drop(known);
+        let made = make();
+        let mut known = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let row = known.entry(first.into()).or_default();
+        if let Some(handle) = find(row) {
+            return handle;
+        }
+        row.push((second.to_owned(), made.clone()));
+        made
+    }
+}
 
 fn latency() -> Histogram {
     Histogram::new(BUCKETS)
@@ -65,12 +102,10 @@ pub struct Metrics {
     tool_calls: Family<CallLabels, Counter>,
     tool_call_duration: Family<CallLabels, Histogram>,
     http: Family<HttpLabels, Counter>,
-    /// The counters of `http` by route and status, found without making labels (a `String` and
-    /// a SipHash of it for every request). Routes and statuses are few.
-    http_counters: RwLock<HashMap<Box<str>, ByStatus>>,
-    /// The series of `tool_calls` and `tool_call_duration` by server and outcome, found in the
-    /// same way.
-    call_series: RwLock<HashMap<Box<str>, ByOutcome>>,
+    /// The counters of `http` by route and status.
+    http_counters: Handles<u16, Counter>,
+    /// The series of `tool_calls` and `tool_call_duration` by server and outcome.
+    call_series: Handles<String, (Counter, Histogram)>,
 }
 
 impl Default for Metrics {
@@ -79,8 +114,8 @@ impl Default for Metrics {
             tool_calls: Family::default(),
             tool_call_duration: Family::new_with_constructor(latency),
             http: Family::default(),
-            http_counters: RwLock::default(),
-            call_series: RwLock::default(),
+            http_counters: Handles::default(),
+            call_series: Handles::default(),
         }
     }
 }
@@ -89,55 +124,31 @@ impl Metrics {
     /// One tool call: its server (`a2a` for the agent-bridge tools), outcome (`ok`, `is_error` or
     /// the error code) and how long it took.
     pub fn tool_call(&self, server_id: &str, outcome: &str, took: Duration) {
-        let seconds = took.as_secs_f64();
-        let series = self.call_series.read().unwrap_or_else(|e| e.into_inner());
-        let known = (series.get(server_id))
-            .and_then(|by_outcome| by_outcome.iter().find(|(known, ..)| **known == *outcome));
-        if let Some((_, calls, latency)) = known {
-            calls.inc();
-            latency.observe(seconds);
-            return;
-        }
-        drop(series);
-        let labels = CallLabels {
-            server_id: server_id.to_owned(),
-            outcome: outcome.to_owned(),
-        };
-        let calls = self.tool_calls.get_or_create(&labels).clone();
-        let latency = self.tool_call_duration.get_or_create(&labels).clone();
+        let (calls, latency) = self.call_series.get_or_make(server_id, outcome, || {
+            let labels = CallLabels {
+                server_id: server_id.to_owned(),
+                outcome: outcome.to_owned(),
+            };
+            let calls = self.tool_calls.get_or_create(&labels).clone();
+            (
+                calls,
+                self.tool_call_duration.get_or_create(&labels).clone(),
+            )
+        });
         calls.inc();
-        latency.observe(seconds);
-        let mut series = self.call_series.write().unwrap_or_else(|e| e.into_inner());
-        let by_outcome = series.entry(server_id.into()).or_default();
-        if !by_outcome.iter().any(|(known, ..)| **known == *outcome) {
-            by_outcome.push((outcome.into(), calls, latency));
-        }
+        latency.observe(took.as_secs_f64());
     }
 
     /// One HTTP request answered.
     pub fn http_request(&self, route: &str, status: u16) {
-        let counters = self.http_counters.read().unwrap_or_else(|e| e.into_inner());
-        let known = (counters.get(route))
-            .and_then(|by_status| by_status.iter().find(|(known, _)| *known == status));
-        if let Some((_, counter)) = known {
-            counter.inc();
-            return;
-        }
-        drop(counters);
-        let labels = HttpLabels {
-            route: route.to_owned(),
-            status,
-        };
-        let counter = self.http.get_or_create(&labels).clone();
+        let counter = self.http_counters.get_or_make(route, &status, || {
+            let labels = HttpLabels {
+                route: route.to_owned(),
+                status,
+            };
+            self.http.get_or_create(&labels).clone()
+        });
         counter.inc();
-        let mut counters = self
-            .http_counters
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
-        let by_status = counters.entry(route.into()).or_default();
-        if !by_status.iter().any(|(known, _)| *known == status) {
-            by_status.push((status, counter));
-        }
     }
 
     /// The exposition text ([`CONTENT_TYPE`]). The crate writes a counter's name with `_total`
