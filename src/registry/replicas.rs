@@ -40,6 +40,10 @@ pub struct Cluster {
     holders: Mutex<HashMap<String, String>>,
     /// What each holder shared of each server, by (replica, server).
     snapshots: Mutex<HashMap<(String, String), Snapshot>>,
+    /// Held while an entry is brought in line with its holder: of two mirrors that raced
+    /// (one after learning the holder, one after its snapshot), the later one to apply must
+    /// not be the one that read before the other's news.
+    mirroring: Mutex<()>,
     /// Wakes the lease loop (a replica handed its servers over).
     wake: Notify,
     share: mpsc::UnboundedSender<Weak<ServerEntry>>,
@@ -228,6 +232,7 @@ impl Cluster {
             holds: Mutex::default(),
             holders: Mutex::default(),
             snapshots: Mutex::default(),
+            mirroring: Mutex::default(),
             wake: Notify::new(),
             share,
             shares: Mutex::new(Some(shares)),
@@ -293,6 +298,7 @@ impl Cluster {
         if self.holds(&entry.id) {
             return;
         }
+        let _one_at_a_time = self.mirroring.lock().unwrap_or_else(|e| e.into_inner());
         let holder = self
             .holders
             .lock()
