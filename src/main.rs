@@ -112,8 +112,9 @@ async fn main() -> ExitCode {
             ttl,
         } => {
             let mut caller = mcp_bridge::caller::Caller::new(sub, admin);
-            caller.roles.extend(roles);
-            caller.claims = std::sync::Arc::new(claims.into_iter().collect());
+            let identity = caller.identity_mut();
+            identity.roles.extend(roles);
+            identity.claims = claims.into_iter().collect();
             let minted = Auth::from_config(&config).and_then(|auth| auth.mint_for(&caller, ttl));
             match minted {
                 Ok(token) => {

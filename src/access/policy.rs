@@ -202,8 +202,9 @@ mod tests {
 
     fn caller(id: &str, roles: &[&str], claims: Value) -> Caller {
         let mut caller = Caller::new(id, false);
-        caller.roles = roles.iter().map(|r| r.to_string()).collect();
-        caller.claims = Arc::new(claims.as_object().cloned().unwrap_or_default());
+        let identity = caller.identity_mut();
+        identity.roles = roles.iter().map(|r| r.to_string()).collect();
+        identity.claims = claims.as_object().cloned().unwrap_or_default();
         caller
     }
 

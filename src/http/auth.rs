@@ -12,7 +12,7 @@ use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 
 use crate::a2e::ErrorCode;
-use crate::caller::Caller;
+use crate::caller::{Caller, Identity};
 use crate::config::Config;
 use crate::http::error::ApiError;
 
@@ -148,12 +148,12 @@ impl Auth {
         if claims.sub.is_empty() {
             return Err(jsonwebtoken::errors::ErrorKind::MissingRequiredClaim("sub".into()).into());
         }
-        let agent = Caller {
+        let agent = Caller::from(Identity {
             admin: claims.roles.iter().any(|r| r == "admin"),
             id: claims.sub,
             roles: claims.roles,
-            claims: std::sync::Arc::new(claims.other),
-        };
+            claims: claims.other,
+        });
         // Valid while `exp` is not older than the leeway, as jsonwebtoken decides.
         let last = claims.exp.saturating_add(self.validation.leeway);
         if now > last {
@@ -195,7 +195,7 @@ impl Auth {
             iss: self.issuer.clone(),
             aud: self.audience.clone(),
             roles,
-            other: (*caller.claims).clone(),
+            other: caller.claims.clone(),
         };
         Ok(jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
