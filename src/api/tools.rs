@@ -3,9 +3,9 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::extract::{FromRequestParts, State};
 use axum::http::header::ACCEPT;
+use axum::http::request::Parts;
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::{Extension, Json};
@@ -208,7 +208,7 @@ pub async fn list(
 async fn call_tool(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
-    headers: HeaderMap,
+    WantsEvents(streaming): WantsEvents,
     A2eJson(req): A2eJson<ToolCallRequest>,
 ) -> HttpResponse {
     if req.task.is_some() {
@@ -216,11 +216,6 @@ async fn call_tool(
             .await
             .into_response();
     }
-    let streaming = headers
-        .get_all(ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.contains("text/event-stream"));
     if !streaming {
         return call(&state, &agent, req).await.into_response();
     }
@@ -251,6 +246,24 @@ async fn call_tool(
         },
     );
     Sse::new(stream).into_response()
+}
+
+/// Whether the request's `Accept` names `text/event-stream`. Read in place: taking the
+/// `HeaderMap` as an argument would clone every header of every call.
+struct WantsEvents(bool);
+
+impl<S: Send + Sync> FromRequestParts<S> for WantsEvents {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Infallible> {
+        let wants = parts
+            .headers
+            .get_all(ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.contains("text/event-stream"));
+        Ok(Self(wants))
+    }
 }
 
 /// Stops a streamed call whose client went away.
