@@ -1,6 +1,7 @@
 //! Builds the tracing subscriber: a filter from `MCP_BRIDGE_LOG` (or `RUST_LOG`-style directives),
 //! human-readable lines on stderr.
 
+use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::io::IsTerminal;
 
@@ -42,15 +43,41 @@ fn directives(filter: &str) -> String {
 struct PlainFields;
 
 impl<'w> FormatFields<'w> for PlainFields {
-    fn format_fields<R: RecordFields>(&self, writer: Writer<'w>, fields: R) -> fmt::Result {
-        let mut visitor = PlainVisitor {
-            out: writer,
-            result: Ok(()),
-            first: true,
-        };
-        fields.record(&mut visitor);
-        visitor.result
+    fn format_fields<R: RecordFields>(&self, mut writer: Writer<'w>, fields: R) -> fmt::Result {
+        // Written piece by piece, a span's fields grew their string five times or more; put
+        // together here first, they are one write (and one allocation) there.
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => {
+                scratch.clear();
+                let formatted = record(Writer::new(&mut *scratch), fields);
+                let written = formatted.and_then(|()| writer.write_str(&scratch));
+                if scratch.capacity() > SCRATCH_KEPT {
+                    *scratch = String::new();
+                }
+                written
+            }
+            // Formatting a field logged something: straight to the writer.
+            Err(_) => record(writer, fields),
+        })
     }
+}
+
+thread_local! {
+    /// Where each thread puts a record's fields together (see `format_fields`).
+    static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// The most a scratch string keeps between records.
+const SCRATCH_KEPT: usize = 4096;
+
+fn record<R: RecordFields>(out: Writer<'_>, fields: R) -> fmt::Result {
+    let mut visitor = PlainVisitor {
+        out,
+        result: Ok(()),
+        first: true,
+    };
+    fields.record(&mut visitor);
+    visitor.result
 }
 
 struct PlainVisitor<'w> {
