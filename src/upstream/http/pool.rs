@@ -9,13 +9,16 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
 use axum::http::header::HOST;
+use axum::http::uri::Authority;
 use axum::http::{HeaderValue, Method, Request, Response, StatusCode, Uri};
 use bytes::Bytes;
+use futures::FutureExt;
+use http_body_util::BodyExt;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
@@ -32,6 +35,8 @@ const IDLE: Duration = Duration::from_secs(4);
 /// At most this many idle connections are kept per server (more are opened under load and
 /// closed once idle).
 const MAX_IDLE: usize = 64;
+/// How long the rest of a body being finished is waited for before its connection is closed.
+const FINISH: Duration = Duration::from_secs(10);
 
 /// A pool of connections to one server's origin (and where it redirects, on the same origin).
 ///
@@ -49,8 +54,13 @@ struct Shared {
     connector: Connector,
     /// The idle connections, the most recently used last.
     idle: Mutex<Vec<Idle>>,
+    /// Answers whose caller has what it wanted while the rest of the body (usually just its
+    /// end) is still on its way, each with when it was put here: see [`PooledBody::finish`].
+    finishing: Mutex<Vec<(PooledBody, Instant)>>,
     /// Whether a task is closing the connections idle for longer than [`IDLE`].
     reaping: Mutex<bool>,
+    /// `Host` for the pool's origin (redirects stay on it), made once.
+    host: OnceLock<(Authority, HeaderValue)>,
 }
 
 struct Idle {
@@ -59,12 +69,29 @@ struct Idle {
 }
 
 impl Shared {
+    /// `Host` for `uri`, the one made for the pool's origin when `uri` is on it.
+    fn host(&self, uri: &Uri) -> io::Result<HeaderValue> {
+        let authority = uri.authority();
+        match self.host.get() {
+            Some((known, host)) if Some(known) == authority => Ok(host.clone()),
+            Some(_) => host_of(uri),
+            None => {
+                let host = host_of(uri)?;
+                if let Some(authority) = authority {
+                    let _ = self.host.set((authority.clone(), host.clone()));
+                }
+                Ok(host)
+            }
+        }
+    }
+
     fn idle(&self) -> MutexGuard<'_, Vec<Idle>> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The most recently used idle connection that is still open.
+    /// The most recently used idle connection that is still open (bodies finished first).
     fn take(&self) -> Option<SendRequest<Full<Bytes>>> {
+        self.finish();
         let mut idle = self.idle();
         while let Some(Idle { sender, since }) = idle.pop() {
             if since.elapsed() < IDLE && !sender.is_closed() {
@@ -72,6 +99,43 @@ impl Shared {
             }
         }
         None
+    }
+
+    /// Reads what has come of the bodies being finished: one that has ended has put its
+    /// connection back; one past [`FINISH`] is dropped, and its connection closed.
+    fn finish(&self) {
+        let mut bodies = {
+            let mut finishing = lock(&self.finishing);
+            if finishing.is_empty() {
+                return;
+            }
+            std::mem::take(&mut *finishing)
+        };
+        // Polled without the lock: a body that ends puts its connection back.
+        bodies.retain_mut(|(body, since)| {
+            loop {
+                match body.frame().now_or_never() {
+                    // The rest of an answered stream is not for anyone.
+                    Some(Some(Ok(_))) => continue,
+                    Some(None | Some(Err(_))) => break false,
+                    None => break since.elapsed() < FINISH,
+                }
+            }
+        });
+        let mut finishing = lock(&self.finishing);
+        match finishing.is_empty() {
+            // The list keeps its room, for the next answer's body.
+            true => std::mem::swap(&mut *finishing, &mut bodies),
+            false => finishing.append(&mut bodies),
+        }
+    }
+
+    /// Starts the task that closes idle connections, unless it runs.
+    fn reap(self: &Arc<Self>) {
+        let mut reaping = lock(&self.reaping);
+        if !std::mem::replace(&mut *reaping, true) {
+            tokio::spawn(reap(Arc::downgrade(self)));
+        }
     }
 
     /// Keeps `sender`, whose answer has been read, for the next request.
@@ -89,26 +153,29 @@ impl Shared {
                 since: Instant::now(),
             });
         }
-        let mut reaping = self.reaping.lock().unwrap_or_else(|e| e.into_inner());
-        if !std::mem::replace(&mut *reaping, true) {
-            tokio::spawn(reap(Arc::downgrade(self)));
-        }
+        self.reap();
     }
 }
 
-/// Closes the connections of a pool that have been idle for longer than [`IDLE`], until none is
-/// left or the pool is gone.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Closes the connections of a pool that have been idle for longer than [`IDLE`], and finishes
+/// the bodies left to it (see [`PooledBody::finish`]), until none of either is left or the pool
+/// is gone.
 async fn reap(shared: Weak<Shared>) {
     loop {
         tokio::time::sleep(IDLE).await;
         let Some(shared) = shared.upgrade() else {
             return;
         };
+        shared.finish();
         let mut idle = shared.idle();
         idle.retain(|kept| kept.since.elapsed() < IDLE && !kept.sender.is_closed());
-        if idle.is_empty() {
+        if idle.is_empty() && lock(&shared.finishing).is_empty() {
             // Under the idle list's lock: a connection given back now starts a new task.
-            *shared.reaping.lock().unwrap_or_else(|e| e.into_inner()) = false;
+            *lock(&shared.reaping) = false;
             return;
         }
     }
@@ -123,7 +190,9 @@ impl Pool {
         let shared = Shared {
             connector,
             idle: Mutex::default(),
+            finishing: Mutex::default(),
             reaping: Mutex::new(false),
+            host: OnceLock::new(),
         };
         Ok(Self {
             shared: Arc::new(shared),
@@ -173,6 +242,7 @@ impl Pool {
         headers: &axum::http::HeaderMap,
         body: &Bytes,
     ) -> io::Result<Response<PooledBody>> {
+        let host = self.shared.host(uri)?;
         let mut idle = self.shared.take();
         loop {
             let reused = idle.is_some();
@@ -180,7 +250,7 @@ impl Pool {
                 Some(sender) => sender,
                 None => self.shared.connector.connect(uri).await?,
             };
-            let request = request(method, uri, headers, body)?;
+            let request = request(method, uri, &host, headers, body);
             let sent = match sender.ready().await {
                 Ok(()) => sender.send_request(request).await,
                 Err(error) => Err(error),
@@ -204,29 +274,39 @@ impl Pool {
 fn request(
     method: &Method,
     uri: &Uri,
+    host: &HeaderValue,
     headers: &axum::http::HeaderMap,
     body: &Bytes,
-) -> io::Result<Request<Full<Bytes>>> {
+) -> Request<Full<Bytes>> {
     let mut request = Request::new(Full::new(body.clone()));
     *request.method_mut() = method.clone();
-    *request.headers_mut() = headers.clone();
     *request.uri_mut() = match uri.path_and_query() {
         Some(target) => Uri::from(target.clone()),
         None => Uri::from_static("/"),
     };
-    if !request.headers().contains_key(HOST) {
-        let host = uri.host().unwrap_or_default();
-        let https = uri.scheme() == Some(&axum::http::uri::Scheme::HTTPS);
-        let host = match uri.port_u16() {
-            Some(port) if port != if https { 443 } else { 80 } => {
-                HeaderValue::try_from(format!("{host}:{port}"))
-            }
-            _ => HeaderValue::try_from(host),
-        };
-        let host = host.map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        request.headers_mut().insert(HOST, host);
+    // Sized for every header at once: a copy of the map would grow to take `Host`.
+    let mut all = axum::http::HeaderMap::with_capacity(headers.len() + 1);
+    if !headers.contains_key(HOST) {
+        all.insert(HOST, host.clone());
     }
-    Ok(request)
+    for (name, value) in headers {
+        all.append(name.clone(), value.clone());
+    }
+    *request.headers_mut() = all;
+    request
+}
+
+/// `Host` for `uri`: its host, and its port unless the scheme's own.
+fn host_of(uri: &Uri) -> io::Result<HeaderValue> {
+    let host = uri.host().unwrap_or_default();
+    let https = uri.scheme() == Some(&axum::http::uri::Scheme::HTTPS);
+    let host = match uri.port_u16() {
+        Some(port) if port != if https { 443 } else { 80 } => {
+            HeaderValue::try_from(format!("{host}:{port}"))
+        }
+        _ => HeaderValue::try_from(host),
+    };
+    host.map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
 }
 
 pin_project_lite::pin_project! {
@@ -235,6 +315,26 @@ pin_project_lite::pin_project! {
         #[pin]
         incoming: Incoming,
         back: Option<(SendRequest<Full<Bytes>>, Weak<Shared>)>,
+    }
+}
+
+impl PooledBody {
+    /// Leaves the rest of the body to the pool, which reads it (usually just its end, not yet
+    /// come) when it next looks for a connection, and so takes the connection back, without a
+    /// task of its own for each answer. A body whose connection is not the pool's is dropped.
+    pub fn finish(mut self) {
+        let Some(pool) = self.back.as_ref().and_then(|(_, pool)| pool.upgrade()) else {
+            return;
+        };
+        if let Some(None) = self.frame().now_or_never() {
+            return;
+        }
+        {
+            // Under the idle list's lock, where the reaper decides to stop.
+            let _idle = pool.idle();
+            lock(&pool.finishing).push((self, Instant::now()));
+        }
+        pool.reap();
     }
 }
 
@@ -436,7 +536,8 @@ mod tests {
     fn sent(url: &str) -> (String, String) {
         let uri: Uri = url.parse().unwrap();
         let headers = axum::http::HeaderMap::new();
-        let request = request(&Method::POST, &uri, &headers, &Bytes::new()).unwrap();
+        let host = host_of(&uri).unwrap();
+        let request = request(&Method::POST, &uri, &host, &headers, &Bytes::new());
         let host = request.headers()[HOST].to_str().unwrap().to_owned();
         (request.uri().to_string(), host)
     }
@@ -466,5 +567,22 @@ mod tests {
             sent("http://u:p@example.com/mcp"),
             pairs("/mcp", "example.com")
         );
+    }
+
+    #[test]
+    fn a_request_keeps_every_header_and_a_configured_host() {
+        let uri: Uri = "http://127.0.0.1:3001/mcp".parse().unwrap();
+        let host = host_of(&uri).unwrap();
+        let mut headers = axum::http::HeaderMap::new();
+        headers.append("x-tag", HeaderValue::from_static("a"));
+        headers.append("x-tag", HeaderValue::from_static("b"));
+        let sent = request(&Method::POST, &uri, &host, &headers, &Bytes::new());
+        let tags: Vec<_> = sent.headers().get_all("x-tag").iter().collect();
+        assert_eq!(tags, ["a", "b"]);
+        assert_eq!(sent.headers()[HOST], "127.0.0.1:3001");
+        headers.insert(HOST, HeaderValue::from_static("front.example"));
+        let sent = request(&Method::POST, &uri, &host, &headers, &Bytes::new());
+        let hosts: Vec<_> = sent.headers().get_all(HOST).iter().collect();
+        assert_eq!(hosts, ["front.example"]);
     }
 }

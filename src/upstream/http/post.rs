@@ -9,13 +9,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::http::header::{ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use bytes::Bytes;
+use futures::StreamExt;
 use futures::stream::BoxStream;
-use futures::{FutureExt, StreamExt};
 use http_body_util::BodyExt;
 use rmcp::ErrorData;
 use rmcp::model::{
@@ -36,8 +35,6 @@ use crate::upstream::sse::{Event, Frames};
 const SESSION_ID: &str = "mcp-session-id";
 const EVENT_STREAM: &str = "text/event-stream";
 const JSON: &str = "application/json";
-/// How long the rest of an answered SSE stream is read for, to reuse its connection.
-const DRAIN: Duration = Duration::from_secs(10);
 
 type Result<T, E> = std::result::Result<T, StreamableHttpError<E>>;
 
@@ -528,19 +525,12 @@ impl Events {
         StreamableHttpPostResponse::Sse(self.into_stream(held), session_id)
     }
 
-    /// Reads the rest of the stream (a server ends it after the answer) so that its
-    /// connection goes back to the pool: at once when it has ended already, else apart.
-    fn drain(mut self) {
-        if self.ended {
-            return;
+    /// Leaves the rest of the stream (a server ends it after the answer) to the pool, so that
+    /// its connection goes back there.
+    fn drain(self) {
+        if !self.ended {
+            self.body.finish();
         }
-        if let Some(None) = self.body.frame().now_or_never() {
-            return;
-        }
-        tokio::spawn(async move {
-            let rest = async { while self.body.frame().await.is_some() {} };
-            let _ = tokio::time::timeout(DRAIN, rest).await;
-        });
     }
 }
 
