@@ -697,7 +697,7 @@ impl Registry {
     ) -> Result<(String, CallToolResult), Error> {
         let not_found = || Error::ToolNotFound(name.to_owned());
         let (entry, tool) = self.route_tool(name)?;
-        let (server_id, tool) = (entry.id.as_str(), tool.as_str());
+        let server_id = entry.id.as_str();
         let config = entry.config();
         if let Some(holder) = entry.held_elsewhere() {
             // The full name: the holder resolves it whatever aliases it would give.
@@ -706,13 +706,16 @@ impl Registry {
             let forwarded = self.forward_call(&holder, name, arguments, timeout, &origin, bound);
             return Box::pin(forwarded).await;
         }
-        let agent = origin.agent_id().to_owned();
-        let conn = entry.connection_for(&agent).await?;
-        if !catalogue::contains(&entry, tool) {
+        // The caller's id, borrowed from a clone of the origin (a reference count, not a copy).
+        let caller = origin.clone();
+        let agent = caller.agent_id();
+        let conn = entry.connection_for(agent).await?;
+        if !catalogue::contains(&entry, &tool) {
             return Err(not_found());
         }
         let bound = call_bound(&config, timeout);
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let params = CallToolRequestParams::new(tool).with_arguments(arguments);
+        let tool: &str = &params.name;
         // A request's span has room for the call's server and tool: recorded there they cost
         // less than a span of their own (BENCHMARKS.md, fifth round). A call outside a request
         // (a task, a call forwarded by another replica) gets its own.
@@ -726,11 +729,11 @@ impl Registry {
         };
         match result {
             Ok(result) => {
-                entry.authorized_call(&agent);
+                entry.authorized_call(agent);
                 Ok((server_id.to_owned(), result))
             }
             Err(CallError::AuthRequired(challenge)) => {
-                Err(Box::pin(entry.reauthorize(&agent, &challenge)).await)
+                Err(Box::pin(entry.reauthorize(agent, &challenge)).await)
             }
             Err(error) => Err(Error::Upstream {
                 what: format!("calling \"{name}\""),
@@ -743,8 +746,18 @@ impl Registry {
     /// called (`ToolNotFound` otherwise).
     fn route_tool(&self, name: &str) -> Result<(Arc<ServerEntry>, String), Error> {
         let not_found = || Error::ToolNotFound(name.to_owned());
-        let (server_id, tool) = self.resolve_tool(name).ok_or_else(not_found)?;
-        let entry = self.get(&server_id).map_err(|_| not_found())?;
+        // The common case, a full name the catalogue shows: its server looked up once.
+        let full = naming::split(name)
+            .and_then(|(server_id, tool)| Some((self.get(server_id).ok()?, tool)))
+            .filter(|(entry, tool)| catalogue::contains(entry, tool));
+        let (entry, tool) = match full {
+            Some((entry, tool)) => (entry, tool.to_owned()),
+            None => {
+                let (server_id, tool) =
+                    catalogue::resolve(&self.entries(), name).ok_or_else(not_found)?;
+                (self.get(&server_id).map_err(|_| not_found())?, tool)
+            }
+        };
         if !naming::tool_allowed(&entry.config().tool_allow_list, &tool) {
             return Err(not_found());
         }

@@ -6,20 +6,25 @@ use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
-type Key = (String, String);
-
-/// The cancellable calls in flight. Several calls may share an id (an agent that reuses ids):
-/// a cancel stops them all.
+/// The cancellable calls in flight, by a serial number of their own. Several calls may share
+/// an id (an agent that reuses ids): a cancel stops them all. A cancel looks at every call in
+/// flight; a call's start and end touch only its own entry (its id and agent copied once, not
+/// also into a key its guard keeps).
 #[derive(Default)]
 pub struct InFlight {
-    calls: Mutex<HashMap<Key, Vec<(u64, CancellationToken)>>>,
+    calls: Mutex<HashMap<u64, Call>>,
     next: std::sync::atomic::AtomicU64,
+}
+
+struct Call {
+    agent: String,
+    id: String,
+    token: CancellationToken,
 }
 
 /// A call's place in flight, given up when it ends (answered, failed, cancelled or dropped).
 pub struct Running {
     in_flight: Arc<InFlight>,
-    key: Key,
     serial: u64,
     pub token: CancellationToken,
 }
@@ -29,14 +34,14 @@ impl InFlight {
     pub fn start(self: &Arc<Self>, agent: &str, id: &str) -> Running {
         let serial = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let token = CancellationToken::new();
-        let key = (agent.to_owned(), id.to_owned());
-        self.lock()
-            .entry(key.clone())
-            .or_default()
-            .push((serial, token.clone()));
+        let call = Call {
+            agent: agent.to_owned(),
+            id: id.to_owned(),
+            token: token.clone(),
+        };
+        self.lock().insert(serial, call);
         Running {
             in_flight: self.clone(),
-            key,
             serial,
             token,
         }
@@ -45,36 +50,33 @@ impl InFlight {
     /// Cancels `agent`'s calls `id`; false when none is in flight (unknown, another agent's,
     /// ended, or cancelled already).
     pub fn cancel(&self, agent: &str, id: &str) -> bool {
-        let key = (agent.to_owned(), id.to_owned());
-        let Some(calls) = self.lock().remove(&key) else {
-            return false;
-        };
-        for (_, token) in &calls {
-            token.cancel();
-        }
-        !calls.is_empty()
+        let mut cancelled = false;
+        // Forgotten at once: cancelled twice, a call is not found the second time.
+        self.lock().retain(|_, call| {
+            let this = call.agent == agent && call.id == id;
+            if this {
+                call.token.cancel();
+                cancelled = true;
+            }
+            !this
+        });
+        cancelled
     }
 
     /// How many calls are in flight.
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.lock().values().map(Vec::len).sum()
+        self.lock().len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Vec<(u64, CancellationToken)>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Call>> {
         self.calls.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        let mut calls = self.in_flight.lock();
-        if let Some(same) = calls.get_mut(&self.key) {
-            same.retain(|(serial, _)| *serial != self.serial);
-            if same.is_empty() {
-                calls.remove(&self.key);
-            }
-        }
+        self.in_flight.lock().remove(&self.serial);
     }
 }
 
