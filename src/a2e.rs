@@ -100,14 +100,14 @@ macro_rules! a2e_message {
         pub struct $name {
             /// The A2E message type.
             #[serde(rename = "type")]
-            #[schema(default = $ty)]
-            pub kind: String,
+            #[schema(default = $ty, value_type = String)]
+            pub kind: std::borrow::Cow<'static, str>,
             /// Message id; a UUID when absent.
             #[schema(default)]
             pub id: String,
             /// A2E protocol version.
-            #[schema(example = "1.0")]
-            pub version: String,
+            #[schema(example = "1.0", value_type = String)]
+            pub version: std::borrow::Cow<'static, str>,
             /// Timestamp, seconds since the Unix epoch; now when absent.
             #[schema(default)]
             pub ts: f64,
@@ -117,9 +117,10 @@ macro_rules! a2e_message {
         impl Default for $name {
             fn default() -> Self {
                 Self {
-                    kind: $ty.to_owned(),
+                    // Borrowed: a message built here, or parsed without them, copies neither.
+                    kind: std::borrow::Cow::Borrowed($ty),
                     id: $crate::a2e::new_id(),
-                    version: $crate::a2e::VERSION.to_owned(),
+                    version: std::borrow::Cow::Borrowed($crate::a2e::VERSION),
                     ts: $crate::a2e::now(),
                     $( $field: $crate::a2e::field_default!($($default)?), )*
                 }
