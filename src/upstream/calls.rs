@@ -5,7 +5,7 @@
 use foldhash::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{ProgressToken, RequestId};
+use rmcp::model::{NumberOrString, ProgressToken, RequestId};
 use serde_json::Value;
 
 use crate::hub::Recipient;
@@ -16,12 +16,17 @@ pub type CallOrigin = Arc<dyn Recipient>;
 #[derive(Default)]
 pub struct Calls {
     by_request: Mutex<HashMap<RequestId, CallOrigin>>,
-    by_token: Mutex<HashMap<String, CallOrigin>>,
+    by_token: Mutex<HashMap<NumberOrString, CallOrigin>>,
 }
 
-/// The progress token as a map key: its JSON text, the same whichever side it comes from.
-pub fn token_key(token: &Value) -> String {
-    token.to_string()
+/// A progress token as a server sends it back: an integer or a string, as the specification
+/// allows (anything else names no call).
+fn token_of(token: &Value) -> Option<NumberOrString> {
+    match token {
+        Value::Number(number) => number.as_i64().map(NumberOrString::Number),
+        Value::String(text) => Some(NumberOrString::String(text.as_str().into())),
+        _ => None,
+    }
 }
 
 impl Calls {
@@ -32,7 +37,7 @@ impl Calls {
         token: &ProgressToken,
         origin: CallOrigin,
     ) -> Tracked {
-        let token = token_key(&serde_json::to_value(token).unwrap_or_default());
+        let token = token.0.clone();
         self.by_request
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -73,10 +78,11 @@ impl Calls {
     }
 
     pub fn by_token(&self, token: &Value) -> Option<CallOrigin> {
+        let token = token_of(token)?;
         self.by_token
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&token_key(token))
+            .get(&token)
             .cloned()
     }
 }
@@ -84,7 +90,7 @@ impl Calls {
 pub struct Tracked {
     calls: Arc<Calls>,
     id: RequestId,
-    token: String,
+    token: NumberOrString,
 }
 
 impl Drop for Tracked {
