@@ -110,7 +110,7 @@ fn claim_holds(actual: Option<&Value>, wanted: &Value) -> bool {
 /// policies that apply to it allow. A server's owner always sees all of that server.
 #[derive(Debug, Clone)]
 pub struct View {
-    caller: String,
+    caller: Caller,
     /// Admins, and callers under no policy while the default is `allow`.
     all: bool,
     /// The policies that apply to the caller.
@@ -120,9 +120,9 @@ pub struct View {
 
 impl View {
     /// A view that sees everything.
-    pub fn everything(caller: &str) -> Self {
+    pub fn everything(caller: &Caller) -> Self {
         Self {
-            caller: caller.to_owned(),
+            caller: caller.clone(),
             all: true,
             applying: Vec::new(),
             default_allow: true,
@@ -136,7 +136,7 @@ impl View {
             .cloned()
             .collect();
         Self {
-            caller: caller.id.clone(),
+            caller: caller.clone(),
             all: caller.admin || (applying.is_empty() && default_allow),
             applying,
             default_allow,
@@ -150,13 +150,13 @@ impl View {
 
     /// The caller's id.
     pub fn caller(&self) -> &str {
-        &self.caller
+        &self.caller.id
     }
 
     /// Whether the caller may see and use `item` (a namespaced tool or prompt name, or a
     /// resource URI) of a server `owner` registered (`None` for the bridge's own tools).
     pub fn permits(&self, kind: Kind, owner: Option<&str>, item: &str) -> bool {
-        if self.all || owner == Some(self.caller.as_str()) {
+        if self.all || owner == Some(self.caller.id.as_str()) {
             return true;
         }
         if self

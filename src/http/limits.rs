@@ -37,7 +37,8 @@ type Rate<C> =
     RateLimiter<String, HashMapStateStore<String>, C, NoOpMiddleware<<C as Clock>::Instant>>;
 
 /// Requests in flight and event streams open, by agent; an agent with neither has no entry.
-type Open = Arc<Mutex<HashMap<String, Usage>>>;
+/// What each agent has open, by its id (shared with each request's guard, not copied into it).
+type Open = Arc<Mutex<HashMap<Arc<str>, Usage>>>;
 
 pub struct Limits<C: Clock = DefaultClock> {
     /// None: no rate limit.
@@ -67,7 +68,7 @@ pub struct Refused {
 /// A request in flight; counted until dropped.
 pub struct InFlight {
     open: Open,
-    agent: String,
+    agent: Arc<str>,
     stream: bool,
 }
 
@@ -156,14 +157,18 @@ impl<C: Clock> Limits<C> {
             });
         }
         self.take_rate(agent)?;
-        let usage = open.entry(agent.to_owned()).or_default();
+        let key = match open.get_key_value(agent) {
+            Some((key, _)) => key.clone(),
+            None => Arc::from(agent),
+        };
+        let usage = open.entry(key.clone()).or_default();
         match stream {
             true => usage.streams += 1,
             false => usage.in_flight += 1,
         }
         Ok(Some(InFlight {
             open: self.open.clone(),
-            agent: agent.to_owned(),
+            agent: key,
             stream,
         }))
     }
