@@ -326,8 +326,13 @@ impl PooledBody {
         let Some(pool) = self.back.as_ref().and_then(|(_, pool)| pool.upgrade()) else {
             return;
         };
-        if let Some(None) = self.frame().now_or_never() {
-            return;
+        // What has come already is read here; a body that has ended (or failed) is done.
+        loop {
+            match self.frame().now_or_never() {
+                Some(Some(Ok(_))) => continue,
+                Some(None | Some(Err(_))) => return,
+                None => break,
+            }
         }
         {
             // Under the idle list's lock, where the reaper decides to stop.
