@@ -86,7 +86,7 @@ impl Shared {
     }
 
     fn idle(&self) -> MutexGuard<'_, Vec<Idle>> {
-        self.idle.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.idle)
     }
 
     /// The most recently used idle connection that is still open (bodies finished first).
