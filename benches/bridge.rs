@@ -188,6 +188,8 @@ struct Stats {
     p99: Duration,
     /// The bridge's CPU time (user and system, all threads) per successful call.
     bridge_cpu: Duration,
+    /// The part of `bridge_cpu` spent in the kernel (system time).
+    bridge_system: Duration,
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -209,18 +211,14 @@ struct Tally {
     errors: usize,
     first_error: Option<String>,
     elapsed: Duration,
-    bridge_cpu: Duration,
+    bridge_cpu: Cpu,
 }
 
 impl Tally {
-    fn add(
-        &mut self,
-        (latencies, errors, first_error): Measured,
-        elapsed: Duration,
-        bridge_cpu: Duration,
-    ) {
+    fn add(&mut self, (latencies, errors, first_error): Measured, elapsed: Duration, cpu: Cpu) {
         self.latencies.extend(latencies);
-        self.bridge_cpu += bridge_cpu;
+        self.bridge_cpu.user += cpu.user;
+        self.bridge_cpu.system += cpu.system;
         self.errors += errors;
         self.first_error = self.first_error.take().or(first_error);
         self.elapsed += elapsed;
@@ -234,7 +232,8 @@ impl Tally {
             per_sec: self.latencies.len() as f64 / self.elapsed.as_secs_f64(),
             p50: percentile(&self.latencies, 0.50),
             p99: percentile(&self.latencies, 0.99),
-            bridge_cpu: self.bridge_cpu / self.latencies.len().max(1) as u32,
+            bridge_cpu: self.bridge_cpu.total() / self.latencies.len().max(1) as u32,
+            bridge_system: self.bridge_cpu.system / self.latencies.len().max(1) as u32,
             first_error: self.first_error,
         }
     }
@@ -242,6 +241,33 @@ impl Tally {
 
 /// Latencies of the calls that succeeded, how many failed, and the first failure.
 type Measured = (Vec<Duration>, usize, Option<String>);
+
+/// CPU time of a process: in its own code (user) and in the kernel on its behalf (system).
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    user: Duration,
+    system: Duration,
+}
+
+impl Cpu {
+    fn total(self) -> Duration {
+        self.user + self.system
+    }
+
+    fn since(self, before: Cpu) -> Cpu {
+        Cpu {
+            user: self.user.saturating_sub(before.user),
+            system: self.system.saturating_sub(before.system),
+        }
+    }
+
+    fn plus(self, other: Cpu) -> Cpu {
+        Cpu {
+            user: self.user + other.user,
+            system: self.system + other.system,
+        }
+    }
+}
 
 /// Runs calls from `concurrency` workers in a closed loop for `run`, each with a `Caller` of
 /// its own from `caller`; every worker makes at least one call.
@@ -378,20 +404,22 @@ impl Bridge {
         self.child.id().expect("mcp-bridge is running")
     }
 
-    /// CPU time used so far (user and system, every thread), from `/proc/<pid>/stat`.
-    fn cpu_time(&self) -> Duration {
+    /// CPU time used so far (every thread), from `/proc/<pid>/stat`.
+    fn cpu_time(&self) -> Cpu {
         let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()))
             .expect("/proc/<pid>/stat");
         // Fields after the command name (which may hold spaces): utime and stime are the 12th
         // and 13th, in clock ticks of 1/100 s (USER_HZ, fixed for /proc on Linux).
-        let ticks: u64 = stat
+        let mut ticks = stat
             .rsplit_once(')')
             .map(|(_, rest)| rest.split_whitespace().skip(11).take(2))
             .into_iter()
             .flatten()
-            .map(|t| t.parse::<u64>().expect("a tick count"))
-            .sum();
-        Duration::from_millis(ticks * 10)
+            .map(|t| Duration::from_millis(t.parse::<u64>().expect("a tick count") * 10));
+        Cpu {
+            user: ticks.next().expect("utime"),
+            system: ticks.next().expect("stime"),
+        }
     }
 
     /// Resident memory (VmRSS), in MiB.
@@ -899,12 +927,13 @@ impl Bench {
              byte search, no JSON parsed), so about the upstream's own cost. The raw routes \
              are that client to the bridge. ratio = throughput against a floor at the same \
              concurrency; overhead = p50 minus the floor's p50; bridge CPU = the service's CPU \
-             time (user and system) per call on its routes.\n",
+             time (user and system) per call on its routes, its system (kernel) part in \
+             brackets.\n",
             self.sizes.run, self.sizes.rounds, self.sizes.warmup
         ));
         report.line(
             "| upstream | path | c | calls/s | p50 ms | p99 ms | ratio (rmcp) | ratio (floor) \
-             | overhead ms (rmcp) | overhead ms (floor) | bridge CPU µs |",
+             | overhead ms (rmcp) | overhead ms (floor) | bridge CPU µs (kernel) |",
         );
         report.line("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         upstreams.retain(|u| listed("BENCH_UPSTREAMS", u.1));
@@ -956,7 +985,7 @@ impl Bench {
                         }
                         let (started, cpu) = (Instant::now(), bridge.cpu_time());
                         let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
-                        tally.add(measured, started.elapsed(), bridge.cpu_time() - cpu);
+                        tally.add(measured, started.elapsed(), bridge.cpu_time().since(cpu));
                     }
                 }
                 let all: Vec<Stats> = tallies.into_iter().map(Tally::stats).collect();
@@ -976,7 +1005,11 @@ impl Bench {
                     let ((ratio_rmcp, over_rmcp), (ratio_raw, over_raw)) =
                         (against(rmcp), against(raw));
                     let cpu = match path.through_bridge() {
-                        true => format!("{:.0}", stats.bridge_cpu.as_secs_f64() * 1e6),
+                        true => format!(
+                            "{:.0} ({:.0})",
+                            stats.bridge_cpu.as_secs_f64() * 1e6,
+                            stats.bridge_system.as_secs_f64() * 1e6
+                        ),
                         false => String::new(),
                     };
                     report.line(&format!(
@@ -1548,7 +1581,7 @@ impl Bench {
         ));
         report.line("| route | c | calls/s | p50 ms | p99 ms | overhead ms | CPU a+b µs |");
         report.line("|---|---:|---:|---:|---:|---:|---:|");
-        let cpu = || a.cpu_time() + b.cpu_time();
+        let cpu = || a.cpu_time().plus(b.cpu_time());
         let forwarded = metric(b, "mcp_bridge_forwarded_calls_total").await;
         let mut through_b = 0;
         for &c in self.sizes.replica_concurrency {
@@ -1562,7 +1595,7 @@ impl Bench {
                     }
                     let (started, before) = (Instant::now(), cpu());
                     let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
-                    tally.add(measured, started.elapsed(), cpu() - before);
+                    tally.add(measured, started.elapsed(), cpu().since(before));
                 }
             }
             let mut holder: Option<Duration> = None;
