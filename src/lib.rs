@@ -21,3 +21,4 @@ pub mod tasks;
 pub mod telemetry;
 pub mod tools;
 pub mod upstream;
+pub mod wake;

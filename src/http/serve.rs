@@ -80,7 +80,7 @@ pub async fn serve(
             router.clone().oneshot(req)
         });
         let conn = graceful.watch(http.serve_connection(TokioIo::new(tcp), service));
-        tokio::spawn(async move {
+        crate::wake::spawn(async move {
             if let Err(error) = conn.await {
                 tracing::debug!(%error, "connection ended with an error");
             }
