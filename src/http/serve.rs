@@ -80,6 +80,8 @@ pub async fn serve(
             router.clone().oneshot(req)
         });
         let conn = graceful.watch(http.serve_connection(TokioIo::new(tcp), service));
+        // hyper wakes a connection's task from inside its own poll: `wake` polls it again
+        // rather than have tokio wake the other worker to steal it.
         crate::wake::spawn(async move {
             if let Err(error) = conn.await {
                 tracing::debug!(%error, "connection ended with an error");

@@ -436,6 +436,7 @@ impl Connector {
         let (sender, connection) = hyper::client::conn::http1::handshake(stream)
             .await
             .map_err(|error| failed(uri, &error))?;
+        // Polled again when it wakes itself, as the server's connections are (`crate::wake`).
         crate::wake::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(%error, "a pooled connection ended");
