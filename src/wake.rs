@@ -11,8 +11,9 @@
 //! future is being polled (from this task or any other) is noted, and the future is polled
 //! again before the task returns; a wake that comes between polls reaches the task as before.
 //!
-//! It stays fair: the future is polled again at most [`AGAIN`] times in a row, and never once the
-//! task's cooperative budget is spent, so a future that yields on purpose still yields.
+//! It stays fair: the future is polled at most [`AGAIN`] times in one poll of its task, and not
+//! again once the task's cooperative budget is spent, so a future that yields on purpose still
+//! yields.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,7 +23,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use futures::task::AtomicWaker;
 
-/// How many times a future is polled again in one poll of its task.
+/// At most this many polls of the future in one poll of its task.
 const AGAIN: usize = 3;
 /// The future is being polled.
 const POLLING: u8 = 1;
