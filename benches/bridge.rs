@@ -217,8 +217,7 @@ struct Tally {
 impl Tally {
     fn add(&mut self, (latencies, errors, first_error): Measured, elapsed: Duration, cpu: Cpu) {
         self.latencies.extend(latencies);
-        self.bridge_cpu.user += cpu.user;
-        self.bridge_cpu.system += cpu.system;
+        self.bridge_cpu = self.bridge_cpu + cpu;
         self.errors += errors;
         self.first_error = self.first_error.take().or(first_error);
         self.elapsed += elapsed;
@@ -253,18 +252,26 @@ impl Cpu {
     fn total(self) -> Duration {
         self.user + self.system
     }
+}
 
-    fn since(self, before: Cpu) -> Cpu {
-        Cpu {
-            user: self.user.saturating_sub(before.user),
-            system: self.system.saturating_sub(before.system),
-        }
-    }
+impl std::ops::Add for Cpu {
+    type Output = Cpu;
 
-    fn plus(self, other: Cpu) -> Cpu {
+    fn add(self, other: Cpu) -> Cpu {
         Cpu {
             user: self.user + other.user,
             system: self.system + other.system,
+        }
+    }
+}
+
+impl std::ops::Sub for Cpu {
+    type Output = Cpu;
+
+    fn sub(self, before: Cpu) -> Cpu {
+        Cpu {
+            user: self.user.saturating_sub(before.user),
+            system: self.system.saturating_sub(before.system),
         }
     }
 }
@@ -985,7 +992,7 @@ impl Bench {
                         }
                         let (started, cpu) = (Instant::now(), bridge.cpu_time());
                         let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
-                        tally.add(measured, started.elapsed(), bridge.cpu_time().since(cpu));
+                        tally.add(measured, started.elapsed(), bridge.cpu_time() - cpu);
                     }
                 }
                 let all: Vec<Stats> = tallies.into_iter().map(Tally::stats).collect();
@@ -1581,7 +1588,7 @@ impl Bench {
         ));
         report.line("| route | c | calls/s | p50 ms | p99 ms | overhead ms | CPU a+b µs |");
         report.line("|---|---:|---:|---:|---:|---:|---:|");
-        let cpu = || a.cpu_time().plus(b.cpu_time());
+        let cpu = || a.cpu_time() + b.cpu_time();
         let forwarded = metric(b, "mcp_bridge_forwarded_calls_total").await;
         let mut through_b = 0;
         for &c in self.sizes.replica_concurrency {
@@ -1595,7 +1602,7 @@ impl Bench {
                     }
                     let (started, before) = (Instant::now(), cpu());
                     let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
-                    tally.add(measured, started.elapsed(), cpu().since(before));
+                    tally.add(measured, started.elapsed(), cpu() - before);
                 }
             }
             let mut holder: Option<Duration> = None;
