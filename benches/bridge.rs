@@ -5,15 +5,16 @@
 //! run with tiny sizes on the debug build, so the harness cannot rot; it fails on any error but
 //! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,instructions,fanout,catalogue,replicas` picks
 //! sections, `BENCH_UPSTREAMS=rs,ev` the upstreams and
-//! `BENCH_ROUTES=direct,floor,rest,rest-raw,mcp,mcp-raw,mcpo` the routes of the tool-call section
-//! (`floor`, `rest-raw` and `mcp-raw` are a raw HTTP/1.1 client that parses nothing, to the
-//! upstream and to the bridge). The `replicas` section runs only when `BENCH_POSTGRES` (a
+//! `BENCH_ROUTES=direct,floor,proxy,rest,rest-raw,mcp,mcp-raw,mcpo` the routes of the tool-call
+//! section (`floor`, `proxy`, `rest-raw` and `mcp-raw` are a raw HTTP/1.1 client that parses
+//! nothing, to the upstream, to it through a bare hyper proxy, and to the bridge). The `replicas` section runs only when `BENCH_POSTGRES` (a
 //! PostgreSQL server's URL, where it creates and drops a database of its own) and `BENCH_NATS`
 //! (a NATS server with JetStream) are set. `BENCH_BRIDGE=path` runs that build of the service
 //! instead of this one's, so two commits are measured by one harness.
 //!
 //! This binary is also the minimal stdio MCP server the catalogue and boot benchmarks register:
-//! `bridge --stdio-server N` serves `echo` and N more tools on stdin/stdout.
+//! `bridge --stdio-server N` serves `echo` and N more tools on stdin/stdout; and the bare proxy
+//! of the `proxy` route: `bridge --proxy URL` forwards every request to URL and prints its port.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -94,6 +95,10 @@ fn main() {
     if let Some(at) = args.iter().position(|a| a == "--stdio-server") {
         let tools = args.get(at + 1).and_then(|n| n.parse().ok()).unwrap_or(0);
         return runtime.block_on(stdio_server(tools));
+    }
+    if let Some(at) = args.iter().position(|a| a == "--proxy") {
+        let upstream = args.get(at + 1).expect("--proxy URL");
+        return runtime.block_on(bare_proxy(upstream));
     }
     let full = args.iter().any(|a| a == "--bench");
     let wanted = |section: &str| listed("BENCH_ONLY", section);
@@ -276,6 +281,23 @@ impl std::ops::Sub for Cpu {
     }
 }
 
+/// CPU time process `pid` has used so far (every thread), from `/proc/<pid>/stat`.
+fn cpu_of(pid: u32) -> Cpu {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid)).expect("/proc/<pid>/stat");
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th
+    // and 13th, in clock ticks of 1/100 s (USER_HZ, fixed for /proc on Linux).
+    let mut ticks = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().skip(11).take(2))
+        .into_iter()
+        .flatten()
+        .map(|t| Duration::from_millis(t.parse::<u64>().expect("a tick count") * 10));
+    Cpu {
+        user: ticks.next().expect("utime"),
+        system: ticks.next().expect("stime"),
+    }
+}
+
 /// Runs calls from `concurrency` workers in a closed loop for `run`, each with a `Caller` of
 /// its own from `caller`; every worker makes at least one call.
 async fn phase(concurrency: usize, run: Duration, caller: impl Fn() -> Caller) -> Measured {
@@ -411,22 +433,8 @@ impl Bridge {
         self.child.id().expect("mcp-bridge is running")
     }
 
-    /// CPU time used so far (every thread), from `/proc/<pid>/stat`.
     fn cpu_time(&self) -> Cpu {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()))
-            .expect("/proc/<pid>/stat");
-        // Fields after the command name (which may hold spaces): utime and stime are the 12th
-        // and 13th, in clock ticks of 1/100 s (USER_HZ, fixed for /proc on Linux).
-        let mut ticks = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.split_whitespace().skip(11).take(2))
-            .into_iter()
-            .flatten()
-            .map(|t| Duration::from_millis(t.parse::<u64>().expect("a tick count") * 10));
-        Cpu {
-            user: ticks.next().expect("utime"),
-            system: ticks.next().expect("stime"),
-        }
+        cpu_of(self.pid())
     }
 
     /// Resident memory (VmRSS), in MiB.
@@ -611,6 +619,97 @@ async fn http_echo_server_with(nodelay: bool) -> (EchoServer, String) {
     (server, format!("http://{addr}/mcp"))
 }
 
+/// `bridge --proxy URL`: the least a proxy of these calls can do on this stack (tokio, hyper
+/// on both sides). Each connection accepted gets one kept-alive connection to the upstream of
+/// its own; each request goes there as it came (its `Host` made the upstream's), and its answer
+/// comes back as it came, streamed, neither read nor parsed. No pool, no lock between
+/// connections, no JSON, no authentication: what it costs a call is the kernel's work on two
+/// connections and hyper's on both ends. It prints its port on stdout, then serves until killed.
+async fn bare_proxy(upstream: &str) {
+    use hyper::body::Incoming;
+    use hyper_util::rt::TokioIo;
+    let url = url::Url::parse(upstream).expect("a URL");
+    let addr = url.socket_addrs(|| None).expect("a socket address")[0];
+    let path: hyper::Uri = url.path().parse().expect("a path");
+    let host = hyper::header::HeaderValue::from_str(
+        &url[url::Position::BeforeHost..url::Position::AfterPort],
+    )
+    .expect("a host");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    println!("{}", listener.local_addr().unwrap().port());
+    loop {
+        let Ok((downstream, _)) = listener.accept().await else {
+            continue;
+        };
+        let (path, host) = (path.clone(), host.clone());
+        tokio::spawn(async move {
+            let Ok(upstream) = tokio::net::TcpStream::connect(addr).await else {
+                return;
+            };
+            let _ = (downstream.set_nodelay(true), upstream.set_nodelay(true));
+            let handshake =
+                hyper::client::conn::http1::handshake::<_, Incoming>(TokioIo::new(upstream));
+            let Ok((sender, connection)) = handshake.await else {
+                return;
+            };
+            tokio::spawn(connection);
+            let sender = Arc::new(tokio::sync::Mutex::new(sender));
+            let service =
+                hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+                    let sender = sender.clone();
+                    *request.uri_mut() = path.clone();
+                    request
+                        .headers_mut()
+                        .insert(hyper::header::HOST, host.clone());
+                    async move {
+                        let answer = {
+                            let mut sender = sender.lock().await;
+                            sender.ready().await?;
+                            sender.send_request(request)
+                        };
+                        answer.await
+                    }
+                });
+            let served = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(downstream), service);
+            let _ = served.await;
+        });
+    }
+}
+
+/// The bare proxy (`bridge --proxy URL`) in a process of its own, killed when dropped.
+struct Proxy {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl Proxy {
+    /// The proxy in front of `upstream`, an MCP endpoint; its `url` takes the same requests.
+    async fn start(upstream: &str) -> Proxy {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(std::env::current_exe().expect("this binary"))
+            .args(["--proxy", upstream])
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the bare proxy starts");
+        let stdout = child.stdout.take().expect("its stdout");
+        let mut port = String::new();
+        let mut stdout = tokio::io::BufReader::new(stdout);
+        let read = stdout.read_line(&mut port);
+        tokio::time::timeout(Duration::from_secs(30), read)
+            .await
+            .expect("the bare proxy prints its port within 30 s")
+            .expect("its port");
+        let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+        Proxy { child, url }
+    }
+
+    fn cpu_time(&self) -> Cpu {
+        cpu_of(self.child.id().expect("the bare proxy is running"))
+    }
+}
+
 /// A peer's process, killed when dropped.
 struct Process {
     _child: tokio::process::Child,
@@ -756,6 +855,8 @@ enum Route {
     },
     /// The raw client straight to the upstream's MCP endpoint: the floor.
     Floor(Arc<Raw>),
+    /// The raw client to the upstream through the bare proxy (`bridge --proxy`).
+    Proxy(Arc<Raw>),
     /// The raw client to the bridge's REST and `/mcp`.
     RestRaw(Arc<Raw>),
     McpRaw(Arc<Raw>),
@@ -785,6 +886,7 @@ impl Route {
             Route::Mcp(..) => "mcp",
             Route::Mcpo { .. } => "mcpo",
             Route::Floor(_) => "floor",
+            Route::Proxy(_) => "proxy",
             Route::RestRaw(_) => "rest-raw",
             Route::McpRaw(_) => "mcp-raw",
         }
@@ -797,6 +899,7 @@ impl Route {
             Route::Mcp(..) => "mcp-bridge /mcp",
             Route::Mcpo { .. } => "mcpo REST",
             Route::Floor(_) => "floor (raw HTTP)",
+            Route::Proxy(_) => "bare hyper proxy, raw",
             Route::RestRaw(_) => "mcp-bridge REST, raw",
             Route::McpRaw(_) => "mcp-bridge /mcp, raw",
         }
@@ -805,18 +908,23 @@ impl Route {
     /// A load worker's caller: raw routes give each worker a connection of its own.
     fn caller(&self) -> Caller {
         match self {
-            Route::Floor(raw) | Route::RestRaw(raw) | Route::McpRaw(raw) => {
+            Route::Floor(raw) | Route::Proxy(raw) | Route::RestRaw(raw) | Route::McpRaw(raw) => {
                 Caller::Raw(RawConn::new(raw.clone()))
             }
             _ => Caller::Shared(self.clone()),
         }
     }
 
-    /// Whether the call goes through the bridge, whose CPU time is then measured.
-    fn through_bridge(&self) -> bool {
+    /// Whether the call goes through a process whose CPU time is measured: the bridge, or the
+    /// bare proxy.
+    fn measured(&self) -> bool {
         matches!(
             self,
-            Route::Rest { .. } | Route::Mcp(..) | Route::RestRaw(_) | Route::McpRaw(_)
+            Route::Rest { .. }
+                | Route::Mcp(..)
+                | Route::RestRaw(_)
+                | Route::McpRaw(_)
+                | Route::Proxy(_)
         )
     }
 
@@ -863,7 +971,7 @@ impl Route {
                 }
                 Ok(())
             }
-            Route::Floor(raw) | Route::RestRaw(raw) | Route::McpRaw(raw) => {
+            Route::Floor(raw) | Route::Proxy(raw) | Route::RestRaw(raw) | Route::McpRaw(raw) => {
                 RawConn::new(raw).call().await
             }
         }
@@ -932,10 +1040,13 @@ impl Bench {
              raw HTTP/1.1 client to the upstream's MCP endpoint (a kept-alive connection per \
              worker, a request built once, the answer read by its framing and checked by a \
              byte search, no JSON parsed), so about the upstream's own cost. The raw routes \
-             are that client to the bridge. ratio = throughput against a floor at the same \
-             concurrency; overhead = p50 minus the floor's p50; bridge CPU = the service's CPU \
-             time (user and system) per call on its routes, its system (kernel) part in \
-             brackets.\n",
+             are that client to the bridge; the bare hyper proxy is that client to the \
+             upstream through a proxy that forwards each request on a kept-alive connection \
+             and streams the answer back unread (`bridge --proxy`), the least a proxy on this \
+             stack costs. ratio = throughput against a floor at the same concurrency; \
+             overhead = p50 minus the floor's p50; bridge CPU = the service's CPU time (user \
+             and system) per call on its routes, and the bare proxy's on its route, the \
+             system (kernel) part in brackets.\n",
             self.sizes.run, self.sizes.rounds, self.sizes.warmup
         ));
         report.line(
@@ -951,9 +1062,16 @@ impl Bench {
             let mcpo = mcpo(url).await;
             let name = format!("{server_id}__echo");
             let upstream_session = McpSession::open(&client, url, None).await;
+            let proxy = Proxy::start(url).await;
             let mut paths = vec![
                 Route::Direct(mcp_client(url, None).await),
                 Route::Floor(Arc::new(Raw::mcp(url, None, &upstream_session, "echo"))),
+                Route::Proxy(Arc::new(Raw::mcp(
+                    &proxy.url,
+                    None,
+                    &upstream_session,
+                    "echo",
+                ))),
                 Route::Rest {
                     client: client.clone(),
                     url: format!("{}/v1/tools/call", bridge.base),
@@ -990,9 +1108,13 @@ impl Bench {
                             phase(c, self.sizes.warmup, caller).await;
                             continue;
                         }
-                        let (started, cpu) = (Instant::now(), bridge.cpu_time());
+                        let cpu_time = || match path {
+                            Route::Proxy(_) => proxy.cpu_time(),
+                            _ => bridge.cpu_time(),
+                        };
+                        let (started, cpu) = (Instant::now(), cpu_time());
                         let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
-                        tally.add(measured, started.elapsed(), bridge.cpu_time() - cpu);
+                        tally.add(measured, started.elapsed(), cpu_time() - cpu);
                     }
                 }
                 let all: Vec<Stats> = tallies.into_iter().map(Tally::stats).collect();
@@ -1011,7 +1133,7 @@ impl Bench {
                     };
                     let ((ratio_rmcp, over_rmcp), (ratio_raw, over_raw)) =
                         (against(rmcp), against(raw));
-                    let cpu = match path.through_bridge() {
+                    let cpu = match path.measured() {
                         true => format!(
                             "{:.0} ({:.0})",
                             stats.bridge_cpu.as_secs_f64() * 1e6,
@@ -1028,7 +1150,7 @@ impl Bench {
                     ));
                 }
             }
-            drop(mcpo);
+            drop((mcpo, proxy));
         }
         report.line(&format!(
             "\nRSS of the service after these calls: {:.1} MiB.\n",
