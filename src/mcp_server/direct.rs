@@ -245,7 +245,13 @@ pub async fn call(
     };
     let first = tokio::select! {
         biased;
-        message = &mut answer => return Some(json(&message)),
+        message = &mut answer => {
+            // Progress the answer's last poll sent is still waiting: it comes first.
+            return Some(match progressed.try_recv() {
+                Ok(first) => stream(first, progressed, Box::pin(std::future::ready(message))),
+                Err(_) => json(&message),
+            });
+        }
         first = progressed.recv() => first,
     };
     match first {
@@ -280,6 +286,13 @@ fn stream(
                 }
                 message = &mut answer => message,
             };
+            // The answer's last poll may have sent progress too (the server's last progress and
+            // its answer read in one go): that progress still comes first.
+            if let Ok(param) = progressed.try_recv() {
+                let answer: Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>> =
+                    Box::pin(std::future::ready(message));
+                return Some((event(&progress(param)), (None, Some(answer), progressed)));
+            }
             Some((event(&message), (None, None, progressed)))
         },
     );

@@ -45,6 +45,9 @@ const FINISH: Duration = Duration::from_secs(10);
 /// spawned a task per request to put its connection back: some 11k instructions a call
 /// (BENCHMARKS.md, fifth round). Here an answer's body puts its connection back once read to
 /// its end; a connection whose answer was dropped before is closed, as hyper would not reuse it.
+///
+/// A connection has no task of its own: whoever waits on it drives it ([`Link`]), the caller
+/// while it sends and reads the answer, the pool when it looks for an idle one.
 #[derive(Clone)]
 pub struct Pool {
     shared: Arc<Shared>,
@@ -64,8 +67,65 @@ struct Shared {
 }
 
 struct Idle {
-    sender: SendRequest<Full<Bytes>>,
+    link: Link,
     since: Instant,
+}
+
+type Connection = hyper::client::conn::http1::Connection<Conn, Full<Bytes>>;
+
+/// One connection: hyper's handle to send requests on it, and the connection itself, polled by
+/// whoever waits on it rather than by a task of its own.
+///
+/// With a task of its own, an answer crossed between two tasks four times (its head to the
+/// caller, the caller's wish for the body back, the body, the room for more back). Tokio runs
+/// a task woken by the running one next on the same thread, but only three times in a row: the
+/// fourth wake went to the other worker, a `futex` wake and a second thread up on every call
+/// (BENCHMARKS.md, eighth round). Driven by the caller, those wakes are the caller's own.
+struct Link {
+    sender: SendRequest<Full<Bytes>>,
+    connection: Pin<Box<Connection>>,
+    /// The connection future has finished (closed by either end, or failed): not polled again.
+    ended: bool,
+}
+
+impl Link {
+    /// Lets the connection read and write what it can.
+    fn drive(&mut self, cx: &mut Context<'_>) {
+        if self.ended {
+            return;
+        }
+        if let Poll::Ready(result) = self.connection.as_mut().poll(cx) {
+            self.ended = true;
+            if let Err(error) = result {
+                tracing::debug!(%error, "a pooled connection ended");
+            }
+        }
+    }
+
+    /// Whether the connection is closed, as far as what has come on it tells without waiting.
+    fn is_closed(&mut self) -> bool {
+        self.drive(&mut Context::from_waker(std::task::Waker::noop()));
+        self.ended || self.sender.is_closed()
+    }
+
+    /// Waits until a request can be sent.
+    async fn ready(&mut self) -> hyper::Result<()> {
+        std::future::poll_fn(|cx| {
+            self.drive(cx);
+            self.sender.poll_ready(cx)
+        })
+        .await
+    }
+
+    /// Sends `request` and waits for the head of its answer.
+    async fn send(&mut self, request: Request<Full<Bytes>>) -> hyper::Result<Response<Incoming>> {
+        let mut answer = std::pin::pin!(self.sender.send_request(request));
+        std::future::poll_fn(|cx| {
+            self.drive(cx);
+            answer.as_mut().poll(cx)
+        })
+        .await
+    }
 }
 
 impl Shared {
@@ -90,12 +150,12 @@ impl Shared {
     }
 
     /// The most recently used idle connection that is still open (bodies finished first).
-    fn take(&self) -> Option<SendRequest<Full<Bytes>>> {
+    fn take(&self) -> Option<Link> {
         self.finish();
         let mut idle = self.idle();
-        while let Some(Idle { sender, since }) = idle.pop() {
-            if since.elapsed() < IDLE && !sender.is_closed() {
-                return Some(sender);
+        while let Some(Idle { mut link, since }) = idle.pop() {
+            if since.elapsed() < IDLE && !link.is_closed() {
+                return Some(link);
             }
         }
         None
@@ -138,9 +198,9 @@ impl Shared {
         }
     }
 
-    /// Keeps `sender`, whose answer has been read, for the next request.
-    fn give_back(self: &Arc<Self>, sender: SendRequest<Full<Bytes>>) {
-        if sender.is_closed() {
+    /// Keeps `link`, whose answer has been read, for the next request.
+    fn give_back(self: &Arc<Self>, mut link: Link) {
+        if link.is_closed() {
             return;
         }
         {
@@ -149,7 +209,7 @@ impl Shared {
                 return;
             }
             idle.push(Idle {
-                sender,
+                link,
                 since: Instant::now(),
             });
         }
@@ -172,7 +232,7 @@ async fn reap(shared: Weak<Shared>) {
         };
         shared.finish();
         let mut idle = shared.idle();
-        idle.retain(|kept| kept.since.elapsed() < IDLE && !kept.sender.is_closed());
+        idle.retain_mut(|kept| kept.since.elapsed() < IDLE && !kept.link.is_closed());
         if idle.is_empty() && lock(&shared.finishing).is_empty() {
             // Under the idle list's lock: a connection given back now starts a new task.
             *lock(&shared.reaping) = false;
@@ -246,19 +306,19 @@ impl Pool {
         let mut idle = self.shared.take();
         loop {
             let reused = idle.is_some();
-            let mut sender = match idle.take() {
-                Some(sender) => sender,
+            let mut link = match idle.take() {
+                Some(link) => link,
                 None => self.shared.connector.connect(uri).await?,
             };
             let request = request(method, uri, &host, headers, body);
-            let sent = match sender.ready().await {
-                Ok(()) => sender.send_request(request).await,
+            let sent = match link.ready().await {
+                Ok(()) => link.send(request).await,
                 Err(error) => Err(error),
             };
             match sent {
                 Ok(response) => {
-                    let back = Some((sender, Arc::downgrade(&self.shared)));
-                    return Ok(response.map(|incoming| PooledBody { incoming, back }));
+                    let link = Some((link, Arc::downgrade(&self.shared)));
+                    return Ok(response.map(|incoming| PooledBody { incoming, link }));
                 }
                 Err(error) if reused && (error.is_canceled() || error.is_closed()) => {
                     idle = self.shared.take();
@@ -310,11 +370,26 @@ fn host_of(uri: &Uri) -> io::Result<HeaderValue> {
 }
 
 pin_project_lite::pin_project! {
-    /// An answer's body: read to its end, it puts its connection back into the pool.
+    /// An answer's body: read to its end, it puts its connection back into the pool. Reading
+    /// it drives the connection.
     pub struct PooledBody {
         #[pin]
         incoming: Incoming,
-        back: Option<(SendRequest<Full<Bytes>>, Weak<Shared>)>,
+        link: Option<(Link, Weak<Shared>)>,
+    }
+
+    impl PinnedDrop for PooledBody {
+        fn drop(this: Pin<&mut Self>) {
+            // An answer with no body (a notification's 202) or read to its end without a look
+            // for more keeps its connection; any other is closed, its answer not read.
+            let this = this.project();
+            if http_body::Body::is_end_stream(&*this.incoming)
+                && let Some((link, pool)) = this.link.take()
+                && let Some(pool) = pool.upgrade()
+            {
+                pool.give_back(link);
+            }
+        }
     }
 }
 
@@ -323,7 +398,7 @@ impl PooledBody {
     /// come) when it next looks for a connection, and so takes the connection back, without a
     /// task of its own for each answer. A body whose connection is not the pool's is dropped.
     pub fn finish(mut self) {
-        let Some(pool) = self.back.as_ref().and_then(|(_, pool)| pool.upgrade()) else {
+        let Some(pool) = self.link.as_ref().and_then(|(_, pool)| pool.upgrade()) else {
             return;
         };
         // What has come already is read here; a body that has ended (or failed) is done.
@@ -352,21 +427,31 @@ impl http_body::Body for PooledBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Bytes>, hyper::Error>>> {
         let mut this = self.project();
-        let frame = ready!(this.incoming.as_mut().poll_frame(cx));
+        // Asked first, the body tells the connection it wants data; driven, the connection
+        // reads and hands over what has come; asked again, the body has it.
+        let frame = match this.incoming.as_mut().poll_frame(cx) {
+            Poll::Ready(frame) => frame,
+            Poll::Pending => {
+                if let Some((link, _)) = this.link.as_mut() {
+                    link.drive(cx);
+                }
+                ready!(this.incoming.as_mut().poll_frame(cx))
+            }
+        };
         let ended = match &frame {
             None => true,
             Some(Ok(_)) => this.incoming.is_end_stream(),
             Some(Err(_)) => {
                 // Not reusable: dropped, the connection closes.
-                this.back.take();
+                this.link.take();
                 false
             }
         };
         if ended
-            && let Some((sender, pool)) = this.back.take()
+            && let Some((link, pool)) = this.link.take()
             && let Some(pool) = pool.upgrade()
         {
-            pool.give_back(sender);
+            pool.give_back(link);
         }
         Poll::Ready(frame)
     }
@@ -430,19 +515,17 @@ struct Connector {
 }
 
 impl Connector {
-    /// A new connection to `uri`'s origin, its task spawned.
-    async fn connect(&self, uri: &Uri) -> io::Result<SendRequest<Full<Bytes>>> {
+    /// A new connection to `uri`'s origin.
+    async fn connect(&self, uri: &Uri) -> io::Result<Link> {
         let stream = self.open(uri).await.map_err(|error| failed(uri, &error))?;
         let (sender, connection) = hyper::client::conn::http1::handshake(stream)
             .await
             .map_err(|error| failed(uri, &error))?;
-        // Polled again when it wakes itself, as the server's connections are (`crate::wake`).
-        crate::wake::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "a pooled connection ended");
-            }
-        });
-        Ok(sender)
+        Ok(Link {
+            sender,
+            connection: Box::pin(connection),
+            ended: false,
+        })
     }
 
     async fn open(&self, uri: &Uri) -> io::Result<Conn> {
@@ -537,6 +620,125 @@ impl hyper::rt::Write for Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server on loopback that answers every request on a connection with `answer`, and closes
+    /// the connection after `per_connection` answers; it counts the connections it accepted.
+    async fn server(answer: &'static str, per_connection: usize) -> (Uri, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buffer = Vec::new();
+                    for _ in 0..per_connection {
+                        // Every request here has a body of 2 bytes, after its head.
+                        let whole = |buffer: &[u8]| {
+                            let head = buffer.windows(4).position(|w| w == b"\r\n\r\n");
+                            head.is_some_and(|at| buffer.len() >= at + 4 + 2)
+                        };
+                        while !whole(&buffer) {
+                            let mut chunk = [0; 4096];
+                            match stream.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        buffer.clear();
+                        if stream.write_all(answer.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (uri.parse().unwrap(), accepted)
+    }
+
+    async fn post(pool: &Pool, uri: &Uri) -> (StatusCode, Bytes) {
+        let headers = axum::http::HeaderMap::new();
+        let body = Bytes::from_static(b"{}");
+        let response = pool
+            .send(Method::POST, uri.clone(), &headers, body)
+            .await
+            .unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, bytes)
+    }
+
+    const OK: &str = "HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello";
+
+    #[tokio::test]
+    async fn requests_one_after_another_share_one_connection() {
+        let (uri, accepted) = server(OK, usize::MAX).await;
+        let pool = Pool::new(Guard::new(true)).unwrap();
+        for _ in 0..5 {
+            assert_eq!(
+                post(&pool, &uri).await,
+                (StatusCode::OK, Bytes::from("hello"))
+            );
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    /// Nothing polls an idle connection: a server that closed it meanwhile is noticed when the
+    /// pool next looks for one, and the request goes on a new connection.
+    #[tokio::test]
+    async fn a_connection_the_server_closed_while_idle_is_not_used_again() {
+        let (uri, accepted) = server(OK, 1).await;
+        let pool = Pool::new(Guard::new(true)).unwrap();
+        for n in 1..=3 {
+            assert_eq!(
+                post(&pool, &uri).await,
+                (StatusCode::OK, Bytes::from("hello"))
+            );
+            // Time for the server's FIN to arrive.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert_eq!(accepted.load(Ordering::SeqCst), n);
+        }
+    }
+
+    /// An answer without a body (a notification's 202), dropped unread, keeps its connection.
+    #[tokio::test]
+    async fn an_answer_without_a_body_keeps_its_connection() {
+        let accepted_answer = "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n";
+        let (uri, accepted) = server(accepted_answer, usize::MAX).await;
+        let pool = Pool::new(Guard::new(true)).unwrap();
+        let headers = axum::http::HeaderMap::new();
+        for _ in 0..3 {
+            let body = Bytes::from_static(b"{}");
+            let response = pool
+                .send(Method::POST, uri.clone(), &headers, body)
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::ACCEPTED);
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    /// A body dropped before its end closes its connection; the next request opens another.
+    #[tokio::test]
+    async fn an_answer_dropped_before_its_end_closes_its_connection() {
+        let (uri, accepted) = server(OK, usize::MAX).await;
+        let pool = Pool::new(Guard::new(true)).unwrap();
+        let headers = axum::http::HeaderMap::new();
+        let body = Bytes::from_static(b"{}");
+        let response = pool
+            .send(Method::POST, uri.clone(), &headers, body)
+            .await
+            .unwrap();
+        drop(response);
+        assert_eq!(
+            post(&pool, &uri).await,
+            (StatusCode::OK, Bytes::from("hello"))
+        );
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
 
     /// What goes on the wire for `url`: the request's target and its `Host`.
     fn sent(url: &str) -> (String, String) {
