@@ -83,19 +83,19 @@ type Connection = hyper::client::conn::http1::Connection<Conn, Full<Bytes>>;
 /// (BENCHMARKS.md, eighth round). Driven by the caller, those wakes are the caller's own.
 struct Link {
     sender: SendRequest<Full<Bytes>>,
-    connection: Pin<Box<Connection>>,
-    /// The connection future has finished (closed by either end, or failed): not polled again.
-    ended: bool,
+    /// None once it has finished (closed by either end, or failed): dropped then, as a task of
+    /// its own would have dropped it, which fails whatever was still waiting on it.
+    connection: Option<Pin<Box<Connection>>>,
 }
 
 impl Link {
     /// Lets the connection read and write what it can.
     fn drive(&mut self, cx: &mut Context<'_>) {
-        if self.ended {
+        let Some(connection) = self.connection.as_mut() else {
             return;
-        }
-        if let Poll::Ready(result) = self.connection.as_mut().poll(cx) {
-            self.ended = true;
+        };
+        if let Poll::Ready(result) = connection.as_mut().poll(cx) {
+            self.connection = None;
             if let Err(error) = result {
                 tracing::debug!(%error, "a pooled connection ended");
             }
@@ -105,7 +105,7 @@ impl Link {
     /// Whether the connection is closed, as far as what has come on it tells without waiting.
     fn is_closed(&mut self) -> bool {
         self.drive(&mut Context::from_waker(std::task::Waker::noop()));
-        self.ended || self.sender.is_closed()
+        self.connection.is_none() || self.sender.is_closed()
     }
 
     /// Waits until a request can be sent.
@@ -523,8 +523,7 @@ impl Connector {
             .map_err(|error| failed(uri, &error))?;
         Ok(Link {
             sender,
-            connection: Box::pin(connection),
-            ended: false,
+            connection: Some(Box::pin(connection)),
         })
     }
 
