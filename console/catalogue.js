@@ -32,8 +32,13 @@ export function create(root, ctx) {
     server.value = [...server.options].some((o) => o.value === chosen) ? chosen : "";
   }
 
+  // Searches may overlap (the page's own load when it is shown, a search asked meanwhile) and
+  // answer out of order: only the last one asked is shown.
+  let asked = 0;
+
   /** A ranked search with a query, else every tool of the chosen servers, page after page. */
   async function load() {
+    const mine = ++asked;
     const q = search.value.trim();
     let tools = [];
     if (q) {
@@ -48,6 +53,7 @@ export function create(root, ctx) {
         if (!cursor) break;
       }
     }
+    if (mine !== asked) return;
     say(note, `${tools.length} tool${tools.length === 1 ? "" : "s"}${q ? ` for “${q}”` : ""}.`);
     fill(results, tools.length ? tools.map(item) : h("li", { class: "muted" }, "Nothing found."));
   }
