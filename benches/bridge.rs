@@ -7,10 +7,11 @@
 //! sections, `BENCH_UPSTREAMS=rs,ev` the upstreams and
 //! `BENCH_ROUTES=direct,floor,proxy,rest,rest-raw,mcp,mcp-raw,mcpo` the routes of the tool-call
 //! section (`floor`, `proxy`, `rest-raw` and `mcp-raw` are a raw HTTP/1.1 client that parses
-//! nothing, to the upstream, to it through a bare hyper proxy, and to the bridge). The `replicas` section runs only when `BENCH_POSTGRES` (a
-//! PostgreSQL server's URL, where it creates and drops a database of its own) and `BENCH_NATS`
-//! (a NATS server with JetStream) are set. `BENCH_BRIDGE=path` runs that build of the service
-//! instead of this one's, so two commits are measured by one harness.
+//! nothing, to the upstream, to it through a bare hyper proxy, and to the bridge). The
+//! `replicas` section runs only when `BENCH_POSTGRES` (a PostgreSQL server's URL, where it
+//! creates and drops a database of its own) and `BENCH_NATS` (a NATS server with JetStream) are
+//! set. `BENCH_BRIDGE=path` runs that build of the service instead of this one's, so two commits
+//! are measured by one harness.
 //!
 //! This binary is also the minimal stdio MCP server the catalogue and boot benchmarks register:
 //! `bridge --stdio-server N` serves `echo` and N more tools on stdin/stdout; and the bare proxy
