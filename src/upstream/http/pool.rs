@@ -193,8 +193,11 @@ impl Shared {
     /// Starts the task that closes idle connections, unless it runs.
     fn reap(self: &Arc<Self>) {
         let mut reaping = lock(&self.reaping);
-        if !std::mem::replace(&mut *reaping, true) {
-            tokio::spawn(reap(Arc::downgrade(self)));
+        // A body may be dropped (and give its connection back) where no runtime is current, as
+        // when everything is torn down: no task then, and none needed.
+        if !*reaping && let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            *reaping = true;
+            runtime.spawn(reap(Arc::downgrade(self)));
         }
     }
 
