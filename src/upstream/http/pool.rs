@@ -102,10 +102,15 @@ impl Link {
         }
     }
 
+    /// Whether the connection is known to be closed, without reading what has come on it.
+    fn ended(&self) -> bool {
+        self.connection.is_none() || self.sender.is_closed()
+    }
+
     /// Whether the connection is closed, as far as what has come on it tells without waiting.
     fn is_closed(&mut self) -> bool {
         self.drive(&mut Context::from_waker(std::task::Waker::noop()));
-        self.connection.is_none() || self.sender.is_closed()
+        self.ended()
     }
 
     /// Waits until a request can be sent.
@@ -201,9 +206,10 @@ impl Shared {
         }
     }
 
-    /// Keeps `link`, whose answer has been read, for the next request.
-    fn give_back(self: &Arc<Self>, mut link: Link) {
-        if link.is_closed() {
+    /// Keeps `link`, whose answer has been read, for the next request. It is not driven here:
+    /// [`Shared::take`] looks at what has come on it when it is next picked.
+    fn give_back(self: &Arc<Self>, link: Link) {
+        if link.ended() {
             return;
         }
         {
@@ -661,13 +667,18 @@ mod tests {
         (uri.parse().unwrap(), accepted)
     }
 
-    async fn post(pool: &Pool, uri: &Uri) -> (StatusCode, Bytes) {
+    /// `POST uri` with a body of 2 bytes, as the test server expects.
+    async fn send(pool: &Pool, uri: &Uri) -> Response<PooledBody> {
         let headers = axum::http::HeaderMap::new();
         let body = Bytes::from_static(b"{}");
-        let response = pool
-            .send(Method::POST, uri.clone(), &headers, body)
+        pool.send(Method::POST, uri.clone(), &headers, body)
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    /// `send`, its answer read whole.
+    async fn post(pool: &Pool, uri: &Uri) -> (StatusCode, Bytes) {
+        let response = send(pool, uri).await;
         let status = response.status();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
         (status, bytes)
@@ -711,14 +722,8 @@ mod tests {
         let accepted_answer = "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n";
         let (uri, accepted) = server(accepted_answer, usize::MAX).await;
         let pool = Pool::new(Guard::new(true)).unwrap();
-        let headers = axum::http::HeaderMap::new();
         for _ in 0..3 {
-            let body = Bytes::from_static(b"{}");
-            let response = pool
-                .send(Method::POST, uri.clone(), &headers, body)
-                .await
-                .unwrap();
-            assert_eq!(response.status(), StatusCode::ACCEPTED);
+            assert_eq!(send(&pool, &uri).await.status(), StatusCode::ACCEPTED);
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
     }
@@ -728,13 +733,7 @@ mod tests {
     async fn an_answer_dropped_before_its_end_closes_its_connection() {
         let (uri, accepted) = server(OK, usize::MAX).await;
         let pool = Pool::new(Guard::new(true)).unwrap();
-        let headers = axum::http::HeaderMap::new();
-        let body = Bytes::from_static(b"{}");
-        let response = pool
-            .send(Method::POST, uri.clone(), &headers, body)
-            .await
-            .unwrap();
-        drop(response);
+        drop(send(&pool, &uri).await);
         assert_eq!(
             post(&pool, &uri).await,
             (StatusCode::OK, Bytes::from("hello"))
