@@ -37,7 +37,7 @@ use crate::http::state::AppState;
 use crate::hub::AgentChannel;
 use crate::hub::McpNotice;
 use crate::registry::{self, naming};
-use crate::tools::Scope;
+use crate::tools::{Resolved, Scope};
 use crate::upstream::CallError;
 use inputs::{Running, Step, Suspended};
 use owners::SessionOwners;
@@ -654,10 +654,10 @@ impl ServerHandler for BridgeServer {
     ) -> Result<(), ErrorData> {
         let agent = caller(&context)?;
         let uri = request.uri.as_str();
-        let route = self.resource_route(&agent, uri).await?;
+        let target = self.resource_route(&agent, uri).await?;
         self.state
             .registry
-            .subscribe(&agent.id, &route, uri)
+            .subscribe(&agent.id, &target.server_id, &target.item)
             .await
             .map_err(|e| Self::uri_error(e, uri))?;
         self.sessions.update(&context.peer, &agent.id, |s| {
@@ -825,11 +825,11 @@ impl ServerHandler for BridgeServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let agent = caller(&context)?;
         let uri = request.uri.as_str();
-        let route = self.resource_route(&agent, uri).await?;
+        let target = self.resource_route(&agent, uri).await?;
         let (_, mut result) = self
             .state
             .registry
-            .read_resource_raw(&agent.id, &route, uri)
+            .read_resource_raw(&agent.id, &target.server_id, &target.item)
             .await
             .map_err(|e| Self::uri_error(e, uri))?;
         // Contents read by a qualified URI answer to it too.
@@ -874,17 +874,17 @@ impl ServerHandler for BridgeServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let agent = caller(&context)?;
         let (server_id, name) = self.prompt_route(&request.name)?;
-        let server_id = self
+        let target = self
             .state
             .tools
-            .visible_route(&agent, Kind::Prompt, &server_id, &name)
+            .resolve_item(&agent, Kind::Prompt, &server_id, &name)
             .await
             .map_err(Self::registry_error)?;
         let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
         let (_, mut result) = self
             .state
             .registry
-            .get_prompt(&agent.id, &server_id, &name, arguments)
+            .get_prompt(&agent.id, &target.server_id, &target.item, arguments)
             .await
             .map_err(Self::registry_error)?;
         result.result_type = Some(ResultType::COMPLETE);
@@ -907,10 +907,10 @@ impl ServerHandler for BridgeServer {
                 serde_json::to_value(other).unwrap_or_default(),
             ),
         };
-        let server_id = self
+        let (server_id, reference) = self
             .state
             .tools
-            .completion_route(&agent, &server_id, &reference)
+            .resolve_reference(&agent, &server_id, &reference)
             .await
             .map_err(Self::registry_error)?;
         let argument = crate::a2e::CompletionArgument {
@@ -998,25 +998,15 @@ impl BridgeServer {
         shared.contains(uri) && self.unprefixed() != Some(server_id)
     }
 
-    /// The server a read or subscription of `uri` goes to: the unprefixed server when it
-    /// offers it, else by URI; narrowed to what the caller's policies show.
-    async fn resource_route(&self, agent: &Caller, uri: &str) -> Result<String, ErrorData> {
-        let route = self.unprefixed_offering(uri);
-        let (route, inner) = match naming::split_uri(uri) {
-            Some((server_id, inner)) => (server_id, inner),
-            None => (route, uri),
-        };
-        let checked = self
-            .state
+    /// The server and upstream URI a read or subscription of `uri` goes to: the unprefixed
+    /// server when it offers it, else as `Tools::resolve_item` resolves it (a qualified URI names
+    /// its server); narrowed to what the caller's policies show.
+    async fn resource_route(&self, agent: &Caller, uri: &str) -> Result<Resolved, ErrorData> {
+        self.state
             .tools
-            .visible_route(agent, Kind::Resource, route, inner)
+            .resolve_item(agent, Kind::Resource, self.unprefixed_offering(uri), uri)
             .await
-            .map_err(|e| Self::uri_error(e, uri))?;
-        // A qualified URI names its server itself.
-        Ok(match naming::split_uri(uri) {
-            Some(_) => String::new(),
-            None => checked,
-        })
+            .map_err(|e| Self::uri_error(e, uri))
     }
 
     /// A merged page with what the caller's policies hide left out.

@@ -28,6 +28,7 @@ pub const MAX_SEARCH_LIMIT: usize = 100;
 pub const DEFAULT_SEARCH_LIMIT: usize = 10;
 
 /// The meta-tool that calls a tool of a deferred scope.
+pub use items::Resolved;
 pub use meta::CALL as META_CALL;
 
 /// Whether `name` is one of the meta-tools of a deferred scope.

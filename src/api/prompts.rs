@@ -88,14 +88,14 @@ pub async fn get(
 ) -> Result<Reply<PromptGetResponse>, Failure> {
     let fail =
         |e: crate::registry::Error| ApiError::from(e).answering::<PromptGetResponse>(&req.id);
-    let route = state
+    let target = state
         .tools
-        .visible_route(agent, Kind::Prompt, &req.server_id, &req.name)
+        .resolve_item(agent, Kind::Prompt, &req.server_id, &req.name)
         .await
         .map_err(fail)?;
     let (server_id, result) = state
         .registry
-        .get_prompt(&agent.id, &route, &req.name, req.arguments)
+        .get_prompt(&agent.id, &target.server_id, &target.item, req.arguments)
         .await
         .map_err(fail)?;
     let mut resp = PromptGetResponse::answering(&req.id);
@@ -127,14 +127,14 @@ pub async fn complete(
 ) -> Result<Reply<CompletionResponse>, Failure> {
     let fail =
         |e: crate::registry::Error| ApiError::from(e).answering::<CompletionResponse>(&req.id);
-    let route = state
+    let (route, reference) = state
         .tools
-        .completion_route(agent, &req.server_id, &req.reference)
+        .resolve_reference(agent, &req.server_id, &req.reference)
         .await
         .map_err(fail)?;
     let (server_id, result) = state
         .registry
-        .complete(&agent.id, &route, req.reference, req.argument, req.context)
+        .complete(&agent.id, &route, reference, req.argument, req.context)
         .await
         .map_err(|e| ApiError::from(e).answering::<CompletionResponse>(&req.id))?;
     let mut resp = CompletionResponse::answering(&req.id);

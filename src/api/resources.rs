@@ -146,14 +146,14 @@ pub async fn read(
 ) -> Result<Reply<ResourceReadResponse>, Failure> {
     let fail =
         |e: crate::registry::Error| ApiError::from(e).answering::<ResourceReadResponse>(&req.id);
-    let route = state
+    let target = state
         .tools
-        .visible_route(agent, Kind::Resource, &req.server_id, &req.uri)
+        .resolve_item(agent, Kind::Resource, &req.server_id, &req.uri)
         .await
         .map_err(fail)?;
     let (server_id, contents) = state
         .registry
-        .read_resource(&agent.id, &route, &req.uri)
+        .read_resource(&agent.id, &target.server_id, &target.item)
         .await
         .map_err(fail)?;
     let mut resp = ResourceReadResponse::answering(&req.id);
@@ -187,14 +187,14 @@ pub async fn subscribe(
     let fail = |e: crate::registry::Error| {
         ApiError::from(e).answering::<ResourceSubscribeResponse>(&req.id)
     };
-    let route = state
+    let target = state
         .tools
-        .visible_route(agent, Kind::Resource, &req.server_id, &req.uri)
+        .resolve_item(agent, Kind::Resource, &req.server_id, &req.uri)
         .await
         .map_err(fail)?;
     let server_id = state
         .registry
-        .subscribe(&agent.id, &route, &req.uri)
+        .subscribe(&agent.id, &target.server_id, &target.item)
         .await
         .map_err(fail)?;
     let mut resp = ResourceSubscribeResponse::answering(&req.id);

@@ -69,7 +69,6 @@ impl Registry {
         if name.is_empty() {
             return Err(Error::Invalid("`name` is required".into()));
         }
-        let (server_id, name) = self.prompt_address(server_id, name);
         let offers = |_: &super::ServerEntry, lists: &crate::upstream::Lists| {
             lists.prompts.iter().any(|p| p.name == name)
         };
@@ -129,7 +128,11 @@ impl Registry {
     /// The server and upstream name a prompt is asked for by: as named, or, when no server
     /// offers that name and it reads `{server_id}__{prompt}` (as tools are named, and prompts on
     /// `/mcp`), split there. A `server_id` given beside a prefixed name must be the same.
-    fn prompt_address<'a>(&'a self, server_id: &'a str, name: &'a str) -> (&'a str, &'a str) {
+    ///
+    /// Only `Tools::resolve_item` calls it, before the caller's policies are applied: the methods
+    /// here take the canonical (server, name) it gives and never unwrap a name again, so a
+    /// policy always judges the prompt that is rendered.
+    pub fn prompt_address<'a>(&'a self, server_id: &'a str, name: &'a str) -> (&'a str, &'a str) {
         let offers = |id: &str, name: &str| {
             self.get(id)
                 .is_ok_and(|e| e.lists().prompts.iter().any(|p| p.name == name))
@@ -173,22 +176,6 @@ impl Registry {
         if argument.name.is_empty() {
             return Err(Error::Invalid("`argument.name` is required".into()));
         }
-        let mut server_id = server_id.to_owned();
-        let mut reference = reference;
-        match &mut reference {
-            Reference::Prompt(p) => {
-                let (id, name) = self.prompt_address(&server_id, &p.name);
-                let (id, name) = (id.to_owned(), name.to_owned());
-                (server_id, p.name) = (id, name);
-            }
-            Reference::Resource(r) => {
-                let (id, uri) = self.address_uri(&server_id, &r.uri);
-                let (id, uri) = (id.to_owned(), uri.to_owned());
-                (server_id, r.uri) = (id, uri);
-            }
-            _ => {}
-        }
-        let server_id = server_id.as_str();
         let entry = match &reference {
             Reference::Prompt(p) => self.route(
                 server_id,

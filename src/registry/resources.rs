@@ -119,6 +119,10 @@ impl Registry {
     /// The server and upstream URI a resource is asked for by: as given, or, for a URI qualified
     /// with a registered server (`mcp-bridge://{server_id}/{uri}`, as `/mcp` shows a URI several
     /// servers offer), that server and the URI inside. A `server_id` beside it must be the same.
+    ///
+    /// `Tools::resolve_item` calls it before the caller's policies are applied; reads, subscriptions
+    /// and completions take the canonical (server, URI) it gives and never unwrap a URI again,
+    /// so a policy always judges the resource that is reached.
     pub fn address_uri<'a>(&self, server_id: &'a str, uri: &'a str) -> (&'a str, &'a str) {
         match naming::split_uri(uri) {
             Some((id, inner))
@@ -128,6 +132,19 @@ impl Registry {
             }
             _ => (server_id, uri),
         }
+    }
+
+    /// Whether server `server_id` lists the template `uri_template` (allow list applied): what
+    /// a completion of a template's argument is routed by.
+    pub fn offers_template(&self, server_id: &str, uri_template: &str) -> bool {
+        self.get(server_id).is_ok_and(|entry| {
+            template_allowed(&entry.config().resource_allow_list, uri_template)
+                && entry
+                    .lists()
+                    .templates
+                    .iter()
+                    .any(|t| t.uri_template == uri_template)
+        })
     }
 
     /// Whether server `server_id` offers `uri`: lists it, or has a template that produces it
@@ -240,7 +257,6 @@ impl Registry {
         server_id: &str,
         uri: &str,
     ) -> Result<(String, ReadResourceResult), Error> {
-        let (server_id, uri) = self.address_uri(server_id, uri);
         let entry = self.route_uri(server_id, uri)?;
         if let Some(holder) = entry.held_elsewhere() {
             let op = Op::ReadResource {
@@ -278,7 +294,6 @@ impl Registry {
         server_id: &str,
         uri: &str,
     ) -> Result<String, Error> {
-        let (server_id, uri) = self.address_uri(server_id, uri);
         let entry = self.route_uri(server_id, uri)?;
         if let Some(holder) = entry.held_elsewhere() {
             let op = Op::Subscribe {

@@ -1,13 +1,74 @@
 //! Resources and prompts through the caller's policies: which listed ones it sees, and which
 //! server a read, subscription, prompt or completion of its goes to (what it may not see is as
 //! absent as what does not exist, and the refusal is audited).
+//!
+//! [`Tools::resolve_item`] is the one place a resource or prompt named by a request becomes the
+//! (server, item) it stands for, whatever form it was written in (plain, a URI qualified as
+//! `mcp-bridge://{server_id}/{uri}`, a prompt as `{server_id}__{prompt}`), and that canonical
+//! pair is what the policies judge and what the registry is then asked for. REST, `/v1/a2e` and
+//! `/mcp` all go through it, so no form of a name reaches past a policy.
+
+use serde_json::Value;
 
 use super::Tools;
 use crate::access::{Kind, View};
 use crate::caller::Caller;
 use crate::registry::{self, naming};
 
+/// A resource or prompt as a request named it, resolved to its canonical form and let through
+/// by the caller's policies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The server to ask, or "" to route by the item as the registry does (every server that
+    /// offers it is one the caller sees).
+    pub server_id: String,
+    /// The upstream URI or prompt name, never a qualified form.
+    pub item: String,
+}
+
 impl Tools {
+    /// Resolves `item` (a resource URI, a URI template, or a prompt name) of `server_id` (may
+    /// be "") to the canonical (server, item) it stands for, then applies the caller's
+    /// policies to that: a refused item is missing (and audited), as one that does not exist.
+    pub async fn resolve_item(
+        &self,
+        caller: &Caller,
+        kind: Kind,
+        server_id: &str,
+        item: &str,
+    ) -> Result<Resolved, registry::Error> {
+        let (server_id, item) = match kind {
+            Kind::Prompt => self.registry.prompt_address(server_id, item),
+            _ => self.registry.address_uri(server_id, item),
+        };
+        let server_id = self.visible_route(caller, kind, server_id, item).await?;
+        Ok(Resolved {
+            server_id,
+            item: item.to_owned(),
+        })
+    }
+
+    /// [`Tools::resolve_item`] for what a completion refers to (`ref/prompt` by name, `ref/resource`
+    /// by URI template): the server to ask and the reference in its canonical form.
+    pub async fn resolve_reference(
+        &self,
+        caller: &Caller,
+        server_id: &str,
+        reference: &Value,
+    ) -> Result<(String, Value), registry::Error> {
+        let field = |name: &str| reference.get(name).and_then(Value::as_str);
+        let (kind, key, item) = match (field("type"), field("name"), field("uri")) {
+            (Some("ref/prompt"), Some(name), _) => (Kind::Prompt, "name", name),
+            (Some("ref/resource"), _, Some(uri)) => (Kind::Resource, "uri", uri),
+            // Anything else is refused by the registry as an invalid reference.
+            _ => return Ok((server_id.to_owned(), reference.clone())),
+        };
+        let resolved = self.resolve_item(caller, kind, server_id, item).await?;
+        let mut reference = reference.clone();
+        reference[key] = Value::String(resolved.item);
+        Ok((resolved.server_id, reference))
+    }
+
     /// Whether `view` shows the item (a resource URI, or a prompt's upstream name) of
     /// `server_id`.
     pub fn shows_item(&self, view: &View, kind: Kind, server_id: &str, item: &str) -> bool {
@@ -24,10 +85,11 @@ impl Tools {
         }
     }
 
-    /// The server id a request for `item` (a resource URI, or a prompt's upstream name) goes
-    /// to once the caller's policies are applied: `server_id` as given, or "" to route as usual
-    /// when the caller sees every server that offers it, or the one it sees among them.
-    pub async fn visible_route(
+    /// The server id a request for the canonical `item` (a resource URI or template, or a
+    /// prompt's upstream name) goes to once the caller's policies are applied: `server_id` as
+    /// given, or "" to route as usual when the caller sees every server that offers it, or the
+    /// one it sees among them.
+    async fn visible_route(
         &self,
         caller: &Caller,
         kind: Kind,
@@ -58,7 +120,10 @@ impl Tools {
             .into_iter()
             .filter(|entry| match kind {
                 Kind::Prompt => entry.lists().prompts.iter().any(|p| p.name == item),
-                _ => self.registry.offers_uri(&entry.id, item),
+                _ => {
+                    self.registry.offers_uri(&entry.id, item)
+                        || self.registry.offers_template(&entry.id, item)
+                }
             })
             .map(|entry| entry.id.clone())
             .collect();
@@ -84,28 +149,6 @@ impl Tools {
                     ids.join(", ")
                 )))
             }
-        }
-    }
-
-    /// The server a completion goes to once the caller's policies are applied to what it
-    /// refers to: a prompt by name, a resource template by its URI template.
-    pub async fn completion_route(
-        &self,
-        caller: &Caller,
-        server_id: &str,
-        reference: &serde_json::Value,
-    ) -> Result<String, registry::Error> {
-        let field = |name: &str| reference.get(name).and_then(serde_json::Value::as_str);
-        match (field("type"), field("name"), field("uri")) {
-            (Some("ref/prompt"), Some(name), _) => {
-                self.visible_route(caller, Kind::Prompt, server_id, name)
-                    .await
-            }
-            (Some("ref/resource"), _, Some(uri)) => {
-                self.visible_route(caller, Kind::Resource, server_id, uri)
-                    .await
-            }
-            _ => Ok(server_id.to_owned()),
         }
     }
 
