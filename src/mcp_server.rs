@@ -782,7 +782,9 @@ impl ServerHandler for BridgeServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let agent = caller(&context)?;
         let registry = &self.state.registry;
-        let page = registry.resources_page("", &cursor_of(request)).await;
+        let page = registry
+            .resources_page(&agent.id, "", &cursor_of(request))
+            .await;
         let page = self.only_visible(&agent, Kind::Resource, page, |r: &Resource| r.uri.as_str());
         let (shared, _) = registry.shared_uris();
         let (resources, next) = self.paged(page, |server_id, resource: &mut Resource| {
@@ -802,7 +804,9 @@ impl ServerHandler for BridgeServer {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let agent = caller(&context)?;
         let registry = &self.state.registry;
-        let page = registry.templates_page("", &cursor_of(request)).await;
+        let page = registry
+            .templates_page(&agent.id, "", &cursor_of(request))
+            .await;
         let page = self.only_visible(&agent, Kind::Resource, page, |t: &ResourceTemplate| {
             t.uri_template.as_str()
         });
@@ -856,7 +860,7 @@ impl ServerHandler for BridgeServer {
         let page = self
             .state
             .registry
-            .prompts_page("", &cursor_of(request))
+            .prompts_page(&agent.id, "", &cursor_of(request))
             .await;
         let page = self.only_visible(&agent, Kind::Prompt, page, |p: &Prompt| p.name.as_ref());
         let (prompts, next) = self.paged(page, |server_id, prompt: &mut Prompt| {

@@ -198,25 +198,64 @@ impl Registry {
     }
 
     /// The ready servers with a capability, or the one named (404, 503 or 501 when it cannot).
-    fn sources(
+    async fn sources(
         &self,
+        agent: &str,
         server_id: &str,
         has: fn(&ServerCapabilities) -> bool,
         what: &'static str,
     ) -> Result<Vec<merge::Source>, Error> {
         if !server_id.is_empty() {
             let entry = self.get(server_id)?;
-            let reach = reach(&entry, has, what)?;
-            return Ok(vec![(entry, reach)]);
+            return match self.reach_for(&entry, agent, has, what, true).await? {
+                Some(reach) => Ok(vec![(entry, reach)]),
+                // Held by another replica: only the listing agent's session is there.
+                None => Ok(Vec::new()),
+            };
         }
-        Ok(self
-            .entries()
-            .into_iter()
-            .filter_map(|entry| {
-                let reach = reach(&entry, has, what).ok()?;
-                Some((entry, reach))
-            })
-            .collect())
+        let mut sources = Vec::new();
+        for entry in self.entries() {
+            if let Ok(Some(reach)) = self.reach_for(&entry, agent, has, what, false).await {
+                sources.push((entry, reach));
+            }
+        }
+        Ok(sources)
+    }
+
+    /// How `agent` lists a server: over the server's own connection; for a `per_agent` server,
+    /// over the agent's own session, since what one agent's grant lists (its private resource
+    /// names, say) is that agent's alone. `None`: the agent has nothing to list it over (no
+    /// grant yet, in a merged listing; or the server is held by another replica). Asked for
+    /// by name (`named`), a `per_agent` server the agent has not authorized answers
+    /// `mcp_auth_required` with the agent's own link.
+    async fn reach_for(
+        &self,
+        entry: &Arc<ServerEntry>,
+        agent: &str,
+        has: fn(&ServerCapabilities) -> bool,
+        what: &'static str,
+        named: bool,
+    ) -> Result<Option<merge::Reach>, Error> {
+        if !entry.per_agent() || agent == entry.listing_agent() {
+            return reach(entry, has, what).map(Some);
+        }
+        if entry.held_elsewhere().is_some() {
+            return Ok(None);
+        }
+        let granted = match entry.session_of(agent).await {
+            Some(conn) if !conn.is_lost() => true,
+            _ => self
+                .store
+                .oauth_agents(&entry.id)
+                .await?
+                .iter()
+                .any(|a| a == agent),
+        };
+        if !granted && !named {
+            return Ok(None);
+        }
+        let conn = entry.ready_for(agent, has, what).await?;
+        Ok(Some(merge::Reach::Here(conn)))
     }
 
     /// The server a request by name or URI goes to: the named one, else the only ready server

@@ -51,7 +51,7 @@ pub async fn list(
 ) -> Result<Reply<PromptListResponse>, Failure> {
     let (mut prompts, next_cursor) = state
         .registry
-        .list_prompts(&req.server_id, &req.cursor)
+        .list_prompts(&agent.id, &req.server_id, &req.cursor)
         .await
         .map_err(|e| ApiError::from(e).answering::<PromptListResponse>(&req.id))?;
     let view = state.tools.access().view(agent);

@@ -69,7 +69,7 @@ pub async fn list(
 ) -> Result<Reply<ResourceListResponse>, Failure> {
     let (mut resources, next_cursor) = state
         .registry
-        .list_resources(&req.server_id, &req.cursor)
+        .list_resources(&agent.id, &req.server_id, &req.cursor)
         .await
         .map_err(|e| ApiError::from(e).answering::<ResourceListResponse>(&req.id))?;
     let view = state.tools.access().view(agent);
@@ -107,7 +107,7 @@ pub async fn templates(
 ) -> Result<Reply<ResourceTemplatesResponse>, Failure> {
     let (mut templates, next_cursor) = state
         .registry
-        .list_templates(&req.server_id, &req.cursor)
+        .list_templates(&agent.id, &req.server_id, &req.cursor)
         .await
         .map_err(|e| ApiError::from(e).answering::<ResourceTemplatesResponse>(&req.id))?;
     let view = state.tools.access().view(agent);

@@ -198,8 +198,11 @@ impl ServerEntry {
         }
         // Connected without holding the lock: one agent's slow connect does not hold up the
         // others' calls.
+        // The session is the agent's own: what the server starts on it goes to the agent.
         let mut ctx = self.upstream_context();
         ctx.oauth = self.oauth_client(agent);
+        ctx.owner = agent.to_owned();
+        ctx.private = true;
         match crate::upstream::connect(&self.config(), ctx).await {
             Ok(established) => {
                 let replaced = self

@@ -168,9 +168,17 @@ impl ServerEntry {
 
     /// What a new connection of this server needs from the service.
     pub fn upstream_context(&self) -> upstream::Context {
+        // A `per_agent` server's own connection is the listing agent's session: what comes on
+        // it is that agent's (before anyone has authorized it cannot connect at all).
+        let listing = self.listing_agent();
+        let private = self.per_agent();
         upstream::Context {
             server_id: self.id.clone(),
-            owner: self.owner.clone(),
+            owner: match private && !listing.is_empty() {
+                true => listing,
+                false => self.owner.clone(),
+            },
+            private,
             hub: self.hub.clone(),
             store: self.store.clone(),
             timeout: Duration::from_secs(self.config().timeout),

@@ -19,10 +19,11 @@ impl Registry {
     /// A page of the prompts of every ready server (or of `server_id`).
     pub async fn list_prompts(
         &self,
+        agent: &str,
         server_id: &str,
         cursor: &str,
     ) -> Result<(Vec<McpPrompt>, String), Error> {
-        let (items, next) = self.prompts_page(server_id, cursor).await?;
+        let (items, next) = self.prompts_page(agent, server_id, cursor).await?;
         Ok((
             items
                 .into_iter()
@@ -35,10 +36,13 @@ impl Registry {
     /// A page of prompts as the servers listed them, each with its server's id.
     pub async fn prompts_page(
         &self,
+        agent: &str,
         server_id: &str,
         cursor: &str,
     ) -> Result<(Vec<(String, Prompt)>, String), Error> {
-        let sources = self.sources(server_id, |c| c.prompts.is_some(), "prompts")?;
+        let sources = self
+            .sources(agent, server_id, |c| c.prompts.is_some(), "prompts")
+            .await?;
         merge::page(
             &sources,
             Cursor::decode(cursor)?,

@@ -19,10 +19,11 @@ impl Registry {
     /// A page of the resources of every ready server (or of `server_id`), as A2E MCPResources.
     pub async fn list_resources(
         &self,
+        agent: &str,
         server_id: &str,
         cursor: &str,
     ) -> Result<(Vec<McpResource>, String), Error> {
-        let (items, next) = self.resources_page(server_id, cursor).await?;
+        let (items, next) = self.resources_page(agent, server_id, cursor).await?;
         Ok((
             items
                 .into_iter()
@@ -35,10 +36,13 @@ impl Registry {
     /// A page of resources as the servers listed them, each with its server's id.
     pub async fn resources_page(
         &self,
+        agent: &str,
         server_id: &str,
         cursor: &str,
     ) -> Result<(Vec<(String, Resource)>, String), Error> {
-        let sources = self.sources(server_id, |c| c.resources.is_some(), "resources")?;
+        let sources = self
+            .sources(agent, server_id, |c| c.resources.is_some(), "resources")
+            .await?;
         merge::page(
             &sources,
             Cursor::decode(cursor)?,
@@ -69,10 +73,11 @@ impl Registry {
     /// A page of the resource templates of every ready server (or of `server_id`).
     pub async fn list_templates(
         &self,
+        agent: &str,
         server_id: &str,
         cursor: &str,
     ) -> Result<(Vec<McpResourceTemplate>, String), Error> {
-        let (items, next) = self.templates_page(server_id, cursor).await?;
+        let (items, next) = self.templates_page(agent, server_id, cursor).await?;
         Ok((
             items
                 .into_iter()
@@ -85,10 +90,13 @@ impl Registry {
     /// A page of resource templates as the servers listed them, each with its server's id.
     pub async fn templates_page(
         &self,
+        agent: &str,
         server_id: &str,
         cursor: &str,
     ) -> Result<(Vec<(String, ResourceTemplate)>, String), Error> {
-        let sources = self.sources(server_id, |c| c.resources.is_some(), "resources")?;
+        let sources = self
+            .sources(agent, server_id, |c| c.resources.is_some(), "resources")
+            .await?;
         merge::page(
             &sources,
             Cursor::decode(cursor)?,

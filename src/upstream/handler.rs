@@ -30,7 +30,13 @@ const ROOTS_WAIT: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub struct Context {
     pub server_id: String,
+    /// Who what the server starts on this connection goes to when no call says otherwise
+    /// (logs, roots, sampling and elicitation outside a call): the server's owner, or on a
+    /// [`Context::private`] connection the agent whose session it is.
     pub owner: String,
+    /// The connection is one agent's own session (a `per_agent` server's): what arrives on it
+    /// is that agent's alone, `resources/updated` included.
+    pub private: bool,
     pub hub: Arc<Hub>,
     pub store: Store,
     /// Bound on waiting for an agent's answer (the server's `timeout`).

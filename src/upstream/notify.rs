@@ -1,6 +1,7 @@
 //! Where a server's notifications go, one at a time in the order they came: list changes to the
 //! supervisor (which re-syncs, then tells every agent), `resources/updated` to the agents
-//! subscribed to that URI, progress to the caller, log messages and the rest to the owner.
+//! subscribed to that URI, progress to the caller, log messages and the rest to the owner (on a
+//! `per_agent` server's session, to the agent whose session it is, and to no one else).
 
 use std::sync::Arc;
 
@@ -45,15 +46,29 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
             // rmcp itself acts on a cancellation.
             Some(NotificationMethod::Cancelled) => {}
             Some(NotificationMethod::ResourcesUpdated) => {
-                ctx.hub
-                    .to_mcp_clients(&ctx.server_id, &method, params.clone());
                 let uri = params
                     .get("uri")
                     .and_then(Value::as_str)
                     .unwrap_or_default();
+                if ctx.private {
+                    // One agent's session: another agent following the same URI follows it on
+                    // its own session, with its own grant, and is told from there.
+                    ctx.hub.to_mcp_clients_of(
+                        &ctx.server_id,
+                        vec![ctx.owner.clone()],
+                        &method,
+                        params.clone(),
+                    );
+                } else {
+                    ctx.hub
+                        .to_mcp_clients(&ctx.server_id, &method, params.clone());
+                }
                 match ctx.store.subscribers(&ctx.server_id, uri).await {
                     Ok(agents) => {
-                        for agent in agents {
+                        for agent in agents
+                            .into_iter()
+                            .filter(|agent| !ctx.private || *agent == ctx.owner)
+                        {
                             ctx.hub.publish(&agent, ServerPush::TYPE, &push(None));
                         }
                     }

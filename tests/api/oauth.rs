@@ -176,7 +176,7 @@ async fn a_bare_401_is_discovered_and_one_approval_makes_the_server_ready() {
     assert_eq!(body["content"][0]["text"], "through oauth", "{body}");
     let mut tools = app.tool_names("?server_id=guarded").await;
     tools.sort();
-    assert_eq!(tools, ["guarded__echo", "guarded__whoami"]);
+    assert_eq!(tools, ["guarded__echo", "guarded__tell", "guarded__whoami"]);
 
     let stats = peer.oauth_stats().await;
     assert_eq!(
@@ -619,7 +619,7 @@ async fn per_agent_servers_hold_one_grant_per_agent() {
                 })
                 .unwrap_or_default();
             match names.len() {
-                2 => Ok(names),
+                3 => Ok(names),
                 _ => Err(body.to_string()),
             }
         },
@@ -855,5 +855,96 @@ async fn per_agent_reads_go_over_the_readers_own_grant() {
     );
     let (_, again) = read(&app.alice).await;
     assert_eq!(grant_of(&again), grant_of(&alice));
+    app.stop().await;
+}
+
+/// The `uri`s of the resources `token` sees listed of `server_id` in the merged listing.
+async fn listed_uris(app: &TestApp, server_id: &str, token: &str) -> Vec<String> {
+    let (status, body) = app.get("/v1/resources", token).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["server_id"] == server_id)
+        .map(|r| r["uri"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Issue 34, item 4: on a `per_agent` server each agent sees only what was listed over its own
+/// session (nothing before it authorizes), and what the server sends on an agent's session
+/// (here a log message) goes to that agent, not to the server's owner.
+#[tokio::test]
+async fn per_agent_listings_and_messages_stay_with_their_agent() {
+    let peer = oauth_peer(&[]).await;
+    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let mut config = discovered("priv", &peer);
+    config["auth"] = json!({ "type": "oauth2", "per_agent": true });
+    register_as(&app, &app.alice, config).await;
+    approve_ok(&app.authorization_url("priv", &app.alice).await).await;
+    let alice_listed =
+        wait_until(
+            "alice's private resource listed",
+            WAIT,
+            async || match listed_uris(&app, "priv", &app.alice).await {
+                uris if uris.len() == 1 => Ok(uris),
+                uris => Err(format!("{uris:?}")),
+            },
+        )
+        .await;
+    assert!(
+        alice_listed[0].starts_with("grant://private-"),
+        "{alice_listed:?}"
+    );
+    assert_eq!(
+        listed_uris(&app, "priv", &app.bob).await,
+        Vec::<String>::new(),
+        "bob has not authorized: he sees nothing listed over alice's session"
+    );
+    let (status, body) = app.get("/v1/resources?server_id=priv", &app.bob).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["code"], "mcp_auth_required", "{body}");
+    let bob_url = body["authorization_url"].as_str().unwrap().to_owned();
+    approve_ok(&bob_url).await;
+    let bob_listed =
+        wait_until(
+            "bob's own private resource listed",
+            WAIT,
+            async || match listed_uris(&app, "priv", &app.bob).await {
+                uris if uris.len() == 1 => Ok(uris),
+                uris => Err(format!("{uris:?}")),
+            },
+        )
+        .await;
+    assert_ne!(bob_listed, alice_listed, "bob lists over his own grant");
+    assert_eq!(listed_uris(&app, "priv", &app.alice).await, alice_listed);
+
+    // A log message on bob's session is bob's: not the owner's (alice).
+    let mut alice_events = EventStream::open(&app, &app.alice, None).await;
+    let mut bob_events = EventStream::open(&app, &app.bob, None).await;
+    let (status, body) = app.call_as(&app.bob, "priv__tell", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let bob_grant = bob_listed[0]
+        .trim_start_matches("grant://private-")
+        .to_owned();
+    let told = bob_events
+        .wait_for("bob's log message", WAIT, |m| {
+            is_push(m, "notifications/message") && m.data.to_string().contains("log of grant")
+        })
+        .await;
+    assert!(
+        told.data
+            .to_string()
+            .contains(&format!("log of grant {bob_grant}")),
+        "{}",
+        told.data
+    );
+    let leaked: Vec<_> = alice_events
+        .drain(Duration::from_secs(2))
+        .await
+        .into_iter()
+        .filter(|m| m.data.to_string().contains("log of grant"))
+        .collect();
+    assert!(leaked.is_empty(), "alice got bob's log: {leaked:?}");
     app.stop().await;
 }

@@ -26,6 +26,8 @@ The protected MCP server (the SDK's `MCPServer` with `auth=AuthSettings(...)` an
                      authorization-code exchanges (1, 2, ...), so two agents' grants differ, and a token obtained
                      by refreshing keeps its grant while `generation` grows (1 for the first access token)
            echo(text)  returns text
+           tell()      logs "log of grant N" (the caller's grant) during the call
+    resources/list  one resource per grant, grant://private-N: each token lists only its own grant's
 
 A grant is what one authorization-code exchange creates: its access token and refresh token, and every pair
 obtained by refreshing them. Access tokens live --access-ttl seconds (default 3600; a small value exercises
@@ -392,6 +394,27 @@ def build(base: str, args) -> tuple[MCPServer, Store, dict[str, Any]]:
     @mcp.tool(description="Returns its text.")
     def echo(text: str) -> str:
         return text
+
+    @mcp.tool(description="Logs 'log of grant N' (the caller's grant) to the client during the call.")
+    async def tell(ctx: Context) -> str:
+        grant = json.loads(whoami(ctx))["grant"]
+        await ctx.info(f"log of grant {grant}")
+        return "told"
+
+    # resources/list answers each grant its own private resource, grant://private-N (read through the
+    # template below): what one agent's session lists is that agent's.
+    from mcp_types import ListResourcesResult, PaginatedRequestParams, Resource
+
+    async def list_private(ctx, params):
+        header = (getattr(ctx.request, "headers", None) or {}).get("authorization", "")
+        token = store.access.get(header[7:] if header.lower().startswith("bearer ") else "")
+        if token is None:
+            return ListResourcesResult(resources=[])
+        grant = store.grants[grant_number(token.subject)]["grant"]
+        private = Resource(uri=f"grant://private-{grant}", name=f"private-{grant}", mime_type="application/json")
+        return ListResourcesResult(resources=[private])
+
+    mcp._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, list_private)
 
     # A template: the SDK gives a Context only to those (any `who` reads the caller's own grant).
     @mcp.resource("grant://{who}", mime_type="application/json", description="whoami, as a resource.")
