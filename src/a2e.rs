@@ -7,6 +7,7 @@ mod errors;
 mod messages;
 mod methods;
 mod models;
+mod nulls;
 mod tasks;
 mod values;
 
@@ -15,6 +16,7 @@ pub use errors::{ErrorBody, ErrorCode, internal_error};
 pub use messages::*;
 pub use methods::NotificationMethod;
 pub use models::*;
+pub use nulls::{drop_nulls, drop_nulls_two_levels};
 pub use tasks::*;
 pub use values::*;
 

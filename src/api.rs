@@ -58,7 +58,12 @@ fn request<M: crate::a2e::Message + Default>(id: Option<String>) -> M {
     info(
         title = "mcp-bridge",
         description = "The MCP capability of an A2E host: register MCP servers, use their tools \
-                       through one catalogue. Every /v1 route needs a JWT bearer token."
+                       through one catalogue. Every /v1 route needs a JWT bearer token. In a \
+                       request body, `null` for an optional field means the same as leaving the \
+                       field out (its default applies; in a PATCH the field stays as it is, but \
+                       `\"auth\": null` removes the auth); free-form values such as a tool \
+                       call's `arguments` are passed on as sent, nulls included. A value of the \
+                       wrong type is still 422."
     ),
     // The document is served by the bridge itself: its API is at the same origin.
     servers((url = "/", description = "The bridge serving this document")),

@@ -55,6 +55,9 @@ enum Command {
         /// The bridge's base URL (default: from MCP_BRIDGE_BIND).
         #[arg(long)]
         url: Option<String>,
+        /// Replace servers already registered under the same ids with another config.
+        #[arg(long)]
+        replace: bool,
     },
 }
 
@@ -127,7 +130,7 @@ async fn main() -> ExitCode {
                 }
             }
         }
-        Command::Import { file, url } => import(&config, &file, url).await,
+        Command::Import { file, url, replace } => import(&config, &file, url, replace).await,
         Command::Openapi => {
             match mcp_bridge::api::openapi().to_pretty_json() {
                 Ok(json) => println!("{json}"),
@@ -142,17 +145,25 @@ async fn main() -> ExitCode {
 }
 
 /// `mcp-bridge import FILE`: posts the file to `/v1/servers/import` and prints what happened.
-async fn import(config: &Config, file: &std::path::Path, url: Option<String>) -> ExitCode {
+async fn import(
+    config: &Config,
+    file: &std::path::Path,
+    url: Option<String>,
+    replace: bool,
+) -> ExitCode {
     let fail = |why: String| {
         eprintln!("mcp-bridge: {why}");
         ExitCode::FAILURE
     };
-    let document: serde_json::Value =
+    let mut document: serde_json::Value =
         match std::fs::read_to_string(file).map(|t| serde_json::from_str(&t)) {
             Ok(Ok(document)) => document,
             Ok(Err(e)) => return fail(format!("{} is not JSON: {e}", file.display())),
             Err(e) => return fail(format!("cannot read {}: {e}", file.display())),
         };
+    if replace && let Some(fields) = document.as_object_mut() {
+        fields.insert("replace".into(), serde_json::Value::Bool(true));
+    }
     let base =
         url.unwrap_or_else(|| format!("http://{}", config.bind.replace("0.0.0.0", "127.0.0.1")));
     let token = match Auth::from_config(config)

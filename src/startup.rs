@@ -213,7 +213,7 @@ fn restore_in_background(state: &AppState) {
         .config
         .servers
         .iter()
-        .map(|c| (c.server_id.clone(), Ok(c.clone())))
+        .map(|c| (c.server_id.clone(), Ok(c.clone().into())))
         .collect();
     tokio::spawn(async move {
         match registry.restore().await {
@@ -232,7 +232,8 @@ fn restore_in_background(state: &AppState) {
             return;
         }
         let config_agent = crate::caller::Caller::new("config", true);
-        for result in crate::import::apply(&registry, &config_agent, declared).await {
+        // The file is the truth for its servers: it replaces what the store has under their ids.
+        for result in crate::import::apply(&registry, &config_agent, declared, true).await {
             match result.ok {
                 true => {
                     tracing::info!(server_id = %result.server_id, action = result.action.as_str(), "config file server")

@@ -191,9 +191,13 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Register the servers of a Claude Desktop / Cursor (`mcpServers`) or VS Code (`servers`)
-         *     configuration as it is: each key becomes a `server_id`, a server already there is replaced,
-         *     and the answer says per server what happened (a bad entry does not stop the others).
+         * Register the servers of a Claude Desktop / Claude Code / Cursor / Cline (`mcpServers`) or VS
+         *     Code (`servers`) configuration as it is: each key becomes a `server_id`, and the answer says per
+         *     server what happened (a bad entry does not stop the others). A server already registered
+         *     under the same id with another config is replaced only with `replace: true`; `disabled`
+         *     entries are `skipped`; an entry with an editor variable (`${input:…}`, `${workspaceFolder}`)
+         *     fails naming it; `timeout` is honoured (seconds for Cline, milliseconds for Claude Code);
+         *     `envFile` is read for admins only.
          */
         post: operations["import_servers"];
         delete?: never;
@@ -1393,20 +1397,23 @@ export interface components {
          * @description What an import did with one server (`action` of an import result).
          * @enum {string}
          */
-        ImportAction: "created" | "replaced" | "unchanged" | "failed";
+        ImportAction: "created" | "replaced" | "unchanged" | "skipped" | "failed";
         /** @description What happened to one server of an import (beyond the seed). */
         ImportResult: {
             /** @default  */
             server_id: string;
             /**
-             * @description `created`, `replaced`, `unchanged` or `failed`.
+             * @description `created`, `replaced`, `unchanged`, `skipped` (`disabled` in the file) or `failed`.
              * @default failed
              */
             action: components["schemas"]["ImportAction"];
-            /** @default false */
+            /**
+             * @description Whether the bridge now has what the entry asks for (`skipped` included).
+             * @default false
+             */
             ok: boolean;
             /**
-             * @description Why it failed.
+             * @description Why it failed or was skipped.
              * @default
              */
             error: string;
@@ -2458,8 +2465,8 @@ export interface components {
             config: components["schemas"]["McpServerConfig"];
         };
         /**
-         * @description mcp/server/import/req: the server list of a Claude Desktop / Cursor (`mcpServers`) or VS Code
-         *     (`servers`) configuration, as it is in that file.
+         * @description mcp/server/import/req: the server list of a Claude Desktop / Claude Code / Cursor / Cline
+         *     (`mcpServers`) or VS Code (`servers`) configuration, as it is in that file.
          */
         ServerImportRequest: {
             /**
@@ -2489,6 +2496,13 @@ export interface components {
             servers?: {
                 [key: string]: unknown;
             };
+            /**
+             * @description Replace a server already registered under the same id with a different config (the
+             *     owner's or an admin's). Without it such an entry fails with `code: conflict` and
+             *     nothing stored changes.
+             * @default false
+             */
+            replace?: boolean;
         };
         /** @description mcp/server/import/resp: what happened to each server. */
         ServerImportResponse: {

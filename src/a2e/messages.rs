@@ -689,14 +689,18 @@ a2e_response! {
 }
 
 a2e_message! {
-    /// mcp/server/import/req: the server list of a Claude Desktop / Cursor (`mcpServers`) or VS Code
-    /// (`servers`) configuration, as it is in that file.
+    /// mcp/server/import/req: the server list of a Claude Desktop / Claude Code / Cursor / Cline
+    /// (`mcpServers`) or VS Code (`servers`) configuration, as it is in that file.
     ServerImportRequest = "mcp/server/import/req" {
         #[serde(rename = "mcpServers")]
         #[schema(value_type = HashMap<String, Value>)]
         mcp_servers: serde_json::Map<String, Value>,
         #[schema(value_type = HashMap<String, Value>)]
         servers: serde_json::Map<String, Value>,
+        /// Replace a server already registered under the same id with a different config (the
+        /// owner's or an admin's). Without it such an entry fails with `code: conflict` and
+        /// nothing stored changes.
+        replace: bool,
     }
 }
 

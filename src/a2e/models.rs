@@ -630,10 +630,11 @@ pub struct A2aAgentInfo {
 #[serde(default)]
 pub struct ImportResult {
     pub server_id: String,
-    /// `created`, `replaced`, `unchanged` or `failed`.
+    /// `created`, `replaced`, `unchanged`, `skipped` (`disabled` in the file) or `failed`.
     pub action: ImportAction,
+    /// Whether the bridge now has what the entry asks for (`skipped` included).
     pub ok: bool,
-    /// Why it failed.
+    /// Why it failed or was skipped.
     pub error: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<crate::a2e::ErrorCode>,

@@ -138,6 +138,8 @@ pub enum ImportAction {
     Created,
     Replaced,
     Unchanged,
+    /// Not registered because the file says so (`disabled: true`); `error` says why.
+    Skipped,
     /// Nothing was changed; `error` says why.
     #[default]
     Failed,
@@ -149,6 +151,7 @@ impl ImportAction {
             Self::Created => "created",
             Self::Replaced => "replaced",
             Self::Unchanged => "unchanged",
+            Self::Skipped => "skipped",
             Self::Failed => "failed",
         }
     }
@@ -236,6 +239,7 @@ mod tests {
             ImportAction::Created,
             ImportAction::Replaced,
             ImportAction::Unchanged,
+            ImportAction::Skipped,
             ImportAction::Failed,
         ] {
             assert_eq!(wire(action), action.as_str());

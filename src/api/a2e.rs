@@ -74,7 +74,9 @@ async fn a2e_message(
     let kind = envelope.kind.clone();
     let mut fields = envelope.fields;
     fields.insert("type".into(), Value::String(kind.clone()));
-    let body = Value::Object(fields);
+    let mut body = Value::Object(fields);
+    // As on the message's own route: a `null` field is an absent one.
+    a2e::drop_nulls(&kind, &mut body);
     let (s, a) = (&state, &agent);
     match kind.as_str() {
         a2e::ServerListRequest::TYPE => run(body, |r| servers::list(s, a, r)).await,

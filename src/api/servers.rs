@@ -34,9 +34,13 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(import_servers))
 }
 
-/// Register the servers of a Claude Desktop / Cursor (`mcpServers`) or VS Code (`servers`)
-/// configuration as it is: each key becomes a `server_id`, a server already there is replaced,
-/// and the answer says per server what happened (a bad entry does not stop the others).
+/// Register the servers of a Claude Desktop / Claude Code / Cursor / Cline (`mcpServers`) or VS
+/// Code (`servers`) configuration as it is: each key becomes a `server_id`, and the answer says per
+/// server what happened (a bad entry does not stop the others). A server already registered
+/// under the same id with another config is replaced only with `replace: true`; `disabled`
+/// entries are `skipped`; an entry with an editor variable (`${input:…}`, `${workspaceFolder}`)
+/// fails naming it; `timeout` is honoured (seconds for Cline, milliseconds for Claude Code);
+/// `envFile` is read for admins only.
 #[utoipa::path(post, path = "/v1/servers/import", tag = "servers", request_body = ServerImportRequest,
     security(("bearer" = [])),
     responses((status = 200, description = "What happened to each server of the file", body = ServerImportResponse), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
@@ -56,8 +60,8 @@ pub async fn import(
 ) -> Result<Reply<ServerImportResponse>, Failure> {
     let document = serde_json::json!({ "mcpServers": req.mcp_servers, "servers": req.servers });
     let mut resp = ServerImportResponse::answering(&req.id);
-    resp.results =
-        crate::import::apply(&state.registry, agent, crate::import::entries(&document)).await;
+    let entries = crate::import::entries(&document);
+    resp.results = crate::import::apply(&state.registry, agent, entries, req.replace).await;
     Ok(ok(resp))
 }
 

@@ -176,13 +176,20 @@ where
 }
 
 impl<T: DeserializeOwned + Message> A2eJson<T> {
-    fn from_value(value: serde_json::Value) -> Result<Self, ApiError> {
+    fn from_value(mut value: serde_json::Value) -> Result<Self, ApiError> {
         // A message is a JSON object (serde would also take an array as a struct's fields).
         if !value.is_object() {
             return Err(ApiError::invalid(
                 "the body must be a JSON object (an A2E message)",
             ));
         }
+        // `null` for an optional field is an absent field (generated clients send them). The
+        // envelope of `/v1/a2e` names its message in the body.
+        let kind = match T::TYPE {
+            "" => value["type"].as_str().unwrap_or_default().to_owned(),
+            kind => kind.to_owned(),
+        };
+        crate::a2e::drop_nulls(&kind, &mut value);
         let value: T = serde_path_to_error::deserialize(value).map_err(|e| {
             ApiError::invalid(format!(
                 "Failed to deserialize the JSON body into the target type: {e}"
@@ -218,12 +225,13 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let Json(value) = Json::<serde_json::Value>::from_request(req, state)
+        let Json(mut value) = Json::<serde_json::Value>::from_request(req, state)
             .await
             .map_err(json_rejection)?;
         if !value.is_object() {
             return Err(ApiError::invalid("the body must be a JSON object"));
         }
+        crate::a2e::drop_nulls_two_levels(&mut value);
         serde_path_to_error::deserialize(value)
             .map(Self)
             .map_err(|e| ApiError::invalid(format!("the body is not valid: {e}")))

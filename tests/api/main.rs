@@ -21,6 +21,7 @@ mod mcp_tasks;
 mod messages;
 mod metrics;
 mod names;
+mod nulls;
 mod oauth;
 mod openapi;
 mod pinning;

@@ -1,11 +1,12 @@
 from typing import Literal
 
-ImportAction = Literal["created", "failed", "replaced", "unchanged"]
+ImportAction = Literal["created", "failed", "replaced", "skipped", "unchanged"]
 
 IMPORT_ACTION_VALUES: set[ImportAction] = {
     "created",
     "failed",
     "replaced",
+    "skipped",
     "unchanged",
 }
 

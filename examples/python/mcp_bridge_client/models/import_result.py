@@ -24,8 +24,8 @@ class ImportResult:
     Attributes:
         server_id (str):  Default: ''.
         action (ImportAction): What an import did with one server (`action` of an import result).
-        ok (bool):  Default: False.
-        error (str): Why it failed. Default: ''.
+        ok (bool): Whether the bridge now has what the entry asks for (`skipped` included). Default: False.
+        error (str): Why it failed or was skipped. Default: ''.
         code (ErrorCode | None | Unset):
         server (McpServerInfo | None | Unset):
     """

@@ -22,8 +22,8 @@ T = TypeVar("T", bound="ServerImportRequest")
 
 @_attrs_define
 class ServerImportRequest:
-    """mcp/server/import/req: the server list of a Claude Desktop / Cursor (`mcpServers`) or VS Code
-    (`servers`) configuration, as it is in that file.
+    """mcp/server/import/req: the server list of a Claude Desktop / Claude Code / Cursor / Cline
+    (`mcpServers`) or VS Code (`servers`) configuration, as it is in that file.
 
         Attributes:
             type_ (ServerImportRequestType | Unset): The A2E message type. Default: 'mcp/server/import/req'.
@@ -32,6 +32,9 @@ class ServerImportRequest:
             ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
             mcp_servers (ServerImportRequestMcpServers | Unset):
             servers (ServerImportRequestServers | Unset):
+            replace (bool | Unset): Replace a server already registered under the same id with a different config (the
+                owner's or an admin's). Without it such an entry fails with `code: conflict` and
+                nothing stored changes. Default: False.
     """
 
     type_: ServerImportRequestType | Unset = "mcp/server/import/req"
@@ -40,6 +43,7 @@ class ServerImportRequest:
     ts: float | Unset = UNSET
     mcp_servers: ServerImportRequestMcpServers | Unset = UNSET
     servers: ServerImportRequestServers | Unset = UNSET
+    replace: bool | Unset = False
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,6 +65,8 @@ class ServerImportRequest:
         if not isinstance(self.servers, Unset):
             servers = self.servers.to_dict()
 
+        replace = self.replace
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -76,6 +82,8 @@ class ServerImportRequest:
             field_dict["mcpServers"] = mcp_servers
         if servers is not UNSET:
             field_dict["servers"] = servers
+        if replace is not UNSET:
+            field_dict["replace"] = replace
 
         return field_dict
 
@@ -114,6 +122,8 @@ class ServerImportRequest:
         else:
             servers = ServerImportRequestServers.from_dict(_servers)
 
+        replace = d.pop("replace", UNSET)
+
         server_import_request = cls(
             type_=type_,
             id=id,
@@ -121,6 +131,7 @@ class ServerImportRequest:
             ts=ts,
             mcp_servers=mcp_servers,
             servers=servers,
+            replace=replace,
         )
 
         server_import_request.additional_properties = d

@@ -90,14 +90,18 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: ServerImportRequest,
 ) -> Response[ErrorBody | ServerImportResponse]:
-    """Register the servers of a Claude Desktop / Cursor (`mcpServers`) or VS Code (`servers`)
-    configuration as it is: each key becomes a `server_id`, a server already there is replaced,
-    and the answer says per server what happened (a bad entry does not stop the others).
+    """Register the servers of a Claude Desktop / Claude Code / Cursor / Cline (`mcpServers`) or VS
+    Code (`servers`) configuration as it is: each key becomes a `server_id`, and the answer says per
+    server what happened (a bad entry does not stop the others). A server already registered
+    under the same id with another config is replaced only with `replace: true`; `disabled`
+    entries are `skipped`; an entry with an editor variable (`${input:…}`, `${workspaceFolder}`)
+    fails naming it; `timeout` is honoured (seconds for Cline, milliseconds for Claude Code);
+    `envFile` is read for admins only.
 
     Args:
         body (ServerImportRequest): mcp/server/import/req: the server list of a Claude Desktop /
-            Cursor (`mcpServers`) or VS Code
-            (`servers`) configuration, as it is in that file.
+            Claude Code / Cursor / Cline
+            (`mcpServers`) or VS Code (`servers`) configuration, as it is in that file.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -123,14 +127,18 @@ def sync(
     client: AuthenticatedClient,
     body: ServerImportRequest,
 ) -> ErrorBody | ServerImportResponse | None:
-    """Register the servers of a Claude Desktop / Cursor (`mcpServers`) or VS Code (`servers`)
-    configuration as it is: each key becomes a `server_id`, a server already there is replaced,
-    and the answer says per server what happened (a bad entry does not stop the others).
+    """Register the servers of a Claude Desktop / Claude Code / Cursor / Cline (`mcpServers`) or VS
+    Code (`servers`) configuration as it is: each key becomes a `server_id`, and the answer says per
+    server what happened (a bad entry does not stop the others). A server already registered
+    under the same id with another config is replaced only with `replace: true`; `disabled`
+    entries are `skipped`; an entry with an editor variable (`${input:…}`, `${workspaceFolder}`)
+    fails naming it; `timeout` is honoured (seconds for Cline, milliseconds for Claude Code);
+    `envFile` is read for admins only.
 
     Args:
         body (ServerImportRequest): mcp/server/import/req: the server list of a Claude Desktop /
-            Cursor (`mcpServers`) or VS Code
-            (`servers`) configuration, as it is in that file.
+            Claude Code / Cursor / Cline
+            (`mcpServers`) or VS Code (`servers`) configuration, as it is in that file.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -151,14 +159,18 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: ServerImportRequest,
 ) -> Response[ErrorBody | ServerImportResponse]:
-    """Register the servers of a Claude Desktop / Cursor (`mcpServers`) or VS Code (`servers`)
-    configuration as it is: each key becomes a `server_id`, a server already there is replaced,
-    and the answer says per server what happened (a bad entry does not stop the others).
+    """Register the servers of a Claude Desktop / Claude Code / Cursor / Cline (`mcpServers`) or VS
+    Code (`servers`) configuration as it is: each key becomes a `server_id`, and the answer says per
+    server what happened (a bad entry does not stop the others). A server already registered
+    under the same id with another config is replaced only with `replace: true`; `disabled`
+    entries are `skipped`; an entry with an editor variable (`${input:…}`, `${workspaceFolder}`)
+    fails naming it; `timeout` is honoured (seconds for Cline, milliseconds for Claude Code);
+    `envFile` is read for admins only.
 
     Args:
         body (ServerImportRequest): mcp/server/import/req: the server list of a Claude Desktop /
-            Cursor (`mcpServers`) or VS Code
-            (`servers`) configuration, as it is in that file.
+            Claude Code / Cursor / Cline
+            (`mcpServers`) or VS Code (`servers`) configuration, as it is in that file.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -182,14 +194,18 @@ async def asyncio(
     client: AuthenticatedClient,
     body: ServerImportRequest,
 ) -> ErrorBody | ServerImportResponse | None:
-    """Register the servers of a Claude Desktop / Cursor (`mcpServers`) or VS Code (`servers`)
-    configuration as it is: each key becomes a `server_id`, a server already there is replaced,
-    and the answer says per server what happened (a bad entry does not stop the others).
+    """Register the servers of a Claude Desktop / Claude Code / Cursor / Cline (`mcpServers`) or VS
+    Code (`servers`) configuration as it is: each key becomes a `server_id`, and the answer says per
+    server what happened (a bad entry does not stop the others). A server already registered
+    under the same id with another config is replaced only with `replace: true`; `disabled`
+    entries are `skipped`; an entry with an editor variable (`${input:…}`, `${workspaceFolder}`)
+    fails naming it; `timeout` is honoured (seconds for Cline, milliseconds for Claude Code);
+    `envFile` is read for admins only.
 
     Args:
         body (ServerImportRequest): mcp/server/import/req: the server list of a Claude Desktop /
-            Cursor (`mcpServers`) or VS Code
-            (`servers`) configuration, as it is in that file.
+            Claude Code / Cursor / Cline
+            (`mcpServers`) or VS Code (`servers`) configuration, as it is in that file.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
