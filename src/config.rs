@@ -119,6 +119,9 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_PAGE_SIZE", |c, v| {
         v.number().map(|x| c.page_size = x)
     }),
+    var("MCP_BRIDGE_LIST_TIMEOUT", |c, v| {
+        v.number().map(|x| c.list_timeout = x)
+    }),
     var("MCP_BRIDGE_REPLAY_BUFFER", |c, v| {
         v.number().map(|x| c.replay_buffer = x)
     }),
@@ -322,6 +325,9 @@ pub struct Config {
     pub shutdown_grace_secs: u64,
     /// Most entries in one page of resources, templates or prompts.
     pub page_size: usize,
+    /// Seconds a merged page of resources, templates or prompts may take: servers that have
+    /// not answered by then are left out of it (and named).
+    pub list_timeout: u64,
     /// Events kept per agent for `Last-Event-ID` replay.
     pub replay_buffer: usize,
     /// Seconds between keep-alive comments on event streams.
@@ -424,6 +430,7 @@ impl Default for Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_grace_secs: 10,
             page_size: 100,
+            list_timeout: 5,
             replay_buffer: 1000,
             keepalive_secs: 15,
             reconnect_base_ms: 500,
@@ -531,6 +538,12 @@ impl Config {
             return Err(invalid(
                 "MCP_BRIDGE_PAGE_SIZE",
                 "must be between 1 and 1000",
+            ));
+        }
+        if !(1..=3600).contains(&self.list_timeout) {
+            return Err(invalid(
+                "MCP_BRIDGE_LIST_TIMEOUT",
+                "must be between 1 and 3600 seconds",
             ));
         }
         if !(1..=100_000).contains(&self.replay_buffer) {

@@ -33,6 +33,7 @@ use crate::store::{Store, StoreError, StoredServer};
 use crate::upstream::{self, CallError, CallOrigin, ConnectError, Connection, Lists};
 pub use catalogue::{Entry as Exposed, Page};
 pub use entry::{Control, Inbox, Live, ServerEntry, State};
+pub use merge::{Listed, MergedPage};
 pub use prompts::prompt_messages;
 pub use replicas::Cluster;
 pub use supervisor::Supervision;

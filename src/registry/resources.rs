@@ -8,7 +8,7 @@ use std::time::Duration;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use serde_json::Value;
 
-use super::merge::{self, Cursor};
+use super::merge::{self, Cursor, Listed};
 use super::replicas::Op;
 use super::{Error, Registry, ServerEntry, naming, template};
 use crate::a2e::{ContentKind, McpResource, McpResourceContent, McpResourceTemplate};
@@ -21,15 +21,17 @@ impl Registry {
         &self,
         server_id: &str,
         cursor: &str,
-    ) -> Result<(Vec<McpResource>, String), Error> {
-        let (items, next) = self.resources_page(server_id, cursor).await?;
-        Ok((
-            items
+    ) -> Result<Listed<McpResource>, Error> {
+        let page = self.resources_page(server_id, cursor).await?;
+        Ok(Listed {
+            items: page
+                .items
                 .into_iter()
-                .map(|(id, r)| resource_model(id, r))
+                .map(|(id, x)| resource_model(id, x))
                 .collect(),
-            next,
-        ))
+            next: page.next,
+            skipped: page.skipped,
+        })
     }
 
     /// A page of resources as the servers listed them, each with its server's id.
@@ -37,13 +39,14 @@ impl Registry {
         &self,
         server_id: &str,
         cursor: &str,
-    ) -> Result<(Vec<(String, Resource)>, String), Error> {
+    ) -> Result<merge::MergedPage<Resource>, Error> {
         let sources = self.sources(server_id, |c| c.resources.is_some(), "resources")?;
         merge::page(
             &sources,
             Cursor::decode(cursor)?,
             self.page_size,
             !server_id.is_empty(),
+            self.supervision.list_timeout,
             |conn, cursor, timeout| async move {
                 conn.list_resources(cursor, timeout)
                     .await
@@ -71,15 +74,17 @@ impl Registry {
         &self,
         server_id: &str,
         cursor: &str,
-    ) -> Result<(Vec<McpResourceTemplate>, String), Error> {
-        let (items, next) = self.templates_page(server_id, cursor).await?;
-        Ok((
-            items
+    ) -> Result<Listed<McpResourceTemplate>, Error> {
+        let page = self.templates_page(server_id, cursor).await?;
+        Ok(Listed {
+            items: page
+                .items
                 .into_iter()
-                .map(|(id, t)| template_model(id, t))
+                .map(|(id, x)| template_model(id, x))
                 .collect(),
-            next,
-        ))
+            next: page.next,
+            skipped: page.skipped,
+        })
     }
 
     /// A page of resource templates as the servers listed them, each with its server's id.
@@ -87,13 +92,14 @@ impl Registry {
         &self,
         server_id: &str,
         cursor: &str,
-    ) -> Result<(Vec<(String, ResourceTemplate)>, String), Error> {
+    ) -> Result<merge::MergedPage<ResourceTemplate>, Error> {
         let sources = self.sources(server_id, |c| c.resources.is_some(), "resources")?;
         merge::page(
             &sources,
             Cursor::decode(cursor)?,
             self.page_size,
             !server_id.is_empty(),
+            self.supervision.list_timeout,
             |conn, cursor, timeout| async move {
                 conn.list_templates(cursor, timeout)
                     .await

@@ -25,6 +25,7 @@ mod oauth;
 mod openapi;
 mod pinning;
 mod prompts;
+mod quotas;
 mod redaction;
 mod replicas;
 mod resources;

@@ -1,0 +1,134 @@
+//! Bounds on what one agent or one server can take from the others: merged listings under one
+//! time bound, tasks within the agent's concurrency and quotas, servers per agent.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+/// The Python fixture (stdio) that answers its listings at connect and hangs on every later one,
+/// with the longest `timeout` a registrant may set.
+fn hanging_lists(server_id: &str) -> Value {
+    let mut config = py_stdio(server_id, &unique(server_id));
+    config["env"]["FIXTURE_LISTS_THEN_HANG"] = json!("1");
+    config["timeout"] = json!(86_400);
+    config
+}
+
+/// A raw `/mcp` request of a 2025-11-25 session (opened when `session` is None): the session and
+/// the JSON-RPC answer.
+async fn mcp_request(app: &TestApp, session: Option<&str>, body: Value) -> (String, Value) {
+    let mut req = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(&app.alice)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    if let Some(session) = session {
+        req = req
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    let resp = req.send().await.unwrap();
+    assert!(resp.status().is_success(), "{}", resp.status());
+    let session = match resp.headers().get("mcp-session-id") {
+        Some(id) => id.to_str().unwrap().to_owned(),
+        None => session.unwrap_or_default().to_owned(),
+    };
+    let text = resp.text().await.unwrap();
+    let answer = text
+        .lines()
+        .map(|l| l.strip_prefix("data:").unwrap_or(l))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|m| m.get("id").is_some())
+        .unwrap_or(Value::Null);
+    (session, answer)
+}
+
+/// A server that answers its listings at connect and then hangs (with a `timeout` of a day)
+/// neither holds up a merged listing past MCP_BRIDGE_LIST_TIMEOUT nor hides the others' entries:
+/// it is named in `skipped_servers` (in `_meta` on `/mcp`), on REST and `/mcp`, and paging
+/// through the rest still gives every entry once.
+#[tokio::test]
+async fn a_hanging_server_is_left_out_of_merged_listings_within_the_bound() {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.list_timeout = 2;
+    config.page_size = 1;
+    let app = spawn_app_with(data_dir, config).await;
+    // Walked in id order, the hanging server comes first.
+    app.register(hanging_lists("a-hang")).await;
+    app.register(py_stdio("py", &unique("py"))).await;
+    app.register(py_stdio("zz", &unique("zz"))).await;
+    let bound = Duration::from_secs(2 + 3);
+
+    for (path, field) in [
+        ("/v1/resources", "resources"),
+        ("/v1/resources/templates", "resource_templates"),
+        ("/v1/prompts", "prompts"),
+    ] {
+        let started = Instant::now();
+        let (status, first) = app.get(path, &app.alice).await;
+        let took = started.elapsed();
+        assert_eq!(status, StatusCode::OK, "{path}: {first}");
+        assert!(took < bound, "{path} took {took:?}");
+        let skipped = first["skipped_servers"].as_array().unwrap();
+        assert_eq!(skipped.len(), 1, "{path}: {first}");
+        assert_eq!(skipped[0]["server_id"], "a-hang");
+        let reason = skipped[0]["reason"].as_str().unwrap();
+        assert!(reason.contains("MCP_BRIDGE_LIST_TIMEOUT"), "{reason}");
+        // The rest, page by page (one entry a page): every entry of py and zz once.
+        let mut servers = vec![];
+        let mut page = first;
+        loop {
+            for item in page[field].as_array().unwrap() {
+                servers.push(item["server_id"].as_str().unwrap().to_owned());
+            }
+            let next = page["next_cursor"].as_str().unwrap().to_owned();
+            if next.is_empty() {
+                break;
+            }
+            let (status, body) = app.get(&format!("{path}?cursor={next}"), &app.alice).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            assert_eq!(body["skipped_servers"], json!([]), "{path}: {body}");
+            page = body;
+        }
+        let per_server = servers.len() / 2;
+        assert!(per_server >= 1, "{path}: {servers:?}");
+        assert_eq!(
+            servers,
+            [
+                vec!["py".to_owned(); per_server],
+                vec!["zz".to_owned(); per_server]
+            ]
+            .concat(),
+            "{path}"
+        );
+    }
+
+    // The one server asked for by name answers 504 within the bound, not in a day.
+    let started = Instant::now();
+    let (status, body) = app.get("/v1/resources?server_id=a-hang", &app.alice).await;
+    assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{body}");
+    assert!(started.elapsed() < bound);
+
+    // /mcp: the same, in the result's _meta.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let (session, _) = mcp_request(&app, None, init).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    mcp_request(&app, Some(&session), initialized).await;
+    for method in ["resources/list", "resources/templates/list", "prompts/list"] {
+        let started = Instant::now();
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": method});
+        let (_, answer) = mcp_request(&app, Some(&session), list).await;
+        assert!(started.elapsed() < bound, "{method}");
+        let skipped = &answer["result"]["_meta"]["mcp-bridge/skipped_servers"];
+        assert_eq!(skipped[0]["server_id"], "a-hang", "{method}: {answer}");
+        assert!(answer["result"]["nextCursor"].is_string(), "{answer}");
+    }
+}
