@@ -164,6 +164,9 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_AGENT_CONCURRENCY", |c, v| {
         v.number().map(|x| c.agent_concurrency = x)
     }),
+    var("MCP_BRIDGE_AGENT_SERVERS", |c, v| {
+        v.number().map(|x| c.agent_servers = x)
+    }),
     var("MCP_BRIDGE_AGENT_EVENT_STREAMS", |c, v| {
         v.number().map(|x| c.agent_event_streams = x)
     }),
@@ -346,6 +349,8 @@ pub struct Config {
     pub agent_burst: u32,
     /// Requests each agent may have in flight; 0: no limit.
     pub agent_concurrency: usize,
+    /// Servers each agent (not an admin) may have registered; 0: no limit.
+    pub agent_servers: usize,
     /// Event streams each agent may have open at once; 0: no limit.
     pub agent_event_streams: usize,
     /// `/mcp` sessions each agent may have open at once; 0: no limit.
@@ -440,6 +445,7 @@ impl Default for Config {
             agent_rate: 0,
             agent_burst: 0,
             agent_concurrency: 64,
+            agent_servers: 50,
             agent_event_streams: 8,
             agent_mcp_sessions: 100,
             max_connections: 10_000,

@@ -40,6 +40,8 @@ pub struct Supervision {
     pub pinning: crate::config::ToolPinning,
     /// The bound on a whole merged listing of resources, templates or prompts.
     pub list_timeout: Duration,
+    /// Servers one agent (not an admin) may have registered; 0: no limit.
+    pub agent_servers: usize,
 }
 
 impl Supervision {
@@ -65,6 +67,7 @@ impl Supervision {
             max_tool_name: config.max_tool_name,
             pinning: config.tool_pinning,
             list_timeout: Duration::from_secs(config.list_timeout),
+            agent_servers: config.agent_servers,
         }
     }
 }

@@ -132,3 +132,56 @@ async fn a_hanging_server_is_left_out_of_merged_listings_within_the_bound() {
         assert!(answer["result"]["nextCursor"].is_string(), "{answer}");
     }
 }
+
+/// An agent may own MCP_BRIDGE_AGENT_SERVERS servers (registered or imported); past it a
+/// registration is 403 `forbidden` naming the setting, and an import's entry fails the same way.
+/// Admins are exempt, other agents have their own count, and unregistering frees a place.
+#[tokio::test]
+async fn an_agent_owns_a_bounded_number_of_servers() {
+    let peer = py_http().await;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.agent_servers = 2;
+    let app = spawn_app_with(data_dir, config).await;
+    let http =
+        |id: &str| json!({"config": {"server_id": id, "transport": "http", "url": peer.url}});
+
+    for id in ["a1", "a2"] {
+        let (status, body) = app.post("/v1/servers", &app.alice, http(id)).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let (status, body) = app.post("/v1/servers", &app.alice, http("a3")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["code"], "forbidden", "{body}");
+    assert_eq!(body["retryable"], false, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("MCP_BRIDGE_AGENT_SERVERS=2"),
+        "{body}"
+    );
+    let (status, _) = app.server("a3").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "nothing was registered");
+
+    // An import counts the same.
+    let document = json!({"mcpServers": {"a4": {"url": peer.url}}});
+    let (status, body) = app.post("/v1/servers/import", &app.alice, document).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["results"][0]["action"], "failed", "{body}");
+    assert_eq!(body["results"][0]["code"], "forbidden", "{body}");
+
+    // Bob has his own count; an admin has none.
+    let (status, body) = app.post("/v1/servers", &app.bob, http("b1")).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    for id in ["r1", "r2", "r3"] {
+        let (status, body) = app.post("/v1/servers", &app.admin, http(id)).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+
+    // Unregistering one of hers frees a place.
+    let (status, _) = app.delete("/v1/servers/a1", &app.alice).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = app.post("/v1/servers", &app.alice, http("a3")).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
