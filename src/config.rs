@@ -167,6 +167,12 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_AGENT_SERVERS", |c, v| {
         v.number().map(|x| c.agent_servers = x)
     }),
+    var("MCP_BRIDGE_AGENT_TASKS", |c, v| {
+        v.number().map(|x| c.agent_tasks = x)
+    }),
+    var("MCP_BRIDGE_AGENT_TASK_RESULT_BYTES", |c, v| {
+        v.number().map(|x| c.agent_task_result_bytes = x)
+    }),
     var("MCP_BRIDGE_AGENT_EVENT_STREAMS", |c, v| {
         v.number().map(|x| c.agent_event_streams = x)
     }),
@@ -351,6 +357,10 @@ pub struct Config {
     pub agent_concurrency: usize,
     /// Servers each agent (not an admin) may have registered; 0: no limit.
     pub agent_servers: usize,
+    /// Tasks each agent may have that have not finished; 0: no limit.
+    pub agent_tasks: usize,
+    /// Bytes of task results stored per agent (the oldest are dropped for new ones); 0: no limit.
+    pub agent_task_result_bytes: usize,
     /// Event streams each agent may have open at once; 0: no limit.
     pub agent_event_streams: usize,
     /// `/mcp` sessions each agent may have open at once; 0: no limit.
@@ -446,6 +456,8 @@ impl Default for Config {
             agent_burst: 0,
             agent_concurrency: 64,
             agent_servers: 50,
+            agent_tasks: 256,
+            agent_task_result_bytes: 128 * 1024 * 1024,
             agent_event_streams: 8,
             agent_mcp_sessions: 100,
             max_connections: 10_000,

@@ -185,3 +185,161 @@ async fn an_agent_owns_a_bounded_number_of_servers() {
     let (status, body) = app.post("/v1/servers", &app.alice, http("a3")).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
+
+/// Starts a task of `token`'s agent calling `name`; the answer.
+async fn start_task(
+    app: &TestApp,
+    token: &str,
+    name: &str,
+    arguments: Value,
+) -> (StatusCode, Value) {
+    let body = json!({ "name": name, "arguments": arguments, "task": { "ttl": 600_000 } });
+    app.post("/v1/tools/call", token, body).await
+}
+
+/// Waits until every task of `ids` has `status`.
+async fn wait_tasks(app: &TestApp, ids: &[String], status: &str) {
+    for id in ids {
+        let path = format!("/v1/tasks/{id}");
+        wait_until(&format!("task {id} {status}"), WAIT, async || {
+            let (_, body) = app.get(&path, &app.alice).await;
+            match body["status"] == status {
+                true => Ok(()),
+                false => Err(body.to_string()),
+            }
+        })
+        .await;
+    }
+}
+
+/// Tasks run within their agent's concurrency (3 of its 4 slots here): the rest wait
+/// `working` and queued, then run; an agent has at most MCP_BRIDGE_AGENT_TASKS unfinished tasks
+/// (429 with Retry-After past it), keeps a slot for its own requests, and lists its tasks in pages.
+#[tokio::test]
+async fn tasks_queue_within_the_agents_concurrency_and_are_capped_and_paged() {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.agent_concurrency = 4;
+    config.agent_tasks = 6;
+    let app = spawn_app_with(data_dir, config).await;
+    app.register(py_stdio("py", &unique("py"))).await;
+    let marks = tempfile::tempdir().unwrap();
+    let started = |i: usize| marks.path().join(format!("started-{i}"));
+
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let args = json!({"seconds": 2, "started": started(i).to_str().unwrap()});
+        let (status, created) = start_task(&app, &app.alice, "py__slow", args).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{created}");
+        ids.push(created["task_id"].as_str().unwrap().to_owned());
+    }
+    // A seventh is refused while six have not finished.
+    let resp = app
+        .client
+        .post(format!("{}/v1/tools/call", app.base))
+        .bearer_auth(&app.alice)
+        .json(&json!({"name": "py__echo", "arguments": {"text": "x"}, "task": {"ttl": 60_000}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(resp.headers().contains_key("retry-after"));
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["code"], "rate_limited", "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("MCP_BRIDGE_AGENT_TASKS=6"),
+        "{body}"
+    );
+
+    // Three calls reach the server, the other three wait, queued.
+    wait_until("three calls running", WAIT, async || {
+        let running = (0..6).filter(|&i| started(i).exists()).count();
+        match running == 3 {
+            true => Ok(()),
+            false => Err(format!("{running} running")),
+        }
+    })
+    .await;
+    let (_, listed) = app.get("/v1/tasks", &app.alice).await;
+    let queued = listed["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| {
+            t["status"] == "working" && t["status_message"].as_str().unwrap().starts_with("queued")
+        })
+        .count();
+    assert_eq!(queued, 3, "{listed}");
+    // The agent's own requests still get its last slot.
+    let (status, body) = app.call("py__echo", json!({"text": "meanwhile"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!((0..6).filter(|&i| started(i).exists()).count(), 3);
+
+    // Then the queued ones run, and all finish.
+    wait_tasks(&app, &ids, "completed").await;
+    assert_eq!((0..6).filter(|&i| started(i).exists()).count(), 6);
+
+    // The list pages.
+    let (status, first) = app.get("/v1/tasks?limit=4", &app.alice).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let cursor = first["next_cursor"].as_str().unwrap();
+    assert!(!cursor.is_empty(), "{first}");
+    let (_, rest) = app
+        .get(&format!("/v1/tasks?limit=4&cursor={cursor}"), &app.alice)
+        .await;
+    assert_eq!(rest["next_cursor"], "", "{rest}");
+    let listed: Vec<String> = [&first, &rest]
+        .iter()
+        .flat_map(|page| page["tasks"].as_array().unwrap().clone())
+        .map(|t| t["task_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(listed, ids, "every task once, oldest first");
+    let (status, body) = app.get("/v1/tasks?limit=0", &app.alice).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+}
+
+/// An agent's stored task results are bounded: a new result drops the oldest ones it does not
+/// fit beside (their tasks say so and their result is 404), and a result larger than the whole
+/// room fails its task 413.
+#[tokio::test]
+async fn stored_task_results_are_bounded_per_agent_oldest_dropped_first() {
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.agent_task_result_bytes = 3_000;
+    let app = spawn_app_with(data_dir, config).await;
+    app.register(py_stdio("py", &unique("py"))).await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let (status, created) =
+            start_task(&app, &app.alice, "py__big", json!({"size": 1000})).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{created}");
+        let id = created["task_id"].as_str().unwrap().to_owned();
+        wait_tasks(&app, std::slice::from_ref(&id), "completed").await;
+        ids.push(id);
+    }
+    let (status, gone) = app
+        .get(&format!("/v1/tasks/{}/result", ids[0]), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{gone}");
+    assert!(
+        gone["error"]
+            .as_str()
+            .unwrap()
+            .contains("MCP_BRIDGE_AGENT_TASK_RESULT_BYTES"),
+        "{gone}"
+    );
+    for id in &ids[1..] {
+        let (status, kept) = app.get(&format!("/v1/tasks/{id}/result"), &app.alice).await;
+        assert_eq!(status, StatusCode::OK, "{kept}");
+        assert_eq!(kept["content"][0]["text"].as_str().unwrap().len(), 1000);
+    }
+    let (_, created) = start_task(&app, &app.alice, "py__big", json!({"size": 5000})).await;
+    let id = created["task_id"].as_str().unwrap().to_owned();
+    wait_tasks(&app, std::slice::from_ref(&id), "failed").await;
+    let (status, body) = app.get(&format!("/v1/tasks/{id}/result"), &app.alice).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+}
