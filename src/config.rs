@@ -119,6 +119,9 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_PAGE_SIZE", |c, v| {
         v.number().map(|x| c.page_size = x)
     }),
+    var("MCP_BRIDGE_LIST_TIMEOUT", |c, v| {
+        v.number().map(|x| c.list_timeout = x)
+    }),
     var("MCP_BRIDGE_REPLAY_BUFFER", |c, v| {
         v.number().map(|x| c.replay_buffer = x)
     }),
@@ -160,6 +163,15 @@ const VARIABLES: &[Variable] = &[
     }),
     var("MCP_BRIDGE_AGENT_CONCURRENCY", |c, v| {
         v.number().map(|x| c.agent_concurrency = x)
+    }),
+    var("MCP_BRIDGE_AGENT_SERVERS", |c, v| {
+        v.number().map(|x| c.agent_servers = x)
+    }),
+    var("MCP_BRIDGE_AGENT_TASKS", |c, v| {
+        v.number().map(|x| c.agent_tasks = x)
+    }),
+    var("MCP_BRIDGE_AGENT_TASK_RESULT_BYTES", |c, v| {
+        v.number().map(|x| c.agent_task_result_bytes = x)
     }),
     var("MCP_BRIDGE_AGENT_EVENT_STREAMS", |c, v| {
         v.number().map(|x| c.agent_event_streams = x)
@@ -322,6 +334,9 @@ pub struct Config {
     pub shutdown_grace_secs: u64,
     /// Most entries in one page of resources, templates or prompts.
     pub page_size: usize,
+    /// Seconds a merged page of resources, templates or prompts may take: servers that have
+    /// not answered by then are left out of it (and named).
+    pub list_timeout: u64,
     /// Events kept per agent for `Last-Event-ID` replay.
     pub replay_buffer: usize,
     /// Seconds between keep-alive comments on event streams.
@@ -340,6 +355,12 @@ pub struct Config {
     pub agent_burst: u32,
     /// Requests each agent may have in flight; 0: no limit.
     pub agent_concurrency: usize,
+    /// Servers each agent (not an admin) may have registered; 0: no limit.
+    pub agent_servers: usize,
+    /// Tasks each agent may have that have not finished; 0: no limit.
+    pub agent_tasks: usize,
+    /// Bytes of task results stored per agent (the oldest are dropped for new ones); 0: no limit.
+    pub agent_task_result_bytes: usize,
     /// Event streams each agent may have open at once; 0: no limit.
     pub agent_event_streams: usize,
     /// `/mcp` sessions each agent may have open at once; 0: no limit.
@@ -424,6 +445,7 @@ impl Default for Config {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_grace_secs: 10,
             page_size: 100,
+            list_timeout: 5,
             replay_buffer: 1000,
             keepalive_secs: 15,
             reconnect_base_ms: 500,
@@ -433,6 +455,9 @@ impl Default for Config {
             agent_rate: 0,
             agent_burst: 0,
             agent_concurrency: 64,
+            agent_servers: 50,
+            agent_tasks: 256,
+            agent_task_result_bytes: 128 * 1024 * 1024,
             agent_event_streams: 8,
             agent_mcp_sessions: 100,
             max_connections: 10_000,
@@ -531,6 +556,12 @@ impl Config {
             return Err(invalid(
                 "MCP_BRIDGE_PAGE_SIZE",
                 "must be between 1 and 1000",
+            ));
+        }
+        if !(1..=3600).contains(&self.list_timeout) {
+            return Err(invalid(
+                "MCP_BRIDGE_LIST_TIMEOUT",
+                "must be between 1 and 3600 seconds",
             ));
         }
         if !(1..=100_000).contains(&self.replay_buffer) {

@@ -21,9 +21,10 @@ use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    Prompt, ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ResourceContents,
-    ResourceTemplate, ResultType, ServerCapabilities, ServerConfig, Tool,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    Resource, ResourceContents, ResourceTemplate, ResultType, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -36,7 +37,7 @@ use crate::caller::Caller;
 use crate::http::state::AppState;
 use crate::hub::AgentChannel;
 use crate::hub::McpNotice;
-use crate::registry::{self, naming};
+use crate::registry::{self, MergedPage, naming};
 use crate::tools::{Resolved, Scope};
 use crate::upstream::CallError;
 use inputs::{Running, Step, Suspended};
@@ -45,6 +46,11 @@ use recipient::McpCaller;
 
 /// The agent `/mcp` runs as when its token check is off.
 pub const ANONYMOUS: &str = "anonymous";
+/// The `_meta` key of a merged list result naming the servers it left out (each
+/// `{server_id, reason}`, as `skipped_servers` on the REST answers).
+pub const SKIPPED_META: &str = "mcp-bridge/skipped_servers";
+/// A merged page on `/mcp`: its entries, next cursor and `_meta`.
+type McpPage<T> = (Vec<T>, Option<String>, Option<MetaObject>);
 
 /// `/mcp`: rmcp's Streamable HTTP service, behind the caller's token check, its session
 /// binding and its limits.
@@ -787,13 +793,14 @@ impl ServerHandler for BridgeServer {
             .await;
         let page = self.only_visible(&agent, Kind::Resource, page, |r: &Resource| r.uri.as_str());
         let (shared, _) = registry.shared_uris();
-        let (resources, next) = self.paged(page, |server_id, resource: &mut Resource| {
+        let (resources, next, meta) = self.paged(page, |server_id, resource: &mut Resource| {
             if self.qualifies(server_id, &resource.uri, &shared) {
                 resource.uri = naming::qualify_uri(server_id, &resource.uri);
             }
         })?;
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
+        result.meta = meta;
         Ok(result)
     }
 
@@ -811,7 +818,7 @@ impl ServerHandler for BridgeServer {
             t.uri_template.as_str()
         });
         let (_, shared) = registry.shared_uris();
-        let (templates, next) =
+        let (templates, next, meta) =
             self.paged(page, |server_id, template: &mut ResourceTemplate| {
                 if self.qualifies(server_id, &template.uri_template, &shared) {
                     template.uri_template = naming::qualify_uri(server_id, &template.uri_template);
@@ -819,6 +826,7 @@ impl ServerHandler for BridgeServer {
             })?;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
+        result.meta = meta;
         Ok(result)
     }
 
@@ -863,11 +871,12 @@ impl ServerHandler for BridgeServer {
             .prompts_page(&agent.id, "", &cursor_of(request))
             .await;
         let page = self.only_visible(&agent, Kind::Prompt, page, |p: &Prompt| p.name.as_ref());
-        let (prompts, next) = self.paged(page, |server_id, prompt: &mut Prompt| {
+        let (prompts, next, meta) = self.paged(page, |server_id, prompt: &mut Prompt| {
             prompt.name = self.exposed(server_id, &prompt.name);
         })?;
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
+        result.meta = meta;
         Ok(result)
     }
 
@@ -982,20 +991,29 @@ impl BridgeServer {
     /// when another server offers the same one, unless it is the unprefixed server's.
     /// A page of a list across servers as `/mcp` shows it: each item as `expose` renames it
     /// for its server, and the cursor of the next page.
+    /// A merged page as MCP shows it: its entries, the next cursor, and the servers it left
+    /// out in `_meta` under [`SKIPPED_META`] (MCP's result has no field for them).
     fn paged<T>(
         &self,
-        page: Result<(Vec<(String, T)>, String), registry::Error>,
+        page: Result<MergedPage<T>, registry::Error>,
         expose: impl Fn(&str, &mut T),
-    ) -> Result<(Vec<T>, Option<String>), ErrorData> {
-        let (items, next) = page.map_err(Self::registry_error)?;
-        let items = items
+    ) -> Result<McpPage<T>, ErrorData> {
+        let page = page.map_err(Self::registry_error)?;
+        let items = page
+            .items
             .into_iter()
             .map(|(server_id, mut item)| {
                 expose(&server_id, &mut item);
                 item
             })
             .collect();
-        Ok((items, (!next.is_empty()).then_some(next)))
+        let meta = (!page.skipped.is_empty()).then(|| {
+            let mut meta = serde_json::Map::new();
+            meta.insert(SKIPPED_META.to_owned(), json!(page.skipped));
+            MetaObject(meta)
+        });
+        let next = (!page.next.is_empty()).then_some(page.next);
+        Ok((items, next, meta))
     }
 
     fn qualifies(&self, server_id: &str, uri: &str, shared: &HashSet<String>) -> bool {
@@ -1018,20 +1036,20 @@ impl BridgeServer {
         &self,
         agent: &Caller,
         kind: Kind,
-        page: Result<(Vec<(String, T)>, String), registry::Error>,
+        page: Result<MergedPage<T>, registry::Error>,
         item: impl Fn(&T) -> &str,
-    ) -> Result<(Vec<(String, T)>, String), registry::Error> {
+    ) -> Result<MergedPage<T>, registry::Error> {
         let view = self.state.tools.access().view(agent);
         if view.sees_everything() {
             return page;
         }
-        page.map(|(mut items, next)| {
-            items.retain(|(server_id, it)| {
+        page.map(|mut page| {
+            page.items.retain(|(server_id, it)| {
                 self.state
                     .tools
                     .shows_item(&view, kind, server_id, item(it))
             });
-            (items, next)
+            page
         })
     }
 

@@ -17,7 +17,7 @@ mod tasks;
 mod template;
 mod validate;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -33,6 +33,7 @@ use crate::store::{Store, StoreError, StoredServer};
 use crate::upstream::{self, CallError, CallOrigin, ConnectError, Connection, Lists};
 pub use catalogue::{Entry as Exposed, Page};
 pub use entry::{Control, Inbox, Live, ServerEntry, State};
+pub use merge::{Listed, MergedPage};
 pub use prompts::prompt_messages;
 pub use replicas::Cluster;
 pub use supervisor::Supervision;
@@ -136,8 +137,8 @@ fn auth_required(server_id: &str, has_link: bool) -> String {
 /// All registered servers.
 pub struct Registry {
     servers: RwLock<BTreeMap<String, Arc<ServerEntry>>>,
-    /// Server ids being registered right now (not yet in `servers`).
-    reserved: Mutex<HashSet<String>>,
+    /// Server ids being registered right now (not yet in `servers`), with their registrant.
+    reserved: Mutex<HashMap<String, String>>,
     store: Store,
     hub: Arc<Hub>,
     stdio_allowed_commands: Vec<String>,
@@ -213,13 +214,21 @@ impl Registry {
                 None => Ok(Vec::new()),
             };
         }
-        let mut sources = Vec::new();
-        for entry in self.entries() {
-            if let Ok(Some(reach)) = self.reach_for(&entry, agent, has, what, false).await {
-                sources.push((entry, reach));
+        // Side by side and bounded like the listing itself: an agent's first session with a
+        // `per_agent` server is made here, and one slow server must not hold up the rest.
+        let bound = self.supervision.list_timeout;
+        let reaches = self.entries().into_iter().map(|entry| async move {
+            let reach = self.reach_for(&entry, agent, has, what, false);
+            match tokio::time::timeout(bound, reach).await {
+                Ok(Ok(Some(reach))) => Some((entry, reach)),
+                _ => None,
             }
-        }
-        Ok(sources)
+        });
+        Ok(futures::future::join_all(reaches)
+            .await
+            .into_iter()
+            .flatten()
+            .collect())
     }
 
     /// How `agent` lists a server: over the server's own connection; for a `per_agent` server,
@@ -398,7 +407,7 @@ impl Registry {
             config.server_id = naming::generate_server_id();
         }
         validate::check_config(&config, &self.supervision.guard).map_err(Error::Invalid)?;
-        let _reservation = self.reserve(&config.server_id)?;
+        let _reservation = self.reserve(agent, &config.server_id)?;
         let (entry, inbox) = ServerEntry::new(
             agent.id.clone(),
             config.clone(),
@@ -465,18 +474,35 @@ impl Registry {
         Ok(entry.info())
     }
 
-    fn reserve(&self, server_id: &str) -> Result<Reservation<'_>, Error> {
-        let taken = self
-            .servers
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(server_id);
+    /// Reserves `server_id` for `agent`'s registration: taken is a conflict, and an agent that
+    /// already owns (or is registering) `agent_servers` servers is refused, admins excepted.
+    /// Every registration, an import's too, comes here, and the count includes registrations in
+    /// progress, so concurrent ones cannot pass the cap together.
+    fn reserve(&self, agent: &Caller, server_id: &str) -> Result<Reservation<'_>, Error> {
+        let servers = self.servers.read().unwrap_or_else(|e| e.into_inner());
         let mut reserved = self.reserved.lock().unwrap_or_else(|e| e.into_inner());
-        if taken || !reserved.insert(server_id.to_owned()) {
+        if servers.contains_key(server_id) || reserved.contains_key(server_id) {
             return Err(Error::Conflict(format!(
                 "server \"{server_id}\" is already registered"
             )));
         }
+        let cap = self.supervision.agent_servers;
+        if cap > 0 && !agent.admin {
+            let owned = servers.values().filter(|e| e.owner == agent.id).count()
+                + reserved
+                    .values()
+                    .filter(|owner| **owner == agent.id)
+                    .count();
+            if owned >= cap {
+                return Err(Error::Forbidden(format!(
+                    "agent \"{}\" already has {owned} servers registered, the most one agent may \
+                     have (MCP_BRIDGE_AGENT_SERVERS={cap}); unregister one first \
+                     (DELETE /v1/servers/{{server_id}}) or ask an admin",
+                    agent.id
+                )));
+            }
+        }
+        reserved.insert(server_id.to_owned(), agent.id.clone());
         Ok(Reservation {
             registry: self,
             id: server_id.to_owned(),

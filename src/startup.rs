@@ -130,7 +130,18 @@ impl Application {
         let replica = config
             .replica()
             .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
-        let tasks = crate::tasks::Tasks::new(tools.clone(), store.clone(), hub.clone(), replica);
+        let task_limits = crate::tasks::TaskLimits {
+            slots: Some(limits.clone() as Arc<dyn crate::tasks::Slots>),
+            live: config.agent_tasks,
+            result_bytes: config.agent_task_result_bytes,
+        };
+        let tasks = crate::tasks::Tasks::new(
+            tools.clone(),
+            store.clone(),
+            hub.clone(),
+            replica,
+            task_limits,
+        );
         // Before the first request: a call this bridge was running when it stopped has failed.
         if let Err(error) = tasks.restore().await {
             tracing::error!(%error, "cannot end the tasks interrupted by the last stop");

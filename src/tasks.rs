@@ -9,6 +9,11 @@
 //! task cancels it upstream. A task is cancelled by whichever replica the agent asks; the replica
 //! running it stops its call within `SWEEP_EVERY`.
 //!
+//! Each task's call takes a slot of its agent's concurrency (`Slots`) while it runs, and waits
+//! `working` ("queued") while there is none; an agent has at most `TaskLimits::live` tasks that
+//! have not finished, and at most `TaskLimits::result_bytes` of stored results (the oldest
+//! finished results are dropped first to make room for a new one).
+//!
 //! States (MCP's names): `working` ⇄ `input_required` (the server asked the agent something)
 //! → `completed` (any result, also `is_error`), `failed` (the call's error) or `cancelled`.
 //! A final status never changes: the store writes a final status only over a running one.
@@ -43,6 +48,35 @@ const POLL_INTERVAL_MS: i64 = 1_000;
 /// The bounds of how often an upstream task is polled, whatever its server suggests (ms).
 const UPSTREAM_POLL_MS: (u64, u64) = (100, 5_000);
 
+/// How often a queued task looks for a free slot.
+const QUEUE_POLL: Duration = Duration::from_millis(50);
+/// The status message of a task waiting for a slot.
+pub const QUEUED: &str = "queued: the agent has as many calls running as MCP_BRIDGE_AGENT_CONCURRENCY lets its tasks run";
+/// The status message of a finished task whose result was dropped for newer ones.
+pub const EVICTED: &str = "its result was dropped to make room for newer ones \
+    (MCP_BRIDGE_AGENT_TASK_RESULT_BYTES)";
+/// Tasks in one page of a listing, unless asked otherwise, and at most.
+pub const PAGE: (usize, usize) = (100, 1000);
+
+/// Where a task takes a slot of its agent's concurrency (the front end's per-agent limit,
+/// `MCP_BRIDGE_AGENT_CONCURRENCY`), so its call counts against it as a request would.
+pub trait Slots: Send + Sync {
+    /// A slot of `agent`'s, held until the returned value is dropped; `None` while every slot
+    /// tasks may take is taken.
+    fn take(&self, agent: &str) -> Option<Box<dyn Send + Sync>>;
+}
+
+/// What one agent's tasks may hold.
+#[derive(Clone, Default)]
+pub struct TaskLimits {
+    /// The agents' concurrency; none: tasks run at once.
+    pub slots: Option<Arc<dyn Slots>>,
+    /// Tasks not finished per agent (`MCP_BRIDGE_AGENT_TASKS`); 0: no limit.
+    pub live: usize,
+    /// Bytes of stored results per agent (`MCP_BRIDGE_AGENT_TASK_RESULT_BYTES`); 0: no limit.
+    pub result_bytes: usize,
+}
+
 /// What went wrong with a task request.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
@@ -54,6 +88,9 @@ pub enum TaskError {
     /// The task has already finished (cancelling it again changes nothing).
     #[error("task \"{task_id}\" has already finished ({})", status.as_str())]
     Finished { task_id: String, status: TaskStatus },
+    /// The agent has as many unfinished tasks as it may.
+    #[error("{0}")]
+    TooMany(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -64,6 +101,7 @@ impl TaskError {
             Self::NotFound(_) => ErrorCode::NotFound,
             Self::Invalid(_) => ErrorCode::InvalidRequest,
             Self::Finished { .. } => ErrorCode::Conflict,
+            Self::TooMany(_) => ErrorCode::RateLimited,
             Self::Store(error) => error.code(),
         }
     }
@@ -88,16 +126,27 @@ pub struct Tasks {
     replica: String,
     /// The calls this bridge runs or polls, by task id.
     running: Mutex<HashMap<String, Running>>,
+    limits: TaskLimits,
+    /// Held while a result is made room for and stored, so two ends cannot share the room.
+    room: tokio::sync::Mutex<()>,
 }
 
 impl Tasks {
-    pub fn new(tools: Arc<Tools>, store: Store, hub: Arc<Hub>, replica: String) -> Arc<Self> {
+    pub fn new(
+        tools: Arc<Tools>,
+        store: Store,
+        hub: Arc<Hub>,
+        replica: String,
+        limits: TaskLimits,
+    ) -> Arc<Self> {
         Arc::new(Self {
             tools,
             store,
             hub,
             replica,
             running: Mutex::default(),
+            limits,
+            room: tokio::sync::Mutex::default(),
         })
     }
 
@@ -116,6 +165,7 @@ impl Tasks {
                 a2e::MAX_TASK_TTL_MS
             )));
         }
+        self.check_live(caller).await?;
         let now = a2e::now();
         let task = StoredTask {
             task_id: a2e::new_id(),
@@ -144,6 +194,45 @@ impl Tasks {
         Ok(info(&task))
     }
 
+    /// Refuses a new task of an agent with `live` tasks that have not finished.
+    async fn check_live(&self, caller: &Caller) -> Result<(), TaskError> {
+        let most = self.limits.live;
+        if most == 0 {
+            return Ok(());
+        }
+        let live = self.store.running_task_count(&caller.id).await?.max(0) as usize;
+        if live < most {
+            return Ok(());
+        }
+        Err(TaskError::TooMany(format!(
+            "agent \"{}\" has {live} tasks that have not finished, the most one agent may have \
+             (MCP_BRIDGE_AGENT_TASKS={most}); retry once some have finished, or cancel some",
+            caller.id
+        )))
+    }
+
+    /// A slot of the task's agent's concurrency, once there is one; meanwhile the task is
+    /// `working` with the message [`QUEUED`]. None when tasks take no slots.
+    async fn slot(&self, task: &mut StoredTask) -> Option<Box<dyn Send + Sync>> {
+        let slots = self.limits.slots.as_ref()?;
+        let mut queued = false;
+        loop {
+            if let Some(held) = slots.take(&task.agent_id) {
+                if queued {
+                    task.status_message.clear();
+                    self.update(task).await;
+                }
+                return Some(held);
+            }
+            if !queued {
+                queued = true;
+                task.status_message = QUEUED.to_owned();
+                self.update(task).await;
+            }
+            tokio::time::sleep(QUEUE_POLL).await;
+        }
+    }
+
     /// The server a catalogue name stands for, when it is one (for the record and events).
     fn server_of(&self, name: &str) -> String {
         self.tools
@@ -155,6 +244,8 @@ impl Tasks {
     /// Runs a task's call to its end and stores what it ended with: as a task of its server
     /// when the server runs tasks (then polled), else as a call the bridge makes.
     async fn run(self: Arc<Self>, caller: Caller, mut task: StoredTask, req: ToolCallRequest) {
+        // Held until the call ends (polled on its server included).
+        let _slot = self.slot(&mut task).await;
         let origin = TaskOrigin::new(&self, &task);
         let recipient: CallOrigin = origin.clone();
         let started = self
@@ -233,7 +324,52 @@ impl Tasks {
         }
         // Forgotten first: stopping it now would only cancel what has ended.
         self.forget(&task.task_id);
+        let _room = self.room.lock().await;
+        self.make_room(&mut task).await;
         self.finish(&mut task).await;
+    }
+
+    /// Keeps the agent's stored results within `result_bytes`: a result larger than all of it
+    /// fails the task (`payload_too_large`), else the oldest finished results are dropped
+    /// until the new one fits (their tasks stay, saying so). Dropping old results rather than
+    /// refusing the new one: the new one is the one its agent is waiting for, and its call
+    /// has already run.
+    async fn make_room(&self, task: &mut StoredTask) {
+        let most = self.limits.result_bytes;
+        let Some(size) = task.result.as_ref().map(String::len) else {
+            return;
+        };
+        if most == 0 {
+            return;
+        }
+        if size > most {
+            task.result = None;
+            task.status = TaskStatus::Failed.as_str().to_owned();
+            task.error_code = Some(ErrorCode::PayloadTooLarge.as_str().to_owned());
+            task.status_message = format!(
+                "the call's result ({size} bytes) is larger than an agent's room for task results \
+                 (MCP_BRIDGE_AGENT_TASK_RESULT_BYTES={most}); make the call without `task`"
+            );
+            return;
+        }
+        let stored = match self.store.task_results(&task.agent_id, a2e::now()).await {
+            Ok(stored) => stored,
+            Err(error) => {
+                tracing::warn!(task_id = %task.task_id, %error, "cannot read the stored results");
+                return;
+            }
+        };
+        let mut total = size + stored.iter().map(|(_, n)| n.max(&0)).sum::<i64>() as usize;
+        for (task_id, n) in stored {
+            if total <= most {
+                break;
+            }
+            match self.store.evict_task_result(&task_id, EVICTED).await {
+                Ok(()) => total = total.saturating_sub(n.max(0) as usize),
+                Err(error) => tracing::warn!(%task_id, %error, "cannot drop a task's result"),
+            }
+            tracing::info!(%task_id, agent_id = %task.agent_id, "task result dropped for room");
+        }
     }
 
     /// Polls a task its server runs until it ends, then fetches and stores its result. A server
@@ -361,10 +497,51 @@ impl Tasks {
         }
     }
 
-    /// The caller's tasks, oldest first.
-    pub async fn list(&self, caller: &Caller) -> Result<Vec<TaskInfo>, TaskError> {
-        let tasks = self.store.tasks_of(&caller.id, a2e::now()).await?;
-        Ok(tasks.iter().map(info).collect())
+    /// A page of the caller's tasks, oldest first, from `cursor` (a `next_cursor` given
+    /// before; empty: the first page), at most `limit` (default and most: [`PAGE`]); the
+    /// cursor of the next page, empty on the last.
+    pub async fn list(
+        &self,
+        caller: &Caller,
+        cursor: &str,
+        limit: Option<usize>,
+    ) -> Result<(Vec<TaskInfo>, String), TaskError> {
+        let (default, most) = PAGE;
+        let limit = limit.unwrap_or(default);
+        if !(1..=most).contains(&limit) {
+            return Err(TaskError::Invalid(format!(
+                "`limit` is {limit}; it must be 1 to {most}"
+            )));
+        }
+        let after = match cursor {
+            "" => None,
+            text => Some(
+                hex::decode(text)
+                    .ok()
+                    .and_then(|bytes| serde_json::from_slice::<(f64, String)>(&bytes).ok())
+                    .ok_or_else(|| {
+                        TaskError::Invalid(format!(
+                            "`cursor` \"{text}\" is not a cursor this service gave out"
+                        ))
+                    })?,
+            ),
+        };
+        let after = after.as_ref().map(|(at, id)| (*at, id.as_str()));
+        let mut tasks = self
+            .store
+            .tasks_page(&caller.id, a2e::now(), after, limit + 1)
+            .await?;
+        let next = match tasks.len() > limit {
+            true => {
+                tasks.truncate(limit);
+                let last = &tasks[limit - 1];
+                hex::encode(
+                    serde_json::to_vec(&(last.created_at, &last.task_id)).unwrap_or_default(),
+                )
+            }
+            false => String::new(),
+        };
+        Ok((tasks.iter().map(info).collect(), next))
     }
 
     /// One of the caller's tasks.

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::{
     A2aAgentInfo, CompletionArgument, CompletionContext, ImportResult, McpResourceTemplate,
+    SkippedServer,
 };
 use super::{ElicitAction, McpProtocol, McpServerStatus, Role, ToolSource};
 use super::{McpPrompt, McpPromptMessage, McpResource, McpResourceContent, McpRoot};
@@ -185,6 +186,8 @@ a2e_response! {
     ResourceListResponse = "mcp/resource/list/resp" {
         resources: Vec<McpResource>,
         next_cursor: String,
+        /// Servers left out of this page (beyond the seed): see `SkippedServer`.
+        skipped_servers: Vec<SkippedServer>,
     }
 }
 
@@ -241,6 +244,8 @@ a2e_response! {
     ResourceTemplatesResponse = "mcp/resource/templates/resp" {
         resource_templates: Vec<McpResourceTemplate>,
         next_cursor: String,
+        /// Servers left out of this page (beyond the seed): see `SkippedServer`.
+        skipped_servers: Vec<SkippedServer>,
     }
 }
 
@@ -305,6 +310,8 @@ a2e_response! {
     PromptListResponse = "mcp/prompt/list/resp" {
         prompts: Vec<McpPrompt>,
         next_cursor: String,
+        /// Servers left out of this page (beyond the seed): see `SkippedServer`.
+        skipped_servers: Vec<SkippedServer>,
     }
 }
 

@@ -477,6 +477,16 @@ pub struct McpResourceTemplate {
     pub annotations: BTreeMap<String, Value>,
 }
 
+/// A server a merged listing left out: it did not answer within the listing's bound
+/// (`MCP_BRIDGE_LIST_TIMEOUT`) or failed; its entries are missing from this page.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(default)]
+pub struct SkippedServer {
+    pub server_id: String,
+    /// Why, in words.
+    pub reason: String,
+}
+
 /// MCPResourceContent: one block of a resource's contents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(default)]

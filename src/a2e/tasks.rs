@@ -114,14 +114,22 @@ a2e_response! {
 }
 
 a2e_message! {
-    /// task/list/req: the caller's tasks.
-    TaskListRequest = "task/list/req" {}
+    /// task/list/req: a page of the caller's tasks.
+    TaskListRequest = "task/list/req" {
+        /// `next_cursor` of the previous page.
+        cursor: String,
+        /// Most tasks in the page: 1 to 1000, 100 when absent.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    }
 }
 
 a2e_response! {
-    /// task/list/resp: the caller's tasks that have not expired, oldest first.
+    /// task/list/resp: a page of the caller's tasks that have not expired, oldest first.
     TaskListResponse = "task/list/resp" {
         tasks: Vec<TaskInfo>,
+        /// The cursor of the next page; empty on the last.
+        next_cursor: String,
     }
 }
 

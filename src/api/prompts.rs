@@ -49,11 +49,12 @@ pub async fn list(
     agent: &Caller,
     req: PromptListRequest,
 ) -> Result<Reply<PromptListResponse>, Failure> {
-    let (mut prompts, next_cursor) = state
+    let listed = state
         .registry
         .list_prompts(&agent.id, &req.server_id, &req.cursor)
         .await
         .map_err(|e| ApiError::from(e).answering::<PromptListResponse>(&req.id))?;
+    let mut prompts = listed.items;
     let view = state.tools.access().view(agent);
     prompts.retain(|p| {
         state
@@ -62,7 +63,8 @@ pub async fn list(
     });
     let mut resp = PromptListResponse::answering(&req.id);
     resp.prompts = prompts;
-    resp.next_cursor = next_cursor;
+    resp.next_cursor = listed.next;
+    resp.skipped_servers = listed.skipped;
     Ok(ok(resp))
 }
 

@@ -67,11 +67,12 @@ pub async fn list(
     agent: &Caller,
     req: ResourceListRequest,
 ) -> Result<Reply<ResourceListResponse>, Failure> {
-    let (mut resources, next_cursor) = state
+    let listed = state
         .registry
         .list_resources(&agent.id, &req.server_id, &req.cursor)
         .await
         .map_err(|e| ApiError::from(e).answering::<ResourceListResponse>(&req.id))?;
+    let mut resources = listed.items;
     let view = state.tools.access().view(agent);
     resources.retain(|r| {
         state
@@ -80,7 +81,8 @@ pub async fn list(
     });
     let mut resp = ResourceListResponse::answering(&req.id);
     resp.resources = resources;
-    resp.next_cursor = next_cursor;
+    resp.next_cursor = listed.next;
+    resp.skipped_servers = listed.skipped;
     Ok(ok(resp))
 }
 
@@ -105,11 +107,12 @@ pub async fn templates(
     agent: &Caller,
     req: ResourceTemplatesRequest,
 ) -> Result<Reply<ResourceTemplatesResponse>, Failure> {
-    let (mut templates, next_cursor) = state
+    let listed = state
         .registry
         .list_templates(&agent.id, &req.server_id, &req.cursor)
         .await
         .map_err(|e| ApiError::from(e).answering::<ResourceTemplatesResponse>(&req.id))?;
+    let mut templates = listed.items;
     let view = state.tools.access().view(agent);
     templates.retain(|t| {
         state
@@ -118,7 +121,8 @@ pub async fn templates(
     });
     let mut resp = ResourceTemplatesResponse::answering(&req.id);
     resp.resource_templates = templates;
-    resp.next_cursor = next_cursor;
+    resp.next_cursor = listed.next;
+    resp.skipped_servers = listed.skipped;
     Ok(ok(resp))
 }
 

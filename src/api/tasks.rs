@@ -4,7 +4,9 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
+use serde::Deserialize;
 use serde_json::Value;
+use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -59,16 +61,32 @@ pub async fn start(
     Ok((StatusCode::ACCEPTED, Json(resp)))
 }
 
-/// The caller's tasks that have not expired, oldest first (task/list).
-#[utoipa::path(get, path = "/v1/tasks", tag = "tasks", params(IdQuery), security(("bearer" = [])),
-    responses((status = 200, description = "The caller's tasks", body = TaskListResponse), (status = 401, response = Unauthorized),
-        (status = 503, response = StoreUnavailable)))]
+/// A page of the tasks list.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TaskPageQuery {
+    /// `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: String,
+    /// Most tasks in the page: 1 to 1000, 100 when absent.
+    pub limit: Option<u32>,
+    /// The A2E request id, echoed as `req_id`.
+    pub id: Option<String>,
+}
+
+/// A page of the caller's tasks that have not expired, oldest first (task/list).
+#[utoipa::path(get, path = "/v1/tasks", tag = "tasks", params(TaskPageQuery), security(("bearer" = [])),
+    responses((status = 200, description = "A page of the caller's tasks", body = TaskListResponse), (status = 401, response = Unauthorized),
+        (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
 async fn list_tasks(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
-    A2eQuery(query): A2eQuery<IdQuery>,
+    A2eQuery(query): A2eQuery<TaskPageQuery>,
 ) -> Result<Reply<TaskListResponse>, Failure> {
-    list(&state, &agent, request(query.id)).await
+    let mut req: TaskListRequest = request(query.id);
+    req.cursor = query.cursor;
+    req.limit = query.limit;
+    list(&state, &agent, req).await
 }
 
 pub async fn list(
@@ -77,9 +95,10 @@ pub async fn list(
     req: TaskListRequest,
 ) -> Result<Reply<TaskListResponse>, Failure> {
     let mut resp = TaskListResponse::answering(&req.id);
-    resp.tasks = state
+    let limit = req.limit.map(|l| l as usize);
+    (resp.tasks, resp.next_cursor) = state
         .tasks
-        .list(agent)
+        .list(agent, &req.cursor, limit)
         .await
         .map_err(|e| ApiError::from(e).answering::<TaskListResponse>(&req.id))?;
     Ok(ok(resp))
@@ -162,9 +181,14 @@ pub async fn result(
             Json(json(&task_response(&req.id, outcome.task))),
         )),
         TaskStatus::Completed => {
-            let mut resp = outcome
-                .response
-                .ok_or_else(|| fail(ApiError::internal("a completed task has no result")))?;
+            // Dropped to make room for newer results (MCP_BRIDGE_AGENT_TASK_RESULT_BYTES).
+            let gone = || {
+                ApiError::new(
+                    crate::a2e::ErrorCode::NotFound,
+                    outcome.task.status_message.clone(),
+                )
+            };
+            let mut resp = outcome.response.clone().ok_or_else(|| fail(gone()))?;
             resp.set_req_id(&req.id);
             Ok(ok(json(&resp)))
         }

@@ -115,9 +115,23 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = self.body("error", "", false);
-        (self.status, Json(body)).into_response()
+        with_retry_after((self.status, Json(body)).into_response())
     }
 }
+
+/// Every 429 says when to try again: [`DEFAULT_RETRY_AFTER`] seconds unless its route says
+/// otherwise (the per-agent limits set their own).
+fn with_retry_after(mut resp: Response) -> Response {
+    if resp.status() == StatusCode::TOO_MANY_REQUESTS {
+        resp.headers_mut()
+            .entry(axum::http::header::RETRY_AFTER)
+            .or_insert(axum::http::HeaderValue::from_static(DEFAULT_RETRY_AFTER));
+    }
+    resp
+}
+
+/// Seconds a 429 asks to wait when its route does not know better.
+const DEFAULT_RETRY_AFTER: &str = "5";
 
 /// An error answered as a given endpoint's response message.
 #[derive(Debug)]
@@ -138,7 +152,7 @@ impl Failure {
 impl IntoResponse for Failure {
     fn into_response(self) -> Response {
         let body = self.error.body(self.kind, &self.req_id, self.has_ok);
-        (self.error.status, Json(body)).into_response()
+        with_retry_after((self.error.status, Json(body)).into_response())
     }
 }
 

@@ -54,8 +54,10 @@ pub struct Limits<C: Clock = DefaultClock> {
 
 #[derive(Default)]
 struct Usage {
+    /// Requests in flight and task calls running (each task also counts in `tasks`).
     in_flight: usize,
     streams: usize,
+    tasks: usize,
 }
 
 /// Why a request was not admitted, and when to try again.
@@ -70,6 +72,7 @@ pub struct InFlight {
     open: Open,
     agent: Arc<str>,
     stream: bool,
+    task: bool,
 }
 
 impl Drop for InFlight {
@@ -80,7 +83,10 @@ impl Drop for InFlight {
                 true => usage.streams = usage.streams.saturating_sub(1),
                 false => usage.in_flight = usage.in_flight.saturating_sub(1),
             }
-            if usage.streams == 0 && usage.in_flight == 0 {
+            if self.task {
+                usage.tasks = usage.tasks.saturating_sub(1);
+            }
+            if usage.streams == 0 && usage.in_flight == 0 && usage.tasks == 0 {
                 open.remove(&self.agent);
             }
         }
@@ -170,9 +176,53 @@ impl<C: Clock> Limits<C> {
             open: self.open.clone(),
             agent: key,
             stream,
+            task: false,
         }))
     }
 
+    /// A slot of `agent`'s concurrency for one task's call, held until the guard is dropped
+    /// (`Some(None)` when there is no limit); `None` while every slot the tasks may take is
+    /// taken: the task waits (it is not refused). Tasks may take at most [`task_room`] of the
+    /// slots, so the agent can still answer its tasks' questions, poll and cancel them.
+    pub fn take_task_slot(&self, agent: &str) -> Option<Option<InFlight>> {
+        if self.concurrency == 0 {
+            return Some(None);
+        }
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let usage = open.get(agent);
+        let (in_flight, tasks) = usage.map_or((0, 0), |u| (u.in_flight, u.tasks));
+        if in_flight >= self.concurrency || tasks >= task_room(self.concurrency) {
+            return None;
+        }
+        let key = match open.get_key_value(agent) {
+            Some((key, _)) => key.clone(),
+            None => Arc::from(agent),
+        };
+        let usage = open.entry(key.clone()).or_default();
+        usage.in_flight += 1;
+        usage.tasks += 1;
+        Some(Some(InFlight {
+            open: self.open.clone(),
+            agent: key,
+            stream: false,
+            task: true,
+        }))
+    }
+}
+
+/// The slots of a concurrency limit an agent's tasks may hold together: three quarters, at least 1.
+pub fn task_room(concurrency: usize) -> usize {
+    (concurrency * 3 / 4).max(1)
+}
+
+impl crate::tasks::Slots for Limits {
+    fn take(&self, agent: &str) -> Option<Box<dyn Send + Sync>> {
+        self.take_task_slot(agent)
+            .map(|held| Box::new(held) as Box<dyn Send + Sync>)
+    }
+}
+
+impl<C: Clock> Limits<C> {
     /// Takes one request of `agent`'s rate, if there is a rate limit.
     fn take_rate(&self, agent: &str) -> Result<(), Refused> {
         let Some(rate) = &self.rate else {
@@ -334,6 +384,34 @@ mod tests {
         );
         drop(first);
         assert!(limits.admit("alice", true).is_ok());
+    }
+
+    #[test]
+    fn tasks_take_slots_of_the_concurrency_but_leave_room_for_requests() {
+        let limits = Limits::new(0, 0, 4, 0);
+        let first = limits.take_task_slot("alice").unwrap();
+        let _more: Vec<_> = (0..2)
+            .map(|_| limits.take_task_slot("alice").unwrap())
+            .collect();
+        assert!(limits.take_task_slot("alice").is_none(), "3 of 4 for tasks");
+        assert!(limits.take_task_slot("bob").is_some(), "per agent");
+        let request = limits.admit("alice", true).unwrap();
+        assert!(
+            limits.admit("alice", true).is_err(),
+            "the tasks count against the requests in flight"
+        );
+        drop(first);
+        let _again = limits.take_task_slot("alice").unwrap();
+        assert!(limits.admit("alice", true).is_err(), "4 in flight");
+        drop(request);
+        assert!(
+            limits.take_task_slot("alice").is_none(),
+            "tasks may hold 3 slots"
+        );
+        assert!(
+            limits.admit("alice", true).is_ok(),
+            "the last slot is the requests'"
+        );
     }
 
     #[test]

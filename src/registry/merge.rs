@@ -1,15 +1,20 @@
 //! One list across many servers, in pages: servers are walked in id order, each through its own
 //! upstream cursors. A cursor names the server, its upstream cursor and how many entries of that
 //! upstream page were already given out, so no entry is repeated or skipped; a server that joins
-//! or leaves between pages only changes whether its own entries appear.
+//! or leaves between pages only changes whether its own entries appear. The servers are asked at
+//! once, under one bound for the whole page.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
+use futures::stream::FuturesOrdered;
 use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
 
 use super::{Error, ServerEntry};
+use crate::a2e::SkippedServer;
 use crate::upstream::{CallError, Connection};
 
 /// Most upstream pages read from one server for one page of ours.
@@ -66,19 +71,138 @@ pub enum Reach {
 
 pub type Source = (Arc<ServerEntry>, Reach);
 
-/// One page of entries, each with the id of its server, and the cursor of the next page (empty on
-/// the last). `strict`: an upstream error fails the page (one server was asked for) rather than
-/// leaving that server out.
+/// One page of a merged listing.
+#[derive(Debug)]
+pub struct MergedPage<T> {
+    /// Entries, each with the id of its server.
+    pub items: Vec<(String, T)>,
+    /// The cursor of the next page; empty on the last.
+    pub next: String,
+    /// Servers left out of this page (too slow or failed), in id order.
+    pub skipped: Vec<SkippedServer>,
+}
+
+/// A page of a merged listing as the API shows it.
+#[derive(Debug)]
+pub struct Listed<T> {
+    pub items: Vec<T>,
+    /// The cursor of the next page; empty on the last.
+    pub next: String,
+    pub skipped: Vec<SkippedServer>,
+}
+
+/// An entry with where it stands in its server's listing (for the cursor that starts at it).
+struct Placed<T> {
+    upstream: Option<String>,
+    index: usize,
+    item: T,
+}
+
+/// One page of entries and the cursor of the next page (empty on the last). The servers are
+/// asked at once, and the whole page is bounded by `within` (`MCP_BRIDGE_LIST_TIMEOUT`): a
+/// server that has not answered by then, or failed, is left out and named in `skipped` (one
+/// slow server holds no listing, nor the caller's slot, for longer). Each server gives at most
+/// one page and one entry more (for the next cursor); the walk stops, dropping the requests
+/// still out, as soon as the page is full. `strict`: one server was asked for, and its error
+/// or slowness fails the page.
 #[allow(clippy::too_many_arguments)]
 pub async fn page<T, F, Fut, R, RFut, K>(
     sources: &[Source],
     cursor: Option<Cursor>,
     page_size: usize,
     strict: bool,
+    within: Duration,
     fetch: F,
     fetch_remote: R,
     keep: K,
-) -> Result<(Vec<(String, T)>, String), Error>
+) -> Result<MergedPage<T>, Error>
+where
+    F: Fn(Arc<Connection>, Option<String>, Duration) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), CallError>>,
+    R: Fn(String, String, Option<String>, Duration) -> RFut,
+    RFut: Future<Output = Result<(Vec<T>, Option<String>), Error>>,
+    K: Fn(&ServerEntry, &T) -> bool,
+{
+    let deadline = Instant::now() + within;
+    let mut walks: FuturesOrdered<_> = sources
+        .iter()
+        .filter_map(|(entry, reach)| {
+            let start = match &cursor {
+                Some(c) if c.server_id.as_str() > entry.id.as_str() => return None,
+                Some(c) if c.server_id == entry.id => (c.upstream.clone(), c.skip),
+                _ => (None, 0),
+            };
+            let bound = (deadline, within);
+            let walk = walk(
+                entry,
+                reach,
+                start,
+                page_size + 1,
+                bound,
+                &fetch,
+                &fetch_remote,
+                &keep,
+            );
+            Some(async move { (entry, tokio::time::timeout_at(deadline, walk).await) })
+        })
+        .collect();
+    let (mut items, mut skipped) = (Vec::new(), Vec::new());
+    while let Some((entry, walked)) = walks.next().await {
+        let error = match walked {
+            Ok(Ok(placed)) => {
+                for Placed {
+                    upstream,
+                    index,
+                    item,
+                } in placed
+                {
+                    if items.len() == page_size {
+                        let next = Cursor {
+                            server_id: entry.id.clone(),
+                            upstream,
+                            skip: index,
+                        };
+                        return Ok(MergedPage {
+                            items,
+                            next: next.encode(),
+                            skipped,
+                        });
+                    }
+                    items.push((entry.id.clone(), item));
+                }
+                continue;
+            }
+            Ok(Err(error)) => error,
+            Err(_) => too_slow(entry, within),
+        };
+        if strict {
+            return Err(error);
+        }
+        tracing::warn!(server_id = %entry.id, %error, "left out of a merged listing");
+        skipped.push(SkippedServer {
+            server_id: entry.id.clone(),
+            reason: error.to_string(),
+        });
+    }
+    Ok(MergedPage {
+        items,
+        next: String::new(),
+        skipped,
+    })
+}
+
+/// Up to `most` kept entries of one server from `start` on, following its upstream cursors.
+#[allow(clippy::too_many_arguments)]
+async fn walk<T, F, Fut, R, RFut, K>(
+    entry: &Arc<ServerEntry>,
+    reach: &Reach,
+    (mut upstream, mut skip): (Option<String>, usize),
+    most: usize,
+    (deadline, within): (Instant, Duration),
+    fetch: &F,
+    fetch_remote: &R,
+    keep: &K,
+) -> Result<Vec<Placed<T>>, Error>
 where
     F: Fn(Arc<Connection>, Option<String>, Duration) -> Fut,
     Fut: Future<Output = Result<(Vec<T>, Option<String>), CallError>>,
@@ -87,63 +211,63 @@ where
     K: Fn(&ServerEntry, &T) -> bool,
 {
     let mut out = Vec::new();
-    for (entry, reach) in sources {
-        let (mut upstream, mut skip) = match &cursor {
-            Some(c) if c.server_id.as_str() > entry.id.as_str() => continue,
-            Some(c) if c.server_id == entry.id => (c.upstream.clone(), c.skip),
-            _ => (None, 0),
-        };
-        let timeout = Duration::from_secs(entry.config().timeout);
-        let mut seen = std::collections::HashSet::new();
-        loop {
-            let listed = match reach {
-                Reach::Here(conn) => fetch(conn.clone(), upstream.clone(), timeout)
-                    .await
-                    .map_err(|error| Error::Upstream {
+    let mut seen = std::collections::HashSet::new();
+    loop {
+        let own = Duration::from_secs(entry.config().timeout);
+        let left = deadline.saturating_duration_since(Instant::now());
+        let timeout = own.min(left);
+        let (items, next) = match reach {
+            Reach::Here(conn) => fetch(conn.clone(), upstream.clone(), timeout)
+                .await
+                .map_err(|error| match error {
+                    CallError::Timeout(_) if left < own => too_slow(entry, within),
+                    error => Error::Upstream {
                         what: format!("listing on server \"{}\"", entry.id),
                         error,
-                    }),
-                Reach::Holder(holder) => {
-                    fetch_remote(holder.clone(), entry.id.clone(), upstream.clone(), timeout).await
-                }
-            };
-            let (items, next) = match listed {
-                Ok(listed) => listed,
-                Err(error) if strict => return Err(error),
-                Err(error) => {
-                    tracing::warn!(server_id = %entry.id, %error, "left out of a merged listing");
-                    break;
-                }
-            };
-            for (index, item) in items.into_iter().enumerate().skip(skip) {
-                if out.len() == page_size {
-                    let next = Cursor {
-                        server_id: entry.id.clone(),
-                        upstream,
-                        skip: index,
-                    };
-                    return Ok((out, next.encode()));
-                }
-                if keep(entry, &item) {
-                    out.push((entry.id.clone(), item));
-                }
+                    },
+                })?,
+            Reach::Holder(holder) => {
+                fetch_remote(holder.clone(), entry.id.clone(), upstream.clone(), timeout).await?
             }
-            match next {
-                // A server that hands back a cursor it gave before (or pages without end)
-                // would loop forever: its listing stops there.
-                Some(next) if seen.len() < MAX_UPSTREAM_PAGES && seen.insert(next.clone()) => {
-                    upstream = Some(next);
-                    skip = 0;
-                }
-                Some(_) => {
-                    tracing::warn!(server_id = %entry.id, "a listing that never ends was cut short");
-                    break;
-                }
-                None => break,
+        };
+        for (index, item) in items.into_iter().enumerate().skip(skip) {
+            if out.len() == most {
+                return Ok(out);
+            }
+            if keep(entry, &item) {
+                let upstream = upstream.clone();
+                out.push(Placed {
+                    upstream,
+                    index,
+                    item,
+                });
             }
         }
+        match next {
+            // A server that hands back a cursor it gave before (or pages without end)
+            // would loop forever: its listing stops there.
+            Some(next) if seen.len() < MAX_UPSTREAM_PAGES && seen.insert(next.clone()) => {
+                upstream = Some(next);
+                skip = 0;
+            }
+            Some(_) => {
+                tracing::warn!(server_id = %entry.id, "a listing that never ends was cut short");
+                return Ok(out);
+            }
+            None => return Ok(out),
+        }
     }
-    Ok((out, String::new()))
+}
+
+/// A server that did not answer within the listing's bound.
+fn too_slow(entry: &ServerEntry, within: Duration) -> Error {
+    Error::Upstream {
+        what: format!(
+            "listing on server \"{}\" (bounded by MCP_BRIDGE_LIST_TIMEOUT)",
+            entry.id
+        ),
+        error: CallError::Timeout(within),
+    }
 }
 
 #[cfg(test)]

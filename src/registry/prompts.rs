@@ -9,7 +9,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use super::merge::{self, Cursor};
+use super::merge::{self, Cursor, Listed};
 use super::resources::template_allowed;
 use super::{Error, Registry, naming};
 use crate::a2e::{CompletionArgument, McpPrompt, McpPromptArgument, McpPromptMessage, Role};
@@ -22,15 +22,17 @@ impl Registry {
         agent: &str,
         server_id: &str,
         cursor: &str,
-    ) -> Result<(Vec<McpPrompt>, String), Error> {
-        let (items, next) = self.prompts_page(agent, server_id, cursor).await?;
-        Ok((
-            items
+    ) -> Result<Listed<McpPrompt>, Error> {
+        let page = self.prompts_page(agent, server_id, cursor).await?;
+        Ok(Listed {
+            items: page
+                .items
                 .into_iter()
-                .map(|(id, p)| prompt_model(id, p))
+                .map(|(id, x)| prompt_model(id, x))
                 .collect(),
-            next,
-        ))
+            next: page.next,
+            skipped: page.skipped,
+        })
     }
 
     /// A page of prompts as the servers listed them, each with its server's id.
@@ -39,7 +41,7 @@ impl Registry {
         agent: &str,
         server_id: &str,
         cursor: &str,
-    ) -> Result<(Vec<(String, Prompt)>, String), Error> {
+    ) -> Result<merge::MergedPage<Prompt>, Error> {
         let sources = self
             .sources(agent, server_id, |c| c.prompts.is_some(), "prompts")
             .await?;
@@ -48,6 +50,7 @@ impl Registry {
             Cursor::decode(cursor)?,
             self.page_size,
             !server_id.is_empty(),
+            self.supervision.list_timeout,
             |conn, cursor, timeout| async move {
                 conn.list_prompts(cursor, timeout)
                     .await

@@ -8,7 +8,7 @@ use std::time::Duration;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use serde_json::Value;
 
-use super::merge::{self, Cursor};
+use super::merge::{self, Cursor, Listed};
 use super::replicas::Op;
 use super::{Error, Registry, ServerEntry, naming, template};
 use crate::a2e::{ContentKind, McpResource, McpResourceContent, McpResourceTemplate};
@@ -22,15 +22,17 @@ impl Registry {
         agent: &str,
         server_id: &str,
         cursor: &str,
-    ) -> Result<(Vec<McpResource>, String), Error> {
-        let (items, next) = self.resources_page(agent, server_id, cursor).await?;
-        Ok((
-            items
+    ) -> Result<Listed<McpResource>, Error> {
+        let page = self.resources_page(agent, server_id, cursor).await?;
+        Ok(Listed {
+            items: page
+                .items
                 .into_iter()
-                .map(|(id, r)| resource_model(id, r))
+                .map(|(id, x)| resource_model(id, x))
                 .collect(),
-            next,
-        ))
+            next: page.next,
+            skipped: page.skipped,
+        })
     }
 
     /// A page of resources as the servers listed them, each with its server's id.
@@ -39,7 +41,7 @@ impl Registry {
         agent: &str,
         server_id: &str,
         cursor: &str,
-    ) -> Result<(Vec<(String, Resource)>, String), Error> {
+    ) -> Result<merge::MergedPage<Resource>, Error> {
         let sources = self
             .sources(agent, server_id, |c| c.resources.is_some(), "resources")
             .await?;
@@ -48,6 +50,7 @@ impl Registry {
             Cursor::decode(cursor)?,
             self.page_size,
             !server_id.is_empty(),
+            self.supervision.list_timeout,
             |conn, cursor, timeout| async move {
                 conn.list_resources(cursor, timeout)
                     .await
@@ -76,15 +79,17 @@ impl Registry {
         agent: &str,
         server_id: &str,
         cursor: &str,
-    ) -> Result<(Vec<McpResourceTemplate>, String), Error> {
-        let (items, next) = self.templates_page(agent, server_id, cursor).await?;
-        Ok((
-            items
+    ) -> Result<Listed<McpResourceTemplate>, Error> {
+        let page = self.templates_page(agent, server_id, cursor).await?;
+        Ok(Listed {
+            items: page
+                .items
                 .into_iter()
-                .map(|(id, t)| template_model(id, t))
+                .map(|(id, x)| template_model(id, x))
                 .collect(),
-            next,
-        ))
+            next: page.next,
+            skipped: page.skipped,
+        })
     }
 
     /// A page of resource templates as the servers listed them, each with its server's id.
@@ -93,7 +98,7 @@ impl Registry {
         agent: &str,
         server_id: &str,
         cursor: &str,
-    ) -> Result<(Vec<(String, ResourceTemplate)>, String), Error> {
+    ) -> Result<merge::MergedPage<ResourceTemplate>, Error> {
         let sources = self
             .sources(agent, server_id, |c| c.resources.is_some(), "resources")
             .await?;
@@ -102,6 +107,7 @@ impl Registry {
             Cursor::decode(cursor)?,
             self.page_size,
             !server_id.is_empty(),
+            self.supervision.list_timeout,
             |conn, cursor, timeout| async move {
                 conn.list_templates(cursor, timeout)
                     .await

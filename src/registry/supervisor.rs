@@ -38,6 +38,10 @@ pub struct Supervision {
     pub max_tool_name: usize,
     /// What a changed tool definition does.
     pub pinning: crate::config::ToolPinning,
+    /// The bound on a whole merged listing of resources, templates or prompts.
+    pub list_timeout: Duration,
+    /// Servers one agent (not an admin) may have registered; 0: no limit.
+    pub agent_servers: usize,
 }
 
 impl Supervision {
@@ -62,6 +66,8 @@ impl Supervision {
             lease: Duration::from_secs(config.lease_secs),
             max_tool_name: config.max_tool_name,
             pinning: config.tool_pinning,
+            list_timeout: Duration::from_secs(config.list_timeout),
+            agent_servers: config.agent_servers,
         }
     }
 }

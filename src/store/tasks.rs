@@ -130,6 +130,77 @@ impl Store {
         rows.iter().map(StoredTask::from_row).collect()
     }
 
+    /// A page of an agent's tasks that have not expired before `now`, oldest first, from after
+    /// `after` (the `created_at` and id of the last task of the previous page): at most `limit`.
+    #[instrument(skip_all, fields(agent_id))]
+    pub async fn tasks_page(
+        &self,
+        agent_id: &str,
+        now: f64,
+        after: Option<(f64, &str)>,
+        limit: usize,
+    ) -> Result<Vec<StoredTask>, StoreError> {
+        let (created, task_id) = after.unwrap_or((f64::MIN, ""));
+        let sql = format!(
+            "SELECT {COLUMNS} FROM tasks WHERE agent_id = $1 AND expires_at > $2 \
+             AND (created_at > $3 OR (created_at = $3 AND task_id > $4)) \
+             ORDER BY created_at, task_id LIMIT $5"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(agent_id)
+            .bind(now)
+            .bind(created)
+            .bind(task_id)
+            .bind(limit as i64)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(StoredTask::from_row).collect()
+    }
+
+    /// How many of an agent's tasks have not finished (queued ones included).
+    #[instrument(skip_all, fields(agent_id))]
+    pub async fn running_task_count(&self, agent_id: &str) -> Result<i64, StoreError> {
+        let sql = format!("SELECT COUNT(*) FROM tasks WHERE agent_id = $1 AND {RUNNING}");
+        let count = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+            .bind(agent_id)
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(count)
+    }
+
+    /// An agent's stored results that have not expired before `now`: each task's id and the
+    /// result's length, oldest finished first.
+    #[instrument(skip_all, fields(agent_id))]
+    pub async fn task_results(
+        &self,
+        agent_id: &str,
+        now: f64,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT task_id, CAST(LENGTH(result) AS BIGINT) AS size FROM tasks \
+             WHERE agent_id = $1 AND result IS NOT NULL AND expires_at > $2 \
+             ORDER BY updated_at, task_id",
+        )
+        .bind(agent_id)
+        .bind(now)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("task_id")?, row.try_get("size")?)))
+            .collect()
+    }
+
+    /// Drops a finished task's result, saying why in its status message (the task stays).
+    #[instrument(skip_all, fields(task_id))]
+    pub async fn evict_task_result(&self, task_id: &str, why: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE tasks SET result = NULL, status_message = $2 WHERE task_id = $1")
+            .bind(task_id)
+            .bind(why)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     /// The tasks `replica` was running or polling that have not finished.
     #[instrument(skip_all, fields(replica))]
     pub async fn running_tasks(&self, replica: &str) -> Result<Vec<StoredTask>, StoreError> {
@@ -246,6 +317,27 @@ mod tests {
             assert_eq!(store.running_tasks("r-1").await.unwrap().len(), 1);
             assert!(store.task("b", 11.0).await.unwrap().is_none());
             assert_eq!(store.tasks_of("alice", 5.0).await.unwrap().len(), 1);
+            assert_eq!(store.running_task_count("alice").await.unwrap(), 0);
+            assert_eq!(store.running_task_count("bob").await.unwrap(), 1);
+            assert_eq!(
+                store.task_results("alice", 5.0).await.unwrap(),
+                vec![("a".to_owned(), 2)]
+            );
+            store.evict_task_result("a", "evicted").await.unwrap();
+            assert!(store.task_results("alice", 5.0).await.unwrap().is_empty());
+            for id in ["c", "d", "e"] {
+                store.insert_task(&task(id, "alice", 100.0)).await.unwrap();
+            }
+            let first = store.tasks_page("alice", 5.0, None, 2).await.unwrap();
+            let ids: Vec<_> = first.iter().map(|t| t.task_id.as_str()).collect();
+            assert_eq!(ids, ["a", "c"]);
+            let last = &first[1];
+            let rest = store
+                .tasks_page("alice", 5.0, Some((last.created_at, &last.task_id)), 2)
+                .await
+                .unwrap();
+            let ids: Vec<_> = rest.iter().map(|t| t.task_id.as_str()).collect();
+            assert_eq!(ids, ["d", "e"]);
             let gone = store.expire_tasks(11.0).await.unwrap();
             assert_eq!(gone, vec![("b".to_owned(), "bob".to_owned())]);
             assert!(store.task("b", 5.0).await.unwrap().is_none());

@@ -26,6 +26,7 @@ mod oauth;
 mod openapi;
 mod pinning;
 mod prompts;
+mod quotas;
 mod redaction;
 mod replicas;
 mod resources;

@@ -55,6 +55,10 @@ Environment variables read at start-up size the instance:
     FIXTURE_PAGE=M        when > 0, resources/list, resources/templates/list and prompts/list return at most M
                           entries per response, with nextCursor = the next offset as a decimal string; default 0
                           (no paging: those lists answer exactly as the SDK does by default)
+    FIXTURE_LISTS_THEN_HANG=1
+                          resources/list, resources/templates/list and prompts/list each answer their first
+                          request (the client's listing at connect) and never answer a later one (a server that
+                          hangs every merged listing); its tools and everything else answer as usual
 """
 
 import argparse
@@ -284,6 +288,8 @@ def build_server():
 
     if page > 0:
         install_paging(mcp, page)
+    if os.environ.get("FIXTURE_LISTS_THEN_HANG", "").strip() == "1":
+        install_hanging_lists(mcp)
 
     return mcp
 
@@ -369,6 +375,34 @@ def install_paging(mcp, page: int) -> None:
         return ListPromptsResult(prompts=entries, next_cursor=next_cursor)
 
     lowlevel = mcp._lowlevel_server  # no public accessor in SDK 2.3.0; MCPServer.completion() uses the same object
+    lowlevel.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
+    lowlevel.add_request_handler("resources/templates/list", PaginatedRequestParams, list_resource_templates)
+    lowlevel.add_request_handler("prompts/list", PaginatedRequestParams, list_prompts)
+
+
+def install_hanging_lists(mcp) -> None:
+    """Answer the first resources/list, resources/templates/list and prompts/list, then hang on each later one."""
+    from mcp_types import ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult, PaginatedRequestParams
+
+    answered: set[str] = set()
+
+    async def first_only(method: str, build):
+        if method in answered:
+            await asyncio.Event().wait()  # never set: the request hangs until cancelled
+        answered.add(method)
+        return await build()
+
+    async def list_resources(ctx, params):
+        return ListResourcesResult(resources=await first_only("resources", mcp.list_resources))
+
+    async def list_resource_templates(ctx, params):
+        templates = await first_only("templates", mcp.list_resource_templates)
+        return ListResourceTemplatesResult(resource_templates=templates)
+
+    async def list_prompts(ctx, params):
+        return ListPromptsResult(prompts=await first_only("prompts", mcp.list_prompts))
+
+    lowlevel = mcp._lowlevel_server  # as install_paging
     lowlevel.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
     lowlevel.add_request_handler("resources/templates/list", PaginatedRequestParams, list_resource_templates)
     lowlevel.add_request_handler("prompts/list", PaginatedRequestParams, list_prompts)

@@ -44,7 +44,7 @@ pub async fn answer(state: &AppState, agent: &Caller, uri: &Uri, rpc: Rpc) -> Re
     let outcome = match rpc.method.as_str() {
         "tools/call" => start(state, agent, uri, params).await,
         "tasks/get" => get(state, agent, params).await,
-        "tasks/list" => list(state, agent).await,
+        "tasks/list" => list(state, agent, params).await,
         "tasks/cancel" => cancel(state, agent, params).await,
         "tasks/result" => return awaited(state.clone(), agent.clone(), rpc.id, params),
         other => Err(ErrorData::new(
@@ -63,10 +63,20 @@ async fn get(state: &AppState, agent: &Caller, params: Value) -> Result<Value, E
     Ok(task_json(&task))
 }
 
-/// `tasks/list`: the agent's tasks that have not expired, oldest first, on one page.
-async fn list(state: &AppState, agent: &Caller) -> Result<Value, ErrorData> {
-    let tasks = state.tasks.list(agent).await.map_err(task_error)?;
-    Ok(json!({ "tasks": tasks.iter().map(task_json).collect::<Vec<_>>() }))
+/// `tasks/list`: a page of the agent's tasks that have not expired, oldest first, from
+/// `params.cursor`; `nextCursor` when there are more.
+async fn list(state: &AppState, agent: &Caller, params: Value) -> Result<Value, ErrorData> {
+    let cursor = params.get("cursor").and_then(Value::as_str).unwrap_or("");
+    let (tasks, next) = state
+        .tasks
+        .list(agent, cursor, None)
+        .await
+        .map_err(task_error)?;
+    let mut result = json!({ "tasks": tasks.iter().map(task_json).collect::<Vec<_>>() });
+    if !next.is_empty() {
+        result["nextCursor"] = json!(next);
+    }
+    Ok(result)
 }
 
 /// `tasks/cancel`: the task, now cancelled (its call is stopped).
@@ -243,6 +253,7 @@ fn task_error(error: TaskError) -> ErrorData {
         TaskError::NotFound(_) | TaskError::Invalid(_) | TaskError::Finished { .. } => {
             ErrorData::invalid_params(error.to_string(), None)
         }
+        TaskError::TooMany(_) => ErrorData::invalid_request(error.to_string(), None),
         TaskError::Store(error) => ErrorData::internal_error(a2e::internal_error(error), None),
     }
 }
