@@ -150,19 +150,24 @@ async fn a_stored_server_that_is_the_bridge_itself_does_not_connect_and_is_kept(
 }
 
 /// A stdio proxy of the `/mcp` at `base` holding `token`: the real mcp-remote from npm, as a
-/// Claude Desktop import brings it in. `marker` finds its process; its state stays in `dir`.
+/// Claude Desktop import brings it in (the token in its environment, which mcp-remote expands
+/// in `--header`, so the API shows it as `***`). `marker` finds its process; its state stays in
+/// `dir`.
 fn mcp_remote(server_id: &str, base: &str, token: &str, marker: &str, dir: &Path) -> Value {
     let url = format!("{base}/mcp");
-    let header = format!("Authorization: Bearer {token}");
     let args = [
         url.as_str(),
         "--header",
-        &header,
+        "Authorization: Bearer ${AUTH_TOKEN}",
         "--transport",
         "http-only",
     ];
     let mut config = npm_stdio(server_id, "mcp-remote", &args);
-    config["env"] = json!({ "FIXTURE_MARKER": marker, "MCP_REMOTE_CONFIG_DIR": dir });
+    config["env"] = json!({
+        "AUTH_TOKEN": token,
+        "FIXTURE_MARKER": marker,
+        "MCP_REMOTE_CONFIG_DIR": dir,
+    });
     config
 }
 
@@ -288,4 +293,47 @@ async fn mcp_initialize(base: &str, token: &str) -> Value {
         .unwrap_or(&text)
         .trim();
     serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[tokio::test]
+async fn a_stored_proxy_that_turns_out_to_be_the_bridge_itself_never_becomes_ready() {
+    // mcp-remote registered while another server held the port; the bridge restarts on it.
+    let port = free_port();
+    let peer = py_http_on(port, &[]).await;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let remote_dir = tempfile::tempdir().unwrap();
+    let first = spawn_app_in(data_dir.clone()).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let marker = unique("mcp-remote");
+    let config = mcp_remote("proxy", &base, &first.admin, &marker, remote_dir.path());
+    first.register(config).await;
+    first.wait_status("proxy", "ready", WAIT).await;
+    first.stop().await;
+    peer.stop().await;
+    let mut config = crate::helpers::config(data_dir.path());
+    config.bind = format!("127.0.0.1:{port}");
+    let app = spawn_app_with(data_dir, config).await;
+    wait_until("an error naming the bridge itself", WAIT, async || {
+        let (status, body) = app.get("/v1/servers/proxy", &app.admin).await;
+        assert_eq!(status, StatusCode::OK, "the stored server is kept: {body}");
+        let server = &body["server"];
+        assert_ne!(server["status"], "ready", "{body}");
+        let error = server["error"].as_str().unwrap_or_default();
+        match error.contains("the server is this mcp-bridge itself") {
+            true => Ok(()),
+            false => Err(body.to_string()),
+        }
+    })
+    .await;
+    // Never ready, and nothing of it in the merged listings.
+    for _ in 0..3 {
+        let (_, body) = app.get("/v1/servers/proxy", &app.admin).await;
+        assert_ne!(body["server"]["status"], "ready", "{body}");
+        let listed = tokio::time::timeout(Duration::from_secs(5), app.get("/v1/tools", &app.alice))
+            .await
+            .expect("tools listed within 5 s");
+        assert_eq!(listed.0, StatusCode::OK);
+        assert!(!listed.1.to_string().contains("proxy__"), "{}", listed.1);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
