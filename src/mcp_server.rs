@@ -608,7 +608,7 @@ impl BridgeServer {
 
 impl ServerHandler for BridgeServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities: ServerCapabilities = serde_json::from_value(json!({
+        let mut capabilities: ServerCapabilities = serde_json::from_value(json!({
             "tools": { "listChanged": true },
             "resources": { "listChanged": true, "subscribe": true },
             "logging": {},
@@ -616,6 +616,9 @@ impl ServerHandler for BridgeServer {
             "completions": {}
         }))
         .unwrap_or_default();
+        // Who this bridge is, on any transport: a bridge that reaches this /mcp through a proxy
+        // (which drops the hop header) recognises itself, or a chain too long, by it.
+        self.state.registry.chain().advertise(&mut capabilities);
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")))
             .with_instructions(

@@ -321,6 +321,18 @@ impl Registry {
             .collect()
     }
 
+    /// What this bridge advertises of itself in its initialize result: its instance id, and the
+    /// depth and instance ids of the bridges among the servers connected here (see
+    /// [`upstream::chain`]).
+    pub fn chain(&self) -> upstream::chain::Chain {
+        let servers = self.servers.read().unwrap_or_else(|e| e.into_inner());
+        let upstreams = servers
+            .values()
+            .filter_map(|entry| entry.connection())
+            .filter_map(|conn| upstream::chain::Chain::of(&conn.capabilities));
+        upstream::chain::Chain::of_this_bridge(upstreams.collect::<Vec<_>>())
+    }
+
     /// Makes `entry` visible and starts its supervisor; across replicas, `held` says whether
     /// this replica holds it (else the lease loop decides).
     fn insert_held(&self, entry: Arc<ServerEntry>, inbox: Inbox, held: bool) {

@@ -112,6 +112,12 @@ const MIGRATIONS: &[Embedded] = &[
         sql: include_str!("../migrations/20261220000004_tasks.sql"),
         postgres: None,
     },
+    Embedded {
+        version: 20261230000001,
+        name: "tool_baselines",
+        sql: include_str!("../migrations/20261230000001_tool_baselines.sql"),
+        postgres: None,
+    },
 ];
 
 /// The database behind the store; queries are written once, in SQL both run, and the few

@@ -3,6 +3,7 @@
 //! that keeps each server connected.
 
 mod calls;
+pub mod chain;
 mod decode;
 mod direct;
 mod handler;
@@ -821,6 +822,12 @@ async fn connect_unredacted(
         closed,
         stderr,
     });
+    // A bridge (this one through a proxy, or one whose chain is too long) is refused before
+    // anything is listed through it.
+    if let Some(why) = chain::Chain::of(&conn.capabilities).and_then(|c| c.refusal()) {
+        conn.shutdown().await;
+        return Err(ConnectError::Config(why));
+    }
     match tokio::time::timeout_at(deadline, conn.list_all()).await {
         Ok(Ok(lists)) => Ok(Established { conn, lists }),
         Ok(Err(e)) => {

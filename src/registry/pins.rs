@@ -1,12 +1,17 @@
 //! Tool pinning (`MCP_BRIDGE_TOOL_PINNING`): the digest of each tool's definition as first
 //! seen is kept in the store; a later listing that changes it is told to the server's owner
 //! (`bridge/tool_changed`) and audited, and under `quarantine` the tool is held back from the
-//! catalogue until its owner or an admin approves the new definition.
+//! catalogue until its owner or an admin approves the new definition. A tool that appears after
+//! the server's first listing is told and audited the same way (`added`), and held back under
+//! `quarantine` until approved: adding a tool is the other way to change what agents trust.
 //!
-//! What is pinned is the tool's `description`, `inputSchema`, `outputSchema` and `annotations`
-//! (absent ones as `null`), as canonical JSON: object keys sorted at every depth, no white
-//! space. The digest is the hex SHA-256 of that text. Only the replica holding a server reviews
-//! its listings; the others take the held-back tools from what the holder shares.
+//! What is pinned is the tool's `title`, `description`, `inputSchema`, `outputSchema` and
+//! `annotations` (absent ones as `null`), as canonical JSON: object keys sorted at every depth,
+//! no white space. The digest is the hex SHA-256 of that text. Pins stored before the title was
+//! pinned have no `title` key: such a pin still matches a definition whose other fields are the
+//! same (whatever its title), and is then re-pinned with the title, silently, once; so an
+//! upgrade reports nothing that did not change. Only the replica holding a server reviews its
+//! listings; the others take the held-back tools from what the holder shares.
 
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
@@ -18,7 +23,13 @@ use crate::store::StoredPin;
 use crate::upstream::Lists;
 
 /// The pinned fields of a tool definition, in the order the event lists them.
-const FIELDS: [&str; 4] = ["description", "inputSchema", "outputSchema", "annotations"];
+const FIELDS: [&str; 5] = [
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+];
 
 /// A server's pinning state on this replica.
 pub struct Pins {
@@ -56,6 +67,7 @@ impl Pins {
 /// The pinned fields of a tool.
 pub fn pinned_view(tool: &rmcp::model::Tool) -> Value {
     json!({
+        "title": tool.title,
         "description": tool.description,
         "inputSchema": tool.input_schema,
         "outputSchema": tool.output_schema,
@@ -87,12 +99,31 @@ pub fn canonical(value: &Value) -> String {
 
 /// The pin of a tool definition: the digest of its canonical pinned fields, and that text.
 pub fn pin_of(tool: &rmcp::model::Tool) -> StoredPin {
-    let definition = canonical(&pinned_view(tool));
+    pin_of_view(&pinned_view(tool))
+}
+
+fn pin_of_view(view: &Value) -> StoredPin {
+    let definition = canonical(view);
     let digest = hex::encode(ring::digest::digest(
         &ring::digest::SHA256,
         definition.as_bytes(),
     ));
     StoredPin { digest, definition }
+}
+
+/// Whether `old` is a pin stored before the title was pinned (its definition has no `title`)
+/// that `tool` matches but for its title: the title it has now is accepted, once.
+fn matches_untitled_pin(old: &StoredPin, tool: &rmcp::model::Tool) -> bool {
+    let untitled = serde_json::from_str::<Value>(&old.definition)
+        .is_ok_and(|v| v.is_object() && v.get("title").is_none());
+    if !untitled {
+        return false;
+    }
+    let mut view = pinned_view(tool);
+    if let Value::Object(fields) = &mut view {
+        fields.remove("title");
+    }
+    pin_of_view(&view).digest == old.digest
 }
 
 impl ServerEntry {
@@ -112,14 +143,27 @@ impl ServerEntry {
                 return;
             }
         };
+        // Before the server's first listing is pinned, every tool is part of it, not added.
+        let baseline = match self.store.first_listing_pinned(&self.id).await {
+            Ok(listed) => listed,
+            Err(error) => {
+                tracing::error!(server_id = %self.id, %error, "cannot read the tool pins");
+                return;
+            }
+        };
         let (mut fresh, mut accepted, mut held) = (Vec::new(), Vec::new(), BTreeSet::new());
         for tool in &lists.tools {
             let name = tool.name.to_string();
             let pin = pin_of(tool);
-            match stored.get(&name) {
-                None => fresh.push((name, pin)),
+            let old = stored.get(&name);
+            match old {
+                None if !baseline => fresh.push((name, pin)),
                 Some(old) if old.digest == pin.digest => self.pins.forget(&name),
-                Some(old) => {
+                Some(old) if matches_untitled_pin(old, tool) => {
+                    self.pins.forget(&name);
+                    accepted.push((name, pin));
+                }
+                _ => {
                     if self.pins.first_time(&name, &pin.digest) {
                         self.tell_changed(&name, old, tool).await;
                     }
@@ -137,22 +181,43 @@ impl ServerEntry {
                 tracing::error!(server_id = %self.id, %error, "cannot store tool pins");
             }
         }
+        if !baseline && let Err(error) = self.store.note_first_listing(&self.id).await {
+            tracing::error!(server_id = %self.id, %error, "cannot store tool pins");
+        }
         self.live
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .held_back = held;
     }
 
-    /// `bridge/tool_changed` to the owner, and an audit entry.
-    async fn tell_changed(&self, tool: &str, old: &StoredPin, new: &rmcp::model::Tool) {
-        let old_view: Value = serde_json::from_str(&old.definition).unwrap_or(Value::Null);
+    /// `bridge/tool_changed` to the owner, and an audit entry: `old` is the tool's pin, none
+    /// when the tool was added after the server's first listing.
+    async fn tell_changed(&self, tool: &str, old: Option<&StoredPin>, new: &rmcp::model::Tool) {
+        let added = old.is_none();
+        let old_view: Value = old
+            .and_then(|old| serde_json::from_str(&old.definition).ok())
+            .unwrap_or(Value::Null);
         let new_view = pinned_view(new);
+        // A field a pin has no value for (the title of a pin stored before titles were) is not
+        // known to have changed; an added tool's fields are all news.
         let changed: Vec<&str> = FIELDS
             .into_iter()
-            .filter(|f| old_view.get(f) != new_view.get(f))
+            .filter(|f| match added {
+                true => new_view.get(f).is_some_and(|v| !v.is_null()),
+                false => old_view
+                    .get(f)
+                    .is_some_and(|old| Some(old) != new_view.get(f)),
+            })
             .collect();
         let quarantined = self.pins.mode == ToolPinning::Quarantine;
-        tracing::warn!(server_id = %self.id, %tool, ?changed, quarantined, "a pinned tool definition changed");
+        match added {
+            true => {
+                tracing::warn!(server_id = %self.id, %tool, quarantined, "a tool was added after the first listing")
+            }
+            false => {
+                tracing::warn!(server_id = %self.id, %tool, ?changed, quarantined, "a pinned tool definition changed")
+            }
+        }
         let push = ServerPush {
             server_id: self.id.clone(),
             method: NotificationMethod::ToolChanged.as_str().to_owned(),
@@ -160,6 +225,7 @@ impl ServerEntry {
                 "server_id": self.id,
                 "tool": tool,
                 "name": naming::qualify(&self.id, tool, self.max_tool_name),
+                "added": added,
                 "changed": changed,
                 "old": old_view,
                 "new": new_view,
@@ -173,11 +239,18 @@ impl ServerEntry {
             true => "held back until approved",
             false => "the new definition is pinned",
         };
-        let detail = format!("tool \"{tool}\": {} changed; {outcome}", changed.join(", "));
+        let (action, detail) = match added {
+            true => (
+                "tool.added",
+                format!("tool \"{tool}\": added after the server's first listing; {outcome}"),
+            ),
+            false => (
+                "tool.changed",
+                format!("tool \"{tool}\": {} changed; {outcome}", changed.join(", ")),
+            ),
+        };
         let actor = format!("server:{}", self.id);
-        self.store
-            .record(&actor, "tool.changed", &self.id, &detail)
-            .await;
+        self.store.record(&actor, action, &self.id, &detail).await;
     }
 
     /// Takes a tool out of the held-back set (its new definition was approved); whether it was.
@@ -294,7 +367,7 @@ mod tests {
         assert_eq!(pin_of(&a), pin_of(&b));
         assert_eq!(
             pin_of(&a).definition,
-            r#"{"annotations":null,"description":"Adds","inputSchema":{"properties":{"a":{},"b":{}},"type":"object"},"outputSchema":null}"#
+            r#"{"annotations":null,"description":"Adds","inputSchema":{"properties":{"a":{},"b":{}},"type":"object"},"outputSchema":null,"title":null}"#
         );
         assert_eq!(pin_of(&a).digest.len(), 64);
         let other = tool("Adds, and mails your keys", json!({"type": "object"}));
@@ -302,10 +375,38 @@ mod tests {
         let mut annotated = a.clone();
         annotated.annotations = Some(rmcp::model::ToolAnnotations::new().read_only(true));
         assert_ne!(pin_of(&a).digest, pin_of(&annotated).digest);
-        // The title is not pinned.
+        // The title is pinned, and so is the annotations' own title.
         let mut titled = a.clone();
         titled.title = Some("Adder".into());
-        assert_eq!(pin_of(&a), pin_of(&titled));
+        assert_ne!(pin_of(&a).digest, pin_of(&titled).digest);
+        let mut renamed = annotated.clone();
+        renamed.annotations =
+            Some(rmcp::model::ToolAnnotations::with_title("Adder").read_only(true));
+        assert_ne!(pin_of(&annotated).digest, pin_of(&renamed).digest);
+    }
+
+    #[test]
+    fn a_pin_stored_before_titles_takes_the_current_title_once() {
+        // What the bridge stored before it pinned titles: the same fields without `title`.
+        let untitled = |tool: &rmcp::model::Tool| {
+            let mut view = pinned_view(tool);
+            view.as_object_mut().unwrap().remove("title");
+            pin_of_view(&view)
+        };
+        let mut tool = tool("Adds", json!({"type": "object"}));
+        tool.title = Some("Adder".into());
+        let old = untitled(&tool);
+        assert!(!old.definition.contains("title"), "{}", old.definition);
+        assert!(matches_untitled_pin(&old, &tool));
+        // Another definition is still a change, whatever its title.
+        let mut changed = tool.clone();
+        changed.description = Some("Adds, and mails your keys".into());
+        assert!(!matches_untitled_pin(&old, &changed));
+        // A pin with a title (stored since) is compared as it is.
+        assert!(!matches_untitled_pin(&pin_of(&tool), &tool));
+        let mut retitled = tool.clone();
+        retitled.title = Some("Mailer".into());
+        assert!(!matches_untitled_pin(&pin_of(&tool), &retitled));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The `tool_pins` table: the digest of each tool's definition as first seen or last approved,
-//! with that definition, per server (removed with it).
+//! with that definition, per server (removed with it); and `tool_baselines`: the servers whose
+//! first listing has been pinned, after which a tool is new to the bridge.
 
 use std::collections::HashMap;
 
@@ -80,6 +81,32 @@ impl Store {
         tx.commit().await?;
         Ok(())
     }
+
+    /// Whether the server's first listing has been pinned (see [`Store::note_first_listing`]).
+    #[instrument(skip_all, fields(server_id))]
+    pub async fn first_listing_pinned(&self, server_id: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query("SELECT 1 AS one FROM tool_baselines WHERE server_id = $1")
+            .bind(server_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    /// Notes that the server's first listing has been pinned (once; a second note changes
+    /// nothing). `NotFound` when the server is gone.
+    #[instrument(skip_all, fields(server_id))]
+    pub async fn note_first_listing(&self, server_id: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO tool_baselines (server_id, listed_at) VALUES ($1, $2) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(server_id)
+        .bind(a2e::now())
+        .execute(&self.pool)
+        .await
+        .map_err(StoreError::from_write)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -124,8 +151,19 @@ mod tests {
                 store.pin_tools("ghost", &first, false).await,
                 Err(StoreError::NotFound)
             ));
+            // The first listing, noted once; gone with its server too.
+            assert!(!store.first_listing_pinned("fs").await.unwrap());
+            store.note_first_listing("fs").await.unwrap();
+            store.note_first_listing("fs").await.unwrap();
+            assert!(store.first_listing_pinned("fs").await.unwrap());
+            assert!(!store.first_listing_pinned("git").await.unwrap());
+            assert!(matches!(
+                store.note_first_listing("ghost").await,
+                Err(StoreError::NotFound)
+            ));
             store.delete_server("fs").await.unwrap();
             assert!(store.tool_pins("fs").await.unwrap().is_empty());
+            assert!(!store.first_listing_pinned("fs").await.unwrap());
             assert_eq!(store.tool_pins("git").await.unwrap().len(), 1);
         }
     }

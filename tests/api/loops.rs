@@ -1,8 +1,11 @@
 //! A bridge as its own upstream (issue 15, item 1): the bridge's `/mcp` refuses requests that
 //! carry the hop marker every bridge sets on its upstream requests, so registering it (or
 //! another bridge) is refused with a clear 422, a chain of two bridges cannot form, and a stored
-//! server that turns out to be the bridge itself does not connect but stays stored.
+//! server that turns out to be the bridge itself does not connect but stays stored. Through a
+//! stdio proxy (the real mcp-remote from npm), which drops the hop header, the bridge recognises
+//! itself and other bridges by what its initialize result advertises (issue 34, item 11).
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -144,4 +147,193 @@ async fn a_stored_server_that_is_the_bridge_itself_does_not_connect_and_is_kept(
         }
     })
     .await;
+}
+
+/// A stdio proxy of the `/mcp` at `base` holding `token`: the real mcp-remote from npm, as a
+/// Claude Desktop import brings it in (the token in its environment, which mcp-remote expands
+/// in `--header`, so the API shows it as `***`). `marker` finds its process; its state stays in
+/// `dir`.
+fn mcp_remote(server_id: &str, base: &str, token: &str, marker: &str, dir: &Path) -> Value {
+    let url = format!("{base}/mcp");
+    let args = [
+        url.as_str(),
+        "--header",
+        "Authorization: Bearer ${AUTH_TOKEN}",
+        "--transport",
+        "http-only",
+    ];
+    let mut config = npm_stdio(server_id, "mcp-remote", &args);
+    config["env"] = json!({
+        "AUTH_TOKEN": token,
+        "FIXTURE_MARKER": marker,
+        "MCP_REMOTE_CONFIG_DIR": dir,
+    });
+    config
+}
+
+/// The requests `/mcp` at `base` has answered, as its `/metrics` counts them.
+async fn mcp_requests(base: &str) -> u64 {
+    let text = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .filter(|line| line.starts_with("mcp_bridge_http_requests_total{"))
+        .filter(|line| line.contains("route=\"/mcp\""))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+#[tokio::test]
+async fn the_bridge_through_a_stdio_proxy_of_its_own_mcp_is_refused() {
+    let app = spawn_app().await;
+    let dir = tempfile::tempdir().unwrap();
+    let marker = unique("mcp-remote");
+    let config = mcp_remote("me", &app.base, &app.admin, &marker, dir.path());
+    let (status, body) = app
+        .post("/v1/servers", &app.admin, json!({ "config": config }))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["code"], "invalid_request", "{body}");
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.contains("the server is this mcp-bridge itself"),
+        "{error}"
+    );
+    assert!(error.contains("mcp-remote"), "{error}");
+    // Nothing stored, the proxy is gone, and nothing reaches /mcp through it any more while the
+    // merged listings are asked for.
+    let (status, _) = app.get("/v1/servers/me", &app.admin).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    wait_until(
+        "the proxy stopped",
+        WAIT,
+        async || match pids_with_marker(&marker).as_slice() {
+            [] => Ok(()),
+            pids => Err(format!("{pids:?}")),
+        },
+    )
+    .await;
+    let before = mcp_requests(&app.base).await;
+    for _ in 0..3 {
+        for path in ["/v1/resources", "/v1/prompts", "/v1/resources/templates"] {
+            let (status, body) = app.get(path, &app.alice).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    assert_eq!(mcp_requests(&app.base).await, before, "/mcp was called");
+}
+
+#[tokio::test]
+async fn bridges_chained_through_stdio_proxies_cannot_close_a_loop() {
+    let app = spawn_app().await;
+    let dir = tempfile::tempdir().unwrap();
+    let other = start_bridge(dir.path()).await;
+    // This bridge over the other one, through mcp-remote: a chain of two, allowed.
+    let marker = unique("mcp-remote");
+    let config = mcp_remote("b", &other.base, &app.admin, &marker, dir.path());
+    app.register(config).await;
+    app.wait_status("b", "ready", WAIT).await;
+    // This bridge now says it reaches the other one, at depth 2.
+    let report = mcp_initialize(&app.base, &app.alice).await;
+    let chain = &report["result"]["capabilities"]["experimental"]["mcp-bridge"];
+    assert_eq!(chain["depth"], 2, "{report}");
+    assert_eq!(chain["below"].as_array().map(Vec::len), Some(1), "{report}");
+
+    // The other bridge registering this one, through mcp-remote too, would close the loop.
+    let marker = unique("mcp-remote");
+    let config = mcp_remote("a", &app.base, &app.admin, &marker, dir.path());
+    let resp = reqwest::Client::new()
+        .post(format!("{}/v1/servers", other.base))
+        .bearer_auth(&app.admin)
+        .json(&json!({ "config": config }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = resp.json().await.unwrap();
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("would close a loop of bridges"),
+        "{body}"
+    );
+    let listed = tokio::time::timeout(Duration::from_secs(5), app.get("/v1/resources", &app.alice))
+        .await
+        .expect("resources listed within 5 s");
+    assert_eq!(listed.0, StatusCode::OK);
+}
+
+/// The result of a plain 2025-11-25 `initialize` on the `/mcp` at `base`.
+async fn mcp_initialize(base: &str, token: &str) -> Value {
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let text = resp.text().await.unwrap();
+    // JSON, or one SSE event carrying it.
+    let json = text
+        .lines()
+        .find_map(|line| line.strip_prefix("data:").filter(|d| !d.trim().is_empty()))
+        .unwrap_or(&text)
+        .trim();
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[tokio::test]
+async fn a_stored_proxy_that_turns_out_to_be_the_bridge_itself_never_becomes_ready() {
+    // mcp-remote registered while another server held the port; the bridge restarts on it.
+    let port = free_port();
+    let peer = py_http_on(port, &[]).await;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let remote_dir = tempfile::tempdir().unwrap();
+    let first = spawn_app_in(data_dir.clone()).await;
+    let base = format!("http://127.0.0.1:{port}");
+    let marker = unique("mcp-remote");
+    let config = mcp_remote("proxy", &base, &first.admin, &marker, remote_dir.path());
+    first.register(config).await;
+    first.wait_status("proxy", "ready", WAIT).await;
+    first.stop().await;
+    peer.stop().await;
+    let mut config = crate::helpers::config(data_dir.path());
+    config.bind = format!("127.0.0.1:{port}");
+    let app = spawn_app_with(data_dir, config).await;
+    wait_until("an error naming the bridge itself", WAIT, async || {
+        let (status, body) = app.get("/v1/servers/proxy", &app.admin).await;
+        assert_eq!(status, StatusCode::OK, "the stored server is kept: {body}");
+        let server = &body["server"];
+        assert_ne!(server["status"], "ready", "{body}");
+        let error = server["error"].as_str().unwrap_or_default();
+        match error.contains("the server is this mcp-bridge itself") {
+            true => Ok(()),
+            false => Err(body.to_string()),
+        }
+    })
+    .await;
+    // Never ready, and nothing of it in the merged listings.
+    for _ in 0..3 {
+        let (_, body) = app.get("/v1/servers/proxy", &app.admin).await;
+        assert_ne!(body["server"]["status"], "ready", "{body}");
+        let listed = tokio::time::timeout(Duration::from_secs(5), app.get("/v1/tools", &app.alice))
+            .await
+            .expect("tools listed within 5 s");
+        assert_eq!(listed.0, StatusCode::OK);
+        assert!(!listed.1.to_string().contains("proxy__"), "{}", listed.1);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
