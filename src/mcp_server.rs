@@ -121,6 +121,9 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
             Err(refused) => return crate::http::auth::keep_alive_after(*refused, req).await,
         },
     };
+    if let Some(refused) = foreign_host(&req, &front.state.config.mcp_allowed_hosts) {
+        return refused;
+    }
     let session = req
         .headers()
         .get(SESSION_ID)
@@ -161,6 +164,29 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         }
         _ => resp,
     }
+}
+
+/// The 403 for a request whose `Host` is not one `/mcp` serves (rmcp's guard against DNS
+/// rebinding, which would answer a bare "Forbidden: Host header is not allowed"): it names the
+/// host it got and the setting that allows it. A request without the header (HTTP/2 names the
+/// host in `:authority`) is left to rmcp.
+fn foreign_host(req: &Request, allowed: &[String]) -> Option<Response> {
+    let host = req.headers().get(axum::http::header::HOST)?;
+    if direct::host_allowed(req.headers(), allowed) {
+        return None;
+    }
+    let shown = String::from_utf8_lossy(host.as_bytes()).into_owned();
+    let served = match allowed.is_empty() {
+        true => "localhost, 127.0.0.1 and ::1 by default".to_owned(),
+        false => allowed.join(", "),
+    };
+    let message = format!(
+        "the Host header {shown:?} is not one /mcp serves ({served}), a guard against DNS \
+         rebinding: add it to MCP_BRIDGE_MCP_ALLOWED_HOSTS (mcp_allowed_hosts in the \
+         configuration file) to serve /mcp under that name"
+    );
+    let error = crate::http::error::ApiError::new(crate::a2e::ErrorCode::Forbidden, message);
+    Some(error.into_response())
 }
 
 /// The toolset an `/mcp/toolsets/{name}` path names.

@@ -994,13 +994,13 @@ pub async fn start_bridge_with(data_dir: &Path, env: &[(&str, &str)]) -> Bridge 
         command.env("MCP_BRIDGE_DATABASE_URL", &url);
         drop_database_after(data_dir, &url);
     }
-    // The caller's `MCP_BRIDGE_LOG` (a more verbose log) wins over the default.
+    // The caller's variables win (a more verbose log, an empty secret to have one generated).
     let mut child = command
         .env("MCP_BRIDGE_LOG", "info")
-        .envs(env.iter().copied())
         .env("MCP_BRIDGE_BIND", "127.0.0.1:0")
         .env("MCP_BRIDGE_DATA_DIR", data_dir)
         .env("MCP_BRIDGE_JWT_SECRET", SECRET)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
