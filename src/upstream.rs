@@ -694,7 +694,10 @@ impl CallError {
             },
             ServiceError::TransportClosed => Self::Lost,
             ServiceError::TransportSend(_) if lost.is_cancelled() => Self::Lost,
-            ServiceError::TransportSend(e) => Self::Transport(e.to_string()),
+            // Said without rmcp's type names (`Transport [mcp_bridge::…<rmcp::…>]`).
+            ServiceError::TransportSend(e) => {
+                Self::Transport(explain::without_type_names(&e.to_string()))
+            }
             ServiceError::Timeout { timeout } => Self::Timeout(timeout),
             other => Self::Protocol(other.to_string()),
         }

@@ -126,7 +126,7 @@ fn http_status(why: &str) -> Option<String> {
 
 /// `why` with rmcp's `Transport [<type name>]` shown as `transport`, and without its `Send
 /// message error` wording.
-fn without_type_names(why: &str) -> String {
+pub fn without_type_names(why: &str) -> String {
     const NAMED: &str = "Transport [";
     let mut out = String::with_capacity(why.len());
     let mut rest = why;
