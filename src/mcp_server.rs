@@ -176,14 +176,12 @@ fn foreign_host(req: &Request, allowed: &[String]) -> Option<Response> {
         return None;
     }
     let shown = String::from_utf8_lossy(host.as_bytes()).into_owned();
-    let served = match allowed.is_empty() {
-        true => "localhost, 127.0.0.1 and ::1 by default".to_owned(),
-        false => allowed.join(", "),
-    };
+    // The names it does serve are not listed: they may be internal, and the caller may be
+    // anyone (`MCP_BRIDGE_MCP_AUTH=off`).
     let message = format!(
-        "the Host header {shown:?} is not one /mcp serves ({served}), a guard against DNS \
-         rebinding: add it to MCP_BRIDGE_MCP_ALLOWED_HOSTS (mcp_allowed_hosts in the \
-         configuration file) to serve /mcp under that name"
+        "the Host header {shown:?} is not one /mcp serves (loopback names only, unless \
+         configured), a guard against DNS rebinding: add it to MCP_BRIDGE_MCP_ALLOWED_HOSTS \
+         (mcp_allowed_hosts in the configuration file) to serve /mcp under that name"
     );
     let error = crate::http::error::ApiError::new(crate::a2e::ErrorCode::Forbidden, message);
     Some(error.into_response())

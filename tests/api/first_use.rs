@@ -153,6 +153,27 @@ async fn a_refused_host_names_the_setting() {
     assert!(error.contains("MCP_BRIDGE_MCP_ALLOWED_HOSTS"), "{error}");
     assert!(error.contains("bridge.example:8080"), "{error}");
     app.stop().await;
+
+    // Configured names are served, and not told to a request under another.
+    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let mut configured = config(dir.path());
+    configured.mcp_allowed_hosts = vec!["gw.internal:8443".to_owned()];
+    let app = spawn_app_with(dir, configured).await;
+    for (host, served) in [("gw.internal:8443", true), ("localhost", false)] {
+        let resp = reqwest::Client::new()
+            .post(format!("{}/mcp", app.base))
+            .header("host", host)
+            .header("accept", "application/json, text/event-stream")
+            .bearer_auth(&app.alice)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status() != StatusCode::FORBIDDEN, served, "{host}");
+        let text = resp.text().await.unwrap();
+        assert!(!text.contains("gw.internal"), "{host}: {text}");
+    }
+    app.stop().await;
 }
 
 /// A stateless (2026-07-28) server registered with the default `protocol_version` cannot ask
