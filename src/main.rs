@@ -26,7 +26,8 @@ struct Cli {
 enum Command {
     /// Run the service (the default).
     Serve,
-    /// Mint a JWT for an agent with the configured (or generated) HS256 secret.
+    /// Mint a JWT for an agent with the service's HS256 secret (configured, or the one it wrote
+    /// into its data dir); says on stderr which it used, and never makes one.
     Token {
         /// The agent id (`sub`).
         #[arg(long)]
@@ -118,10 +119,15 @@ async fn main() -> ExitCode {
             let identity = caller.identity_mut();
             identity.roles.extend(roles);
             identity.claims = claims.into_iter().collect();
-            let minted = Auth::from_config(&config).and_then(|auth| auth.mint_for(&caller, ttl));
+            let minted = Auth::for_minting(&config)
+                .and_then(|(auth, file)| Ok((auth.mint_for(&caller, ttl)?, file)));
             match minted {
-                Ok(token) => {
+                Ok((token, file)) => {
                     println!("{token}");
+                    eprintln!(
+                        "mcp-bridge: signed with {}",
+                        signing_secret(file.as_deref())
+                    );
                     ExitCode::SUCCESS
                 }
                 Err(error) => {
@@ -141,6 +147,20 @@ async fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+    }
+}
+
+/// Which secret a token was signed with, as the person who runs `token` can check it: the file
+/// in the data dir, the variable, or the configuration file.
+fn signing_secret(file: Option<&std::path::Path>) -> String {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
+    match file {
+        Some(file) => format!("the secret in {}", file.display()),
+        None if set("MCP_BRIDGE_JWT_SECRET") => "MCP_BRIDGE_JWT_SECRET".to_owned(),
+        None => match std::env::var("MCP_BRIDGE_CONFIG") {
+            Ok(path) => format!("jwt_secret from {path}"),
+            Err(_) => "the configured jwt_secret".to_owned(),
+        },
     }
 }
 
@@ -166,8 +186,8 @@ async fn import(
     }
     let base =
         url.unwrap_or_else(|| format!("http://{}", config.bind.replace("0.0.0.0", "127.0.0.1")));
-    let token = match Auth::from_config(config)
-        .and_then(|auth| auth.mint("import", true, Duration::from_secs(600)))
+    let token = match Auth::for_minting(config)
+        .and_then(|(auth, _)| auth.mint("import", true, Duration::from_secs(600)))
     {
         Ok(token) => token,
         Err(e) => return fail(e.to_string()),

@@ -127,6 +127,9 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
             Err(refused) => return crate::http::auth::keep_alive_after(*refused, req).await,
         },
     };
+    if let Some(refused) = foreign_host(&req, &front.state.config.mcp_allowed_hosts) {
+        return refused;
+    }
     let session = req
         .headers()
         .get(SESSION_ID)
@@ -167,6 +170,27 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         }
         _ => resp,
     }
+}
+
+/// The 403 for a request whose `Host` is not one `/mcp` serves (rmcp's guard against DNS
+/// rebinding, which would answer a bare "Forbidden: Host header is not allowed"): it names the
+/// host it got and the setting that allows it. A request without the header (HTTP/2 names the
+/// host in `:authority`) is left to rmcp.
+fn foreign_host(req: &Request, allowed: &[String]) -> Option<Response> {
+    let host = req.headers().get(axum::http::header::HOST)?;
+    if direct::host_allowed(req.headers(), allowed) {
+        return None;
+    }
+    let shown = String::from_utf8_lossy(host.as_bytes()).into_owned();
+    // The names it does serve are not listed: they may be internal, and the caller may be
+    // anyone (`MCP_BRIDGE_MCP_AUTH=off`).
+    let message = format!(
+        "the Host header {shown:?} is not one /mcp serves (loopback names only, unless \
+         configured), a guard against DNS rebinding: add it to MCP_BRIDGE_MCP_ALLOWED_HOSTS \
+         (mcp_allowed_hosts in the configuration file) to serve /mcp under that name"
+    );
+    let error = crate::http::error::ApiError::new(crate::a2e::ErrorCode::Forbidden, message);
+    Some(error.into_response())
 }
 
 /// The toolset an `/mcp/toolsets/{name}` path names.

@@ -1,6 +1,7 @@
 //! Builds the tracing subscriber: a filter from `MCP_BRIDGE_LOG` (or `RUST_LOG`-style directives),
-//! human-readable lines on stderr.
+//! human-readable lines on stderr, with the credentials of any URL in them hidden.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 use std::io::IsTerminal;
@@ -36,7 +37,8 @@ fn directives(filter: &str) -> String {
 }
 
 /// Fields as the default formatter writes them (`name=value`, the message bare), without its
-/// styling, and with terminal control characters escaped in every value, not only the message.
+/// styling, with terminal control characters escaped in every value, not only the message, and
+/// with every URL's password and query values shown as `***` (see [`redacted`]).
 /// A request's span is formatted as it opens, for every request: painting each field's name cost
 /// more than the rest of the span.
 #[derive(Clone, Copy, Debug, Default)]
@@ -50,15 +52,33 @@ impl<'w> FormatFields<'w> for PlainFields {
             Ok(mut scratch) => {
                 scratch.clear();
                 let formatted = record(Writer::new(&mut *scratch), fields);
-                let written = formatted.and_then(|()| writer.write_str(&scratch));
+                let written = formatted.and_then(|()| writer.write_str(&redacted(&scratch)));
                 if scratch.capacity() > SCRATCH_KEPT {
                     *scratch = String::new();
                 }
                 written
             }
-            // Formatting a field logged something: straight to the writer.
-            Err(_) => record(writer, fields),
+            // Formatting a field logged something: put together apart.
+            Err(_) => {
+                let mut own = String::new();
+                record(Writer::new(&mut own), fields)?;
+                writer.write_str(&redacted(&own))
+            }
         })
+    }
+}
+
+/// `fields` with the password and query values of every URL in them shown as `***`, by the
+/// function that hides them in the bridge's own error texts (`a2e::redact_text`). Every line
+/// goes through it, the dependencies' too: rmcp and reqwest print an upstream's URL whole
+/// (`error sending request for url (http://…/mcp?api_key=…)`) when a request fails. Most lines
+/// hold no URL, and finding none costs one scan for `://`, without allocating.
+fn redacted(fields: &str) -> Cow<'_, str> {
+    let has_credentials = |text: &str| text.contains('?') || text.contains('@');
+    if fields.contains("://") && has_credentials(fields) {
+        Cow::Owned(crate::a2e::redact_text(fields, &[]))
+    } else {
+        Cow::Borrowed(fields)
     }
 }
 
@@ -222,6 +242,50 @@ mod tests {
             lines[0].trim_end(),
             "request{method=POST route=\"/v1/tools/call\"}: answered 1 status=200 type=\"x\" note=a\\x1bb"
         );
+    }
+
+    #[test]
+    fn urls_in_any_field_are_shown_without_their_credentials() {
+        let lines = lines_logged(|| {
+            tracing::info!("plain line with a ? and no URL");
+            let span = tracing::info_span!("worker", url = "http://h:1/mcp?api_key=SPANKEY1");
+            let _in = span.enter();
+            tracing::error!(
+                session_id = "s1",
+                "fail to delete session: error sending request for url \
+                 (http://127.0.0.1:9/mcp?api_key=MSGKEY1&x=2): Connection refused"
+            );
+            tracing::warn!(error = ?std::io::Error::other("GET https://u:PASSKEY1@h/x failed"));
+        });
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        let all = lines.concat();
+        for secret in ["SPANKEY1", "MSGKEY1", "PASSKEY1"] {
+            assert!(!all.contains(secret), "{secret} in {all}");
+        }
+        assert_eq!(lines[0].trim_end(), "plain line with a ? and no URL");
+        assert!(
+            lines[1].contains("(http://127.0.0.1:9/mcp?api_key=***&x=***)"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[1].contains("url=\"http://h:1/mcp?api_key=***\""),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[2].contains("https://u:***@h/x failed"),
+            "{}",
+            lines[2]
+        );
+    }
+
+    #[test]
+    fn a_line_without_a_url_is_not_copied() {
+        let line = "answered status=200 route=\"/v1/tools/call?x\"";
+        assert!(matches!(redacted(line), Cow::Borrowed(_)));
+        let url = "GET http://h/p without credentials";
+        assert_eq!(redacted(url), url);
     }
 
     /// The lines `log` writes through a subscriber that formats fields as ours does (without

@@ -6,6 +6,7 @@ mod calls;
 pub mod chain;
 mod decode;
 mod direct;
+mod explain;
 mod handler;
 mod http;
 pub mod limit;
@@ -105,6 +106,16 @@ impl ConnectError {
         }
     }
 
+    /// The same error with a failed connection said in words (see `explain.rs`).
+    fn in_words(self, config: &McpServerConfig) -> Self {
+        match self {
+            Self::Initialize(why, stderr) => {
+                Self::Initialize(explain::in_words(&why, config), stderr)
+            }
+            other => other,
+        }
+    }
+
     /// The same error with `config`'s secrets hidden in its text (see `a2e::redact_text`).
     fn redacted(self, config: &McpServerConfig) -> Self {
         let secrets = config.secret_values();
@@ -191,7 +202,18 @@ pub struct Connection {
 pub struct Established {
     pub conn: Arc<Connection>,
     pub lists: Lists,
+    /// What is worth knowing of how the server is connected, shown in its `error` while it is
+    /// ready (empty when nothing): see [`SESSIONLESS`].
+    pub note: String,
 }
+
+/// The note on a stateless Streamable HTTP server reached over the 2025-11-25 handshake: it has
+/// no channel back to the bridge outside a call's answer, so the sampling and elicitation it
+/// asks for fail (the Python SDK answers "no back-channel"); over 2026-07-28 they come as
+/// input-required results and work.
+pub const SESSIONLESS: &str = "this server keeps no session (stateless Streamable HTTP), so over \
+    the 2025-11-25 handshake it cannot ask for sampling or elicitation: if it speaks 2026-07-28, \
+    set its protocol_version to \"2026-07-28\" (or \"auto\") to get them";
 
 impl Connection {
     /// Resolves when the connection has been lost or is closing.
@@ -673,7 +695,10 @@ impl CallError {
             },
             ServiceError::TransportClosed => Self::Lost,
             ServiceError::TransportSend(_) if lost.is_cancelled() => Self::Lost,
-            ServiceError::TransportSend(e) => Self::Transport(e.to_string()),
+            // Said without rmcp's type names (`Transport [mcp_bridge::…<rmcp::…>]`).
+            ServiceError::TransportSend(e) => {
+                Self::Transport(explain::without_type_names(&e.to_string()))
+            }
             ServiceError::Timeout { timeout } => Self::Timeout(timeout),
             other => Self::Protocol(other.to_string()),
         }
@@ -686,7 +711,7 @@ impl CallError {
 pub async fn connect(config: &McpServerConfig, ctx: Context) -> Result<Established, ConnectError> {
     connect_unredacted(config, ctx)
         .await
-        .map_err(|error| error.redacted(config))
+        .map_err(|error| error.in_words(config).redacted(config))
 }
 
 async fn connect_unredacted(
@@ -742,6 +767,7 @@ async fn connect_unredacted(
     }
     let mut challenges = None;
     let mut direct = None;
+    let mut streamable = None;
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {
             let (transport, stderr) = stdio::spawn(config, max)?;
@@ -753,6 +779,7 @@ async fn connect_unredacted(
         }
         McpTransport::Http => {
             let bounded = http::client(config, guard)?;
+            streamable = Some(bounded.clone());
             let noted = bounded.challenges.clone();
             challenges = Some(noted.clone());
             let started = match oauth {
@@ -829,7 +856,16 @@ async fn connect_unredacted(
         return Err(ConnectError::Config(why));
     }
     match tokio::time::timeout_at(deadline, conn.list_all()).await {
-        Ok(Ok(lists)) => Ok(Established { conn, lists }),
+        Ok(Ok(lists)) => {
+            // Known once a request after `initialize` went (the listing).
+            let sessionless = streamable.is_some_and(|http| http.sessionless());
+            let legacy = config.protocol_version == McpProtocol::Legacy;
+            let note = match sessionless && legacy {
+                true => SESSIONLESS.to_owned(),
+                false => String::new(),
+            };
+            Ok(Established { conn, lists, note })
+        }
         Ok(Err(e)) => {
             conn.shutdown().await;
             // A server may take `initialize` without a token and want one for the rest.

@@ -2,7 +2,7 @@
 //! dir on first start), or RS256/ES256/EdDSA with a public key. `sub` is the agent id; a `roles`
 //! claim containing `admin` grants admin rights. Tokens never reach the log.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use axum::extract::Request;
 use axum::http::header::AUTHORIZATION;
@@ -52,6 +52,13 @@ pub enum AuthError {
     },
     #[error("tokens can only be minted with a shared secret, not with a public key")]
     CannotMint,
+    #[error(
+        "no signing secret in {path}: the service writes one there on its first start, and a \
+         token signed with any other is refused. Run this command with the service's \
+         configuration (the same MCP_BRIDGE_CONFIG, MCP_BRIDGE_DATA_DIR, or working directory), \
+         or give both the same MCP_BRIDGE_JWT_SECRET"
+    )]
+    NoSecret { path: String },
     #[error("JWT key error: {0}")]
     Jwt(#[from] jsonwebtoken::errors::Error),
 }
@@ -124,6 +131,36 @@ impl Auth {
             audience: config.jwt_audience.clone(),
             public_url: config.public_url.clone(),
         })
+    }
+
+    /// The key the service verifies with, for minting outside it (`mcp-bridge token`,
+    /// `import`): read as the service reads it, but never generated, since a secret made here
+    /// is one the service never sees. With it, the file it was read from (None when the secret
+    /// is configured).
+    pub fn for_minting(config: &Config) -> Result<(Self, Option<PathBuf>), AuthError> {
+        if config.jwt_public_key.is_some() {
+            return Err(AuthError::CannotMint);
+        }
+        if config.jwt_secret.is_some() {
+            return Ok((Self::from_config(config)?, None));
+        }
+        let path = config.data_dir.join(SECRET_FILE);
+        let path = std::path::absolute(&path).unwrap_or(path);
+        let shown = path.display().to_string();
+        match std::fs::read_to_string(&path) {
+            Ok(text) if !text.trim().is_empty() => {}
+            Ok(_) => return Err(AuthError::NoSecret { path: shown }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(AuthError::NoSecret { path: shown });
+            }
+            Err(source) => {
+                return Err(AuthError::Secret {
+                    path: shown,
+                    source,
+                });
+            }
+        }
+        Ok((Self::from_config(config)?, Some(path)))
     }
 
     /// The agent a token stands for, or why not (the reason is for the log, never the caller).

@@ -190,7 +190,7 @@ pub async fn call(
     // to a host not allowed is left to rmcp to refuse.
     let allowed = &front.state.config.mcp_allowed_hosts;
     if parts.headers.contains_key(header::ORIGIN)
-        || !host_allowed(parts, allowed)
+        || !host_allowed(&parts.headers, allowed)
         || !takes_json(parts)
     {
         return None;
@@ -339,12 +339,9 @@ async fn touch(front: &Front, id: &str, session: &Plain) {
 
 /// Whether the request's `Host` is one `/mcp` accepts: one of `allowed` (`MCP_BRIDGE_MCP_ALLOWED_HOSTS`,
 /// a port only when given), or loopback when it is empty, as rmcp decides.
-fn host_allowed(parts: &Parts, allowed: &[String]) -> bool {
+pub(super) fn host_allowed(headers: &axum::http::HeaderMap, allowed: &[String]) -> bool {
     const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-    let host = parts
-        .headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok());
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     let Some(host) = host.and_then(|h| h.parse::<axum::http::uri::Authority>().ok()) else {
         return false;
     };
@@ -417,7 +414,7 @@ mod tests {
                 .header("host", host)
                 .body(())
                 .unwrap();
-            req.into_parts().0
+            req.into_parts().0.headers
         };
         let loopback: [String; 0] = [];
         for host in ["127.0.0.1:8080", "localhost", "[::1]:9", "LOCALHOST:1"] {

@@ -76,6 +76,8 @@ pub struct Live {
     pub skipped: Vec<String>,
     /// Upstream tools whose changed definition waits for approval (quarantine): left out.
     pub held_back: std::collections::BTreeSet<String>,
+    /// What is worth knowing of the connection (`Established::note`), shown in `error`.
+    pub note: String,
     /// Across replicas, while another replica holds the server.
     pub remote: Option<Remote>,
 }
@@ -311,6 +313,7 @@ impl ServerEntry {
         {
             let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
             live.conn = Some(established.conn);
+            live.note = established.note;
         }
         self.replace_lists(Some(established.lists));
         let reconnected = self.state().connections > 0;
@@ -330,20 +333,22 @@ impl ServerEntry {
     /// Takes new lists into use (or re-applies the config to the current ones).
     pub fn replace_lists(&self, lists: Option<Lists>) {
         let config = self.config();
-        let skipped = {
+        let (skipped, connection) = {
             let mut live = self.live.write().unwrap_or_else(|e| e.into_inner());
             if let Some(lists) = lists {
                 live.lists = Arc::new(lists);
             }
             catalogue::rebuild(&mut live, &config, self.max_tool_name);
-            live.skipped.clone()
+            (live.skipped.clone(), live.note.clone())
         };
-        let note = if skipped.is_empty() {
-            String::new()
-        } else {
-            format!("left out of the catalogue: {}", skipped.join("; "))
-        };
-        self.update_state(|s| s.error = note);
+        let mut notes = Vec::new();
+        if !connection.is_empty() {
+            notes.push(connection);
+        }
+        if !skipped.is_empty() {
+            notes.push(format!("left out of the catalogue: {}", skipped.join("; ")));
+        }
+        self.update_state(|s| s.error = notes.join("; "));
     }
 
     /// What the server listed, as last synced.

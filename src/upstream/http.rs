@@ -210,6 +210,12 @@ impl Bounded {
             .clone()
     }
 
+    /// Whether the server keeps no session (it answered without an `Mcp-Session-Id`: stateless
+    /// Streamable HTTP), once rmcp's client has posted a request after `initialize`.
+    pub fn sessionless(&self) -> bool {
+        self.session().is_some_and(|session| session.id.is_none())
+    }
+
     /// Forgets `session` (the server no longer knows it), unless rmcp has posted in another
     /// since: until it posts again, in the session it makes anew, there is none.
     pub fn forget(&self, session: &Arc<Session>) {

@@ -13,9 +13,9 @@ use rmcp::transport::Transport;
 use sse_stream::Sse;
 use tokio::sync::{mpsc, oneshot};
 
-use super::ConnectError;
 use super::decode::Calls;
 use super::limit::{self, IdScanner};
+use super::{ConnectError, explain};
 use crate::guard::Guard;
 
 /// A failed send or a broken stream.
@@ -53,7 +53,7 @@ pub async fn connect(
         .header(ACCEPT, "text/event-stream")
         .send()
         .await
-        .map_err(|e| fail(format!("GET {url}: {e}")))?;
+        .map_err(|e| fail(format!("GET {url}: {}", explain::chain(&e))))?;
     if let Some(needs) = super::refused_for_authorization(resp.status(), resp.headers()) {
         return Err(needs);
     }

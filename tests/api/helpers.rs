@@ -971,6 +971,8 @@ pub fn is_push(message: &SseMessage, method: &str) -> bool {
 pub struct Bridge {
     pub child: tokio::process::Child,
     pub base: String,
+    /// Every line it has logged so far.
+    log: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// Starts the binary over `data_dir` with `MCP_BRIDGE_JWT_SECRET` set to [`SECRET`].
@@ -992,20 +994,27 @@ pub async fn start_bridge_with(data_dir: &Path, env: &[(&str, &str)]) -> Bridge 
         command.env("MCP_BRIDGE_DATABASE_URL", &url);
         drop_database_after(data_dir, &url);
     }
+    // The caller's variables win (a more verbose log, an empty secret to have one generated).
     let mut child = command
-        .envs(env.iter().copied())
+        .env("MCP_BRIDGE_LOG", "info")
         .env("MCP_BRIDGE_BIND", "127.0.0.1:0")
         .env("MCP_BRIDGE_DATA_DIR", data_dir)
         .env("MCP_BRIDGE_JWT_SECRET", SECRET)
-        .env("MCP_BRIDGE_LOG", "info")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = log.clone();
     let addr = tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(line) = lines.next_line().await.unwrap() {
+            kept.lock().unwrap().push(line.clone());
+            if !line.contains("mcp-bridge listening") {
+                continue;
+            }
             if let Some(at) = line.find("addr=") {
                 return line[at + 5..].split_whitespace().next().unwrap().to_owned();
             }
@@ -1015,14 +1024,24 @@ pub async fn start_bridge_with(data_dir: &Path, env: &[(&str, &str)]) -> Bridge 
     .await
     .expect("the bridge listens within 20 s");
     // Keep draining its log so it never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            kept.lock().unwrap().push(line);
+        }
+    });
     Bridge {
         child,
         base: format!("http://{addr}"),
+        log,
     }
 }
 
 impl Bridge {
+    /// The lines it has logged so far.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
     /// Sends a signal to the bridge process.
     pub fn signal(&self, signal: &str) {
         let pid = self.child.id().expect("running").to_string();

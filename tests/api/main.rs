@@ -11,6 +11,7 @@ mod database;
 mod deploy;
 mod events;
 mod exhaustion;
+mod first_use;
 mod helpers;
 mod import;
 mod inputs;
