@@ -369,6 +369,8 @@ pub fn postgres_database(server: &str, data_dir: &Path) -> String {
                 true => format!("t_{}", &random[..16]),
                 false => format!("t_{run}_{}", &random[..16]),
             };
+            // A data dir the service is to make itself may not exist yet.
+            std::fs::create_dir_all(data_dir).unwrap();
             std::fs::write(&file, &name).unwrap();
             name
         }
