@@ -22,6 +22,7 @@ mod messages;
 mod metrics;
 mod names;
 mod oauth;
+mod oauth_boundary;
 mod openapi;
 mod pinning;
 mod prompts;
