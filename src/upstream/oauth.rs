@@ -298,7 +298,16 @@ impl GuardedHttp {
             return Err(why.into());
         }
         let url = crate::a2e::redact_url(request.url().as_str());
-        let mut response = client.execute(request).await?;
+        let mut response = match client.execute(request).await {
+            Ok(response) => response,
+            Err(error) => {
+                self.fail(format!(
+                    "{asked} ({url}) was not reached: {}",
+                    describe(&error)
+                ));
+                return Err(error.into());
+            }
+        };
         let status = response.status();
         let mut answer = oauth2::http::Response::builder().status(status);
         let failed = status.is_client_error() || status.is_server_error();
