@@ -214,3 +214,70 @@ async fn a_hanging_authorization_server_holds_up_no_other_servers_links() {
         task.abort();
     }
 }
+
+/// One agent's flood of links (past the table of 1,000 it once shared with everyone) pushes out
+/// only its own oldest ones: another agent's pending link still works.
+#[tokio::test]
+async fn one_agents_flood_of_links_leaves_another_agents_link_alone() {
+    let peer = oauth_peer(&[]).await;
+    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    for (id, token) in [("his", &app.bob), ("hers", &app.alice)] {
+        let (status, body) = register_as(&app, token, discovered(id, &peer.url)).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        app.wait_status(id, "auth_required", WAIT).await;
+    }
+    let his = app.authorization_url("his", &app.bob).await;
+    let first = app.authorization_url("hers", &app.alice).await;
+    let mut last = first.clone();
+    for _ in 0..1000 {
+        last = app.authorization_url("hers", &app.alice).await;
+    }
+    let consent = approve(&his).await;
+    assert_eq!(
+        consent.status,
+        StatusCode::OK,
+        "his link survived: {}",
+        consent.body
+    );
+    let consent = approve(&first).await;
+    assert_eq!(
+        consent.status,
+        StatusCode::BAD_REQUEST,
+        "her oldest went: {}",
+        consent.body
+    );
+    let consent = approve(&last).await;
+    assert_eq!(
+        consent.status,
+        StatusCode::OK,
+        "her newest works: {}",
+        consent.body
+    );
+}
+
+/// The audit log keeps at most `audit_max_rows` entries, the newest, applied at start.
+#[tokio::test]
+async fn the_audit_log_is_bounded_at_start() {
+    let peer = oauth_peer(&[]).await;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let app = spawn_app_in(data_dir.clone()).await;
+    let (status, body) = register_as(&app, &app.alice, discovered("audited", &peer.url)).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    app.wait_status("audited", "auth_required", WAIT).await;
+    for _ in 0..9 {
+        app.authorization_url("audited", &app.alice).await;
+    }
+    let (_, before) = app.get("/v1/audit?limit=100", &app.admin).await;
+    let entries = before["entries"].as_array().expect("entries");
+    assert!(entries.len() >= 10, "{before}");
+    let newest = entries[0]["id"].clone();
+    app.stop().await;
+
+    let mut config = config(data_dir.path());
+    config.audit_max_rows = 4;
+    let app = spawn_app_with(data_dir, config).await;
+    let (_, after) = app.get("/v1/audit?limit=100", &app.admin).await;
+    let entries = after["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 4, "{after}");
+    assert_eq!(entries[0]["id"], newest, "the newest are kept: {after}");
+}
