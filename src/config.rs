@@ -116,6 +116,12 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_MAX_MESSAGE_BYTES", |c, v| {
         v.number().map(|x| c.max_message_bytes = x)
     }),
+    var("MCP_BRIDGE_AUDIT_RETENTION_DAYS", |c, v| {
+        v.number().map(|x| c.audit_retention_days = x)
+    }),
+    var("MCP_BRIDGE_AUDIT_MAX_ROWS", |c, v| {
+        v.number().map(|x| c.audit_max_rows = x)
+    }),
     var("MCP_BRIDGE_PAGE_SIZE", |c, v| {
         v.number().map(|x| c.page_size = x)
     }),
@@ -330,6 +336,10 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// Largest message taken from an upstream server, in bytes, on every transport.
     pub max_message_bytes: usize,
+    /// Audit entries older than this many days are deleted (0: kept whatever their age).
+    pub audit_retention_days: u64,
+    /// Most audit entries kept, the newest (0: no bound on their number).
+    pub audit_max_rows: u64,
     /// Longest wait before a shutdown stops waiting for open requests, in seconds.
     pub shutdown_grace_secs: u64,
     /// Most entries in one page of resources, templates or prompts.
@@ -443,6 +453,8 @@ impl Default for Config {
             log: "info".into(),
             max_body_bytes: 1024 * 1024,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            audit_retention_days: 90,
+            audit_max_rows: 100_000,
             shutdown_grace_secs: 10,
             page_size: 100,
             list_timeout: 5,

@@ -147,6 +147,7 @@ impl Application {
             tracing::error!(%error, "cannot end the tasks interrupted by the last stop");
         }
         tasks.spawn_sweeper(shutdown.clone());
+        spawn_audit_retention(&store, &config, shutdown.clone()).await;
         let state = AppState::new(Shared {
             config: Arc::new(config),
             auth,
@@ -273,4 +274,35 @@ async fn wait_for_signal() {
     }
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
+}
+
+/// How often the audit log's retention is applied (and once at start, before serving).
+const AUDIT_RETENTION_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Applies `MCP_BRIDGE_AUDIT_RETENTION_DAYS` and `MCP_BRIDGE_AUDIT_MAX_ROWS` now, then every
+/// hour until `shutdown`: every authorize and call denial writes an entry, so without a bound
+/// the table grows for as long as the bridge runs.
+async fn spawn_audit_retention(store: &Store, config: &Config, shutdown: CancellationToken) {
+    let days = config.audit_retention_days;
+    let rows = (config.audit_max_rows > 0).then_some(config.audit_max_rows);
+    let prune = move |store: Store| async move {
+        let before = (days > 0).then(|| crate::a2e::now() - days as f64 * 86_400.0);
+        match store.prune_audit(before, rows).await {
+            Ok(0) => {}
+            Ok(deleted) => tracing::info!(deleted, "audit log retention applied"),
+            Err(error) => tracing::warn!(%error, "cannot apply the audit log's retention"),
+        }
+    };
+    prune(store.clone()).await;
+    let store = store.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(AUDIT_RETENTION_EVERY);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tick.tick() => prune(store.clone()).await,
+            }
+        }
+    });
 }

@@ -264,3 +264,59 @@ async fn loopback_is_allowed() {
     assert!(!body.to_string().contains("address guard"), "{body}");
     assert!(trap.hits() > 0);
 }
+
+/// With private upstreams allowed, an authorization server (the real OAuth peer, on loopback)
+/// whose metadata names the metadata address as its registration or token endpoint: refused
+/// before any connection, by literal and by name, and nothing of an answer is shown.
+#[tokio::test]
+async fn oauth_endpoints_at_link_local_addresses_are_refused_even_with_private_allowed() {
+    assert_isolated();
+    let trap = Trap::on("169.254.169.254").await;
+    let p = trap.port;
+    let data_dir = Arc::new(tempfile::tempdir().unwrap());
+    let mut config = config(data_dir.path());
+    config.allow_private_upstreams = true;
+    let port = free_port();
+    config.bind = format!("127.0.0.1:{port}");
+    config.public_url = Some(format!("http://127.0.0.1:{port}"));
+    let app = spawn_app_with(data_dir, config).await;
+    for (n, host) in ["169.254.169.254", "metadata.test"].into_iter().enumerate() {
+        // The registration endpoint: the server's status says the guard refused it.
+        let over = format!("registration_endpoint=http://{host}:{p}/register");
+        let peer = oauth_peer(&["--metadata-override", &over]).await;
+        let id = format!("reg{n}");
+        let config =
+            json!({ "server_id": id, "transport": "http", "url": peer.url, "connect_timeout": 5 });
+        let (status, body) = app
+            .post("/v1/servers", &app.alice, json!({ "config": config }))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let server = app.wait_status(&id, "error", WAIT).await;
+        let error = server["error"].as_str().unwrap();
+        assert!(
+            error.contains("address guard") && error.contains("registration endpoint"),
+            "{error}"
+        );
+
+        // The token endpoint: the registration goes through, the callback's exchange is refused.
+        let over = format!("token_endpoint=http://{host}:{p}/token");
+        let peer = oauth_peer(&["--metadata-override", &over]).await;
+        let id = format!("tok{n}");
+        let config =
+            json!({ "server_id": id, "transport": "http", "url": peer.url, "connect_timeout": 5 });
+        let (status, body) = app
+            .post("/v1/servers", &app.alice, json!({ "config": config }))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        app.wait_status(&id, "auth_required", WAIT).await;
+        let url = app.authorization_url(&id, &app.alice).await;
+        let consent = approve(&url).await;
+        assert_ne!(consent.status, StatusCode::OK, "{}", consent.body);
+        assert!(
+            consent.body.contains("address guard") && consent.body.contains("token endpoint"),
+            "{}",
+            consent.body
+        );
+    }
+    assert_eq!(trap.hits(), 0, "nothing reached the metadata address");
+}

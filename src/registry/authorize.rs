@@ -81,8 +81,11 @@ impl ServerEntry {
             }
             more_scope.get_or_insert(wanted);
         }
-        // One at a time: two at once would each register the bridge with the server.
-        let _one = self.authorizations.beginning.lock().await;
+        // One at a time per grant: two at once would each register the bridge with the
+        // server. Only this grant's: a server whose authorization server hangs holds up no
+        // other server's links.
+        let lock = self.authorizations.grant_lock(client.key());
+        let _one = lock.lock().await;
         let pending = client
             .begin(challenge.as_deref(), more_scope.as_deref())
             .await
@@ -90,8 +93,12 @@ impl ServerEntry {
                 OAuthError::Failed(why) => Error::OAuth(self.config().redact_text(&why)),
                 other => other.into(),
             })?;
+        // The link is this server's, as registered now: it dies with it.
+        pending.bind(self.identity());
         let url = pending.authorization_url.clone();
-        self.authorizations.keep(pending);
+        // Counted against the agent it was made for (the owner for the shared grant).
+        let made_for = if agent.is_empty() { &self.owner } else { agent };
+        self.authorizations.keep(made_for, pending);
         Ok(url)
     }
 
@@ -329,6 +336,12 @@ impl Registry {
             )
         })?;
         let key = pending.key.clone();
+        if !pending.is_current() {
+            return Err(Error::Invalid(format!(
+                "{} (ask for a new one: POST /v1/servers/{{server_id}}/authorize)",
+                oauth::LINK_STALE
+            )));
+        }
         if let Some(refused) = refused {
             return Err(Error::Invalid(format!(
                 "the authorization server refused the authorization of server \"{}\": {refused}",

@@ -118,6 +118,23 @@ pub struct ServerEntry {
     me: Weak<ServerEntry>,
 }
 
+impl ServerEntry {
+    /// Whether this server is still the one registered now, with the `url` and `auth` it has
+    /// now: what an authorization link is bound to (it dies with the server, with a new
+    /// registration of the same id, and with a change of `url` or `auth`).
+    pub(super) fn identity(&self) -> crate::upstream::oauth::Binding {
+        let me = self.me.clone();
+        let config = self.config();
+        let (url, auth) = (config.url.clone(), config.auth.clone());
+        Arc::new(move || {
+            me.upgrade().is_some_and(|entry| {
+                let now = entry.config();
+                !entry.stop.is_cancelled() && now.url == url && now.auth == auth
+            })
+        })
+    }
+}
+
 /// The receiving ends a new entry's supervisor takes.
 pub struct Inbox {
     pub control: mpsc::UnboundedReceiver<Control>,

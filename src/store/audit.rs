@@ -47,6 +47,38 @@ impl Store {
         }
     }
 
+    /// Applies the audit log's retention: deletes the entries older than `before` (seconds
+    /// since the epoch; none when `None`) and all but the newest `max_rows` (no bound when
+    /// `None`). Returns how many were deleted.
+    #[tracing::instrument(skip_all)]
+    pub async fn prune_audit(
+        &self,
+        before: Option<f64>,
+        max_rows: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        let mut deleted = 0;
+        if let Some(before) = before {
+            deleted += sqlx::query("DELETE FROM audit WHERE at < $1")
+                .bind(before)
+                .execute(&self.pool)
+                .await?
+                .rows_affected();
+        }
+        if let Some(max_rows) = max_rows {
+            // The id of the newest entry past the bound, and every one up to it (none when
+            // there are fewer rows: the comparison with NULL holds for none).
+            deleted += sqlx::query(
+                "DELETE FROM audit WHERE id <= \
+                 (SELECT id FROM audit ORDER BY id DESC LIMIT 1 OFFSET $1)",
+            )
+            .bind(i64::try_from(max_rows).unwrap_or(i64::MAX))
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+        }
+        Ok(deleted)
+    }
+
     /// The newest `limit` entries older than `before` (all when `None`), newest first.
     pub async fn audit(
         &self,
@@ -86,6 +118,34 @@ mod tests {
         for db in backends().await {
             entries_come_newest_first_on(db.open().await).await;
         }
+    }
+
+    #[tokio::test]
+    async fn retention_deletes_by_age_and_beyond_the_row_bound() {
+        for db in backends().await {
+            retention_on(db.open().await).await;
+        }
+    }
+
+    async fn retention_on(store: Store) {
+        for i in 0..10 {
+            store
+                .record("root", "server.authorize", &format!("s{i}"), "")
+                .await;
+        }
+        // Nothing to do: every entry is newer and within the bound.
+        let now = crate::a2e::now();
+        assert_eq!(
+            store.prune_audit(Some(now - 60.0), Some(10)).await.unwrap(),
+            0
+        );
+        assert_eq!(store.prune_audit(None, Some(4)).await.unwrap(), 6);
+        let kept = store.audit(None, 100).await.unwrap();
+        let targets: Vec<&str> = kept.iter().map(|e| e.target.as_str()).collect();
+        assert_eq!(targets, ["s9", "s8", "s7", "s6"], "the newest are kept");
+        // By age: every entry is older than a second from now.
+        assert_eq!(store.prune_audit(Some(now + 1.0), None).await.unwrap(), 4);
+        assert!(store.audit(None, 100).await.unwrap().is_empty());
     }
 
     async fn entries_come_newest_first_on(store: Store) {

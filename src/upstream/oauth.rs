@@ -138,7 +138,13 @@ struct Vault {
     store: Store,
     key: GrantKey,
     cache: tokio::sync::RwLock<Option<Option<StoredCredentials>>>,
+    /// For a link's flow: whether the server it was made for is still the one registered
+    /// (tokens are never stored for a server that was removed or changed meanwhile).
+    binding: std::sync::OnceLock<Binding>,
 }
+
+/// Whether a link's server is still the one it was made for.
+pub type Binding = Arc<dyn Fn() -> bool + Send + Sync>;
 
 impl Vault {
     fn new(store: Store, key: GrantKey) -> Self {
@@ -146,6 +152,7 @@ impl Vault {
             store,
             key,
             cache: tokio::sync::RwLock::new(None),
+            binding: std::sync::OnceLock::new(),
         }
     }
 
@@ -170,6 +177,9 @@ impl Vault {
     }
 
     async fn write(&self, credentials: Option<StoredCredentials>) -> Result<(), AuthError> {
+        if self.binding.get().is_some_and(|still| !still()) {
+            return Err(AuthError::CredentialStoreError(LINK_STALE.into()));
+        }
         let json = match &credentials {
             Some(c) => Some(
                 serde_json::to_string(c)
@@ -225,6 +235,9 @@ struct GuardedHttp {
     guard: Guard,
     follow: reqwest::Client,
     stop: reqwest::Client,
+    /// What the last refused request was, in words (never the answer's body): what an error
+    /// of the flow says.
+    failure: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl GuardedHttp {
@@ -253,6 +266,7 @@ impl GuardedHttp {
             guard,
             follow: build(true)?,
             stop: build(false)?,
+            failure: Arc::default(),
         })
     }
 }
@@ -261,19 +275,49 @@ impl GuardedHttp {
 const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 impl GuardedHttp {
-    /// Sends `request`, following redirects only with `follow`; the answer read whole.
+    /// Sends `request`, following redirects only with `follow`; the answer read whole. A failed
+    /// answer's body is logged (at debug, redacted) and replaced by its OAuth error code alone:
+    /// an authorization server's words (or a metadata service's answer) never reach an error
+    /// that agents read.
     async fn send(
         &self,
         request: oauth2::HttpRequest,
         follow: bool,
     ) -> Result<oauth2::HttpResponse, OAuthHttpClientError> {
         let client = if follow { &self.follow } else { &self.stop };
+        let asked = what_is_asked(&request);
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         let request = reqwest::Request::try_from(with_client_id(request))?;
-        self.guard.check_url(request.url())?;
-        let mut response = client.execute(request).await?;
-        let mut answer = oauth2::http::Response::builder().status(response.status());
+        // Literal addresses: the resolver of the client checks names, and each redirect is
+        // checked by its policy; an IP literal reaches neither.
+        if let Err(why) = self.guard.check_url(request.url()) {
+            self.fail(format!("{asked} is refused: {why}"));
+            return Err(why.into());
+        }
+        let url = crate::a2e::redact_url(request.url().as_str());
+        let mut response = match client.execute(request).await {
+            Ok(response) => response,
+            Err(error) => {
+                self.fail(format!(
+                    "{asked} ({url}) was not reached: {}",
+                    describe(&error)
+                ));
+                return Err(error.into());
+            }
+        };
+        let status = response.status();
+        let mut answer = oauth2::http::Response::builder().status(status);
+        let failed = status.is_client_error() || status.is_server_error();
         for (name, value) in response.headers() {
-            answer = answer.header(name, value);
+            let about_body = name == reqwest::header::CONTENT_LENGTH
+                || name == reqwest::header::CONTENT_ENCODING
+                || name == reqwest::header::TRANSFER_ENCODING;
+            if !(failed && about_body) {
+                answer = answer.header(name, value);
+            }
         }
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await? {
@@ -282,7 +326,99 @@ impl GuardedHttp {
             }
             body.extend_from_slice(&chunk);
         }
+        if failed {
+            let code = oauth_error_code(&body);
+            tracing::debug!(%url, %status, body = %redacted_body(&body), "an OAuth request failed");
+            let code_words = code.as_deref().map(|c| format!(" {c}")).unwrap_or_default();
+            self.fail(format!(
+                "{asked} ({url}) answered {}{code_words}",
+                status.as_u16()
+            ));
+            body = match code {
+                Some(code) => serde_json::json!({ "error": code })
+                    .to_string()
+                    .into_bytes(),
+                None => Vec::new(),
+            };
+        }
         Ok(answer.body(body)?)
+    }
+
+    fn fail(&self, what: String) {
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(what);
+    }
+
+    /// `error` of a step of the flow made over this client, in words: what the authorization
+    /// server answered when it refused a request.
+    fn explain(&self, error: AuthError) -> OAuthError {
+        let failure = self
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        match (OAuthError::from(error), failure) {
+            (OAuthError::NeedsAuthorization, _) => OAuthError::NeedsAuthorization,
+            (_, Some(failure)) => OAuthError::Failed(failure),
+            (other, None) => other,
+        }
+    }
+}
+
+/// What a request of the flow asks for, in words, for errors.
+fn what_is_asked(request: &oauth2::HttpRequest) -> &'static str {
+    if request.method() == oauth2::http::Method::GET {
+        return "the authorization metadata request";
+    }
+    let form = url::form_urlencoded::parse(request.body());
+    match form.into_iter().find(|(k, _)| k == "grant_type") {
+        Some((_, grant)) if grant == "refresh_token" => "the token refresh",
+        Some(_) => "the token endpoint",
+        None => "the registration endpoint",
+    }
+}
+
+/// The OAuth error code (RFC 6749 §5.2, RFC 7591 §3.2.2) of a failed answer, when it has one
+/// that looks like a code: a short token of letters, digits and `_.-`.
+fn oauth_error_code(body: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let code = value.get("error")?.as_str()?;
+    let plain = !code.is_empty()
+        && code.len() <= 64
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b));
+    plain.then(|| code.to_owned())
+}
+
+/// A failed answer's body for the debug log: at most 512 characters, URLs' secrets hidden,
+/// and in JSON the values of fields that may carry secrets.
+fn redacted_body(body: &[u8]) -> String {
+    let text = match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(mut value) => {
+            hide_secret_fields(&mut value);
+            value.to_string()
+        }
+        Err(_) => String::from_utf8_lossy(body).into_owned(),
+    };
+    let text: String = text.chars().take(512).collect();
+    crate::a2e::redact_text(&text, &[])
+}
+
+fn hide_secret_fields(value: &mut serde_json::Value) {
+    const SECRET: &[&str] = &["token", "secret", "password", "code", "assertion", "key"];
+    match value {
+        serde_json::Value::Object(map) => {
+            for (name, field) in map.iter_mut() {
+                let name = name.to_ascii_lowercase();
+                if SECRET.iter().any(|s| name.contains(s)) && !field.is_null() {
+                    *field = serde_json::Value::String("***".into());
+                } else {
+                    hide_secret_fields(field);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(hide_secret_fields),
+        _ => {}
     }
 }
 
@@ -359,6 +495,25 @@ pub struct Pending {
     pub authorization_url: String,
     pub state: String,
     manager: AuthorizationManager,
+    http: Arc<GuardedHttp>,
+    vault: Arc<Vault>,
+}
+
+/// Why a link's flow stores nothing.
+pub const LINK_STALE: &str = "this authorization link is no longer valid: its server was removed, \
+     registered again or had its `url` or `auth` changed after the link was made";
+
+impl Pending {
+    /// Binds the flow to its server: `still` says whether the server is the one the link was
+    /// made for; once it is not, the tokens of this flow are not stored.
+    pub fn bind(&self, still: Binding) {
+        let _ = self.vault.binding.set(still);
+    }
+
+    /// Whether the link's server is still the one it was made for.
+    pub fn is_current(&self) -> bool {
+        self.vault.binding.get().is_none_or(|still| still())
+    }
 }
 
 impl std::fmt::Debug for Pending {
@@ -394,23 +549,18 @@ impl Client {
         &self.vault.key
     }
 
-    /// A fresh manager for the server's URL, over the guard, with this grant's tokens.
-    async fn manager(&self) -> Result<AuthorizationManager, OAuthError> {
+    /// A fresh manager for the server's URL whose every request (discovery, registration,
+    /// token, refresh, and each redirect) goes through the guard, with this grant's tokens.
+    /// (rmcp's own client with private addresses allowed would apply rmcp's address policy,
+    /// not the bridge's, and a `reqwest` client given to it checks no IP literal.)
+    async fn manager(&self) -> Result<(AuthorizationManager, Arc<GuardedHttp>), OAuthError> {
         let http = Arc::new(GuardedHttp::new(self.guard)?);
-        let mut manager = if self.settings.allow_private {
-            let mut manager = AuthorizationManager::new_allowing_private_addresses(&*self.url)
+        let mut manager =
+            AuthorizationManager::new_with_oauth_http_client(&*self.url, http.clone())
                 .await
                 .map_err(OAuthError::from)?;
-            // Its own client does not know the guard: ours replaces it.
-            manager.with_client(http.follow.clone())?;
-            manager
-        } else {
-            AuthorizationManager::new_with_oauth_http_client(&*self.url, http)
-                .await
-                .map_err(OAuthError::from)?
-        };
         manager.set_credential_store(Shared(self.vault.clone()));
-        Ok(manager)
+        Ok((manager, http))
     }
 
     async fn registration(&self) -> Result<Option<Registration>, OAuthError> {
@@ -507,11 +657,14 @@ impl Client {
                 false => Ok(None),
             };
         };
-        let mut manager = self.manager().await?;
+        let (mut manager, http) = self.manager().await?;
         manager.set_metadata(self.pinned(registration.metadata.clone()));
         manager.configure_client(self.client_config(&registration))?;
         // Fails when there is no token, or it expired and cannot be refreshed.
-        manager.get_access_token().await?;
+        manager
+            .get_access_token()
+            .await
+            .map_err(|e| http.explain(e))?;
         Ok(Some(manager))
     }
 
@@ -531,11 +684,11 @@ impl Client {
                     .into(),
             ));
         }
-        let mut manager = self.manager().await?;
+        let (mut manager, http) = self.manager().await?;
         let resolved = manager
             .resolve_metadata_from_challenge(challenge)
             .await
-            .map_err(OAuthError::from)?;
+            .map_err(|e| http.explain(e))?;
         let metadata = self.pinned(resolved.metadata);
         manager.set_metadata(metadata.clone());
 
@@ -554,10 +707,15 @@ impl Client {
         offer_offline_access(&metadata, &mut scopes);
         let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
 
-        let registration = self.register(&mut manager, &metadata, &scope_refs).await?;
+        let registration = self
+            .register(&mut manager, &http, &metadata, &scope_refs)
+            .await?;
         self.save_registration(&registration).await?;
         manager.configure_client(self.client_config(&registration))?;
-        let url = manager.get_authorization_url(&scope_refs).await?;
+        let url = manager
+            .get_authorization_url(&scope_refs)
+            .await
+            .map_err(|e| http.explain(e))?;
         let state = url::Url::parse(&url)
             .ok()
             .and_then(|u| {
@@ -571,6 +729,8 @@ impl Client {
             authorization_url: url,
             state,
             manager,
+            http,
+            vault: self.vault.clone(),
         })
     }
 
@@ -580,6 +740,7 @@ impl Client {
     async fn register(
         &self,
         manager: &mut AuthorizationManager,
+        http: &GuardedHttp,
         metadata: &AuthorizationMetadata,
         scopes: &[&str],
     ) -> Result<Registration, OAuthError> {
@@ -620,7 +781,8 @@ impl Client {
         }
         let made = manager
             .register_client(CLIENT_NAME, &self.settings.redirect_uri, scopes)
-            .await?;
+            .await
+            .map_err(|e| http.explain(e))?;
         Ok(registration(made.client_id, made.client_secret))
     }
 
@@ -634,18 +796,23 @@ impl Client {
         pending
             .manager
             .exchange_code_for_token_with_issuer(code, &pending.state, issuer)
-            .await?;
+            .await
+            .map_err(|e| pending.http.explain(e))?;
         Ok(())
     }
 
     /// The client credentials grant: a token from the configured client's secret, or a signed
     /// assertion (`private_key_jwt`, RFC 7523), whenever the stored one is missing or expired.
     async fn client_credentials(&self) -> Result<AuthorizationManager, OAuthError> {
-        let mut manager = self.manager().await?;
+        let (mut manager, http) = self.manager().await?;
         let metadata = match self.registration().await? {
             Some(known) => known.metadata,
             None => {
-                let metadata = self.pinned(manager.resolve_metadata().await?.metadata);
+                let resolved = manager
+                    .resolve_metadata()
+                    .await
+                    .map_err(|e| http.explain(e))?;
+                let metadata = self.pinned(resolved.metadata);
                 let client_id = self.config.client_id.clone().unwrap_or_default();
                 self.save_registration(&Registration {
                     client_id,
@@ -665,7 +832,7 @@ impl Client {
         let scopes = self.config.scopes.clone();
         if let Some(key) = &self.config.private_key {
             let token = jwt::exchange(
-                &GuardedHttp::new(self.guard)?,
+                &http,
                 &metadata,
                 &client_id,
                 key,
@@ -693,7 +860,10 @@ impl Client {
                 resource,
             };
             manager.configure_client_credentials(&credentials)?;
-            manager.exchange_client_credentials(&credentials).await?;
+            manager
+                .exchange_client_credentials(&credentials)
+                .await
+                .map_err(|e| http.explain(e))?;
         }
         Ok(manager)
     }

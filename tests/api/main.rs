@@ -24,6 +24,7 @@ mod metrics;
 mod names;
 mod nulls;
 mod oauth;
+mod oauth_boundary;
 mod openapi;
 mod pinning;
 mod prompts;

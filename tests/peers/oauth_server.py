@@ -47,6 +47,10 @@ Plain HTTP controls for tests (no auth):
     POST /_expire    expires every access token now (the next use is a 401 until the client refreshes);
                      answers {"expired": n}
 
+Hostile modes (tests of what the bridge shows and where it connects): --metadata-override KEY=VALUE replaces a field
+of the RFC 8414 metadata (repeatable; e.g. registration_endpoint=http://169.254.169.254/register), --fail-with-body
+TEXT answers every POST to /register and /token (or only to each --fail-on PATH) with 400 and TEXT.
+
 --state-file PATH keeps clients, grants and tokens in a JSON file (rewritten after every change, read at
 start-up), so a restarted peer still accepts the tokens it issued; counters start from zero in each process.
 --strict-resource refuses (401) an access token not issued for this server's resource (RFC 8707): one
@@ -336,6 +340,52 @@ class Observe:
         return await self.app(scope, receive, send)
 
 
+class Tamper:
+    """ASGI middleware making the authorization server hostile, for tests of what the bridge does with one:
+    --metadata-override KEY=VALUE replaces fields of its RFC 8414 metadata (e.g. a token endpoint at a
+    link-local address), and --fail-with-body TEXT answers every POST to /register and /token (or to the
+    --fail-on paths) with 400 and that body (which the bridge must never show to agents)."""
+
+    def __init__(self, app, overrides: dict[str, str], fail_body: str | None, fail_on: list[str]):
+        self.app = app
+        self.overrides = overrides
+        self.fail_body = fail_body
+        self.fail_on = fail_on or ["/register", "/token"]
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path, method = scope["path"], scope["method"]
+        if self.fail_body is not None and method == "POST" and path in self.fail_on:
+            body = self.fail_body.encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 400,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                }
+            )
+            return await send({"type": "http.response.body", "body": body})
+        if self.overrides and path.startswith("/.well-known/oauth-authorization-server"):
+            start, chunks = {}, []
+
+            async def keep(message):
+                if message["type"] == "http.response.start":
+                    start.update(message)
+                else:
+                    chunks.append(message.get("body", b""))
+
+            await self.app(scope, receive, keep)
+            metadata = json.loads(b"".join(chunks))
+            metadata.update(self.overrides)
+            body = json.dumps(metadata).encode()
+            headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode()))
+            await send({"type": "http.response.start", "status": start.get("status", 200), "headers": headers})
+            return await send({"type": "http.response.body", "body": body})
+        return await self.app(scope, receive, send)
+
+
 def new_stats() -> dict[str, Any]:
     return {
         "registrations": 0,
@@ -459,6 +509,9 @@ async def serve(args) -> None:
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     mcp, _, stats = build(base, args)
     app = Observe(mcp.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1"), stats)
+    overrides = dict(item.split("=", 1) for item in args.metadata_override)
+    if overrides or args.fail_with_body is not None:
+        app = Tamper(app, overrides, args.fail_with_body, args.fail_on)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
@@ -481,6 +534,17 @@ def main() -> None:
     )
     parser.add_argument(
         "--strict-resource", action="store_true", help="refuse access tokens not issued for this server's resource"
+    )
+    parser.add_argument(
+        "--metadata-override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="replace a field of the authorization server metadata (repeatable)",
+    )
+    parser.add_argument("--fail-with-body", help="answer every POST to /register and /token 400 with this body")
+    parser.add_argument(
+        "--fail-on", action="append", default=[], metavar="PATH", help="only these paths fail (repeatable)"
     )
     args = parser.parse_args()
     try:

@@ -78,10 +78,13 @@ pub(super) async fn exchange(
         async move { http.send(request, false).await.map_err(Sent) }
     };
     let token = request.request_async(&send).await.map_err(|e| {
-        OAuthError::Failed(format!(
-            "the client credentials grant failed: {}",
-            super::describe(&e)
-        ))
+        let failure = http
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let why = failure.unwrap_or_else(|| super::describe(&e));
+        OAuthError::Failed(format!("the client credentials grant failed: {why}"))
     })?;
     // The same standard fields, in the type rmcp keeps.
     serde_json::to_value(&token)
