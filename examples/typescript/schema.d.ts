@@ -297,7 +297,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's tasks that have not expired, oldest first (task/list). */
+        /** A page of the caller's tasks that have not expired, oldest first (task/list). */
         get: operations["list_tasks"];
         put?: never;
         post?: never;
@@ -1837,6 +1837,11 @@ export interface components {
             prompts: components["schemas"]["McpPrompt"][];
             /** @default  */
             next_cursor: string;
+            /**
+             * @description Servers left out of this page (beyond the seed): see `SkippedServer`.
+             * @default []
+             */
+            skipped_servers: components["schemas"]["SkippedServer"][];
         };
         /** @description mcp/resource/list/resp. */
         ResourceListResponse: {
@@ -1868,6 +1873,11 @@ export interface components {
             resources: components["schemas"]["McpResource"][];
             /** @default  */
             next_cursor: string;
+            /**
+             * @description Servers left out of this page (beyond the seed): see `SkippedServer`.
+             * @default []
+             */
+            skipped_servers: components["schemas"]["SkippedServer"][];
         };
         /** @description mcp/resource/read/req. */
         ResourceReadRequest: {
@@ -2021,6 +2031,11 @@ export interface components {
             resource_templates: components["schemas"]["McpResourceTemplate"][];
             /** @default  */
             next_cursor: string;
+            /**
+             * @description Servers left out of this page (beyond the seed): see `SkippedServer`.
+             * @default []
+             */
+            skipped_servers: components["schemas"]["SkippedServer"][];
         };
         /** @description mcp/resource/unsubscribe/req: end this agent's subscription to a URI. */
         ResourceUnsubscribeRequest: {
@@ -2884,6 +2899,19 @@ export interface components {
             config: components["schemas"]["McpServerConfig"];
         };
         /**
+         * @description A server a merged listing left out: it did not answer within the listing's bound
+         *     (`MCP_BRIDGE_LIST_TIMEOUT`) or failed; its entries are missing from this page.
+         */
+        SkippedServer: {
+            /** @default  */
+            server_id: string;
+            /**
+             * @description Why, in words.
+             * @default
+             */
+            reason: string;
+        };
+        /**
          * @description What an event's `data:` holds: one of these A2E messages, named by the event's `event:` and
          *     by its own `type`.
          */
@@ -3098,7 +3126,7 @@ export interface components {
              */
             expires_at: number;
         };
-        /** @description task/list/resp: the caller's tasks that have not expired, oldest first. */
+        /** @description task/list/resp: a page of the caller's tasks that have not expired, oldest first. */
         TaskListResponse: {
             /**
              * @description The A2E message type.
@@ -3126,6 +3154,11 @@ export interface components {
             req_id: string;
             /** @default [] */
             tasks: components["schemas"]["TaskInfo"][];
+            /**
+             * @description The cursor of the next page; empty on the last.
+             * @default
+             */
+            next_cursor: string;
         };
         /** @description `task` of a tool call: run the call as a task, answer 202 at once. */
         TaskParams: {
@@ -4096,7 +4129,11 @@ export interface operations {
     list_tasks: {
         parameters: {
             query?: {
-                /** @description The A2E request id, echoed as `req_id` (a UUID when absent). */
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description Most tasks in the page: 1 to 1000, 100 when absent. */
+                limit?: number;
+                /** @description The A2E request id, echoed as `req_id`. */
                 id?: string;
             };
             header?: never;
@@ -4105,7 +4142,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The caller's tasks */
+            /** @description A page of the caller's tasks */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4115,6 +4152,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["StoreUnavailable"];
         };

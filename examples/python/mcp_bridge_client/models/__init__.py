@@ -151,6 +151,7 @@ from .server_update_request_headers_type_0 import ServerUpdateRequestHeadersType
 from .server_update_request_type import ServerUpdateRequestType
 from .server_update_response import ServerUpdateResponse
 from .server_update_response_type import ServerUpdateResponseType
+from .skipped_server import SkippedServer
 from .task_cancel_response import TaskCancelResponse
 from .task_cancel_response_type import TaskCancelResponseType
 from .task_create_response import TaskCreateResponse
@@ -340,6 +341,7 @@ __all__ = (
     "ServerUpdateRequestType",
     "ServerUpdateResponse",
     "ServerUpdateResponseType",
+    "SkippedServer",
     "TaskCancelResponse",
     "TaskCancelResponseType",
     "TaskCreateResponse",

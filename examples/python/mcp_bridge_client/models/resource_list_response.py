@@ -13,6 +13,7 @@ from ..models.resource_list_response_type import (
 
 if TYPE_CHECKING:
     from ..models.mcp_resource import McpResource
+    from ..models.skipped_server import SkippedServer
 
 
 T = TypeVar("T", bound="ResourceListResponse")
@@ -30,11 +31,13 @@ class ResourceListResponse:
         req_id (str): Echoes the request's `id`. Default: ''.
         resources (list[McpResource]):
         next_cursor (str):  Default: ''.
+        skipped_servers (list[SkippedServer]): Servers left out of this page (beyond the seed): see `SkippedServer`.
     """
 
     id: str
     ts: float
     resources: list[McpResource]
+    skipped_servers: list[SkippedServer]
     type_: ResourceListResponseType = "mcp/resource/list/resp"
     version: str = "1.0"
     req_id: str = ""
@@ -59,6 +62,11 @@ class ResourceListResponse:
 
         next_cursor = self.next_cursor
 
+        skipped_servers = []
+        for skipped_servers_item_data in self.skipped_servers:
+            skipped_servers_item = skipped_servers_item_data.to_dict()
+            skipped_servers.append(skipped_servers_item)
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -70,6 +78,7 @@ class ResourceListResponse:
                 "req_id": req_id,
                 "resources": resources,
                 "next_cursor": next_cursor,
+                "skipped_servers": skipped_servers,
             }
         )
 
@@ -78,6 +87,7 @@ class ResourceListResponse:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.mcp_resource import McpResource
+        from ..models.skipped_server import SkippedServer
 
         d = dict(src_dict)
         type_ = check_resource_list_response_type(d.pop("type"))
@@ -99,6 +109,13 @@ class ResourceListResponse:
 
         next_cursor = d.pop("next_cursor")
 
+        skipped_servers = []
+        _skipped_servers = d.pop("skipped_servers")
+        for skipped_servers_item_data in _skipped_servers:
+            skipped_servers_item = SkippedServer.from_dict(skipped_servers_item_data)
+
+            skipped_servers.append(skipped_servers_item)
+
         resource_list_response = cls(
             type_=type_,
             id=id,
@@ -107,6 +124,7 @@ class ResourceListResponse:
             req_id=req_id,
             resources=resources,
             next_cursor=next_cursor,
+            skipped_servers=skipped_servers,
         )
 
         resource_list_response.additional_properties = d

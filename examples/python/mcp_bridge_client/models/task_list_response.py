@@ -20,7 +20,7 @@ T = TypeVar("T", bound="TaskListResponse")
 
 @_attrs_define
 class TaskListResponse:
-    """task/list/resp: the caller's tasks that have not expired, oldest first.
+    """task/list/resp: a page of the caller's tasks that have not expired, oldest first.
 
     Attributes:
         type_ (TaskListResponseType): The A2E message type. Default: 'task/list/resp'.
@@ -29,6 +29,7 @@ class TaskListResponse:
         ts (float): Timestamp, seconds since the Unix epoch; now when absent.
         req_id (str): Echoes the request's `id`. Default: ''.
         tasks (list[TaskInfo]):
+        next_cursor (str): The cursor of the next page; empty on the last. Default: ''.
     """
 
     id: str
@@ -37,6 +38,7 @@ class TaskListResponse:
     type_: TaskListResponseType = "task/list/resp"
     version: str = "1.0"
     req_id: str = ""
+    next_cursor: str = ""
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,6 +57,8 @@ class TaskListResponse:
             tasks_item = tasks_item_data.to_dict()
             tasks.append(tasks_item)
 
+        next_cursor = self.next_cursor
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -65,6 +69,7 @@ class TaskListResponse:
                 "ts": ts,
                 "req_id": req_id,
                 "tasks": tasks,
+                "next_cursor": next_cursor,
             }
         )
 
@@ -92,6 +97,8 @@ class TaskListResponse:
 
             tasks.append(tasks_item)
 
+        next_cursor = d.pop("next_cursor")
+
         task_list_response = cls(
             type_=type_,
             id=id,
@@ -99,6 +106,7 @@ class TaskListResponse:
             ts=ts,
             req_id=req_id,
             tasks=tasks,
+            next_cursor=next_cursor,
         )
 
         task_list_response.additional_properties = d

@@ -12,10 +12,16 @@ from ...types import UNSET, Response, Unset
 
 def _get_kwargs(
     *,
+    cursor: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
+
+    params["cursor"] = cursor
+
+    params["limit"] = limit
 
     params["id"] = id
 
@@ -42,6 +48,11 @@ def _parse_response(
         response_401 = ErrorBody.from_dict(response.json())
 
         return response_401
+
+    if response.status_code == 422:
+        response_422 = ErrorBody.from_dict(response.json())
+
+        return response_422
 
     if response.status_code == 429:
         response_429 = ErrorBody.from_dict(response.json())
@@ -73,11 +84,15 @@ def _build_response(
 def sync_detailed(
     *,
     client: AuthenticatedClient,
+    cursor: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> Response[ErrorBody | TaskListResponse]:
-    """The caller's tasks that have not expired, oldest first (task/list).
+    """A page of the caller's tasks that have not expired, oldest first (task/list).
 
     Args:
+        cursor (str | Unset):
+        limit (int | Unset):
         id (str | Unset):
 
     Raises:
@@ -89,6 +104,8 @@ def sync_detailed(
     """
 
     kwargs = _get_kwargs(
+        cursor=cursor,
+        limit=limit,
         id=id,
     )
 
@@ -102,11 +119,15 @@ def sync_detailed(
 def sync(
     *,
     client: AuthenticatedClient,
+    cursor: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> ErrorBody | TaskListResponse | None:
-    """The caller's tasks that have not expired, oldest first (task/list).
+    """A page of the caller's tasks that have not expired, oldest first (task/list).
 
     Args:
+        cursor (str | Unset):
+        limit (int | Unset):
         id (str | Unset):
 
     Raises:
@@ -119,6 +140,8 @@ def sync(
 
     return sync_detailed(
         client=client,
+        cursor=cursor,
+        limit=limit,
         id=id,
     ).parsed
 
@@ -126,11 +149,15 @@ def sync(
 async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
+    cursor: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> Response[ErrorBody | TaskListResponse]:
-    """The caller's tasks that have not expired, oldest first (task/list).
+    """A page of the caller's tasks that have not expired, oldest first (task/list).
 
     Args:
+        cursor (str | Unset):
+        limit (int | Unset):
         id (str | Unset):
 
     Raises:
@@ -142,6 +169,8 @@ async def asyncio_detailed(
     """
 
     kwargs = _get_kwargs(
+        cursor=cursor,
+        limit=limit,
         id=id,
     )
 
@@ -153,11 +182,15 @@ async def asyncio_detailed(
 async def asyncio(
     *,
     client: AuthenticatedClient,
+    cursor: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> ErrorBody | TaskListResponse | None:
-    """The caller's tasks that have not expired, oldest first (task/list).
+    """A page of the caller's tasks that have not expired, oldest first (task/list).
 
     Args:
+        cursor (str | Unset):
+        limit (int | Unset):
         id (str | Unset):
 
     Raises:
@@ -171,6 +204,8 @@ async def asyncio(
     return (
         await asyncio_detailed(
             client=client,
+            cursor=cursor,
+            limit=limit,
             id=id,
         )
     ).parsed
