@@ -254,10 +254,27 @@ fn pin_message_types(doc: &mut utoipa::openapi::OpenApi) {
             _ => None,
         };
         if received.contains(name) {
+            // `null` for an optional field of a request means the same as leaving it out
+            // (`a2e::drop_nulls`): the document says so, field by field.
+            for property in object.properties.values_mut() {
+                match property {
+                    RefOr::T(Schema::Object(property)) => allow_null(property),
+                    RefOr::T(Schema::Array(list)) => {
+                        use utoipa::openapi::schema::{SchemaType, Type};
+                        list.schema_type = SchemaType::Array(vec![Type::Array, Type::Null]);
+                    }
+                    _ => {}
+                }
+            }
             if let Some(message_type) = message_type
                 && let Some(RefOr::T(Schema::Object(kind))) = object.properties.get_mut("type")
             {
-                kind.enum_values = Some(vec![message_type, serde_json::Value::from("")]);
+                // `null`, as for every optional field of a request, is the same as absent.
+                kind.enum_values = Some(vec![
+                    message_type,
+                    serde_json::Value::from(""),
+                    serde_json::Value::Null,
+                ]);
             }
         } else if sent.contains(name) {
             if let Some(message_type) = message_type
@@ -272,6 +289,20 @@ fn pin_message_types(doc: &mut utoipa::openapi::OpenApi) {
                 .map(|(name, _)| name.clone())
                 .collect();
         }
+    }
+}
+
+/// Lets a property of one scalar type be `null` too (lists are made nullable by the caller;
+/// objects keep their one type: the client generators cannot take a nullable one).
+fn allow_null(property: &mut utoipa::openapi::schema::Object) {
+    use utoipa::openapi::schema::{SchemaType, Type};
+    if let SchemaType::Type(t) = &property.schema_type
+        && matches!(
+            t,
+            Type::String | Type::Integer | Type::Number | Type::Boolean
+        )
+    {
+        property.schema_type = SchemaType::Array(vec![t.clone(), Type::Null]);
     }
 }
 

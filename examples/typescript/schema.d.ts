@@ -945,29 +945,29 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default a2a/agent/register/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "a2a/agent/register/req" | "";
+            type?: "a2a/agent/register/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
+            ts?: number | null;
             /**
              * @description 8 hex characters when empty.
              * @default
              */
-            agent_id?: string;
+            agent_id?: string | null;
             /** @description The agent's base URL; its card is at `/.well-known/agent-card.json`. */
-            url: string;
+            url: string | null;
             /**
              * @description Headers sent to the agent (values are secret: shown as `***`).
              * @default {}
@@ -1135,12 +1135,12 @@ export interface components {
         /** @description The argument being completed. */
         CompletionArgument: {
             /** @default  */
-            name?: string;
+            name?: string | null;
             /**
              * @description What has been typed so far.
              * @default
              */
-            value?: string;
+            value?: string | null;
         };
         /** @description Arguments already filled in, which a server may use to narrow its suggestions. */
         CompletionContext: {
@@ -1154,27 +1154,27 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/completion/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/completion/req" | "";
+            type?: "mcp/completion/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
+            ts?: number | null;
             /**
              * @description Routed by the reference when empty.
              * @default
              */
-            server_id?: string;
+            server_id?: string | null;
             /**
              * @description An MCP reference, exactly as MCP defines it: `{"type": "ref/prompt", "name": …}` or
              *     `{"type": "ref/resource", "uri": <the template>}`.
@@ -1324,27 +1324,27 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/elicit/resp
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/elicit/resp" | "";
+            type?: "mcp/elicit/resp" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
+            ts?: number | null;
             /**
              * @description Echoes the request's `id`.
              * @default
              */
-            req_id?: string;
+            req_id?: string | null;
             /** @description `accept`, `decline` or `cancel`. */
             action: components["schemas"]["ElicitAction"];
             /**
@@ -1358,7 +1358,7 @@ export interface components {
         /** @description The wire message: its `type` picks the operation. */
         Envelope: {
             /** @description An A2E request type, e.g. `mcp/server/list/req` or `tool/call/req`. */
-            type: string;
+            type: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -1521,27 +1521,27 @@ export interface components {
         /** @description MCPRoot: a filesystem root an agent exposes to servers. */
         McpRoot: {
             /** @description A `file://` URI. */
-            uri: string;
+            uri: string | null;
             /** @default  */
-            name?: string;
+            name?: string | null;
         };
         /** @description MCPServerConfig: how to reach one MCP server and what of it to expose. */
         McpServerConfig: {
             /** @description Unique server identifier; 8 hex characters are generated when empty. */
-            server_id?: string;
+            server_id?: string | null;
             /** @description Display name. */
-            name?: string;
+            name?: string | null;
             transport?: components["schemas"]["McpTransport"];
             /** @description Stdio command and its arguments. */
-            cmd?: string[];
+            cmd?: string[] | null;
             /** @description Working directory of the stdio command. */
-            cwd?: string;
+            cwd?: string | null;
             /** @description Environment variables of the stdio command (values are secret: shown as `***`). */
             env?: {
                 [key: string]: string;
             };
             /** @description URL of an `http`, `sse` or `ws` server. */
-            url?: string;
+            url?: string | null;
             /** @description HTTP headers sent to an `http`, `sse` or `ws` server (values are secret: shown as `***`). */
             headers?: {
                 [key: string]: string;
@@ -1550,14 +1550,14 @@ export interface components {
              * Format: int64
              * @description Request timeout in seconds.
              */
-            timeout?: number;
+            timeout?: number | null;
             /**
              * Format: int64
              * @description Bound on connecting and initialising, in seconds (the smaller of this and `timeout` applies).
              */
-            connect_timeout?: number;
+            connect_timeout?: number | null;
             /** @description Reconnect on its own when the connection drops. */
-            auto_reconnect?: boolean;
+            auto_reconnect?: boolean | null;
             /**
              * @description How to start the session: `2025-11-25` (the `initialize` handshake, the default),
              *     `2026-07-28` (stateless, `server/discover`) or `auto` (discover, falling back to
@@ -1565,9 +1565,9 @@ export interface components {
              */
             protocol_version?: components["schemas"]["McpProtocol"];
             /** @description Upstream tool names exposed (exact match); empty exposes all. */
-            tool_allow_list?: string[];
+            tool_allow_list?: string[] | null;
             /** @description Resource URIs exposed: exact, or a prefix when an entry ends with `*`; empty exposes all. */
-            resource_allow_list?: string[];
+            resource_allow_list?: string[] | null;
             auth?: components["schemas"]["OAuthConfig"] | null;
         };
         /** @description MCPServerInfo: a registered server as it is now. */
@@ -1677,7 +1677,7 @@ export interface components {
              * @description Scopes to ask for; when empty, those the server names in `WWW-Authenticate`, else its
              *     `scopes_supported`, else none.
              */
-            scopes?: string[];
+            scopes?: string[] | null;
             token_endpoint_auth_method?: components["schemas"]["TokenEndpointAuth"] | null;
             /**
              * @description PEM private key (RSA or EC) signing the client assertion of `private_key_jwt`
@@ -1688,7 +1688,7 @@ export interface components {
              * @description Each agent authorizes for itself and is served over its own upstream session with its own
              *     token (`authorization_code` only).
              */
-            per_agent?: boolean;
+            per_agent?: boolean | null;
         };
         /**
          * @description How the bridge obtains an upstream's token (`grant_type` of OAuthConfig).
@@ -1728,12 +1728,12 @@ export interface components {
              * @description Globs on the token's `sub` (`team-a-*`); one must match.
              * @default []
              */
-            subs?: string[];
+            subs?: string[] | null;
             /**
              * @description Roles of the token's `roles` claim; the caller must hold one.
              * @default []
              */
-            roles?: string[];
+            roles?: string[] | null;
             /**
              * @description Claims the token must carry with these values (a claim that is a list must contain the
              *     value; a string value is a glob on a string claim).
@@ -1748,29 +1748,29 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/prompt/get/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/prompt/get/req" | "";
+            type?: "mcp/prompt/get/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
-            name: string;
+            ts?: number | null;
+            name: string | null;
             /** @default {} */
             arguments?: {
                 [key: string]: unknown;
             };
             /** @default  */
-            server_id?: string;
+            server_id?: string | null;
         };
         /** @description mcp/prompt/get/resp: LLM-ready messages. */
         PromptGetResponse: {
@@ -1884,28 +1884,28 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/resource/read/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/resource/read/req" | "";
+            type?: "mcp/resource/read/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
-            uri: string;
+            ts?: number | null;
+            uri: string | null;
             /**
              * @description Server hint; routed by URI when empty.
              * @default
              */
-            server_id?: string;
+            server_id?: string | null;
         };
         /** @description mcp/resource/read/resp. */
         ResourceReadResponse: {
@@ -1945,25 +1945,25 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/resource/subscribe/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/resource/subscribe/req" | "";
+            type?: "mcp/resource/subscribe/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
-            uri: string;
+            ts?: number | null;
+            uri: string | null;
             /** @default  */
-            server_id?: string;
+            server_id?: string | null;
         };
         /** @description mcp/resource/subscribe/resp. */
         ResourceSubscribeResponse: {
@@ -2042,25 +2042,25 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/resource/unsubscribe/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/resource/unsubscribe/req" | "";
+            type?: "mcp/resource/unsubscribe/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
-            uri: string;
+            ts?: number | null;
+            uri: string | null;
             /** @default  */
-            server_id?: string;
+            server_id?: string | null;
         };
         /** @description mcp/resource/unsubscribe/resp. */
         ResourceUnsubscribeResponse: {
@@ -2188,57 +2188,57 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/root/list/resp
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/root/list/resp" | "";
+            type?: "mcp/root/list/resp" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
+            ts?: number | null;
             /**
              * @description Echoes the request's `id`.
              * @default
              */
-            req_id?: string;
+            req_id?: string | null;
             /** @default  */
-            server_id?: string;
+            server_id?: string | null;
             /** @default  */
-            mcp_request_id?: string;
+            mcp_request_id?: string | null;
             /** @default [] */
-            roots?: components["schemas"]["McpRoot"][];
+            roots?: components["schemas"]["McpRoot"][] | null;
         };
         /** @description mcp/roots/set/req: replace the roots this agent exposes; its servers are told. */
         RootsSetRequest: {
             /**
              * @description The A2E message type.
              * @default mcp/roots/set/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/roots/set/req" | "";
+            type?: "mcp/roots/set/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
+            ts?: number | null;
             /** @default [] */
-            roots?: components["schemas"]["McpRoot"][];
+            roots?: components["schemas"]["McpRoot"][] | null;
         };
         /** @description mcp/roots/set/resp. */
         RootsSetResponse: {
@@ -2367,31 +2367,31 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/sample/resp
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/sample/resp" | "";
+            type?: "mcp/sample/resp" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
+            ts?: number | null;
             /**
              * @description Echoes the request's `id`.
              * @default
              */
-            req_id?: string;
+            req_id?: string | null;
             /** @default  */
-            server_id?: string;
+            server_id?: string | null;
             /** @default  */
-            mcp_request_id?: string;
+            mcp_request_id?: string | null;
             /** @default assistant */
             role?: components["schemas"]["Role"];
             /**
@@ -2402,17 +2402,17 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @default  */
-            model?: string;
+            model?: string | null;
             /**
              * @description `endTurn`, `stopSequence` or `maxTokens`.
              * @default
              */
-            stop_reason?: string;
+            stop_reason?: string | null;
             /**
              * @description Set when the agent refuses.
              * @default
              */
-            error?: string;
+            error?: string | null;
         };
         /** @description mcp/server/get/resp. */
         ServerGetResponse: {
@@ -2487,22 +2487,22 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/server/import/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/server/import/req" | "";
+            type?: "mcp/server/import/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
+            ts?: number | null;
             /** @default {} */
             mcpServers?: {
                 [key: string]: unknown;
@@ -2517,7 +2517,7 @@ export interface components {
              *     nothing stored changes.
              * @default false
              */
-            replace?: boolean;
+            replace?: boolean | null;
         };
         /** @description mcp/server/import/resp: what happened to each server. */
         ServerImportResponse: {
@@ -2666,22 +2666,22 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/server/register/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/server/register/req" | "";
+            type?: "mcp/server/register/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
+            ts?: number | null;
             /**
              * @default {
              *       "auto_reconnect": true,
@@ -2777,24 +2777,24 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default mcp/server/update/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "mcp/server/update/req" | "";
+            type?: "mcp/server/update/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
+            ts?: number | null;
             /** @default  */
-            server_id?: string;
+            server_id?: string | null;
             /** @default null */
             name?: string | null;
             /** @default null */
@@ -3168,7 +3168,7 @@ export interface components {
              *     status then): 1000 (1 s) to 86400000 (24 h). After that it is gone (404).
              * @default 3600000
              */
-            ttl?: number;
+            ttl?: number | null;
         };
         /**
          * @description A task's status, as MCP names it. `completed`, `failed` and `cancelled` are final.
@@ -3264,28 +3264,28 @@ export interface components {
             /**
              * @description The A2E message type.
              * @default tool/call/req
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "tool/call/req" | "";
+            type?: "tool/call/req" | "" | null;
             /** @description Message id; a UUID when absent. */
-            id?: string;
+            id?: string | null;
             /**
              * @description A2E protocol version.
              * @default 1.0
              * @example 1.0
              */
-            version?: string;
+            version?: string | null;
             /**
              * Format: double
              * @description Timestamp, seconds since the Unix epoch; now when absent.
              */
-            ts?: number;
+            ts?: number | null;
             /**
              * @description `{server_id}__{tool}` (or the short alias the catalogue shows for a longer one), an
              *     agent-bridge tool, or the name a toolset shows.
              * @default
              */
-            name?: string;
+            name?: string | null;
             /** @default {} */
             arguments?: {
                 [key: string]: unknown;
@@ -3294,7 +3294,7 @@ export interface components {
              * @description The toolset `name` is a tool of (beyond the seed).
              * @default
              */
-            toolset?: string;
+            toolset?: string | null;
             /**
              * Format: double
              * @description Seconds; bounded by the server's own `timeout`.
@@ -3431,7 +3431,7 @@ export interface components {
              * @description Globs on catalogue names (`github__*`, `agent_send`); a tool is in when one matches.
              * @default []
              */
-            tools?: string[];
+            tools?: string[] | null;
             /**
              * @description Catalogue name → the name the toolset shows (and is called by).
              * @default {}
@@ -3451,7 +3451,7 @@ export interface components {
              *     loads only the tools it looks for.
              * @default false
              */
-            deferred?: boolean;
+            deferred?: boolean | null;
         };
         /** @description `GET /v1/toolsets`. */
         ToolsetList: {

@@ -11,8 +11,8 @@
 use serde_json::Value;
 
 use super::{
-    CompletionRequest, Message, RootsListResponse, RootsSetRequest, ServerRegisterRequest,
-    ServerUpdateRequest, ToolCallRequest,
+    CompletionRequest, Message, RootsListResponse, RootsSetRequest, ServerImportRequest,
+    ServerRegisterRequest, ServerUpdateRequest, ToolCallRequest,
 };
 
 /// Drops the fields that are `null` from the request `body` of the A2E message type `kind`,
@@ -42,10 +42,13 @@ pub fn drop_nulls_two_levels(body: &mut Value) {
     }
 }
 
-/// Fields where `null` says something: in a PATCH, `"auth": null` removes the server's auth.
+/// Fields whose `null` is kept: in a PATCH, `"auth": null` removes the server's auth; an
+/// import's file maps are what the request is, and their OpenAPI schema (a map, which the
+/// client generators cannot take as nullable) says they are never `null`, so one is refused.
 fn null_means_something(kind: &str) -> &'static [&'static str] {
     match kind {
         ServerUpdateRequest::TYPE => &["auth"],
+        ServerImportRequest::TYPE => &["servers", "mcpServers"],
         _ => &[],
     }
 }
@@ -59,6 +62,14 @@ fn nested(kind: &str) -> &'static [&'static str] {
         CompletionRequest::TYPE => &["argument", "context"],
         RootsSetRequest::TYPE | RootsListResponse::TYPE => &["roots[]"],
         _ => &[],
+    }
+}
+
+/// The fields of a nested object that refuses unknown ones (`deny_unknown_fields`), by path.
+fn closed_fields(path: &str) -> Option<&'static [&'static str]> {
+    match path {
+        "task" => Some(&["ttl"]),
+        _ => None,
     }
 }
 
@@ -84,7 +95,13 @@ fn drop_nulls_at(value: &mut Value, path: &str) {
             Some(rest) => drop_nulls_at(target, rest),
             None => {
                 if let Value::Object(fields) = target {
-                    fields.retain(|_, value| !value.is_null());
+                    // An object that takes no unknown field (a task's parameters) keeps the
+                    // null of a field it does not have, so that it is refused like any other
+                    // value of an unknown field.
+                    let known = closed_fields(path);
+                    fields.retain(|key, value| {
+                        !value.is_null() || known.is_some_and(|k| !k.contains(&key.as_str()))
+                    });
                 }
             }
         }

@@ -139,7 +139,7 @@ async fn every_body_route_reads_a_null_optional_field_as_absent() {
         ),
         (
             "/v1/servers/import",
-            json!({"mcpServers": null, "servers": {}, "replace": null}),
+            json!({"servers": {}, "replace": null}),
         ),
         (
             "/v1/a2e",

@@ -12,7 +12,9 @@ from .a2a_refresh_response import A2ARefreshResponse
 from .a2a_refresh_response_type import A2ARefreshResponseType
 from .a2a_register_request import A2ARegisterRequest
 from .a2a_register_request_headers import A2ARegisterRequestHeaders
-from .a2a_register_request_type import A2ARegisterRequestType
+from .a2a_register_request_type_type_1 import A2ARegisterRequestTypeType1
+from .a2a_register_request_type_type_2_type_1 import A2ARegisterRequestTypeType2Type1
+from .a2a_register_request_type_type_3_type_1 import A2ARegisterRequestTypeType3Type1
 from .a2a_register_response import A2ARegisterResponse
 from .a2a_register_response_type import A2ARegisterResponseType
 from .a2a_task_cancel_response import A2ATaskCancelResponse
@@ -32,7 +34,9 @@ from .completion_context import CompletionContext
 from .completion_context_arguments import CompletionContextArguments
 from .completion_request import CompletionRequest
 from .completion_request_ref import CompletionRequestRef
-from .completion_request_type import CompletionRequestType
+from .completion_request_type_type_1 import CompletionRequestTypeType1
+from .completion_request_type_type_2_type_1 import CompletionRequestTypeType2Type1
+from .completion_request_type_type_3_type_1 import CompletionRequestTypeType3Type1
 from .completion_response import CompletionResponse
 from .completion_response_type import CompletionResponseType
 from .content_kind import ContentKind
@@ -45,7 +49,9 @@ from .elicit_request_requested_schema_type_0 import ElicitRequestRequestedSchema
 from .elicit_request_type import ElicitRequestType
 from .elicit_response import ElicitResponse
 from .elicit_response_content_type_0 import ElicitResponseContentType0
-from .elicit_response_type import ElicitResponseType
+from .elicit_response_type_type_1 import ElicitResponseTypeType1
+from .elicit_response_type_type_2_type_1 import ElicitResponseTypeType2Type1
+from .elicit_response_type_type_3_type_1 import ElicitResponseTypeType3Type1
 from .envelope import Envelope
 from .error_body import ErrorBody
 from .error_code import ErrorCode
@@ -80,7 +86,9 @@ from .policy_match import PolicyMatch
 from .policy_match_claims import PolicyMatchClaims
 from .prompt_get_request import PromptGetRequest
 from .prompt_get_request_arguments import PromptGetRequestArguments
-from .prompt_get_request_type import PromptGetRequestType
+from .prompt_get_request_type_type_1 import PromptGetRequestTypeType1
+from .prompt_get_request_type_type_2_type_1 import PromptGetRequestTypeType2Type1
+from .prompt_get_request_type_type_3_type_1 import PromptGetRequestTypeType3Type1
 from .prompt_get_response import PromptGetResponse
 from .prompt_get_response_type import PromptGetResponseType
 from .prompt_list_response import PromptListResponse
@@ -88,17 +96,33 @@ from .prompt_list_response_type import PromptListResponseType
 from .resource_list_response import ResourceListResponse
 from .resource_list_response_type import ResourceListResponseType
 from .resource_read_request import ResourceReadRequest
-from .resource_read_request_type import ResourceReadRequestType
+from .resource_read_request_type_type_1 import ResourceReadRequestTypeType1
+from .resource_read_request_type_type_2_type_1 import ResourceReadRequestTypeType2Type1
+from .resource_read_request_type_type_3_type_1 import ResourceReadRequestTypeType3Type1
 from .resource_read_response import ResourceReadResponse
 from .resource_read_response_type import ResourceReadResponseType
 from .resource_subscribe_request import ResourceSubscribeRequest
-from .resource_subscribe_request_type import ResourceSubscribeRequestType
+from .resource_subscribe_request_type_type_1 import ResourceSubscribeRequestTypeType1
+from .resource_subscribe_request_type_type_2_type_1 import (
+    ResourceSubscribeRequestTypeType2Type1,
+)
+from .resource_subscribe_request_type_type_3_type_1 import (
+    ResourceSubscribeRequestTypeType3Type1,
+)
 from .resource_subscribe_response import ResourceSubscribeResponse
 from .resource_subscribe_response_type import ResourceSubscribeResponseType
 from .resource_templates_response import ResourceTemplatesResponse
 from .resource_templates_response_type import ResourceTemplatesResponseType
 from .resource_unsubscribe_request import ResourceUnsubscribeRequest
-from .resource_unsubscribe_request_type import ResourceUnsubscribeRequestType
+from .resource_unsubscribe_request_type_type_1 import (
+    ResourceUnsubscribeRequestTypeType1,
+)
+from .resource_unsubscribe_request_type_type_2_type_1 import (
+    ResourceUnsubscribeRequestTypeType2Type1,
+)
+from .resource_unsubscribe_request_type_type_3_type_1 import (
+    ResourceUnsubscribeRequestTypeType3Type1,
+)
 from .resource_unsubscribe_response import ResourceUnsubscribeResponse
 from .resource_unsubscribe_response_type import ResourceUnsubscribeResponseType
 from .role import Role
@@ -109,9 +133,13 @@ from .roots_get_response_type import RootsGetResponseType
 from .roots_list_request import RootsListRequest
 from .roots_list_request_type import RootsListRequestType
 from .roots_list_response import RootsListResponse
-from .roots_list_response_type import RootsListResponseType
+from .roots_list_response_type_type_1 import RootsListResponseTypeType1
+from .roots_list_response_type_type_2_type_1 import RootsListResponseTypeType2Type1
+from .roots_list_response_type_type_3_type_1 import RootsListResponseTypeType3Type1
 from .roots_set_request import RootsSetRequest
-from .roots_set_request_type import RootsSetRequestType
+from .roots_set_request_type_type_1 import RootsSetRequestTypeType1
+from .roots_set_request_type_type_2_type_1 import RootsSetRequestTypeType2Type1
+from .roots_set_request_type_type_3_type_1 import RootsSetRequestTypeType3Type1
 from .roots_set_response import RootsSetResponse
 from .roots_set_response_type import RootsSetResponseType
 from .sampling_ack import SamplingAck
@@ -123,13 +151,17 @@ from .sampling_request_model_preferences import SamplingRequestModelPreferences
 from .sampling_request_type import SamplingRequestType
 from .sampling_response import SamplingResponse
 from .sampling_response_content import SamplingResponseContent
-from .sampling_response_type import SamplingResponseType
+from .sampling_response_type_type_1 import SamplingResponseTypeType1
+from .sampling_response_type_type_2_type_1 import SamplingResponseTypeType2Type1
+from .sampling_response_type_type_3_type_1 import SamplingResponseTypeType3Type1
 from .server_get_response import ServerGetResponse
 from .server_get_response_type import ServerGetResponseType
 from .server_import_request import ServerImportRequest
 from .server_import_request_mcp_servers import ServerImportRequestMcpServers
 from .server_import_request_servers import ServerImportRequestServers
-from .server_import_request_type import ServerImportRequestType
+from .server_import_request_type_type_1 import ServerImportRequestTypeType1
+from .server_import_request_type_type_2_type_1 import ServerImportRequestTypeType2Type1
+from .server_import_request_type_type_3_type_1 import ServerImportRequestTypeType3Type1
 from .server_import_response import ServerImportResponse
 from .server_import_response_type import ServerImportResponseType
 from .server_list_response import ServerListResponse
@@ -140,7 +172,13 @@ from .server_push_type import ServerPushType
 from .server_reconnect_response import ServerReconnectResponse
 from .server_reconnect_response_type import ServerReconnectResponseType
 from .server_register_request import ServerRegisterRequest
-from .server_register_request_type import ServerRegisterRequestType
+from .server_register_request_type_type_1 import ServerRegisterRequestTypeType1
+from .server_register_request_type_type_2_type_1 import (
+    ServerRegisterRequestTypeType2Type1,
+)
+from .server_register_request_type_type_3_type_1 import (
+    ServerRegisterRequestTypeType3Type1,
+)
 from .server_register_response import ServerRegisterResponse
 from .server_register_response_type import ServerRegisterResponseType
 from .server_unregister_response import ServerUnregisterResponse
@@ -148,7 +186,9 @@ from .server_unregister_response_type import ServerUnregisterResponseType
 from .server_update_request import ServerUpdateRequest
 from .server_update_request_env_type_0 import ServerUpdateRequestEnvType0
 from .server_update_request_headers_type_0 import ServerUpdateRequestHeadersType0
-from .server_update_request_type import ServerUpdateRequestType
+from .server_update_request_type_type_1 import ServerUpdateRequestTypeType1
+from .server_update_request_type_type_2_type_1 import ServerUpdateRequestTypeType2Type1
+from .server_update_request_type_type_3_type_1 import ServerUpdateRequestTypeType3Type1
 from .server_update_response import ServerUpdateResponse
 from .server_update_response_type import ServerUpdateResponseType
 from .skipped_server import SkippedServer
@@ -170,7 +210,9 @@ from .tool_call_cancel_response import ToolCallCancelResponse
 from .tool_call_cancel_response_type import ToolCallCancelResponseType
 from .tool_call_request import ToolCallRequest
 from .tool_call_request_arguments import ToolCallRequestArguments
-from .tool_call_request_type import ToolCallRequestType
+from .tool_call_request_type_type_1 import ToolCallRequestTypeType1
+from .tool_call_request_type_type_2_type_1 import ToolCallRequestTypeType2Type1
+from .tool_call_request_type_type_3_type_1 import ToolCallRequestTypeType3Type1
 from .tool_call_response import ToolCallResponse
 from .tool_call_response_content_item import ToolCallResponseContentItem
 from .tool_call_response_structured_content_type_0 import (
@@ -202,7 +244,9 @@ __all__ = (
     "A2ARefreshResponseType",
     "A2ARegisterRequest",
     "A2ARegisterRequestHeaders",
-    "A2ARegisterRequestType",
+    "A2ARegisterRequestTypeType1",
+    "A2ARegisterRequestTypeType2Type1",
+    "A2ARegisterRequestTypeType3Type1",
     "A2ARegisterResponse",
     "A2ARegisterResponseType",
     "A2ATaskCancelResponse",
@@ -222,7 +266,9 @@ __all__ = (
     "CompletionContextArguments",
     "CompletionRequest",
     "CompletionRequestRef",
-    "CompletionRequestType",
+    "CompletionRequestTypeType1",
+    "CompletionRequestTypeType2Type1",
+    "CompletionRequestTypeType3Type1",
     "CompletionResponse",
     "CompletionResponseType",
     "ContentKind",
@@ -235,7 +281,9 @@ __all__ = (
     "ElicitRequestType",
     "ElicitResponse",
     "ElicitResponseContentType0",
-    "ElicitResponseType",
+    "ElicitResponseTypeType1",
+    "ElicitResponseTypeType2Type1",
+    "ElicitResponseTypeType3Type1",
     "Envelope",
     "ErrorBody",
     "ErrorCode",
@@ -270,7 +318,9 @@ __all__ = (
     "PolicyMatchClaims",
     "PromptGetRequest",
     "PromptGetRequestArguments",
-    "PromptGetRequestType",
+    "PromptGetRequestTypeType1",
+    "PromptGetRequestTypeType2Type1",
+    "PromptGetRequestTypeType3Type1",
     "PromptGetResponse",
     "PromptGetResponseType",
     "PromptListResponse",
@@ -278,17 +328,23 @@ __all__ = (
     "ResourceListResponse",
     "ResourceListResponseType",
     "ResourceReadRequest",
-    "ResourceReadRequestType",
+    "ResourceReadRequestTypeType1",
+    "ResourceReadRequestTypeType2Type1",
+    "ResourceReadRequestTypeType3Type1",
     "ResourceReadResponse",
     "ResourceReadResponseType",
     "ResourceSubscribeRequest",
-    "ResourceSubscribeRequestType",
+    "ResourceSubscribeRequestTypeType1",
+    "ResourceSubscribeRequestTypeType2Type1",
+    "ResourceSubscribeRequestTypeType3Type1",
     "ResourceSubscribeResponse",
     "ResourceSubscribeResponseType",
     "ResourceTemplatesResponse",
     "ResourceTemplatesResponseType",
     "ResourceUnsubscribeRequest",
-    "ResourceUnsubscribeRequestType",
+    "ResourceUnsubscribeRequestTypeType1",
+    "ResourceUnsubscribeRequestTypeType2Type1",
+    "ResourceUnsubscribeRequestTypeType3Type1",
     "ResourceUnsubscribeResponse",
     "ResourceUnsubscribeResponseType",
     "Role",
@@ -299,9 +355,13 @@ __all__ = (
     "RootsListRequest",
     "RootsListRequestType",
     "RootsListResponse",
-    "RootsListResponseType",
+    "RootsListResponseTypeType1",
+    "RootsListResponseTypeType2Type1",
+    "RootsListResponseTypeType3Type1",
     "RootsSetRequest",
-    "RootsSetRequestType",
+    "RootsSetRequestTypeType1",
+    "RootsSetRequestTypeType2Type1",
+    "RootsSetRequestTypeType3Type1",
     "RootsSetResponse",
     "RootsSetResponseType",
     "SamplingAck",
@@ -313,13 +373,17 @@ __all__ = (
     "SamplingRequestType",
     "SamplingResponse",
     "SamplingResponseContent",
-    "SamplingResponseType",
+    "SamplingResponseTypeType1",
+    "SamplingResponseTypeType2Type1",
+    "SamplingResponseTypeType3Type1",
     "ServerGetResponse",
     "ServerGetResponseType",
     "ServerImportRequest",
     "ServerImportRequestMcpServers",
     "ServerImportRequestServers",
-    "ServerImportRequestType",
+    "ServerImportRequestTypeType1",
+    "ServerImportRequestTypeType2Type1",
+    "ServerImportRequestTypeType3Type1",
     "ServerImportResponse",
     "ServerImportResponseType",
     "ServerListResponse",
@@ -330,7 +394,9 @@ __all__ = (
     "ServerReconnectResponse",
     "ServerReconnectResponseType",
     "ServerRegisterRequest",
-    "ServerRegisterRequestType",
+    "ServerRegisterRequestTypeType1",
+    "ServerRegisterRequestTypeType2Type1",
+    "ServerRegisterRequestTypeType3Type1",
     "ServerRegisterResponse",
     "ServerRegisterResponseType",
     "ServerUnregisterResponse",
@@ -338,7 +404,9 @@ __all__ = (
     "ServerUpdateRequest",
     "ServerUpdateRequestEnvType0",
     "ServerUpdateRequestHeadersType0",
-    "ServerUpdateRequestType",
+    "ServerUpdateRequestTypeType1",
+    "ServerUpdateRequestTypeType2Type1",
+    "ServerUpdateRequestTypeType3Type1",
     "ServerUpdateResponse",
     "ServerUpdateResponseType",
     "SkippedServer",
@@ -360,7 +428,9 @@ __all__ = (
     "ToolCallCancelResponseType",
     "ToolCallRequest",
     "ToolCallRequestArguments",
-    "ToolCallRequestType",
+    "ToolCallRequestTypeType1",
+    "ToolCallRequestTypeType2Type1",
+    "ToolCallRequestTypeType3Type1",
     "ToolCallResponse",
     "ToolCallResponseContentItem",
     "ToolCallResponseStructuredContentType0",

@@ -6,9 +6,17 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.completion_request_type import (
-    CompletionRequestType,
-    check_completion_request_type,
+from ..models.completion_request_type_type_1 import (
+    CompletionRequestTypeType1,
+    check_completion_request_type_type_1,
+)
+from ..models.completion_request_type_type_2_type_1 import (
+    CompletionRequestTypeType2Type1,
+    check_completion_request_type_type_2_type_1,
+)
+from ..models.completion_request_type_type_3_type_1 import (
+    CompletionRequestTypeType3Type1,
+    check_completion_request_type_type_3_type_1,
 )
 from ..types import UNSET, Unset
 
@@ -26,11 +34,12 @@ class CompletionRequest:
     """mcp/completion/req: suggestions for a prompt or resource-template argument.
 
     Attributes:
-        type_ (CompletionRequestType | Unset): The A2E message type. Default: 'mcp/completion/req'.
-        id (str | Unset): Message id; a UUID when absent.
-        version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
-        ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
-        server_id (str | Unset): Routed by the reference when empty. Default: ''.
+        type_ (CompletionRequestTypeType1 | CompletionRequestTypeType2Type1 | CompletionRequestTypeType3Type1 | None |
+            Unset): The A2E message type. Default: 'mcp/completion/req'.
+        id (None | str | Unset): Message id; a UUID when absent.
+        version (None | str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
+        ts (float | None | Unset): Timestamp, seconds since the Unix epoch; now when absent.
+        server_id (None | str | Unset): Routed by the reference when empty. Default: ''.
         ref (CompletionRequestRef | Unset): An MCP reference, exactly as MCP defines it: `{"type": "ref/prompt", "name":
             …}` or
             `{"type": "ref/resource", "uri": <the template>}`.
@@ -38,11 +47,17 @@ class CompletionRequest:
         context (CompletionContext | None | Unset):
     """
 
-    type_: CompletionRequestType | Unset = "mcp/completion/req"
-    id: str | Unset = UNSET
-    version: str | Unset = "1.0"
-    ts: float | Unset = UNSET
-    server_id: str | Unset = ""
+    type_: (
+        CompletionRequestTypeType1
+        | CompletionRequestTypeType2Type1
+        | CompletionRequestTypeType3Type1
+        | None
+        | Unset
+    ) = "mcp/completion/req"
+    id: None | str | Unset = UNSET
+    version: None | str | Unset = "1.0"
+    ts: float | None | Unset = UNSET
+    server_id: None | str | Unset = ""
     ref: CompletionRequestRef | Unset = UNSET
     argument: CompletionArgument | Unset = UNSET
     context: CompletionContext | None | Unset = UNSET
@@ -51,17 +66,41 @@ class CompletionRequest:
     def to_dict(self) -> dict[str, Any]:
         from ..models.completion_context import CompletionContext
 
-        type_: str | Unset = UNSET
-        if not isinstance(self.type_, Unset):
+        type_: None | str | Unset
+        if isinstance(self.type_, Unset):
+            type_ = UNSET
+        elif (
+            isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+        ):
+            type_ = self.type_
+        else:
             type_ = self.type_
 
-        id = self.id
+        id: None | str | Unset
+        if isinstance(self.id, Unset):
+            id = UNSET
+        else:
+            id = self.id
 
-        version = self.version
+        version: None | str | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        else:
+            version = self.version
 
-        ts = self.ts
+        ts: float | None | Unset
+        if isinstance(self.ts, Unset):
+            ts = UNSET
+        else:
+            ts = self.ts
 
-        server_id = self.server_id
+        server_id: None | str | Unset
+        if isinstance(self.server_id, Unset):
+            server_id = UNSET
+        else:
+            server_id = self.server_id
 
         ref: dict[str, Any] | Unset = UNSET
         if not isinstance(self.ref, Unset):
@@ -108,20 +147,90 @@ class CompletionRequest:
         from ..models.completion_request_ref import CompletionRequestRef
 
         d = dict(src_dict)
-        _type_ = d.pop("type", UNSET)
-        type_: CompletionRequestType | Unset
-        if isinstance(_type_, Unset):
-            type_ = UNSET
-        else:
-            type_ = check_completion_request_type(_type_)
 
-        id = d.pop("id", UNSET)
+        def _parse_type_(
+            data: object,
+        ) -> (
+            CompletionRequestTypeType1
+            | CompletionRequestTypeType2Type1
+            | CompletionRequestTypeType3Type1
+            | None
+            | Unset
+        ):
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_1 = check_completion_request_type_type_1(data)
 
-        version = d.pop("version", UNSET)
+                return type_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_2_type_1 = check_completion_request_type_type_2_type_1(data)
 
-        ts = d.pop("ts", UNSET)
+                return type_type_2_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_3_type_1 = check_completion_request_type_type_3_type_1(data)
 
-        server_id = d.pop("server_id", UNSET)
+                return type_type_3_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(
+                CompletionRequestTypeType1
+                | CompletionRequestTypeType2Type1
+                | CompletionRequestTypeType3Type1
+                | None
+                | Unset,
+                data,
+            )
+
+        type_ = _parse_type_(d.pop("type", UNSET))
+
+        def _parse_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        id = _parse_id(d.pop("id", UNSET))
+
+        def _parse_version(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
+        def _parse_ts(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        ts = _parse_ts(d.pop("ts", UNSET))
+
+        def _parse_server_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        server_id = _parse_server_id(d.pop("server_id", UNSET))
 
         _ref = d.pop("ref", UNSET)
         ref: CompletionRequestRef | Unset

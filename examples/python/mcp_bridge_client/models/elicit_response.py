@@ -7,7 +7,18 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.elicit_action import ElicitAction, check_elicit_action
-from ..models.elicit_response_type import ElicitResponseType, check_elicit_response_type
+from ..models.elicit_response_type_type_1 import (
+    ElicitResponseTypeType1,
+    check_elicit_response_type_type_1,
+)
+from ..models.elicit_response_type_type_2_type_1 import (
+    ElicitResponseTypeType2Type1,
+    check_elicit_response_type_type_2_type_1,
+)
+from ..models.elicit_response_type_type_3_type_1 import (
+    ElicitResponseTypeType3Type1,
+    check_elicit_response_type_type_3_type_1,
+)
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -23,20 +34,27 @@ class ElicitResponse:
 
     Attributes:
         action (ElicitAction): What the agent did with an elicitation (`action` of mcp/elicit/resp).
-        type_ (ElicitResponseType | Unset): The A2E message type. Default: 'mcp/elicit/resp'.
-        id (str | Unset): Message id; a UUID when absent.
-        version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
-        ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
-        req_id (str | Unset): Echoes the request's `id`. Default: ''.
+        type_ (ElicitResponseTypeType1 | ElicitResponseTypeType2Type1 | ElicitResponseTypeType3Type1 | None | Unset):
+            The A2E message type. Default: 'mcp/elicit/resp'.
+        id (None | str | Unset): Message id; a UUID when absent.
+        version (None | str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
+        ts (float | None | Unset): Timestamp, seconds since the Unix epoch; now when absent.
+        req_id (None | str | Unset): Echoes the request's `id`. Default: ''.
         content (ElicitResponseContentType0 | None | Unset): The form's values (accept, form mode).
     """
 
     action: ElicitAction
-    type_: ElicitResponseType | Unset = "mcp/elicit/resp"
-    id: str | Unset = UNSET
-    version: str | Unset = "1.0"
-    ts: float | Unset = UNSET
-    req_id: str | Unset = ""
+    type_: (
+        ElicitResponseTypeType1
+        | ElicitResponseTypeType2Type1
+        | ElicitResponseTypeType3Type1
+        | None
+        | Unset
+    ) = "mcp/elicit/resp"
+    id: None | str | Unset = UNSET
+    version: None | str | Unset = "1.0"
+    ts: float | None | Unset = UNSET
+    req_id: None | str | Unset = ""
     content: ElicitResponseContentType0 | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -45,17 +63,41 @@ class ElicitResponse:
 
         action: str = self.action
 
-        type_: str | Unset = UNSET
-        if not isinstance(self.type_, Unset):
+        type_: None | str | Unset
+        if isinstance(self.type_, Unset):
+            type_ = UNSET
+        elif (
+            isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+        ):
+            type_ = self.type_
+        else:
             type_ = self.type_
 
-        id = self.id
+        id: None | str | Unset
+        if isinstance(self.id, Unset):
+            id = UNSET
+        else:
+            id = self.id
 
-        version = self.version
+        version: None | str | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        else:
+            version = self.version
 
-        ts = self.ts
+        ts: float | None | Unset
+        if isinstance(self.ts, Unset):
+            ts = UNSET
+        else:
+            ts = self.ts
 
-        req_id = self.req_id
+        req_id: None | str | Unset
+        if isinstance(self.req_id, Unset):
+            req_id = UNSET
+        else:
+            req_id = self.req_id
 
         content: dict[str, Any] | None | Unset
         if isinstance(self.content, Unset):
@@ -94,20 +136,89 @@ class ElicitResponse:
         d = dict(src_dict)
         action = check_elicit_action(d.pop("action"))
 
-        _type_ = d.pop("type", UNSET)
-        type_: ElicitResponseType | Unset
-        if isinstance(_type_, Unset):
-            type_ = UNSET
-        else:
-            type_ = check_elicit_response_type(_type_)
+        def _parse_type_(
+            data: object,
+        ) -> (
+            ElicitResponseTypeType1
+            | ElicitResponseTypeType2Type1
+            | ElicitResponseTypeType3Type1
+            | None
+            | Unset
+        ):
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_1 = check_elicit_response_type_type_1(data)
 
-        id = d.pop("id", UNSET)
+                return type_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_2_type_1 = check_elicit_response_type_type_2_type_1(data)
 
-        version = d.pop("version", UNSET)
+                return type_type_2_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_3_type_1 = check_elicit_response_type_type_3_type_1(data)
 
-        ts = d.pop("ts", UNSET)
+                return type_type_3_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(
+                ElicitResponseTypeType1
+                | ElicitResponseTypeType2Type1
+                | ElicitResponseTypeType3Type1
+                | None
+                | Unset,
+                data,
+            )
 
-        req_id = d.pop("req_id", UNSET)
+        type_ = _parse_type_(d.pop("type", UNSET))
+
+        def _parse_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        id = _parse_id(d.pop("id", UNSET))
+
+        def _parse_version(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
+        def _parse_ts(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        ts = _parse_ts(d.pop("ts", UNSET))
+
+        def _parse_req_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        req_id = _parse_req_id(d.pop("req_id", UNSET))
 
         def _parse_content(data: object) -> ElicitResponseContentType0 | None | Unset:
             if data is None:

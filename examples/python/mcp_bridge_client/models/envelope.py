@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -14,13 +14,14 @@ class Envelope:
     """The wire message: its `type` picks the operation.
 
     Attributes:
-        type_ (str): An A2E request type, e.g. `mcp/server/list/req` or `tool/call/req`.
+        type_ (None | str): An A2E request type, e.g. `mcp/server/list/req` or `tool/call/req`.
     """
 
-    type_: str
+    type_: None | str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        type_: None | str
         type_ = self.type_
 
         field_dict: dict[str, Any] = {}
@@ -36,7 +37,13 @@ class Envelope:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         d = dict(src_dict)
-        type_ = d.pop("type")
+
+        def _parse_type_(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        type_ = _parse_type_(d.pop("type"))
 
         envelope = cls(
             type_=type_,

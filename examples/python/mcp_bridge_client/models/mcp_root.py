@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -16,18 +16,23 @@ class McpRoot:
     """MCPRoot: a filesystem root an agent exposes to servers.
 
     Attributes:
-        uri (str): A `file://` URI.
-        name (str | Unset):  Default: ''.
+        uri (None | str): A `file://` URI.
+        name (None | str | Unset):  Default: ''.
     """
 
-    uri: str
-    name: str | Unset = ""
+    uri: None | str
+    name: None | str | Unset = ""
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        uri: None | str
         uri = self.uri
 
-        name = self.name
+        name: None | str | Unset
+        if isinstance(self.name, Unset):
+            name = UNSET
+        else:
+            name = self.name
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -44,9 +49,22 @@ class McpRoot:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         d = dict(src_dict)
-        uri = d.pop("uri")
 
-        name = d.pop("name", UNSET)
+        def _parse_uri(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        uri = _parse_uri(d.pop("uri"))
+
+        def _parse_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        name = _parse_name(d.pop("name", UNSET))
 
         mcp_root = cls(
             uri=uri,

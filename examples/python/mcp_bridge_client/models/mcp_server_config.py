@@ -24,88 +24,131 @@ class McpServerConfig:
     """MCPServerConfig: how to reach one MCP server and what of it to expose.
 
     Attributes:
-        server_id (str | Unset): Unique server identifier; 8 hex characters are generated when empty.
-        name (str | Unset): Display name.
+        server_id (None | str | Unset): Unique server identifier; 8 hex characters are generated when empty.
+        name (None | str | Unset): Display name.
         transport (McpTransport | Unset): How mcp-bridge reaches an MCP server.
-        cmd (list[str] | Unset): Stdio command and its arguments.
-        cwd (str | Unset): Working directory of the stdio command.
+        cmd (list[str] | None | Unset): Stdio command and its arguments.
+        cwd (None | str | Unset): Working directory of the stdio command.
         env (McpServerConfigEnv | Unset): Environment variables of the stdio command (values are secret: shown as
             `***`).
-        url (str | Unset): URL of an `http`, `sse` or `ws` server.
+        url (None | str | Unset): URL of an `http`, `sse` or `ws` server.
         headers (McpServerConfigHeaders | Unset): HTTP headers sent to an `http`, `sse` or `ws` server (values are
             secret: shown as `***`).
-        timeout (int | Unset): Request timeout in seconds.
-        connect_timeout (int | Unset): Bound on connecting and initialising, in seconds (the smaller of this and
+        timeout (int | None | Unset): Request timeout in seconds.
+        connect_timeout (int | None | Unset): Bound on connecting and initialising, in seconds (the smaller of this and
             `timeout` applies).
-        auto_reconnect (bool | Unset): Reconnect on its own when the connection drops.
+        auto_reconnect (bool | None | Unset): Reconnect on its own when the connection drops.
         protocol_version (McpProtocol | Unset): How a session with an MCP server starts (`protocol_version` of
             MCPServerConfig).
-        tool_allow_list (list[str] | Unset): Upstream tool names exposed (exact match); empty exposes all.
-        resource_allow_list (list[str] | Unset): Resource URIs exposed: exact, or a prefix when an entry ends with `*`;
-            empty exposes all.
+        tool_allow_list (list[str] | None | Unset): Upstream tool names exposed (exact match); empty exposes all.
+        resource_allow_list (list[str] | None | Unset): Resource URIs exposed: exact, or a prefix when an entry ends
+            with `*`; empty exposes all.
         auth (None | OAuthConfig | Unset):
     """
 
-    server_id: str | Unset = UNSET
-    name: str | Unset = UNSET
+    server_id: None | str | Unset = UNSET
+    name: None | str | Unset = UNSET
     transport: McpTransport | Unset = UNSET
-    cmd: list[str] | Unset = UNSET
-    cwd: str | Unset = UNSET
+    cmd: list[str] | None | Unset = UNSET
+    cwd: None | str | Unset = UNSET
     env: McpServerConfigEnv | Unset = UNSET
-    url: str | Unset = UNSET
+    url: None | str | Unset = UNSET
     headers: McpServerConfigHeaders | Unset = UNSET
-    timeout: int | Unset = UNSET
-    connect_timeout: int | Unset = UNSET
-    auto_reconnect: bool | Unset = UNSET
+    timeout: int | None | Unset = UNSET
+    connect_timeout: int | None | Unset = UNSET
+    auto_reconnect: bool | None | Unset = UNSET
     protocol_version: McpProtocol | Unset = UNSET
-    tool_allow_list: list[str] | Unset = UNSET
-    resource_allow_list: list[str] | Unset = UNSET
+    tool_allow_list: list[str] | None | Unset = UNSET
+    resource_allow_list: list[str] | None | Unset = UNSET
     auth: None | OAuthConfig | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.o_auth_config import OAuthConfig
 
-        server_id = self.server_id
+        server_id: None | str | Unset
+        if isinstance(self.server_id, Unset):
+            server_id = UNSET
+        else:
+            server_id = self.server_id
 
-        name = self.name
+        name: None | str | Unset
+        if isinstance(self.name, Unset):
+            name = UNSET
+        else:
+            name = self.name
 
         transport: str | Unset = UNSET
         if not isinstance(self.transport, Unset):
             transport = self.transport
 
-        cmd: list[str] | Unset = UNSET
-        if not isinstance(self.cmd, Unset):
+        cmd: list[str] | None | Unset
+        if isinstance(self.cmd, Unset):
+            cmd = UNSET
+        elif isinstance(self.cmd, list):
             cmd = self.cmd
 
-        cwd = self.cwd
+        else:
+            cmd = self.cmd
+
+        cwd: None | str | Unset
+        if isinstance(self.cwd, Unset):
+            cwd = UNSET
+        else:
+            cwd = self.cwd
 
         env: dict[str, Any] | Unset = UNSET
         if not isinstance(self.env, Unset):
             env = self.env.to_dict()
 
-        url = self.url
+        url: None | str | Unset
+        if isinstance(self.url, Unset):
+            url = UNSET
+        else:
+            url = self.url
 
         headers: dict[str, Any] | Unset = UNSET
         if not isinstance(self.headers, Unset):
             headers = self.headers.to_dict()
 
-        timeout = self.timeout
+        timeout: int | None | Unset
+        if isinstance(self.timeout, Unset):
+            timeout = UNSET
+        else:
+            timeout = self.timeout
 
-        connect_timeout = self.connect_timeout
+        connect_timeout: int | None | Unset
+        if isinstance(self.connect_timeout, Unset):
+            connect_timeout = UNSET
+        else:
+            connect_timeout = self.connect_timeout
 
-        auto_reconnect = self.auto_reconnect
+        auto_reconnect: bool | None | Unset
+        if isinstance(self.auto_reconnect, Unset):
+            auto_reconnect = UNSET
+        else:
+            auto_reconnect = self.auto_reconnect
 
         protocol_version: str | Unset = UNSET
         if not isinstance(self.protocol_version, Unset):
             protocol_version = self.protocol_version
 
-        tool_allow_list: list[str] | Unset = UNSET
-        if not isinstance(self.tool_allow_list, Unset):
+        tool_allow_list: list[str] | None | Unset
+        if isinstance(self.tool_allow_list, Unset):
+            tool_allow_list = UNSET
+        elif isinstance(self.tool_allow_list, list):
             tool_allow_list = self.tool_allow_list
 
-        resource_allow_list: list[str] | Unset = UNSET
-        if not isinstance(self.resource_allow_list, Unset):
+        else:
+            tool_allow_list = self.tool_allow_list
+
+        resource_allow_list: list[str] | None | Unset
+        if isinstance(self.resource_allow_list, Unset):
+            resource_allow_list = UNSET
+        elif isinstance(self.resource_allow_list, list):
+            resource_allow_list = self.resource_allow_list
+
+        else:
             resource_allow_list = self.resource_allow_list
 
         auth: dict[str, Any] | None | Unset
@@ -159,9 +202,24 @@ class McpServerConfig:
         from ..models.o_auth_config import OAuthConfig
 
         d = dict(src_dict)
-        server_id = d.pop("server_id", UNSET)
 
-        name = d.pop("name", UNSET)
+        def _parse_server_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        server_id = _parse_server_id(d.pop("server_id", UNSET))
+
+        def _parse_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        name = _parse_name(d.pop("name", UNSET))
 
         _transport = d.pop("transport", UNSET)
         transport: McpTransport | Unset
@@ -170,9 +228,31 @@ class McpServerConfig:
         else:
             transport = check_mcp_transport(_transport)
 
-        cmd = cast(list[str], d.pop("cmd", UNSET))
+        def _parse_cmd(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                cmd_type_0 = cast(list[str], data)
 
-        cwd = d.pop("cwd", UNSET)
+                return cmd_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        cmd = _parse_cmd(d.pop("cmd", UNSET))
+
+        def _parse_cwd(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        cwd = _parse_cwd(d.pop("cwd", UNSET))
 
         _env = d.pop("env", UNSET)
         env: McpServerConfigEnv | Unset
@@ -181,7 +261,14 @@ class McpServerConfig:
         else:
             env = McpServerConfigEnv.from_dict(_env)
 
-        url = d.pop("url", UNSET)
+        def _parse_url(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        url = _parse_url(d.pop("url", UNSET))
 
         _headers = d.pop("headers", UNSET)
         headers: McpServerConfigHeaders | Unset
@@ -190,11 +277,32 @@ class McpServerConfig:
         else:
             headers = McpServerConfigHeaders.from_dict(_headers)
 
-        timeout = d.pop("timeout", UNSET)
+        def _parse_timeout(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
 
-        connect_timeout = d.pop("connect_timeout", UNSET)
+        timeout = _parse_timeout(d.pop("timeout", UNSET))
 
-        auto_reconnect = d.pop("auto_reconnect", UNSET)
+        def _parse_connect_timeout(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        connect_timeout = _parse_connect_timeout(d.pop("connect_timeout", UNSET))
+
+        def _parse_auto_reconnect(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        auto_reconnect = _parse_auto_reconnect(d.pop("auto_reconnect", UNSET))
 
         _protocol_version = d.pop("protocol_version", UNSET)
         protocol_version: McpProtocol | Unset
@@ -203,9 +311,41 @@ class McpServerConfig:
         else:
             protocol_version = check_mcp_protocol(_protocol_version)
 
-        tool_allow_list = cast(list[str], d.pop("tool_allow_list", UNSET))
+        def _parse_tool_allow_list(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                tool_allow_list_type_0 = cast(list[str], data)
 
-        resource_allow_list = cast(list[str], d.pop("resource_allow_list", UNSET))
+                return tool_allow_list_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        tool_allow_list = _parse_tool_allow_list(d.pop("tool_allow_list", UNSET))
+
+        def _parse_resource_allow_list(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                resource_allow_list_type_0 = cast(list[str], data)
+
+                return resource_allow_list_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        resource_allow_list = _parse_resource_allow_list(
+            d.pop("resource_allow_list", UNSET)
+        )
 
         def _parse_auth(data: object) -> None | OAuthConfig | Unset:
             if data is None:

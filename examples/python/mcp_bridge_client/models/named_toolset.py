@@ -22,27 +22,34 @@ class NamedToolset:
     """A toolset with its name, as listed.
 
     Attributes:
-        tools (list[str] | Unset): Globs on catalogue names (`github__*`, `agent_send`); a tool is in when one matches.
+        tools (list[str] | None | Unset): Globs on catalogue names (`github__*`, `agent_send`); a tool is in when one
+            matches.
         rename (ToolsetRename | Unset): Catalogue name → the name the toolset shows (and is called by).
         descriptions (ToolsetDescriptions | Unset): Catalogue name → the description the toolset shows instead of the
             server's.
-        deferred (bool | Unset): Show only the meta-tools `search_tools`, `describe_tool` and `call_tool`, so a client
+        deferred (bool | None | Unset): Show only the meta-tools `search_tools`, `describe_tool` and `call_tool`, so a
+            client
             loads only the tools it looks for. Default: False.
         name (str | Unset):  Default: ''.
         defined_in (DefinedIn | Unset): Where a policy or toolset was defined.
     """
 
-    tools: list[str] | Unset = UNSET
+    tools: list[str] | None | Unset = UNSET
     rename: ToolsetRename | Unset = UNSET
     descriptions: ToolsetDescriptions | Unset = UNSET
-    deferred: bool | Unset = False
+    deferred: bool | None | Unset = False
     name: str | Unset = ""
     defined_in: DefinedIn | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        tools: list[str] | Unset = UNSET
-        if not isinstance(self.tools, Unset):
+        tools: list[str] | None | Unset
+        if isinstance(self.tools, Unset):
+            tools = UNSET
+        elif isinstance(self.tools, list):
+            tools = self.tools
+
+        else:
             tools = self.tools
 
         rename: dict[str, Any] | Unset = UNSET
@@ -53,7 +60,11 @@ class NamedToolset:
         if not isinstance(self.descriptions, Unset):
             descriptions = self.descriptions.to_dict()
 
-        deferred = self.deferred
+        deferred: bool | None | Unset
+        if isinstance(self.deferred, Unset):
+            deferred = UNSET
+        else:
+            deferred = self.deferred
 
         name = self.name
 
@@ -85,7 +96,23 @@ class NamedToolset:
         from ..models.toolset_rename import ToolsetRename
 
         d = dict(src_dict)
-        tools = cast(list[str], d.pop("tools", UNSET))
+
+        def _parse_tools(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                tools_type_0 = cast(list[str], data)
+
+                return tools_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        tools = _parse_tools(d.pop("tools", UNSET))
 
         _rename = d.pop("rename", UNSET)
         rename: ToolsetRename | Unset
@@ -101,7 +128,14 @@ class NamedToolset:
         else:
             descriptions = ToolsetDescriptions.from_dict(_descriptions)
 
-        deferred = d.pop("deferred", UNSET)
+        def _parse_deferred(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        deferred = _parse_deferred(d.pop("deferred", UNSET))
 
         name = d.pop("name", UNSET)
 

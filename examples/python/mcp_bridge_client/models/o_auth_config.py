@@ -27,14 +27,14 @@ class OAuthConfig:
                 uses its
                 client ID metadata document or registers itself dynamically.
             client_secret (None | str | Unset): The secret of `client_id` (secret: shown as `***`).
-            scopes (list[str] | Unset): Scopes to ask for; when empty, those the server names in `WWW-Authenticate`, else
-                its
+            scopes (list[str] | None | Unset): Scopes to ask for; when empty, those the server names in `WWW-Authenticate`,
+                else its
                 `scopes_supported`, else none.
             token_endpoint_auth_method (None | TokenEndpointAuth | Unset):
             private_key (None | str | Unset): PEM private key (RSA or EC) signing the client assertion of `private_key_jwt`
                 (secret: shown as `***`).
-            per_agent (bool | Unset): Each agent authorizes for itself and is served over its own upstream session with its
-                own
+            per_agent (bool | None | Unset): Each agent authorizes for itself and is served over its own upstream session
+                with its own
                 token (`authorization_code` only).
     """
 
@@ -42,10 +42,10 @@ class OAuthConfig:
     grant_type: OAuthGrant | Unset = UNSET
     client_id: None | str | Unset = UNSET
     client_secret: None | str | Unset = UNSET
-    scopes: list[str] | Unset = UNSET
+    scopes: list[str] | None | Unset = UNSET
     token_endpoint_auth_method: None | TokenEndpointAuth | Unset = UNSET
     private_key: None | str | Unset = UNSET
-    per_agent: bool | Unset = UNSET
+    per_agent: bool | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -67,8 +67,13 @@ class OAuthConfig:
         else:
             client_secret = self.client_secret
 
-        scopes: list[str] | Unset = UNSET
-        if not isinstance(self.scopes, Unset):
+        scopes: list[str] | None | Unset
+        if isinstance(self.scopes, Unset):
+            scopes = UNSET
+        elif isinstance(self.scopes, list):
+            scopes = self.scopes
+
+        else:
             scopes = self.scopes
 
         token_endpoint_auth_method: None | str | Unset
@@ -85,7 +90,11 @@ class OAuthConfig:
         else:
             private_key = self.private_key
 
-        per_agent = self.per_agent
+        per_agent: bool | None | Unset
+        if isinstance(self.per_agent, Unset):
+            per_agent = UNSET
+        else:
+            per_agent = self.per_agent
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -141,7 +150,22 @@ class OAuthConfig:
 
         client_secret = _parse_client_secret(d.pop("client_secret", UNSET))
 
-        scopes = cast(list[str], d.pop("scopes", UNSET))
+        def _parse_scopes(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                scopes_type_0 = cast(list[str], data)
+
+                return scopes_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        scopes = _parse_scopes(d.pop("scopes", UNSET))
 
         def _parse_token_endpoint_auth_method(
             data: object,
@@ -173,7 +197,14 @@ class OAuthConfig:
 
         private_key = _parse_private_key(d.pop("private_key", UNSET))
 
-        per_agent = d.pop("per_agent", UNSET)
+        def _parse_per_agent(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        per_agent = _parse_per_agent(d.pop("per_agent", UNSET))
 
         o_auth_config = cls(
             type_=type_,

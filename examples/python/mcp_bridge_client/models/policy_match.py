@@ -20,24 +20,34 @@ class PolicyMatch:
     to everyone.
 
         Attributes:
-            subs (list[str] | Unset): Globs on the token's `sub` (`team-a-*`); one must match.
-            roles (list[str] | Unset): Roles of the token's `roles` claim; the caller must hold one.
+            subs (list[str] | None | Unset): Globs on the token's `sub` (`team-a-*`); one must match.
+            roles (list[str] | None | Unset): Roles of the token's `roles` claim; the caller must hold one.
             claims (PolicyMatchClaims | Unset): Claims the token must carry with these values (a claim that is a list must
                 contain the
                 value; a string value is a glob on a string claim).
     """
 
-    subs: list[str] | Unset = UNSET
-    roles: list[str] | Unset = UNSET
+    subs: list[str] | None | Unset = UNSET
+    roles: list[str] | None | Unset = UNSET
     claims: PolicyMatchClaims | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
-        subs: list[str] | Unset = UNSET
-        if not isinstance(self.subs, Unset):
+        subs: list[str] | None | Unset
+        if isinstance(self.subs, Unset):
+            subs = UNSET
+        elif isinstance(self.subs, list):
             subs = self.subs
 
-        roles: list[str] | Unset = UNSET
-        if not isinstance(self.roles, Unset):
+        else:
+            subs = self.subs
+
+        roles: list[str] | None | Unset
+        if isinstance(self.roles, Unset):
+            roles = UNSET
+        elif isinstance(self.roles, list):
+            roles = self.roles
+
+        else:
             roles = self.roles
 
         claims: dict[str, Any] | Unset = UNSET
@@ -61,9 +71,40 @@ class PolicyMatch:
         from ..models.policy_match_claims import PolicyMatchClaims
 
         d = dict(src_dict)
-        subs = cast(list[str], d.pop("subs", UNSET))
 
-        roles = cast(list[str], d.pop("roles", UNSET))
+        def _parse_subs(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                subs_type_0 = cast(list[str], data)
+
+                return subs_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        subs = _parse_subs(d.pop("subs", UNSET))
+
+        def _parse_roles(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                roles_type_0 = cast(list[str], data)
+
+                return roles_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        roles = _parse_roles(d.pop("roles", UNSET))
 
         _claims = d.pop("claims", UNSET)
         claims: PolicyMatchClaims | Unset

@@ -1,14 +1,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.prompt_get_request_type import (
-    PromptGetRequestType,
-    check_prompt_get_request_type,
+from ..models.prompt_get_request_type_type_1 import (
+    PromptGetRequestTypeType1,
+    check_prompt_get_request_type_type_1,
+)
+from ..models.prompt_get_request_type_type_2_type_1 import (
+    PromptGetRequestTypeType2Type1,
+    check_prompt_get_request_type_type_2_type_1,
+)
+from ..models.prompt_get_request_type_type_3_type_1 import (
+    PromptGetRequestTypeType3Type1,
+    check_prompt_get_request_type_type_3_type_1,
 )
 from ..types import UNSET, Unset
 
@@ -24,42 +32,74 @@ class PromptGetRequest:
     """mcp/prompt/get/req: render a prompt template.
 
     Attributes:
-        name (str):
-        type_ (PromptGetRequestType | Unset): The A2E message type. Default: 'mcp/prompt/get/req'.
-        id (str | Unset): Message id; a UUID when absent.
-        version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
-        ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
+        name (None | str):
+        type_ (None | PromptGetRequestTypeType1 | PromptGetRequestTypeType2Type1 | PromptGetRequestTypeType3Type1 |
+            Unset): The A2E message type. Default: 'mcp/prompt/get/req'.
+        id (None | str | Unset): Message id; a UUID when absent.
+        version (None | str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
+        ts (float | None | Unset): Timestamp, seconds since the Unix epoch; now when absent.
         arguments (PromptGetRequestArguments | Unset):
-        server_id (str | Unset):  Default: ''.
+        server_id (None | str | Unset):  Default: ''.
     """
 
-    name: str
-    type_: PromptGetRequestType | Unset = "mcp/prompt/get/req"
-    id: str | Unset = UNSET
-    version: str | Unset = "1.0"
-    ts: float | Unset = UNSET
+    name: None | str
+    type_: (
+        None
+        | PromptGetRequestTypeType1
+        | PromptGetRequestTypeType2Type1
+        | PromptGetRequestTypeType3Type1
+        | Unset
+    ) = "mcp/prompt/get/req"
+    id: None | str | Unset = UNSET
+    version: None | str | Unset = "1.0"
+    ts: float | None | Unset = UNSET
     arguments: PromptGetRequestArguments | Unset = UNSET
-    server_id: str | Unset = ""
+    server_id: None | str | Unset = ""
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        name: None | str
         name = self.name
 
-        type_: str | Unset = UNSET
-        if not isinstance(self.type_, Unset):
+        type_: None | str | Unset
+        if isinstance(self.type_, Unset):
+            type_ = UNSET
+        elif (
+            isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+        ):
+            type_ = self.type_
+        else:
             type_ = self.type_
 
-        id = self.id
+        id: None | str | Unset
+        if isinstance(self.id, Unset):
+            id = UNSET
+        else:
+            id = self.id
 
-        version = self.version
+        version: None | str | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        else:
+            version = self.version
 
-        ts = self.ts
+        ts: float | None | Unset
+        if isinstance(self.ts, Unset):
+            ts = UNSET
+        else:
+            ts = self.ts
 
         arguments: dict[str, Any] | Unset = UNSET
         if not isinstance(self.arguments, Unset):
             arguments = self.arguments.to_dict()
 
-        server_id = self.server_id
+        server_id: None | str | Unset
+        if isinstance(self.server_id, Unset):
+            server_id = UNSET
+        else:
+            server_id = self.server_id
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -88,20 +128,88 @@ class PromptGetRequest:
         from ..models.prompt_get_request_arguments import PromptGetRequestArguments
 
         d = dict(src_dict)
-        name = d.pop("name")
 
-        _type_ = d.pop("type", UNSET)
-        type_: PromptGetRequestType | Unset
-        if isinstance(_type_, Unset):
-            type_ = UNSET
-        else:
-            type_ = check_prompt_get_request_type(_type_)
+        def _parse_name(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
 
-        id = d.pop("id", UNSET)
+        name = _parse_name(d.pop("name"))
 
-        version = d.pop("version", UNSET)
+        def _parse_type_(
+            data: object,
+        ) -> (
+            None
+            | PromptGetRequestTypeType1
+            | PromptGetRequestTypeType2Type1
+            | PromptGetRequestTypeType3Type1
+            | Unset
+        ):
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_1 = check_prompt_get_request_type_type_1(data)
 
-        ts = d.pop("ts", UNSET)
+                return type_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_2_type_1 = check_prompt_get_request_type_type_2_type_1(data)
+
+                return type_type_2_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_3_type_1 = check_prompt_get_request_type_type_3_type_1(data)
+
+                return type_type_3_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(
+                None
+                | PromptGetRequestTypeType1
+                | PromptGetRequestTypeType2Type1
+                | PromptGetRequestTypeType3Type1
+                | Unset,
+                data,
+            )
+
+        type_ = _parse_type_(d.pop("type", UNSET))
+
+        def _parse_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        id = _parse_id(d.pop("id", UNSET))
+
+        def _parse_version(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
+        def _parse_ts(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        ts = _parse_ts(d.pop("ts", UNSET))
 
         _arguments = d.pop("arguments", UNSET)
         arguments: PromptGetRequestArguments | Unset
@@ -110,7 +218,14 @@ class PromptGetRequest:
         else:
             arguments = PromptGetRequestArguments.from_dict(_arguments)
 
-        server_id = d.pop("server_id", UNSET)
+        def _parse_server_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        server_id = _parse_server_id(d.pop("server_id", UNSET))
 
         prompt_get_request = cls(
             name=name,

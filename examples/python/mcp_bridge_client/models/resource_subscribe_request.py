@@ -1,14 +1,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.resource_subscribe_request_type import (
-    ResourceSubscribeRequestType,
-    check_resource_subscribe_request_type,
+from ..models.resource_subscribe_request_type_type_1 import (
+    ResourceSubscribeRequestTypeType1,
+    check_resource_subscribe_request_type_type_1,
+)
+from ..models.resource_subscribe_request_type_type_2_type_1 import (
+    ResourceSubscribeRequestTypeType2Type1,
+    check_resource_subscribe_request_type_type_2_type_1,
+)
+from ..models.resource_subscribe_request_type_type_3_type_1 import (
+    ResourceSubscribeRequestTypeType3Type1,
+    check_resource_subscribe_request_type_type_3_type_1,
 )
 from ..types import UNSET, Unset
 
@@ -20,36 +28,68 @@ class ResourceSubscribeRequest:
     """mcp/resource/subscribe/req.
 
     Attributes:
-        uri (str):
-        type_ (ResourceSubscribeRequestType | Unset): The A2E message type. Default: 'mcp/resource/subscribe/req'.
-        id (str | Unset): Message id; a UUID when absent.
-        version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
-        ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
-        server_id (str | Unset):  Default: ''.
+        uri (None | str):
+        type_ (None | ResourceSubscribeRequestTypeType1 | ResourceSubscribeRequestTypeType2Type1 |
+            ResourceSubscribeRequestTypeType3Type1 | Unset): The A2E message type. Default: 'mcp/resource/subscribe/req'.
+        id (None | str | Unset): Message id; a UUID when absent.
+        version (None | str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
+        ts (float | None | Unset): Timestamp, seconds since the Unix epoch; now when absent.
+        server_id (None | str | Unset):  Default: ''.
     """
 
-    uri: str
-    type_: ResourceSubscribeRequestType | Unset = "mcp/resource/subscribe/req"
-    id: str | Unset = UNSET
-    version: str | Unset = "1.0"
-    ts: float | Unset = UNSET
-    server_id: str | Unset = ""
+    uri: None | str
+    type_: (
+        None
+        | ResourceSubscribeRequestTypeType1
+        | ResourceSubscribeRequestTypeType2Type1
+        | ResourceSubscribeRequestTypeType3Type1
+        | Unset
+    ) = "mcp/resource/subscribe/req"
+    id: None | str | Unset = UNSET
+    version: None | str | Unset = "1.0"
+    ts: float | None | Unset = UNSET
+    server_id: None | str | Unset = ""
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        uri: None | str
         uri = self.uri
 
-        type_: str | Unset = UNSET
-        if not isinstance(self.type_, Unset):
+        type_: None | str | Unset
+        if isinstance(self.type_, Unset):
+            type_ = UNSET
+        elif (
+            isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+        ):
+            type_ = self.type_
+        else:
             type_ = self.type_
 
-        id = self.id
+        id: None | str | Unset
+        if isinstance(self.id, Unset):
+            id = UNSET
+        else:
+            id = self.id
 
-        version = self.version
+        version: None | str | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        else:
+            version = self.version
 
-        ts = self.ts
+        ts: float | None | Unset
+        if isinstance(self.ts, Unset):
+            ts = UNSET
+        else:
+            ts = self.ts
 
-        server_id = self.server_id
+        server_id: None | str | Unset
+        if isinstance(self.server_id, Unset):
+            server_id = UNSET
+        else:
+            server_id = self.server_id
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -74,22 +114,101 @@ class ResourceSubscribeRequest:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         d = dict(src_dict)
-        uri = d.pop("uri")
 
-        _type_ = d.pop("type", UNSET)
-        type_: ResourceSubscribeRequestType | Unset
-        if isinstance(_type_, Unset):
-            type_ = UNSET
-        else:
-            type_ = check_resource_subscribe_request_type(_type_)
+        def _parse_uri(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
 
-        id = d.pop("id", UNSET)
+        uri = _parse_uri(d.pop("uri"))
 
-        version = d.pop("version", UNSET)
+        def _parse_type_(
+            data: object,
+        ) -> (
+            None
+            | ResourceSubscribeRequestTypeType1
+            | ResourceSubscribeRequestTypeType2Type1
+            | ResourceSubscribeRequestTypeType3Type1
+            | Unset
+        ):
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_1 = check_resource_subscribe_request_type_type_1(data)
 
-        ts = d.pop("ts", UNSET)
+                return type_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_2_type_1 = (
+                    check_resource_subscribe_request_type_type_2_type_1(data)
+                )
 
-        server_id = d.pop("server_id", UNSET)
+                return type_type_2_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_3_type_1 = (
+                    check_resource_subscribe_request_type_type_3_type_1(data)
+                )
+
+                return type_type_3_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(
+                None
+                | ResourceSubscribeRequestTypeType1
+                | ResourceSubscribeRequestTypeType2Type1
+                | ResourceSubscribeRequestTypeType3Type1
+                | Unset,
+                data,
+            )
+
+        type_ = _parse_type_(d.pop("type", UNSET))
+
+        def _parse_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        id = _parse_id(d.pop("id", UNSET))
+
+        def _parse_version(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
+        def _parse_ts(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        ts = _parse_ts(d.pop("ts", UNSET))
+
+        def _parse_server_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        server_id = _parse_server_id(d.pop("server_id", UNSET))
 
         resource_subscribe_request = cls(
             uri=uri,

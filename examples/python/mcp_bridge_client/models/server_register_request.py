@@ -1,14 +1,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.server_register_request_type import (
-    ServerRegisterRequestType,
-    check_server_register_request_type,
+from ..models.server_register_request_type_type_1 import (
+    ServerRegisterRequestTypeType1,
+    check_server_register_request_type_type_1,
+)
+from ..models.server_register_request_type_type_2_type_1 import (
+    ServerRegisterRequestTypeType2Type1,
+    check_server_register_request_type_type_2_type_1,
+)
+from ..models.server_register_request_type_type_3_type_1 import (
+    ServerRegisterRequestTypeType3Type1,
+    check_server_register_request_type_type_3_type_1,
 )
 from ..types import UNSET, Unset
 
@@ -24,30 +32,57 @@ class ServerRegisterRequest:
     """mcp/server/register/req: register and connect a new server.
 
     Attributes:
-        type_ (ServerRegisterRequestType | Unset): The A2E message type. Default: 'mcp/server/register/req'.
-        id (str | Unset): Message id; a UUID when absent.
-        version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
-        ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
+        type_ (None | ServerRegisterRequestTypeType1 | ServerRegisterRequestTypeType2Type1 |
+            ServerRegisterRequestTypeType3Type1 | Unset): The A2E message type. Default: 'mcp/server/register/req'.
+        id (None | str | Unset): Message id; a UUID when absent.
+        version (None | str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
+        ts (float | None | Unset): Timestamp, seconds since the Unix epoch; now when absent.
         config (McpServerConfig | Unset): MCPServerConfig: how to reach one MCP server and what of it to expose.
     """
 
-    type_: ServerRegisterRequestType | Unset = "mcp/server/register/req"
-    id: str | Unset = UNSET
-    version: str | Unset = "1.0"
-    ts: float | Unset = UNSET
+    type_: (
+        None
+        | ServerRegisterRequestTypeType1
+        | ServerRegisterRequestTypeType2Type1
+        | ServerRegisterRequestTypeType3Type1
+        | Unset
+    ) = "mcp/server/register/req"
+    id: None | str | Unset = UNSET
+    version: None | str | Unset = "1.0"
+    ts: float | None | Unset = UNSET
     config: McpServerConfig | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        type_: str | Unset = UNSET
-        if not isinstance(self.type_, Unset):
+        type_: None | str | Unset
+        if isinstance(self.type_, Unset):
+            type_ = UNSET
+        elif (
+            isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+        ):
+            type_ = self.type_
+        else:
             type_ = self.type_
 
-        id = self.id
+        id: None | str | Unset
+        if isinstance(self.id, Unset):
+            id = UNSET
+        else:
+            id = self.id
 
-        version = self.version
+        version: None | str | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        else:
+            version = self.version
 
-        ts = self.ts
+        ts: float | None | Unset
+        if isinstance(self.ts, Unset):
+            ts = UNSET
+        else:
+            ts = self.ts
 
         config: dict[str, Any] | Unset = UNSET
         if not isinstance(self.config, Unset):
@@ -74,18 +109,85 @@ class ServerRegisterRequest:
         from ..models.mcp_server_config import McpServerConfig
 
         d = dict(src_dict)
-        _type_ = d.pop("type", UNSET)
-        type_: ServerRegisterRequestType | Unset
-        if isinstance(_type_, Unset):
-            type_ = UNSET
-        else:
-            type_ = check_server_register_request_type(_type_)
 
-        id = d.pop("id", UNSET)
+        def _parse_type_(
+            data: object,
+        ) -> (
+            None
+            | ServerRegisterRequestTypeType1
+            | ServerRegisterRequestTypeType2Type1
+            | ServerRegisterRequestTypeType3Type1
+            | Unset
+        ):
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_1 = check_server_register_request_type_type_1(data)
 
-        version = d.pop("version", UNSET)
+                return type_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_2_type_1 = check_server_register_request_type_type_2_type_1(
+                    data
+                )
 
-        ts = d.pop("ts", UNSET)
+                return type_type_2_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_3_type_1 = check_server_register_request_type_type_3_type_1(
+                    data
+                )
+
+                return type_type_3_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(
+                None
+                | ServerRegisterRequestTypeType1
+                | ServerRegisterRequestTypeType2Type1
+                | ServerRegisterRequestTypeType3Type1
+                | Unset,
+                data,
+            )
+
+        type_ = _parse_type_(d.pop("type", UNSET))
+
+        def _parse_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        id = _parse_id(d.pop("id", UNSET))
+
+        def _parse_version(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
+        def _parse_ts(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        ts = _parse_ts(d.pop("ts", UNSET))
 
         _config = d.pop("config", UNSET)
         config: McpServerConfig | Unset

@@ -7,9 +7,17 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.mcp_protocol import McpProtocol, check_mcp_protocol
-from ..models.server_update_request_type import (
-    ServerUpdateRequestType,
-    check_server_update_request_type,
+from ..models.server_update_request_type_type_1 import (
+    ServerUpdateRequestTypeType1,
+    check_server_update_request_type_type_1,
+)
+from ..models.server_update_request_type_type_2_type_1 import (
+    ServerUpdateRequestTypeType2Type1,
+    check_server_update_request_type_type_2_type_1,
+)
+from ..models.server_update_request_type_type_3_type_1 import (
+    ServerUpdateRequestTypeType3Type1,
+    check_server_update_request_type_type_3_type_1,
 )
 from ..types import UNSET, Unset
 
@@ -30,11 +38,12 @@ class ServerUpdateRequest:
     are; a secret value given as `***` keeps the stored value.
 
         Attributes:
-            type_ (ServerUpdateRequestType | Unset): The A2E message type. Default: 'mcp/server/update/req'.
-            id (str | Unset): Message id; a UUID when absent.
-            version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
-            ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
-            server_id (str | Unset):  Default: ''.
+            type_ (None | ServerUpdateRequestTypeType1 | ServerUpdateRequestTypeType2Type1 |
+                ServerUpdateRequestTypeType3Type1 | Unset): The A2E message type. Default: 'mcp/server/update/req'.
+            id (None | str | Unset): Message id; a UUID when absent.
+            version (None | str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
+            ts (float | None | Unset): Timestamp, seconds since the Unix epoch; now when absent.
+            server_id (None | str | Unset):  Default: ''.
             name (None | str | Unset):
             cmd (list[str] | None | Unset):
             cwd (None | str | Unset):
@@ -50,11 +59,17 @@ class ServerUpdateRequest:
             auth (None | OAuthConfig | Unset):
     """
 
-    type_: ServerUpdateRequestType | Unset = "mcp/server/update/req"
-    id: str | Unset = UNSET
-    version: str | Unset = "1.0"
-    ts: float | Unset = UNSET
-    server_id: str | Unset = ""
+    type_: (
+        None
+        | ServerUpdateRequestTypeType1
+        | ServerUpdateRequestTypeType2Type1
+        | ServerUpdateRequestTypeType3Type1
+        | Unset
+    ) = "mcp/server/update/req"
+    id: None | str | Unset = UNSET
+    version: None | str | Unset = "1.0"
+    ts: float | None | Unset = UNSET
+    server_id: None | str | Unset = ""
     name: None | str | Unset = UNSET
     cmd: list[str] | None | Unset = UNSET
     cwd: None | str | Unset = UNSET
@@ -79,17 +94,41 @@ class ServerUpdateRequest:
             ServerUpdateRequestHeadersType0,
         )
 
-        type_: str | Unset = UNSET
-        if not isinstance(self.type_, Unset):
+        type_: None | str | Unset
+        if isinstance(self.type_, Unset):
+            type_ = UNSET
+        elif (
+            isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+        ):
+            type_ = self.type_
+        else:
             type_ = self.type_
 
-        id = self.id
+        id: None | str | Unset
+        if isinstance(self.id, Unset):
+            id = UNSET
+        else:
+            id = self.id
 
-        version = self.version
+        version: None | str | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        else:
+            version = self.version
 
-        ts = self.ts
+        ts: float | None | Unset
+        if isinstance(self.ts, Unset):
+            ts = UNSET
+        else:
+            ts = self.ts
 
-        server_id = self.server_id
+        server_id: None | str | Unset
+        if isinstance(self.server_id, Unset):
+            server_id = UNSET
+        else:
+            server_id = self.server_id
 
         name: None | str | Unset
         if isinstance(self.name, Unset):
@@ -239,20 +278,94 @@ class ServerUpdateRequest:
         )
 
         d = dict(src_dict)
-        _type_ = d.pop("type", UNSET)
-        type_: ServerUpdateRequestType | Unset
-        if isinstance(_type_, Unset):
-            type_ = UNSET
-        else:
-            type_ = check_server_update_request_type(_type_)
 
-        id = d.pop("id", UNSET)
+        def _parse_type_(
+            data: object,
+        ) -> (
+            None
+            | ServerUpdateRequestTypeType1
+            | ServerUpdateRequestTypeType2Type1
+            | ServerUpdateRequestTypeType3Type1
+            | Unset
+        ):
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_1 = check_server_update_request_type_type_1(data)
 
-        version = d.pop("version", UNSET)
+                return type_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_2_type_1 = check_server_update_request_type_type_2_type_1(
+                    data
+                )
 
-        ts = d.pop("ts", UNSET)
+                return type_type_2_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_3_type_1 = check_server_update_request_type_type_3_type_1(
+                    data
+                )
 
-        server_id = d.pop("server_id", UNSET)
+                return type_type_3_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(
+                None
+                | ServerUpdateRequestTypeType1
+                | ServerUpdateRequestTypeType2Type1
+                | ServerUpdateRequestTypeType3Type1
+                | Unset,
+                data,
+            )
+
+        type_ = _parse_type_(d.pop("type", UNSET))
+
+        def _parse_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        id = _parse_id(d.pop("id", UNSET))
+
+        def _parse_version(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
+        def _parse_ts(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        ts = _parse_ts(d.pop("ts", UNSET))
+
+        def _parse_server_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        server_id = _parse_server_id(d.pop("server_id", UNSET))
 
         def _parse_name(data: object) -> None | str | Unset:
             if data is None:

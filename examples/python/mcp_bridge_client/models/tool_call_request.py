@@ -6,9 +6,17 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.tool_call_request_type import (
-    ToolCallRequestType,
-    check_tool_call_request_type,
+from ..models.tool_call_request_type_type_1 import (
+    ToolCallRequestTypeType1,
+    check_tool_call_request_type_type_1,
+)
+from ..models.tool_call_request_type_type_2_type_1 import (
+    ToolCallRequestTypeType2Type1,
+    check_tool_call_request_type_type_2_type_1,
+)
+from ..models.tool_call_request_type_type_3_type_1 import (
+    ToolCallRequestTypeType3Type1,
+    check_tool_call_request_type_type_3_type_1,
 )
 from ..types import UNSET, Unset
 
@@ -25,25 +33,32 @@ class ToolCallRequest:
     """tool/call/req: call a catalogue tool by its namespaced name.
 
     Attributes:
-        type_ (ToolCallRequestType | Unset): The A2E message type. Default: 'tool/call/req'.
-        id (str | Unset): Message id; a UUID when absent.
-        version (str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
-        ts (float | Unset): Timestamp, seconds since the Unix epoch; now when absent.
-        name (str | Unset): `{server_id}__{tool}` (or the short alias the catalogue shows for a longer one), an
+        type_ (None | ToolCallRequestTypeType1 | ToolCallRequestTypeType2Type1 | ToolCallRequestTypeType3Type1 | Unset):
+            The A2E message type. Default: 'tool/call/req'.
+        id (None | str | Unset): Message id; a UUID when absent.
+        version (None | str | Unset): A2E protocol version. Default: '1.0'. Example: 1.0.
+        ts (float | None | Unset): Timestamp, seconds since the Unix epoch; now when absent.
+        name (None | str | Unset): `{server_id}__{tool}` (or the short alias the catalogue shows for a longer one), an
             agent-bridge tool, or the name a toolset shows. Default: ''.
         arguments (ToolCallRequestArguments | Unset):
-        toolset (str | Unset): The toolset `name` is a tool of (beyond the seed). Default: ''.
+        toolset (None | str | Unset): The toolset `name` is a tool of (beyond the seed). Default: ''.
         timeout (float | None | Unset): Seconds; bounded by the server's own `timeout`.
         task (None | TaskParams | Unset):
     """
 
-    type_: ToolCallRequestType | Unset = "tool/call/req"
-    id: str | Unset = UNSET
-    version: str | Unset = "1.0"
-    ts: float | Unset = UNSET
-    name: str | Unset = ""
+    type_: (
+        None
+        | ToolCallRequestTypeType1
+        | ToolCallRequestTypeType2Type1
+        | ToolCallRequestTypeType3Type1
+        | Unset
+    ) = "tool/call/req"
+    id: None | str | Unset = UNSET
+    version: None | str | Unset = "1.0"
+    ts: float | None | Unset = UNSET
+    name: None | str | Unset = ""
     arguments: ToolCallRequestArguments | Unset = UNSET
-    toolset: str | Unset = ""
+    toolset: None | str | Unset = ""
     timeout: float | None | Unset = UNSET
     task: None | TaskParams | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -51,23 +66,51 @@ class ToolCallRequest:
     def to_dict(self) -> dict[str, Any]:
         from ..models.task_params import TaskParams
 
-        type_: str | Unset = UNSET
-        if not isinstance(self.type_, Unset):
+        type_: None | str | Unset
+        if isinstance(self.type_, Unset):
+            type_ = UNSET
+        elif (
+            isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+            or isinstance(self.type_, str)
+        ):
+            type_ = self.type_
+        else:
             type_ = self.type_
 
-        id = self.id
+        id: None | str | Unset
+        if isinstance(self.id, Unset):
+            id = UNSET
+        else:
+            id = self.id
 
-        version = self.version
+        version: None | str | Unset
+        if isinstance(self.version, Unset):
+            version = UNSET
+        else:
+            version = self.version
 
-        ts = self.ts
+        ts: float | None | Unset
+        if isinstance(self.ts, Unset):
+            ts = UNSET
+        else:
+            ts = self.ts
 
-        name = self.name
+        name: None | str | Unset
+        if isinstance(self.name, Unset):
+            name = UNSET
+        else:
+            name = self.name
 
         arguments: dict[str, Any] | Unset = UNSET
         if not isinstance(self.arguments, Unset):
             arguments = self.arguments.to_dict()
 
-        toolset = self.toolset
+        toolset: None | str | Unset
+        if isinstance(self.toolset, Unset):
+            toolset = UNSET
+        else:
+            toolset = self.toolset
 
         timeout: float | None | Unset
         if isinstance(self.timeout, Unset):
@@ -113,20 +156,90 @@ class ToolCallRequest:
         from ..models.tool_call_request_arguments import ToolCallRequestArguments
 
         d = dict(src_dict)
-        _type_ = d.pop("type", UNSET)
-        type_: ToolCallRequestType | Unset
-        if isinstance(_type_, Unset):
-            type_ = UNSET
-        else:
-            type_ = check_tool_call_request_type(_type_)
 
-        id = d.pop("id", UNSET)
+        def _parse_type_(
+            data: object,
+        ) -> (
+            None
+            | ToolCallRequestTypeType1
+            | ToolCallRequestTypeType2Type1
+            | ToolCallRequestTypeType3Type1
+            | Unset
+        ):
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_1 = check_tool_call_request_type_type_1(data)
 
-        version = d.pop("version", UNSET)
+                return type_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_2_type_1 = check_tool_call_request_type_type_2_type_1(data)
 
-        ts = d.pop("ts", UNSET)
+                return type_type_2_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                type_type_3_type_1 = check_tool_call_request_type_type_3_type_1(data)
 
-        name = d.pop("name", UNSET)
+                return type_type_3_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(
+                None
+                | ToolCallRequestTypeType1
+                | ToolCallRequestTypeType2Type1
+                | ToolCallRequestTypeType3Type1
+                | Unset,
+                data,
+            )
+
+        type_ = _parse_type_(d.pop("type", UNSET))
+
+        def _parse_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        id = _parse_id(d.pop("id", UNSET))
+
+        def _parse_version(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        version = _parse_version(d.pop("version", UNSET))
+
+        def _parse_ts(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        ts = _parse_ts(d.pop("ts", UNSET))
+
+        def _parse_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        name = _parse_name(d.pop("name", UNSET))
 
         _arguments = d.pop("arguments", UNSET)
         arguments: ToolCallRequestArguments | Unset
@@ -135,7 +248,14 @@ class ToolCallRequest:
         else:
             arguments = ToolCallRequestArguments.from_dict(_arguments)
 
-        toolset = d.pop("toolset", UNSET)
+        def _parse_toolset(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        toolset = _parse_toolset(d.pop("toolset", UNSET))
 
         def _parse_timeout(data: object) -> float | None | Unset:
             if data is None:

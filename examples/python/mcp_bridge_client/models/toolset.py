@@ -21,22 +21,29 @@ class Toolset:
     says, served at `/mcp/toolsets/{name}` and as `GET /v1/tools?toolset={name}`.
 
         Attributes:
-            tools (list[str] | Unset): Globs on catalogue names (`github__*`, `agent_send`); a tool is in when one matches.
+            tools (list[str] | None | Unset): Globs on catalogue names (`github__*`, `agent_send`); a tool is in when one
+                matches.
             rename (ToolsetRename | Unset): Catalogue name → the name the toolset shows (and is called by).
             descriptions (ToolsetDescriptions | Unset): Catalogue name → the description the toolset shows instead of the
                 server's.
-            deferred (bool | Unset): Show only the meta-tools `search_tools`, `describe_tool` and `call_tool`, so a client
+            deferred (bool | None | Unset): Show only the meta-tools `search_tools`, `describe_tool` and `call_tool`, so a
+                client
                 loads only the tools it looks for. Default: False.
     """
 
-    tools: list[str] | Unset = UNSET
+    tools: list[str] | None | Unset = UNSET
     rename: ToolsetRename | Unset = UNSET
     descriptions: ToolsetDescriptions | Unset = UNSET
-    deferred: bool | Unset = False
+    deferred: bool | None | Unset = False
 
     def to_dict(self) -> dict[str, Any]:
-        tools: list[str] | Unset = UNSET
-        if not isinstance(self.tools, Unset):
+        tools: list[str] | None | Unset
+        if isinstance(self.tools, Unset):
+            tools = UNSET
+        elif isinstance(self.tools, list):
+            tools = self.tools
+
+        else:
             tools = self.tools
 
         rename: dict[str, Any] | Unset = UNSET
@@ -47,7 +54,11 @@ class Toolset:
         if not isinstance(self.descriptions, Unset):
             descriptions = self.descriptions.to_dict()
 
-        deferred = self.deferred
+        deferred: bool | None | Unset
+        if isinstance(self.deferred, Unset):
+            deferred = UNSET
+        else:
+            deferred = self.deferred
 
         field_dict: dict[str, Any] = {}
 
@@ -69,7 +80,23 @@ class Toolset:
         from ..models.toolset_rename import ToolsetRename
 
         d = dict(src_dict)
-        tools = cast(list[str], d.pop("tools", UNSET))
+
+        def _parse_tools(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                tools_type_0 = cast(list[str], data)
+
+                return tools_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        tools = _parse_tools(d.pop("tools", UNSET))
 
         _rename = d.pop("rename", UNSET)
         rename: ToolsetRename | Unset
@@ -85,7 +112,14 @@ class Toolset:
         else:
             descriptions = ToolsetDescriptions.from_dict(_descriptions)
 
-        deferred = d.pop("deferred", UNSET)
+        def _parse_deferred(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        deferred = _parse_deferred(d.pop("deferred", UNSET))
 
         toolset = cls(
             tools=tools,

@@ -1,0 +1,16 @@
+from typing import Literal
+
+ElicitResponseTypeType1 = Literal["", "mcp/elicit/resp"]
+
+ELICIT_RESPONSE_TYPE_TYPE_1_VALUES: set[ElicitResponseTypeType1] = {
+    "",
+    "mcp/elicit/resp",
+}
+
+
+def check_elicit_response_type_type_1(value: str) -> ElicitResponseTypeType1:
+    if value in ELICIT_RESPONSE_TYPE_TYPE_1_VALUES:
+        return value
+    raise TypeError(
+        f"Unexpected value {value!r}. Expected one of {ELICIT_RESPONSE_TYPE_TYPE_1_VALUES!r}"
+    )

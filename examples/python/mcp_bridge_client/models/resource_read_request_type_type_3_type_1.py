@@ -1,0 +1,20 @@
+from typing import Literal
+
+ResourceReadRequestTypeType3Type1 = Literal["", "mcp/resource/read/req"]
+
+RESOURCE_READ_REQUEST_TYPE_TYPE_3_TYPE_1_VALUES: set[
+    ResourceReadRequestTypeType3Type1
+] = {
+    "",
+    "mcp/resource/read/req",
+}
+
+
+def check_resource_read_request_type_type_3_type_1(
+    value: str,
+) -> ResourceReadRequestTypeType3Type1:
+    if value in RESOURCE_READ_REQUEST_TYPE_TYPE_3_TYPE_1_VALUES:
+        return value
+    raise TypeError(
+        f"Unexpected value {value!r}. Expected one of {RESOURCE_READ_REQUEST_TYPE_TYPE_3_TYPE_1_VALUES!r}"
+    )

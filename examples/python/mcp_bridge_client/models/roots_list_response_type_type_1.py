@@ -1,0 +1,16 @@
+from typing import Literal
+
+RootsListResponseTypeType1 = Literal["", "mcp/root/list/resp"]
+
+ROOTS_LIST_RESPONSE_TYPE_TYPE_1_VALUES: set[RootsListResponseTypeType1] = {
+    "",
+    "mcp/root/list/resp",
+}
+
+
+def check_roots_list_response_type_type_1(value: str) -> RootsListResponseTypeType1:
+    if value in ROOTS_LIST_RESPONSE_TYPE_TYPE_1_VALUES:
+        return value
+    raise TypeError(
+        f"Unexpected value {value!r}. Expected one of {ROOTS_LIST_RESPONSE_TYPE_TYPE_1_VALUES!r}"
+    )

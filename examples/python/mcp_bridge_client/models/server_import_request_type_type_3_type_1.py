@@ -1,0 +1,20 @@
+from typing import Literal
+
+ServerImportRequestTypeType3Type1 = Literal["", "mcp/server/import/req"]
+
+SERVER_IMPORT_REQUEST_TYPE_TYPE_3_TYPE_1_VALUES: set[
+    ServerImportRequestTypeType3Type1
+] = {
+    "",
+    "mcp/server/import/req",
+}
+
+
+def check_server_import_request_type_type_3_type_1(
+    value: str,
+) -> ServerImportRequestTypeType3Type1:
+    if value in SERVER_IMPORT_REQUEST_TYPE_TYPE_3_TYPE_1_VALUES:
+        return value
+    raise TypeError(
+        f"Unexpected value {value!r}. Expected one of {SERVER_IMPORT_REQUEST_TYPE_TYPE_3_TYPE_1_VALUES!r}"
+    )

@@ -1,0 +1,20 @@
+from typing import Literal
+
+ServerRegisterRequestTypeType3Type1 = Literal["", "mcp/server/register/req"]
+
+SERVER_REGISTER_REQUEST_TYPE_TYPE_3_TYPE_1_VALUES: set[
+    ServerRegisterRequestTypeType3Type1
+] = {
+    "",
+    "mcp/server/register/req",
+}
+
+
+def check_server_register_request_type_type_3_type_1(
+    value: str,
+) -> ServerRegisterRequestTypeType3Type1:
+    if value in SERVER_REGISTER_REQUEST_TYPE_TYPE_3_TYPE_1_VALUES:
+        return value
+    raise TypeError(
+        f"Unexpected value {value!r}. Expected one of {SERVER_REGISTER_REQUEST_TYPE_TYPE_3_TYPE_1_VALUES!r}"
+    )

@@ -1,0 +1,20 @@
+from typing import Literal
+
+ServerUpdateRequestTypeType2Type1 = Literal["", "mcp/server/update/req"]
+
+SERVER_UPDATE_REQUEST_TYPE_TYPE_2_TYPE_1_VALUES: set[
+    ServerUpdateRequestTypeType2Type1
+] = {
+    "",
+    "mcp/server/update/req",
+}
+
+
+def check_server_update_request_type_type_2_type_1(
+    value: str,
+) -> ServerUpdateRequestTypeType2Type1:
+    if value in SERVER_UPDATE_REQUEST_TYPE_TYPE_2_TYPE_1_VALUES:
+        return value
+    raise TypeError(
+        f"Unexpected value {value!r}. Expected one of {SERVER_UPDATE_REQUEST_TYPE_TYPE_2_TYPE_1_VALUES!r}"
+    )
