@@ -59,7 +59,6 @@ impl Supervision {
                 crate::upstream::oauth::Settings::new(
                     &config.public_base(addr),
                     config.oauth_client_metadata_url.as_deref(),
-                    config.allow_private_upstreams,
                 ),
             ),
             replica: None,

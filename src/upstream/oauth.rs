@@ -37,14 +37,12 @@ pub struct Settings {
     pub client_metadata_url: Option<String>,
     /// `{public}/oauth/client-metadata.json`: where the bridge serves the document.
     served_at: String,
-    /// Whether the guard lets upstreams be private addresses (discovered URLs too).
-    pub allow_private: bool,
 }
 
 impl Settings {
     /// For a bridge reached at `public_url`; `client_metadata_url` names a client ID metadata
     /// document hosted elsewhere (by default the bridge's own, when `public_url` is https).
-    pub fn new(public_url: &str, client_metadata_url: Option<&str>, allow_private: bool) -> Self {
+    pub fn new(public_url: &str, client_metadata_url: Option<&str>) -> Self {
         let public = public_url.trim_end_matches('/');
         let served_at = format!("{public}{CLIENT_METADATA_PATH}");
         let own = public.starts_with("https://").then(|| served_at.clone());
@@ -52,7 +50,6 @@ impl Settings {
             redirect_uri: format!("{public}/oauth/callback"),
             client_metadata_url: client_metadata_url.map(str::to_owned).or(own),
             served_at,
-            allow_private,
         }
     }
 
@@ -953,10 +950,10 @@ mod tests {
 
     #[test]
     fn the_redirect_uri_and_the_metadata_document_follow_the_public_url() {
-        let plain = Settings::new("http://127.0.0.1:8080/", None, false);
+        let plain = Settings::new("http://127.0.0.1:8080/", None);
         assert_eq!(plain.redirect_uri, "http://127.0.0.1:8080/oauth/callback");
         assert_eq!(plain.client_metadata_url, None);
-        let public = Settings::new("https://gw.example.com", None, false);
+        let public = Settings::new("https://gw.example.com", None);
         assert_eq!(
             public.client_metadata_url.as_deref(),
             Some("https://gw.example.com/oauth/client-metadata.json")
@@ -964,7 +961,6 @@ mod tests {
         let hosted = Settings::new(
             "https://gw.example.com",
             Some("https://docs.example/c.json"),
-            false,
         );
         assert_eq!(
             hosted.client_metadata_url.as_deref(),
