@@ -2,6 +2,7 @@
 //! catalogue built from them. Allow lists are applied here, on listing and on every call.
 
 mod authorize;
+mod balance;
 mod catalogue;
 mod entry;
 mod inflight;
