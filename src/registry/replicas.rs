@@ -305,13 +305,9 @@ impl Cluster {
             .unwrap_or_else(|e| e.into_inner())
             .get(&entry.id)
             .cloned();
-        let snapshot = holder.as_ref().and_then(|holder| {
-            self.snapshots
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&(holder.clone(), entry.id.clone()))
-                .cloned()
-        });
+        let snapshot = holder
+            .as_ref()
+            .and_then(|holder| self.serving(holder, &entry.id));
         match (holder, snapshot) {
             (Some(_), Some(snapshot)) => {
                 let state = State {
@@ -349,6 +345,44 @@ impl Cluster {
                 );
             }
         }
+    }
+}
+
+impl Cluster {
+    /// What the replica serving a server held by `holder` shared: the holder's snapshot, or,
+    /// while the holder is not ready with it yet, that of a previous holder that still is (it
+    /// serves the server until the new holder is ready: a hand-over, `balance.rs`).
+    fn serving(&self, holder: &str, server_id: &str) -> Option<Snapshot> {
+        let snapshots = self.snapshots.lock().unwrap_or_else(|e| e.into_inner());
+        let own = snapshots
+            .get(&(holder.to_owned(), server_id.to_owned()))
+            .cloned();
+        if own
+            .as_ref()
+            .is_some_and(|s| s.status == McpServerStatus::Ready)
+        {
+            return own;
+        }
+        let up = self.bus.others();
+        snapshots
+            .iter()
+            .find(|((replica, id), snapshot)| {
+                id == server_id
+                    && replica != holder
+                    && snapshot.status == McpServerStatus::Ready
+                    && up.contains(replica)
+            })
+            .map(|(_, snapshot)| snapshot.clone())
+            .or(own)
+    }
+
+    /// Whether `replica` says the server is ready there.
+    pub(super) fn ready_on(&self, replica: &str, server_id: &str) -> bool {
+        self.snapshots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(replica.to_owned(), server_id.to_owned()))
+            .is_some_and(|s| s.status == McpServerStatus::Ready)
     }
 }
 
@@ -408,11 +442,16 @@ pub(super) fn spawn_hold(
             entry.set_held_here(false);
             cluster.mirror(&entry);
         }
-        cluster
-            .holds
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&entry.id);
+        // Only its own: an entry loaded again meanwhile (a reload racing a registration here)
+        // has put its own there, and dropping ours ended this loop.
+        let mut holds = cluster.holds.lock().unwrap_or_else(|e| e.into_inner());
+        if holds
+            .get(&entry.id)
+            .is_some_and(|tx| tenure.same_channel(&tx.subscribe()))
+        {
+            holds.remove(&entry.id);
+        }
+        drop(holds);
         entry.stopped.cancel();
     });
 }
@@ -790,6 +829,16 @@ impl Registry {
                     self.store.clone(),
                     &self.supervision,
                 );
+                // Registered here meanwhile (its lease, claimed before the registration ends,
+                // made the lease loop look for it): the registration's entry is the one.
+                let registering = self
+                    .reserved
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains_key(server_id);
+                if registering || self.get(server_id).is_ok() {
+                    return;
+                }
                 self.insert_held(entry, inbox, false);
                 // Who holds it now (usually the replica that registered it), without waiting
                 // for the next look at the leases.
@@ -877,6 +926,10 @@ impl Registry {
         }
         if let Err(error) = self.store.release_leases(&cluster.replica).await {
             tracing::warn!(%error, "cannot release this replica's leases; they lapse instead");
+        }
+        // Not counted among the live replicas any more: nothing is planned for it.
+        if let Err(error) = self.store.replica_gone(&cluster.replica).await {
+            tracing::warn!(%error, "cannot say this replica is stopping; it lapses instead");
         }
         cluster.bus.announce("handed_over", &Value::Null);
         cluster.bus.leave().await;
