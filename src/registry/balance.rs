@@ -20,10 +20,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::replicas::Cluster;
 use super::{Registry, ServerEntry};
+use crate::hub::bus::Announcement;
 use crate::store::{Store, StoreError};
 
 /// How many more servers a replica holds than the one holding the fewest before it hands one
@@ -378,7 +377,7 @@ async fn hand_over(store: &Store, cluster: &Cluster, entry: &ServerEntry, to: &s
         .unwrap_or_else(|e| e.into_inner())
         .insert(server_id.to_owned(), to.to_owned());
     // Wakes the new holder's lease loop (and the others', which learn who holds it).
-    cluster.bus.announce("handed_over", &Value::Null);
+    cluster.bus.announce(Announcement::HandedOver);
     let config = entry.config();
     let connecting = config.connect_bound() + cluster.lease;
     let started = Instant::now();
