@@ -1067,3 +1067,69 @@ async fn a_killed_replicas_servers_go_to_the_others() {
         assert_eq!(status, StatusCode::OK, "{id}: {body}");
     }
 }
+
+#[tokio::test]
+async fn a_read_through_another_replica_survives_its_holder_being_killed() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("reread");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    a.bridge.signal("KILL");
+    a.bridge.exited_within(WAIT).await.expect("a is gone");
+    let killed = Instant::now();
+    // b still takes a for the holder: the read goes there, finds nobody, and is read again on
+    // the next holder (b itself, once a's lease lapsed).
+    let (status, body) = b
+        .app
+        .post(
+            "/v1/resources/read",
+            &b.app.alice,
+            json!({"server_id": id, "uri": "demo://resource/static/document/architecture.md"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    eprintln!(
+        "read after {:?} across the holder's death",
+        killed.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_long_call_whose_holder_dies_fails_at_once_and_retryable() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("longdie");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    let app = TestApp::at(&b.app.base, b.app.data_dir.clone());
+    let name = format!("{id}__trigger-long-running-operation");
+    let call =
+        tokio::spawn(async move { app.call(&name, json!({"duration": 60, "steps": 60})).await });
+    wait_until("the call forwarded to a", WAIT, async || {
+        match b.metric("mcp_bridge_forwarded_calls_total").await >= 1.0 {
+            true => Ok(()),
+            false => Err("not yet".to_owned()),
+        }
+    })
+    .await;
+    a.bridge.signal("KILL");
+    a.bridge.exited_within(WAIT).await.expect("a is gone");
+    let killed = Instant::now();
+    let (status, body) = call.await.unwrap();
+    let took = killed.elapsed();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["code"], "mcp_server_unavailable", "{body}");
+    assert_eq!(body["retryable"], true, "{body}");
+    assert!(
+        took < Duration::from_secs(2 * LEASE_SECS),
+        "failed {took:?} after the kill"
+    );
+    eprintln!("the call failed {took:?} after its holder was killed");
+}
