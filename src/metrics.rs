@@ -47,6 +47,11 @@ struct StatusLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReplicaLabels {
+    replica: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ServerLabels {
     server_id: String,
 }
@@ -213,8 +218,8 @@ fn register_upstreams(scrape: &mut prometheus_client::registry::Registry, regist
     );
 }
 
-/// Across replicas: requests forwarded to the replica holding a server, and leases taken or
-/// lost here.
+/// Across replicas: requests forwarded to the replica holding a server, leases taken or lost
+/// here, and how many servers each replica holds.
 fn register_replicas(scrape: &mut prometheus_client::registry::Registry, registry: &Registry) {
     let Some(cluster) = registry.cluster() else {
         return;
@@ -235,6 +240,16 @@ fn register_replicas(scrape: &mut prometheus_client::registry::Registry, registr
         counter.inc_by(value.load(std::sync::atomic::Ordering::Relaxed));
         scrape.register(name, help, counter);
     }
+    let held = Family::<ReplicaLabels, Gauge>::default();
+    for (replica, count) in cluster.held_counts() {
+        held.get_or_create(&ReplicaLabels { replica })
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+    scrape.register(
+        "mcp_bridge_servers_held",
+        "Servers each replica holds, as this replica last read the leases",
+        held,
+    );
 }
 
 /// The tokio tasks alive now: a count that only grows under a steady load is a leak (the soak

@@ -2,6 +2,7 @@
 //! catalogue built from them. Allow lists are applied here, on listing and on every call.
 
 mod authorize;
+mod balance;
 mod catalogue;
 mod entry;
 mod inflight;
@@ -10,6 +11,7 @@ mod merge;
 pub mod naming;
 mod pins;
 mod prompts;
+mod relay;
 mod replicas;
 mod resources;
 mod supervisor;
@@ -778,10 +780,21 @@ impl Registry {
         let config = entry.config();
         if let Some(holder) = entry.held_elsewhere() {
             // The full name: the holder resolves it whatever aliases it would give.
-            let name = format!("{server_id}{}{tool}", naming::SEPARATOR);
+            let full = format!("{server_id}{}{tool}", naming::SEPARATOR);
             let bound = Duration::from_secs(config.timeout);
-            let forwarded = self.forward_call(&holder, name, arguments, timeout, &origin, bound);
-            return Box::pin(forwarded).await;
+            let attempt = |holder: String, left: Duration| -> futures::future::BoxFuture<'_, _> {
+                let (name, arguments, origin) = (full.clone(), arguments.clone(), origin.clone());
+                Box::pin(async move {
+                    self.forward_call(&holder, name, arguments, timeout, &origin, left)
+                        .await
+                })
+            };
+            let relayed = self.relay(&entry, holder, bound, relay::Repeat::Undelivered, attempt);
+            match Box::pin(relayed).await {
+                relay::Relayed::Done(answer) => return answer,
+                // Taken over here meanwhile: called here.
+                relay::Relayed::HereNow => {}
+            }
         }
         // The caller's id, borrowed from a clone of the origin (a reference count, not a copy).
         let caller = origin.clone();

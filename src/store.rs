@@ -118,6 +118,12 @@ const MIGRATIONS: &[Embedded] = &[
         sql: include_str!("../migrations/20261230000001_tool_baselines.sql"),
         postgres: None,
     },
+    Embedded {
+        version: 20261231000001,
+        name: "replicas",
+        sql: include_str!("../migrations/20261231000001_replicas.sql"),
+        postgres: None,
+    },
 ];
 
 /// The database behind the store; queries are written once, in SQL both run, and the few

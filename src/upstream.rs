@@ -221,6 +221,12 @@ impl Connection {
         self.lost.cancelled().await
     }
 
+    /// The tool calls in flight on this connection (a server handed to another replica is
+    /// closed once they have ended).
+    pub fn calls_in_flight(&self) -> usize {
+        self.calls.in_flight()
+    }
+
     /// Whether the connection has been lost or is closing.
     pub fn is_lost(&self) -> bool {
         self.lost.is_cancelled()

@@ -1,6 +1,8 @@
 //! Prompts across servers (merged pages, rendering by name) and completions of prompt and
 //! resource-template arguments. A name offered by several servers needs a `server_id`.
 
+use super::relay::{Relayed, Repeat};
+use futures::future::BoxFuture;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -85,10 +87,20 @@ impl Registry {
                 agent: agent.to_owned(),
                 server_id: entry.id.clone(),
                 name: name.to_owned(),
-                arguments,
+                arguments: arguments.clone(),
             };
             let timeout = Duration::from_secs(entry.config().timeout);
-            return self.forward(&holder, op, timeout).await;
+            let attempt = |holder: String, left: Duration| -> BoxFuture<'_, _> {
+                let op = op.clone();
+                Box::pin(async move { self.forward(&holder, op, left).await })
+            };
+            match self
+                .relay(&entry, holder, timeout, Repeat::Safe, attempt)
+                .await
+            {
+                Relayed::Done(answer) => return answer,
+                Relayed::HereNow => {}
+            }
         }
         let conn = entry
             .ready_for(agent, |c| c.prompts.is_some(), "prompts")
@@ -209,11 +221,21 @@ impl Registry {
                 server_id: entry.id.clone(),
                 reference: serde_json::to_value(&reference)
                     .map_err(|e| Error::Internal(e.to_string()))?,
-                argument,
-                context,
+                argument: argument.clone(),
+                context: context.clone(),
             };
             let timeout = Duration::from_secs(entry.config().timeout);
-            return self.forward(&holder, op, timeout).await;
+            let attempt = |holder: String, left: Duration| -> BoxFuture<'_, _> {
+                let op = op.clone();
+                Box::pin(async move { self.forward(&holder, op, left).await })
+            };
+            match self
+                .relay(&entry, holder, timeout, Repeat::Safe, attempt)
+                .await
+            {
+                Relayed::Done(answer) => return answer,
+                Relayed::HereNow => {}
+            }
         }
         let conn = entry
             .ready_for(agent, |c| c.completions.is_some(), "completions")

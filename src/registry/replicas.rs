@@ -20,7 +20,7 @@ use super::entry::Remote;
 use super::{Error, Inbox, Registry, ServerEntry, State, Supervision, supervisor};
 use crate::a2e::{ErrorCode, McpServerStatus, NotificationMethod};
 use crate::hub::bus::{Announcement, Bus, BusError, Listing, Peer, RemoteError, Request};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
 use crate::upstream::Lists;
 
 /// How long another replica may take to say whether it cancelled a call.
@@ -32,12 +32,12 @@ const FORWARD_MARGIN: Duration = Duration::from_secs(5);
 /// This replica among the others.
 pub struct Cluster {
     pub replica: String,
-    bus: Arc<Bus>,
-    lease: Duration,
+    pub(super) bus: Arc<Bus>,
+    pub(super) lease: Duration,
     /// Each server's tenure here: `Some` (not cancelled) while this replica holds it.
-    holds: Mutex<HashMap<String, watch::Sender<Option<CancellationToken>>>>,
+    pub(super) holds: Mutex<HashMap<String, watch::Sender<Option<CancellationToken>>>>,
     /// Which replica holds each server, as the store said last.
-    holders: Mutex<HashMap<String, String>>,
+    pub(super) holders: Mutex<HashMap<String, String>>,
     /// What each holder shared of each server, by (replica, server).
     snapshots: Mutex<HashMap<(String, String), Snapshot>>,
     /// Held while an entry is brought in line with its holder: of two mirrors that raced
@@ -45,7 +45,7 @@ pub struct Cluster {
     /// not be the one that read before the other's news.
     mirroring: Mutex<()>,
     /// Wakes the lease loop (a replica handed its servers over).
-    wake: Notify,
+    pub(super) wake: Notify,
     share: mpsc::UnboundedSender<Weak<ServerEntry>>,
     shares: Mutex<Option<mpsc::UnboundedReceiver<Weak<ServerEntry>>>>,
     /// Calls and other requests sent to another replica since start.
@@ -182,7 +182,7 @@ impl Cluster {
     }
 
     /// Whether this replica holds the server now.
-    fn holds(&self, server_id: &str) -> bool {
+    pub(super) fn holds(&self, server_id: &str) -> bool {
         self.holds
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -190,7 +190,7 @@ impl Cluster {
             .is_some_and(|tx| tx.borrow().as_ref().is_some_and(|t| !t.is_cancelled()))
     }
 
-    fn held_ids(&self) -> Vec<String> {
+    pub(super) fn held_ids(&self) -> Vec<String> {
         self.holds
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -201,7 +201,7 @@ impl Cluster {
     }
 
     /// Starts a tenure on the server (its supervisor connects it).
-    fn begin(&self, entry: &ServerEntry) {
+    pub(super) fn begin(&self, entry: &ServerEntry) {
         if let Some(tx) = self
             .holds
             .lock()
@@ -215,7 +215,7 @@ impl Cluster {
     }
 
     /// Ends the tenure on the server (its connection is closed), and stops sharing it.
-    fn end(&self, server_id: &str) {
+    pub(super) fn end(&self, server_id: &str) {
         let ended = self
             .holds
             .lock()
@@ -244,13 +244,9 @@ impl Cluster {
             .unwrap_or_else(|e| e.into_inner())
             .get(&entry.id)
             .cloned();
-        let snapshot = holder.as_ref().and_then(|holder| {
-            self.snapshots
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&(holder.clone(), entry.id.clone()))
-                .cloned()
-        });
+        let snapshot = holder
+            .as_ref()
+            .and_then(|holder| self.serving(holder, &entry.id));
         match (holder, snapshot) {
             (Some(_), Some(snapshot)) => {
                 let state = State {
@@ -288,6 +284,44 @@ impl Cluster {
                 );
             }
         }
+    }
+}
+
+impl Cluster {
+    /// What the replica serving a server held by `holder` shared: the holder's snapshot, or,
+    /// while the holder is not ready with it yet, that of a previous holder that still is (it
+    /// serves the server until the new holder is ready: a hand-over, `balance.rs`).
+    fn serving(&self, holder: &str, server_id: &str) -> Option<Snapshot> {
+        let snapshots = self.snapshots.lock().unwrap_or_else(|e| e.into_inner());
+        let own = snapshots
+            .get(&(holder.to_owned(), server_id.to_owned()))
+            .cloned();
+        if own
+            .as_ref()
+            .is_some_and(|s| s.status == McpServerStatus::Ready)
+        {
+            return own;
+        }
+        let up = self.bus.others();
+        snapshots
+            .iter()
+            .find(|((replica, id), snapshot)| {
+                id == server_id
+                    && replica != holder
+                    && snapshot.status == McpServerStatus::Ready
+                    && up.contains(replica)
+            })
+            .map(|(_, snapshot)| snapshot.clone())
+            .or(own)
+    }
+
+    /// Whether `replica` says the server is ready there.
+    pub(super) fn ready_on(&self, replica: &str, server_id: &str) -> bool {
+        self.snapshots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(replica.to_owned(), server_id.to_owned()))
+            .is_some_and(|s| s.status == McpServerStatus::Ready)
     }
 }
 
@@ -347,25 +381,29 @@ pub(super) fn spawn_hold(
             entry.set_held_here(false);
             cluster.mirror(&entry);
         }
-        cluster
-            .holds
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&entry.id);
+        // Only its own: an entry loaded again meanwhile (a reload racing a registration here)
+        // has put its own there, and dropping ours ended this loop.
+        let mut holds = cluster.holds.lock().unwrap_or_else(|e| e.into_inner());
+        if holds
+            .get(&entry.id)
+            .is_some_and(|tx| tenure.same_channel(&tx.subscribe()))
+        {
+            holds.remove(&entry.id);
+        }
+        drop(holds);
         entry.stopped.cancel();
     });
 }
 
 impl Registry {
-    /// Across replicas: claims, renews and takes over leases, mirrors what the holders share and
-    /// serves what other replicas forward here. Call once, after the stored servers are restored.
-    pub fn start_replicas(self: &Arc<Self>) {
+    /// Across replicas: mirrors what the holders share and serves what other replicas forward
+    /// here (the leases are kept by `balance`).
+    pub(super) fn serve_replicas(self: &Arc<Self>) {
         let Some(cluster) = self.cluster.clone() else {
             return;
         };
         let peer: Weak<dyn Peer> = Arc::downgrade(self) as Weak<Registry>;
         cluster.bus.serve(peer);
-        tokio::spawn(keep_leases(Arc::downgrade(self), cluster.clone()));
         tokio::spawn(follow_snapshots(Arc::downgrade(self), cluster.clone()));
         let shares = cluster
             .shares
@@ -670,6 +708,16 @@ impl Registry {
                     self.store.clone(),
                     &self.supervision,
                 );
+                // Registered here meanwhile (its lease, claimed before the registration ends,
+                // made the lease loop look for it): the registration's entry is the one.
+                let registering = self
+                    .reserved
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains_key(server_id);
+                if registering || self.get(server_id).is_ok() {
+                    return;
+                }
                 self.insert_held(entry, inbox, false);
                 // Who holds it now (usually the replica that registered it), without waiting
                 // for the next look at the leases.
@@ -724,7 +772,7 @@ impl Registry {
     }
 
     /// Drops a server removed on another replica (closing its connection when held here).
-    async fn forget(&self, server_id: &str) {
+    pub(super) async fn forget(&self, server_id: &str) {
         let removed = self
             .servers
             .write()
@@ -757,6 +805,10 @@ impl Registry {
         }
         if let Err(error) = self.store.release_leases(&cluster.replica).await {
             tracing::warn!(%error, "cannot release this replica's leases; they lapse instead");
+        }
+        // Not counted among the live replicas any more: nothing is planned for it.
+        if let Err(error) = self.store.replica_gone(&cluster.replica).await {
+            tracing::warn!(%error, "cannot say this replica is stopping; it lapses instead");
         }
         cluster.bus.announce(Announcement::HandedOver);
         cluster.bus.leave().await;
@@ -797,103 +849,6 @@ impl Peer for Registry {
 
 fn to_value<T: Serialize>(value: &T) -> Result<Value, Error> {
     serde_json::to_value(value).map_err(|e| Error::Internal(e.to_string()))
-}
-
-/// Renews this replica's leases, learns who holds the others, and claims servers nobody holds.
-async fn keep_leases(registry: Weak<Registry>, cluster: Arc<Cluster>) {
-    let every = (cluster.lease / 3).min(Duration::from_secs(1));
-    let mut renewed = Instant::now();
-    loop {
-        let Some(registry) = registry.upgrade() else {
-            return;
-        };
-        let stopping = registry.hub.shutdown_token();
-        // What this replica holds: renewed, or lost to another.
-        match registry
-            .store
-            .renew_leases(&cluster.replica, cluster.lease)
-            .await
-        {
-            Ok(held) => {
-                renewed = Instant::now();
-                let held: HashSet<String> = held.into_iter().collect();
-                for id in cluster.held_ids() {
-                    if !held.contains(&id) {
-                        tracing::warn!(server_id = %id, "this replica's lease was taken over");
-                        cluster.end(&id);
-                    }
-                }
-            }
-            Err(error) if renewed.elapsed() >= cluster.lease => {
-                // Past the lease another replica may hold them: stop holding them here.
-                tracing::error!(%error, "cannot renew this replica's leases; letting them go");
-                for id in cluster.held_ids() {
-                    cluster.end(&id);
-                }
-            }
-            Err(error) => tracing::warn!(%error, "cannot renew this replica's leases yet"),
-        }
-        match registry.store.lease_holders().await {
-            Ok(holders) => adopt(&registry, &cluster, holders).await,
-            Err(error) => tracing::warn!(%error, "cannot read who holds the servers"),
-        }
-        drop(registry);
-        tokio::select! {
-            _ = stopping.cancelled() => return,
-            _ = tokio::time::sleep(every) => {}
-            _ = cluster.wake.notified() => {}
-        }
-    }
-}
-
-/// Mirrors who holds what, loads servers registered elsewhere, and claims the unheld ones.
-async fn adopt(registry: &Arc<Registry>, cluster: &Arc<Cluster>, holders: HashMap<String, String>) {
-    for server_id in holders.keys() {
-        if registry.get(server_id).is_err() {
-            registry.reload(server_id).await;
-        }
-    }
-    let changed: Vec<String> = {
-        let mut known = cluster.holders.lock().unwrap_or_else(|e| e.into_inner());
-        let changed = registry
-            .entries()
-            .into_iter()
-            .filter(|e| known.get(&e.id) != holders.get(&e.id))
-            .map(|e| e.id.clone())
-            .collect();
-        *known = holders.clone();
-        changed
-    };
-    for entry in registry.entries() {
-        if changed.contains(&entry.id) {
-            cluster.mirror(&entry);
-        }
-        if holders.contains_key(&entry.id) || cluster.holds(&entry.id) {
-            continue;
-        }
-        // A replica stopping hands its servers over: it takes none now.
-        if registry.hub.shutdown_token().is_cancelled() {
-            return;
-        }
-        match registry
-            .store
-            .claim_lease(&entry.id, &cluster.replica, cluster.lease)
-            .await
-        {
-            Ok(true) => {
-                cluster
-                    .holders
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(entry.id.clone(), cluster.replica.clone());
-                cluster.begin(&entry);
-            }
-            Ok(false) => {}
-            // Removed meanwhile (its lease row cannot refer to it any more).
-            Err(StoreError::NotFound) => registry.forget(&entry.id).await,
-            Err(error) => tracing::warn!(server_id = %entry.id, %error, "cannot claim a lease"),
-        }
-    }
 }
 
 /// Publishes what changed on the servers held here.

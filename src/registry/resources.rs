@@ -2,6 +2,8 @@
 //! per-agent subscriptions kept in the store. `resource_allow_list` applies to each, and a URI it
 //! leaves out looks exactly like one no server offers.
 
+use super::relay::{Relayed, Repeat};
+use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -279,7 +281,17 @@ impl Registry {
                 uri: uri.to_owned(),
             };
             let timeout = Duration::from_secs(entry.config().timeout);
-            return self.forward(&holder, op, timeout).await;
+            let attempt = |holder: String, left: Duration| -> BoxFuture<'_, _> {
+                let op = op.clone();
+                Box::pin(async move { self.forward(&holder, op, left).await })
+            };
+            match self
+                .relay(&entry, holder, timeout, Repeat::Safe, attempt)
+                .await
+            {
+                Relayed::Done(answer) => return answer,
+                Relayed::HereNow => {}
+            }
         }
         let conn = entry
             .ready_for(agent, |c| c.resources.is_some(), "resources")

@@ -1,7 +1,8 @@
 //! The `leases` table: which replica runs each server. A replica holds a server while its lease
 //! is live and renews it; once it has expired, any replica may take it over. Every method is one
 //! statement, so two replicas racing for a lease cannot both win, and every time is the
-//! database's own (`Backend::now`), so the replicas' clocks do not matter.
+//! database's own (`Backend::now`), so the replicas' clocks do not matter. Beside them, the
+//! `replicas` table says which replicas are up (and since when), so servers can be spread.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -93,6 +94,88 @@ impl Store {
         let now = self.backend.now();
         let live = format!("SELECT server_id, replica FROM leases WHERE expires_at >= {now}");
         let rows: Vec<(String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(live))
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows.into_iter().collect())
+    }
+
+    /// The replica holding each server with a live lease, and since when (seconds since the
+    /// epoch, on the database's clock) it has held it without a break.
+    #[instrument(skip_all)]
+    pub async fn lease_tenures(&self) -> Result<HashMap<String, (String, f64)>, StoreError> {
+        let now = self.backend.now();
+        let live =
+            format!("SELECT server_id, replica, acquired_at FROM leases WHERE expires_at >= {now}");
+        let rows: Vec<(String, String, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(live))
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(server, replica, since)| (server, (replica, since)))
+            .collect())
+    }
+
+    /// Hands `from`'s live lease of `server_id` to `to` for `ttl` (a rebalancing: `to` finds
+    /// it when it next renews its leases, and connects the server); false when `from` does not
+    /// hold it any more.
+    #[instrument(skip_all, fields(server_id, from, to))]
+    pub async fn transfer_lease(
+        &self,
+        server_id: &str,
+        from: &str,
+        to: &str,
+        ttl: Duration,
+    ) -> Result<bool, StoreError> {
+        let now = self.backend.now();
+        let transfer = format!(
+            "UPDATE leases SET replica = $3, expires_at = {now} + $4, acquired_at = {now} \
+             WHERE server_id = $1 AND replica = $2 AND expires_at >= {now}"
+        );
+        let done = sqlx::query(sqlx::AssertSqlSafe(transfer))
+            .bind(server_id)
+            .bind(from)
+            .bind(to)
+            .bind(ttl.as_secs_f64())
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Says `replica` is up for `ttl` more; `joined_at` starts again when its row had lapsed.
+    #[instrument(skip_all, fields(replica))]
+    pub async fn replica_alive(&self, replica: &str, ttl: Duration) -> Result<(), StoreError> {
+        let now = self.backend.now();
+        let alive = format!(
+            "INSERT INTO replicas (replica, expires_at, joined_at) VALUES ($1, {now} + $2, {now}) \
+             ON CONFLICT (replica) DO UPDATE SET expires_at = excluded.expires_at, \
+             joined_at = CASE WHEN replicas.expires_at >= {now} \
+             THEN replicas.joined_at ELSE excluded.joined_at END"
+        );
+        sqlx::query(sqlx::AssertSqlSafe(alive))
+            .bind(replica)
+            .bind(ttl.as_secs_f64())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// `replica` is stopping: the others stop counting it at once.
+    #[instrument(skip_all, fields(replica))]
+    pub async fn replica_gone(&self, replica: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM replicas WHERE replica = $1")
+            .bind(replica)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The replicas up now, each with how long (seconds) it has been up without a break.
+    #[instrument(skip_all)]
+    pub async fn live_replicas(&self) -> Result<HashMap<String, f64>, StoreError> {
+        let now = self.backend.now();
+        let live =
+            format!("SELECT replica, {now} - joined_at FROM replicas WHERE expires_at >= {now}");
+        let rows: Vec<(String, f64)> = sqlx::query_as(sqlx::AssertSqlSafe(live))
             .fetch_all(&self.pool)
             .await?;
         Ok(rows.into_iter().collect())
@@ -207,6 +290,52 @@ mod tests {
             let ttl = expires_at - acquired_at;
             assert!((ttl - 1.0).abs() < 0.01, "{expires_at} - {acquired_at}");
             assert!((acquired_at - now).abs() < 5.0, "{acquired_at} vs {now}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_lease_is_handed_to_another_replica_only_by_its_holder() {
+        for db in backends().await {
+            let store = db.open().await;
+            with_servers(&store, &["fs"]).await;
+            assert!(store.claim_lease("fs", "r1", TTL).await.unwrap());
+            assert!(!store.transfer_lease("fs", "r2", "r3", TTL).await.unwrap());
+            assert!(store.transfer_lease("fs", "r1", "r2", TTL).await.unwrap());
+            let tenures = store.lease_tenures().await.unwrap();
+            assert_eq!(tenures["fs"].0, "r2");
+            // The new holder finds it when it renews; the old one holds nothing.
+            assert_eq!(store.renew_leases("r2", TTL).await.unwrap(), ["fs"]);
+            assert!(store.renew_leases("r1", TTL).await.unwrap().is_empty());
+            // An expired lease is not handed over (another replica may be taking it).
+            age(&store, 2.0 * TTL.as_secs_f64()).await;
+            assert!(!store.transfer_lease("fs", "r2", "r1", TTL).await.unwrap());
+        }
+    }
+
+    #[tokio::test]
+    async fn replicas_are_live_while_they_say_so_and_rejoin_afresh() {
+        for db in backends().await {
+            let store = db.open().await;
+            store.replica_alive("r1", TTL).await.unwrap();
+            store.replica_alive("r2", TTL).await.unwrap();
+            sqlx::query("UPDATE replicas SET joined_at = joined_at - 30")
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            store.replica_alive("r1", TTL).await.unwrap();
+            let live = store.live_replicas().await.unwrap();
+            assert_eq!(live.len(), 2);
+            assert!(live["r1"] >= 29.0, "kept its start: {live:?}");
+            store.replica_gone("r2").await.unwrap();
+            assert_eq!(store.live_replicas().await.unwrap().len(), 1);
+            // Lapsed, then back: up since now.
+            sqlx::query("UPDATE replicas SET expires_at = expires_at - 1000")
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            assert!(store.live_replicas().await.unwrap().is_empty());
+            store.replica_alive("r1", TTL).await.unwrap();
+            assert!(store.live_replicas().await.unwrap()["r1"] < 5.0);
         }
     }
 

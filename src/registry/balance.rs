@@ -1,0 +1,451 @@
+//! Across replicas, who holds which server, spread evenly. The lease loop renews this replica's
+//! leases and its row among the live replicas, learns who holds the others, claims the servers
+//! nobody holds and hands servers over to replicas that hold fewer.
+//!
+//! - An unheld server (new, or its holder died) goes to the live replica holding the fewest,
+//!   ties broken by rendezvous (highest-random-weight) hashing of server × replica; every replica
+//!   makes the same plan from the same view, so only the planned one claims it at once. Any other
+//!   claims it after a grace period, so nothing stays unheld when that one is slow or gone.
+//! - A replica holding `SLACK` or more servers than the one holding the fewest hands it one
+//!   (the server that ranks highest for it): the lease is moved to the new holder in the store,
+//!   which connects when it next renews; this replica keeps serving the server until the new
+//!   holder says it is ready and its calls in flight here have ended (bounded by the call
+//!   timeout), then closes its connection. Meanwhile the other replicas keep sending calls here
+//!   (`Cluster::mirror` prefers a ready previous holder to a new one still connecting).
+//! - Hysteresis: a replica gets servers handed to it only once it has been up for a lease
+//!   without a break, and only a difference of `SLACK` moves one, so a replica that comes and
+//!   goes does not make servers bounce.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use super::replicas::Cluster;
+use super::{Registry, ServerEntry};
+use crate::hub::bus::Announcement;
+use crate::store::{Store, StoreError};
+
+/// How many more servers a replica holds than the one holding the fewest before it hands one
+/// over. 3 rather than 2: two replicas with two servers registered on one stay put, and a
+/// move never just swaps which replica holds one more.
+const SLACK: usize = 3;
+
+/// How often a replica handing a server over looks whether the new holder is ready.
+const HANDOVER_POLL: Duration = Duration::from_millis(50);
+
+/// What the loop remembers between its rounds.
+#[derive(Default)]
+struct Balance {
+    /// Servers this replica is handing over: their lease is the new holder's already, the
+    /// connection here serves until that one is ready.
+    handing: Arc<Mutex<HashSet<String>>>,
+    /// Since when each server nobody holds has been seen so.
+    unheld_since: HashMap<String, Instant>,
+}
+
+impl Balance {
+    fn handing(&self) -> HashSet<String> {
+        self.handing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl Registry {
+    /// Across replicas: claims, renews and takes over leases, mirrors what the holders share and
+    /// serves what other replicas forward here. Call once, after the stored servers are restored.
+    pub fn start_replicas(self: &Arc<Self>) {
+        let Some(cluster) = self.cluster().cloned() else {
+            return;
+        };
+        self.serve_replicas();
+        tokio::spawn(keep_leases(Arc::downgrade(self), cluster));
+    }
+}
+
+impl Cluster {
+    /// How many servers each replica holds, as the store said last.
+    pub fn held_counts(&self) -> HashMap<String, u64> {
+        let mut counts = HashMap::new();
+        for holder in self
+            .holders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
+            *counts.entry(holder.clone()).or_default() += 1;
+        }
+        counts
+    }
+}
+
+/// Renews this replica's leases, learns who holds the others, claims servers nobody holds and
+/// spreads them.
+async fn keep_leases(registry: Weak<Registry>, cluster: Arc<Cluster>) {
+    let every = (cluster.lease / 3).min(Duration::from_secs(1));
+    let mut renewed = Instant::now();
+    let mut balance = Balance::default();
+    loop {
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        let stopping = registry.hub.shutdown_token();
+        // What this replica holds: renewed, or lost to another.
+        match registry
+            .store
+            .renew_leases(&cluster.replica, cluster.lease)
+            .await
+        {
+            Ok(held) => {
+                renewed = Instant::now();
+                let held: HashSet<String> = held.into_iter().collect();
+                let handing = balance.handing();
+                for id in cluster.held_ids() {
+                    if !held.contains(&id) && !handing.contains(&id) {
+                        tracing::warn!(server_id = %id, "this replica's lease was taken over");
+                        cluster.end(&id);
+                    }
+                }
+                if !stopping.is_cancelled() {
+                    take_handed(&registry, &cluster, &held);
+                }
+            }
+            Err(error) if renewed.elapsed() >= cluster.lease => {
+                // Past the lease another replica may hold them: stop holding them here.
+                tracing::error!(%error, "cannot renew this replica's leases; letting them go");
+                for id in cluster.held_ids() {
+                    cluster.end(&id);
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot renew this replica's leases yet"),
+        }
+        if !stopping.is_cancelled()
+            && let Err(error) = registry
+                .store
+                .replica_alive(&cluster.replica, cluster.lease)
+                .await
+        {
+            tracing::warn!(%error, "cannot say this replica is up");
+        }
+        let views = (
+            registry.store.lease_holders().await,
+            registry.store.live_replicas().await,
+        );
+        match views {
+            (Ok(holders), Ok(live)) => {
+                adopt(&registry, &cluster, &holders, &live, &mut balance).await;
+                spread(&registry, &cluster, &holders, &live, &balance);
+            }
+            (Err(error), _) | (_, Err(error)) => {
+                tracing::warn!(%error, "cannot read who holds the servers")
+            }
+        }
+        drop(registry);
+        tokio::select! {
+            _ = stopping.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+            _ = cluster.wake.notified() => {}
+        }
+    }
+}
+
+/// Begins holding the servers another replica handed to this one (their leases are this
+/// replica's now).
+fn take_handed(registry: &Registry, cluster: &Cluster, held: &HashSet<String>) {
+    for id in held {
+        if cluster.holds(id) {
+            continue;
+        }
+        // Registered elsewhere and not loaded yet: the next round takes it, once loaded.
+        let Ok(entry) = registry.get(id) else {
+            continue;
+        };
+        cluster
+            .holders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.clone(), cluster.replica.clone());
+        tracing::info!(server_id = %id, "a server was handed to this replica");
+        cluster.begin(&entry);
+    }
+}
+
+/// Mirrors who holds what, loads servers registered elsewhere, and claims the unheld ones this
+/// replica is to hold (or any, past the grace period).
+async fn adopt(
+    registry: &Arc<Registry>,
+    cluster: &Arc<Cluster>,
+    holders: &HashMap<String, String>,
+    live: &HashMap<String, f64>,
+    balance: &mut Balance,
+) {
+    for server_id in holders.keys() {
+        if registry.get(server_id).is_err() {
+            registry.reload(server_id).await;
+        }
+    }
+    let changed: Vec<String> = {
+        let mut known = cluster.holders.lock().unwrap_or_else(|e| e.into_inner());
+        let changed = registry
+            .entries()
+            .into_iter()
+            .filter(|e| known.get(&e.id) != holders.get(&e.id))
+            .map(|e| e.id.clone())
+            .collect();
+        *known = holders.clone();
+        changed
+    };
+    let mut unheld = Vec::new();
+    for entry in registry.entries() {
+        if changed.contains(&entry.id) {
+            cluster.mirror(&entry);
+        }
+        if !holders.contains_key(&entry.id) && !cluster.holds(&entry.id) {
+            unheld.push(entry);
+        }
+    }
+    unheld.sort_by(|a, b| a.id.cmp(&b.id));
+    balance
+        .unheld_since
+        .retain(|id, _| unheld.iter().any(|e| &e.id == id));
+    let mut loads = loads(&cluster.replica, holders, live.keys());
+    // A grace of half a lease: long enough for the planned replica, which looks every third of
+    // a lease, to claim it first.
+    let grace = cluster.lease / 2;
+    for entry in unheld {
+        let since = *balance
+            .unheld_since
+            .entry(entry.id.clone())
+            .or_insert_with(Instant::now);
+        let planned = least_loaded(&loads, &entry.id, None);
+        if let Some(planned) = &planned {
+            *loads.entry(planned.clone()).or_default() += 1;
+        }
+        if planned.as_ref() != Some(&cluster.replica) && since.elapsed() < grace {
+            continue;
+        }
+        // A replica stopping hands its servers over: it takes none now.
+        if registry.hub.shutdown_token().is_cancelled() {
+            return;
+        }
+        claim(registry, cluster, &entry).await;
+    }
+}
+
+async fn claim(registry: &Arc<Registry>, cluster: &Cluster, entry: &ServerEntry) {
+    match registry
+        .store
+        .claim_lease(&entry.id, &cluster.replica, cluster.lease)
+        .await
+    {
+        Ok(true) => {
+            cluster
+                .holders
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(entry.id.clone(), cluster.replica.clone());
+            cluster.begin(entry);
+        }
+        Ok(false) => {}
+        // Removed meanwhile (its lease row cannot refer to it any more).
+        Err(StoreError::NotFound) => registry.forget(&entry.id).await,
+        Err(error) => tracing::warn!(server_id = %entry.id, %error, "cannot claim a lease"),
+    }
+}
+
+/// How many servers each of `replicas` (and `me`) holds.
+fn loads<'a>(
+    me: &str,
+    holders: &HashMap<String, String>,
+    replicas: impl Iterator<Item = &'a String>,
+) -> HashMap<String, usize> {
+    let mut loads: HashMap<String, usize> = replicas.map(|r| (r.clone(), 0)).collect();
+    loads.entry(me.to_owned()).or_default();
+    for holder in holders.values() {
+        if let Some(load) = loads.get_mut(holder) {
+            *load += 1;
+        }
+    }
+    loads
+}
+
+/// The replica holding the fewest, other than `but`; of those, the one `server_id` ranks
+/// highest (rendezvous hashing), so every replica picks the same.
+fn least_loaded(
+    loads: &HashMap<String, usize>,
+    server_id: &str,
+    but: Option<&str>,
+) -> Option<String> {
+    loads
+        .iter()
+        .filter(|(replica, _)| Some(replica.as_str()) != but)
+        .min_by_key(|(replica, load)| (**load, std::cmp::Reverse(weight(server_id, replica))))
+        .map(|(replica, _)| replica.clone())
+}
+
+/// The rendezvous weight of a server on a replica: the same on every replica and every build
+/// (SHA-256, not the standard library's unspecified hasher).
+fn weight(server_id: &str, replica: &str) -> u64 {
+    let mut input = Vec::with_capacity(server_id.len() + replica.len() + 1);
+    input.extend_from_slice(server_id.as_bytes());
+    input.push(0);
+    input.extend_from_slice(replica.as_bytes());
+    let digest = ring::digest::digest(&ring::digest::SHA256, &input);
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest.as_ref()[..8]);
+    u64::from_be_bytes(first)
+}
+
+/// Hands one server over when this replica holds `SLACK` or more than a replica that has been
+/// up for a lease; one at a time, so each move is planned on what the last one left.
+fn spread(
+    registry: &Arc<Registry>,
+    cluster: &Arc<Cluster>,
+    holders: &HashMap<String, String>,
+    live: &HashMap<String, f64>,
+    balance: &Balance,
+) {
+    if registry.hub.shutdown_token().is_cancelled()
+        || !balance
+            .handing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    {
+        return;
+    }
+    let settled = live
+        .iter()
+        .filter(|(_, up)| **up >= cluster.lease.as_secs_f64())
+        .map(|(replica, _)| replica);
+    let loads = loads(&cluster.replica, holders, settled);
+    let mine = loads.get(&cluster.replica).copied().unwrap_or_default();
+    let Some(to) = least_loaded(&loads, "", Some(&cluster.replica)) else {
+        return;
+    };
+    if mine < loads[&to] + SLACK {
+        return;
+    }
+    // Of the servers held here (the store agreeing), the one that ranks highest for `to`.
+    let Some(server_id) = cluster
+        .held_ids()
+        .into_iter()
+        .filter(|id| holders.get(id) == Some(&cluster.replica))
+        .max_by_key(|id| weight(id, &to))
+    else {
+        return;
+    };
+    let Ok(entry) = registry.get(&server_id) else {
+        return;
+    };
+    balance
+        .handing
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(server_id.clone());
+    let handing = balance.handing.clone();
+    let (store, cluster) = (registry.store.clone(), cluster.clone());
+    tokio::spawn(async move {
+        hand_over(&store, &cluster, &entry, &to).await;
+        handing
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&server_id);
+    });
+}
+
+/// Moves the lease of `entry` to `to`, serves it here until `to` is ready with it and the calls
+/// in flight here have ended, then closes the connection here.
+async fn hand_over(store: &Store, cluster: &Cluster, entry: &ServerEntry, to: &str) {
+    let server_id = entry.id.as_str();
+    match store
+        .transfer_lease(server_id, &cluster.replica, to, cluster.lease)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(error) => {
+            tracing::warn!(%server_id, %error, "cannot hand a server over");
+            return;
+        }
+    }
+    tracing::info!(%server_id, %to, "handing the server over to a replica holding fewer");
+    cluster
+        .holders
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(server_id.to_owned(), to.to_owned());
+    // Wakes the new holder's lease loop (and the others', which learn who holds it).
+    cluster.bus.announce(Announcement::HandedOver);
+    let config = entry.config();
+    let connecting = config.connect_bound() + cluster.lease;
+    let started = Instant::now();
+    while !cluster.ready_on(to, server_id) && started.elapsed() < connecting {
+        tokio::time::sleep(HANDOVER_POLL).await;
+    }
+    let calls = Duration::from_secs(config.timeout);
+    let draining = Instant::now();
+    while entry.connection().is_some_and(|c| c.calls_in_flight() > 0)
+        && draining.elapsed() < calls
+        && cluster.holds(server_id)
+    {
+        tokio::time::sleep(HANDOVER_POLL).await;
+    }
+    cluster.end(server_id);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holders(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(s, r)| (s.to_string(), r.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_least_loaded_replica_is_planned_and_ties_go_by_rendezvous() {
+        let live = ["a".to_owned(), "b".to_owned(), "c".to_owned()];
+        let loads = loads(
+            "a",
+            &holders(&[("x", "a"), ("y", "a"), ("z", "b")]),
+            live.iter(),
+        );
+        assert_eq!(loads["a"], 2);
+        assert_eq!(least_loaded(&loads, "s", None).as_deref(), Some("c"));
+        // b and c tie once c has one: each server picks by its own weights, the same anywhere.
+        let mut tied = loads.clone();
+        tied.insert("c".into(), 1);
+        let picks: HashSet<String> = (0..32)
+            .filter_map(|i| least_loaded(&tied, &format!("s{i}"), Some("a")))
+            .collect();
+        assert_eq!(picks.len(), 2, "both tied replicas get some: {picks:?}");
+        for i in 0..32 {
+            let server = format!("s{i}");
+            assert_eq!(
+                least_loaded(&tied, &server, None),
+                least_loaded(&tied.clone(), &server, None)
+            );
+        }
+    }
+
+    #[test]
+    fn a_replica_that_is_not_live_counts_for_nothing() {
+        let live = ["a".to_owned()];
+        let loads = loads("b", &holders(&[("x", "a"), ("y", "gone")]), live.iter());
+        assert_eq!(loads.len(), 2);
+        assert_eq!(loads["a"], 1);
+        assert_eq!(loads["b"], 0);
+    }
+
+    #[test]
+    fn weights_are_stable_and_spread() {
+        assert_eq!(weight("fs", "a"), weight("fs", "a"));
+        assert_ne!(weight("fs", "a"), weight("fs", "b"));
+        // The separator keeps ("ab", "c") and ("a", "bc") apart.
+        assert_ne!(weight("ab", "c"), weight("a", "bc"));
+    }
+}

@@ -1,0 +1,142 @@
+//! Across replicas: a request forwarded to the replica holding its server that survives that
+//! replica's death. While the answer is awaited, the holder's presence on the bus is watched;
+//! when it lapses (or the bus says nobody listens for it), a request that is safe to repeat
+//! (reads, prompts, completions) waits for the server's next holder (bounded by the request's
+//! own timeout) and is sent again there, or run here when this replica took the server over.
+//! A tool call that was delivered may have run: it is never sent twice, and fails at once with
+//! the retryable `mcp_server_unavailable`; one that was never delivered goes to the next holder.
+
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+
+use super::{Error, Registry, ServerEntry};
+use crate::a2e::ErrorCode;
+
+/// How often a relayed request looks whether its holder is still there.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
+
+/// How a relayed request ended.
+pub(super) enum Relayed<T> {
+    /// Answered (or failed) by a holder elsewhere.
+    Done(Result<T, Error>),
+    /// This replica holds the server now: run the request here.
+    HereNow,
+}
+
+/// Whether a request may be sent again after its holder died with it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Repeat {
+    /// Reads, prompts, completions: running twice changes nothing.
+    Safe,
+    /// A tool call: sent again only when it was never delivered.
+    Undelivered,
+}
+
+impl Registry {
+    /// Forwards `request` to `holder`, the replica holding `entry`'s server, and survives its
+    /// death as `repeat` allows, within `within` (the request's own timeout) overall.
+    pub(super) async fn relay<'a, T>(
+        &self,
+        entry: &ServerEntry,
+        mut holder: String,
+        within: Duration,
+        repeat: Repeat,
+        attempt: impl Fn(String, Duration) -> BoxFuture<'a, Result<T, Error>>,
+    ) -> Relayed<T> {
+        let started = Instant::now();
+        loop {
+            let left = within.saturating_sub(started.elapsed());
+            let answer = tokio::select! {
+                answer = attempt(holder.clone(), left) => answer.map_err(undelivered),
+                () = self.gone(&holder) => Err(Gone::WhileWaiting),
+            };
+            match answer {
+                Ok(answer) => return Relayed::Done(Ok(answer)),
+                Err(Gone::Failed(error)) => return Relayed::Done(Err(error)),
+                Err(Gone::WhileWaiting) if repeat == Repeat::Undelivered => {
+                    return Relayed::Done(Err(died_with_call(&entry.id, &holder)));
+                }
+                Err(Gone::WhileWaiting | Gone::Undelivered) => {}
+            }
+            tracing::info!(server_id = %entry.id, %holder, "the replica holding the server is gone; waiting for the next");
+            match self.next_holder(entry, &holder, started + within).await {
+                Some(Some(next)) => holder = next,
+                Some(None) => return Relayed::HereNow,
+                None => return Relayed::Done(Err(Error::Unavailable(entry.id.clone()))),
+            }
+        }
+    }
+
+    /// Resolves once `holder` has stopped saying it is there (its presence on the bus lapsed).
+    async fn gone(&self, holder: &str) {
+        let Some(cluster) = self.cluster() else {
+            return std::future::pending().await;
+        };
+        loop {
+            tokio::time::sleep(WATCH_EVERY).await;
+            if !cluster.bus.others().iter().any(|r| r == holder) {
+                return;
+            }
+        }
+    }
+
+    /// The server's next holder other than `dead` once it is ready there (`Some(None)` when it
+    /// is this replica), before `deadline`.
+    async fn next_holder(
+        &self,
+        entry: &ServerEntry,
+        dead: &str,
+        deadline: Instant,
+    ) -> Option<Option<String>> {
+        let cluster = self.cluster()?;
+        while Instant::now() < deadline {
+            if entry.held_here() && entry.connection().is_some() {
+                return Some(None);
+            }
+            if let Some(next) = entry.held_elsewhere()
+                && next != dead
+                && entry.reachable()
+                && cluster.bus.others().contains(&next)
+            {
+                return Some(Some(next));
+            }
+            tokio::time::sleep(WATCH_EVERY).await;
+        }
+        None
+    }
+}
+
+/// An attempt's error: "no responders" means nobody listens for the holder on the bus, so
+/// the request was never delivered (and did not run).
+fn undelivered(error: Error) -> Gone {
+    match &error {
+        Error::Remote(ErrorCode::McpServerUnavailable, message)
+            if message.contains("no responders") =>
+        {
+            Gone::Undelivered
+        }
+        _ => Gone::Failed(error),
+    }
+}
+
+/// Why a relayed request has no answer.
+enum Gone {
+    /// The holder went away while the answer was awaited.
+    WhileWaiting,
+    /// The holder was gone before the request reached it.
+    Undelivered,
+    /// The holder answered with this error.
+    Failed(Error),
+}
+
+/// The error of a tool call whose holder died after it was sent: it may or may not have run.
+fn died_with_call(server_id: &str, holder: &str) -> Error {
+    Error::Remote(
+        ErrorCode::McpServerUnavailable,
+        format!(
+            "replica \"{holder}\" holding server \"{server_id}\" went away during the call; it may \
+             or may not have run: try again once another replica holds the server"
+        ),
+    )
+}
