@@ -957,12 +957,23 @@ async fn adopt(registry: &Arc<Registry>, cluster: &Arc<Cluster>, holders: HashMa
         if changed.contains(&entry.id) {
             cluster.mirror(&entry);
         }
-        if holders.contains_key(&entry.id) || cluster.holds(&entry.id) {
+        if cluster.holds(&entry.id) {
             continue;
         }
         // A replica stopping hands its servers over: it takes none now.
         if registry.hub.shutdown_token().is_cancelled() {
             return;
+        }
+        match holders.get(&entry.id) {
+            // A lease naming this replica that no tenure here runs: this replica was restarted
+            // under the same id within the lease. It renews that lease, so no other replica
+            // would take the server over: run it here.
+            Some(holder) if *holder == cluster.replica => {
+                cluster.begin(&entry);
+                continue;
+            }
+            Some(_) => continue,
+            None => {}
         }
         match registry
             .store

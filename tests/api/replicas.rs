@@ -690,3 +690,30 @@ async fn a_task_cancelled_on_another_replica_stops_where_it_runs() {
     })
     .await;
 }
+
+/// A replica killed and started again under the same id within its lease (a restarted pod,
+/// found by tests/api/chaos.rs) runs the servers its lease still names, rather than renewing
+/// that lease for servers no process runs, which kept them from every replica.
+#[tokio::test]
+async fn a_replica_restarted_within_its_lease_runs_the_servers_it_held() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let lease = [("MCP_BRIDGE_LEASE_SECS", "60")];
+    let mut a = replicas.start_with("a", &lease).await;
+    let b = replicas.start_with("b", &lease).await;
+    let id = unique("again");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    a.bridge.signal("KILL");
+    a.bridge.exited_within(WAIT).await.expect("a is killed");
+    let a = replicas.start_with("a", &lease).await;
+    // Far within the 60 s lease: the new process holds the server again.
+    a.wait_held(&id, "a", WAIT).await;
+    let (status, body) = b
+        .app
+        .call(&format!("{id}__echo"), json!({"message": "again"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(echo(&body).contains("again"), "{body}");
+}
