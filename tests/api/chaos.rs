@@ -84,9 +84,13 @@ impl Outcome {
     fn retryable(&self) -> bool {
         match self {
             Self::Ok | Self::Transport(_) => true,
+            // The bridge says whether; a 502/503/504 without an A2E body is the proxy's.
             Self::Refused {
-                status, retryable, ..
-            } => *retryable || matches!(status, 502..=504),
+                status,
+                code,
+                retryable,
+                ..
+            } => *retryable || (code.is_empty() && matches!(status, 502..=504)),
             Self::Rpc { retryable, .. } => *retryable,
         }
     }
