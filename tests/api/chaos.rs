@@ -235,10 +235,16 @@ async fn mcp_outcome_of(resp: reqwest::Response) -> Outcome {
         return Outcome::Transport(format!("no JSON-RPC answer in {text:.200}"));
     };
     let failed = |message: String| Outcome::Rpc {
-        // A server or bus away is said so, as REST's `mcp_server_unavailable` is.
-        retryable: ["unavailable", "not reachable", "try again"]
-            .iter()
-            .any(|w| message.to_lowercase().contains(w)),
+        // A tool error on `/mcp` carries no `retryable`: these are the texts REST answers with
+        // 503 `mcp_server_unavailable` (retryable) for a server or bus away.
+        retryable: [
+            "unavailable",
+            "not reachable",
+            "try again",
+            "connection to the server was lost during the call",
+        ]
+        .iter()
+        .any(|w| message.to_lowercase().contains(w)),
         message,
     };
     if let Some(error) = answer.get("error") {
@@ -859,6 +865,8 @@ async fn three_replicas_behind_round_robin_survive_kills_and_outages_with_a_ledg
         workers: Mutex::default(),
     });
     let seen = follow_events(proxy.base(), front.alice.clone(), stop.clone());
+    // A second agent's stream, which only sees the list changes the registrations make.
+    let bob_seen = follow_events(proxy.base(), front.bob.clone(), stop.clone());
     wait_until("the event stream open", WAIT, async || {
         match seen.lock().unwrap().first_open {
             true => Ok(()),
@@ -1173,6 +1181,17 @@ async fn three_replicas_behind_round_robin_survive_kills_and_outages_with_a_ledg
         seen.lost.len()
     );
     assert!(seen.lost.is_empty(), "bridge/events_lost: {:?}", seen.lost);
+    let bob_seen = bob_seen.lock().unwrap();
+    eprintln!(
+        "bob's event stream: {} resumes, {} events_lost",
+        bob_seen.resumes,
+        bob_seen.lost.len()
+    );
+    assert!(
+        bob_seen.lost.is_empty(),
+        "bridge/events_lost: {:?}",
+        bob_seen.lost
+    );
     eprintln!("chaos test took {:?}", test_started.elapsed());
     drop(std::mem::take(&mut replicas.dirs));
 }
