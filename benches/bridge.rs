@@ -1661,6 +1661,8 @@ impl Bench {
             self.sizes.lease_secs
         ));
         self.replica_calls(report, &replicas[0], &replicas[1]).await;
+        // Side by side: every stream on the holder alone, then spread over the three.
+        self.replica_fanout(report, &replicas[..1], &server).await;
         self.replica_fanout(report, &replicas, &server).await;
         // The takeovers run between a and b alone: c would compete for the lease.
         if let Some(c) = replicas.pop() {
@@ -1781,16 +1783,20 @@ impl Bench {
             all.push(at - pushed);
         }
         drop(streams);
-        report.line("### SSE fan-out across replicas\n");
+        let names = ["`a` (holder)", "`b`", "`c`"];
+        let over = names[..replicas.len()].join(", ");
+        report.line(&match replicas.len() {
+            1 => "### SSE fan-out on one replica\n".to_owned(),
+            k => format!("### SSE fan-out across {k} replicas\n"),
+        });
         report.line(&format!(
-            "{n} agents, each with its own `GET /v1/events` stream, spread evenly over `a`, `b` \
-             and `c`; the echo server (held by `a`) sends one `notifications/tools/list_changed`; \
-             `a` re-lists, appends the event to the log on NATS, and each replica pushes it to \
-             its streams. Time from the upstream's notification to each agent's receipt:\n"
+            "{n} agents, each with its own `GET /v1/events` stream, spread evenly over {over}; \
+             the echo server (held by `a`) sends one `notifications/tools/list_changed`; `a` \
+             re-lists, appends the event to the log on NATS, and each replica pushes it to its \
+             streams. Time from the upstream's notification to each agent's receipt:\n"
         ));
         report.line("| streams on | agents | p50 ms | p99 ms | last ms |");
         report.line("|---|---:|---:|---:|---:|");
-        let names = ["`a` (holder)", "`b`", "`c`"];
         let rows = by_replica.iter_mut().zip(names).map(|(l, name)| (name, l));
         for (name, latencies) in rows.chain([("all", &mut all)]) {
             latencies.sort_unstable();

@@ -2,7 +2,8 @@
 # Installs the pinned test and benchmark peers into ignored folders under tests/peers: npm
 # (package-lock.json), the Python MCP SDK and a2a-sdk (.venv), the 1.x SDK for WebSocket (.venv-ws),
 # mcpo (.venv-mcpo), schemathesis (.venv-fuzz), the OpenAPI validator and Python client
-# generator (.venv-openapi), and Debian's Chromium for the console's browser test. Safe to run again: an install is skipped while
+# generator (.venv-openapi), Debian's Chromium for the console's browser test and Debian's HAProxy for the
+# chaos test's round-robin proxy (tests/api/chaos.rs). Safe to run again: an install is skipped while
 # its pin file is unchanged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,4 +46,15 @@ if [ ! -x /usr/bin/chromium ]; then
     echo "Chromium is missing: installing Debian's chromium package (apt-get, non-interactive)"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+echo "== test peers: HAProxy (haproxy) for the chaos test's round-robin proxy (tests/api/chaos.rs)"
+if ! command -v haproxy >/dev/null; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "haproxy is missing and this is not root: run 'apt-get install -y haproxy' as root" >&2
+        exit 1
+    fi
+    echo "HAProxy is missing: installing Debian's haproxy package (apt-get, non-interactive)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
 fi

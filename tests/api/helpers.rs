@@ -1021,7 +1021,8 @@ pub async fn start_bridge_with(data_dir: &Path, env: &[(&str, &str)]) -> Bridge 
                 return line[at + 5..].split_whitespace().next().unwrap().to_owned();
             }
         }
-        panic!("the bridge exited before listening");
+        let log = kept.lock().unwrap().join("\n");
+        panic!("the bridge exited before listening; its log:\n{log}");
     })
     .await
     .expect("the bridge listens within 20 s");

@@ -6,6 +6,8 @@ mod a2e;
 mod access;
 mod auth;
 mod cancel;
+mod chaos;
+mod cluster;
 mod console;
 mod database;
 mod deploy;

@@ -59,6 +59,8 @@ Environment variables read at start-up size the instance:
                           resources/list, resources/templates/list and prompts/list each answer their first
                           request (the client's listing at connect) and never answer a later one (a server that
                           hangs every merged listing); its tools and everything else answer as usual
+    FIXTURE_CALL_LOG=path echo(text) appends `text` and a newline to that file before answering (one line per
+                          call the server ran, shared by every process given the same path: a ledger's count)
 """
 
 import argparse
@@ -110,9 +112,14 @@ def build_server():
         """Add two integers (structured output: {"result": a + b})."""
         return a + b
 
+    call_log = os.environ.get("FIXTURE_CALL_LOG", "")
+
     @mcp.tool(structured_output=False)
     def echo(text: str) -> str:
-        """Return the text unchanged."""
+        """Return the text unchanged (first appending it as a line to FIXTURE_CALL_LOG, if set)."""
+        if call_log:
+            with open(call_log, "a", encoding="utf-8") as log:
+                log.write(text + "\n")
         return text
 
     @mcp.tool()
