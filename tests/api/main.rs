@@ -6,6 +6,7 @@ mod a2e;
 mod access;
 mod auth;
 mod cancel;
+mod cluster;
 mod console;
 mod database;
 mod deploy;
