@@ -8,6 +8,7 @@ mod hop;
 mod inputs;
 mod owners;
 mod recipient;
+mod shared;
 mod tasks;
 
 use std::collections::HashSet;
@@ -43,6 +44,7 @@ use crate::upstream::CallError;
 use inputs::{Running, Step, Suspended};
 use owners::SessionOwners;
 use recipient::McpCaller;
+use shared::SharedSessions;
 
 /// The agent `/mcp` runs as when its token check is off.
 pub const ANONYMOUS: &str = "anonymous";
@@ -56,7 +58,16 @@ type McpPage<T> = (Vec<T>, Option<String>, Option<MetaObject>);
 /// binding and its limits.
 pub fn router(state: AppState) -> Router<AppState> {
     let manager = Arc::new(LocalSessionManager::default());
-    let sessions = Arc::new(Sessions::default());
+    // Replicas share their sessions (shared.rs); one process keeps them in memory alone.
+    let shared = state
+        .config
+        .nats_url
+        .is_some()
+        .then(|| SharedSessions::new(state.store.clone()));
+    let sessions = Arc::new(Sessions {
+        open: Mutex::default(),
+        shared: shared.clone(),
+    });
     spawn_change_notifier(&state, sessions.clone());
     let server = BridgeServer {
         state: state.clone(),
@@ -69,10 +80,11 @@ pub fn router(state: AppState) -> Router<AppState> {
         owners: Arc::new(SessionOwners::new(
             manager.clone(),
             state.config.agent_mcp_sessions,
+            shared.clone(),
         )),
         server: server.clone(),
     };
-    let service = service(&state, server, manager);
+    let service = service(&state, server, manager, shared);
     Router::new()
         .route_service("/mcp", service.clone())
         .route_service("/mcp/toolsets/{name}", service)
@@ -83,6 +95,7 @@ fn service(
     state: &AppState,
     server: BridgeServer,
     manager: Arc<LocalSessionManager>,
+    shared: Option<SharedSessions>,
 ) -> StreamableHttpService<BridgeServer, LocalSessionManager> {
     // A stateless (2026-07-28) call whose first message is its answer gets plain JSON; one that
     // streams first (progress, a sampling or elicitation request) still gets SSE.
@@ -92,6 +105,10 @@ fn service(
         .with_max_request_body_bytes(state.config.max_body_bytes);
     if !state.config.mcp_allowed_hosts.is_empty() {
         config = config.with_allowed_hosts(state.config.mcp_allowed_hosts.clone());
+    }
+    // A session this replica does not have is restored from the shared ones, if it lives.
+    if let Some(shared) = shared {
+        config.session_store = Some(Arc::new(shared));
     }
     StreamableHttpService::new(move || Ok(server.clone()), manager, config)
 }
@@ -137,7 +154,7 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         .map(str::to_owned);
     // Only a request without a session can open one: the agent is kept for it alone.
     let opener = match &session {
-        Some(id) if !front.owners.allows(id, &agent.id) => return session_not_found(),
+        Some(id) if !front.owners.allows(id, &agent.id).await => return session_not_found(),
         Some(_) => None,
         None => Some(agent.id.clone()),
     };
@@ -269,13 +286,17 @@ fn session_not_found() -> Response {
 
 /// The 2025-11-25 sessions open now: told when the catalogue changes, and given the resource
 /// updates and log messages they asked for.
-#[derive(Default)]
 struct Sessions {
     open: Mutex<Vec<Session>>,
+    /// The sessions replicas share: what each asked for is recorded there, and read back by
+    /// the replica that sends it a notification.
+    shared: Option<SharedSessions>,
 }
 
 struct Session {
     peer: Peer<RoleServer>,
+    /// Its `Mcp-Session-Id`.
+    id: Option<String>,
     /// The agent whose token opened it.
     agent: String,
     /// The lowest log level it wants (`logging/setLevel`), if any.
@@ -306,34 +327,92 @@ fn same_session(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
 }
 
 impl Sessions {
-    fn add(&self, peer: Peer<RoleServer>, agent: &str) {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Session>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes a session initialized here; one restored from the shared sessions (its first
+    /// request on this replica) gets back what it asked for on others.
+    async fn add(&self, peer: Peer<RoleServer>, agent: &str, id: Option<&str>, restored: bool) {
+        let interests = match (&self.shared, id, restored) {
+            (Some(shared), Some(id), true) => match shared.get(id).await {
+                Ok(Some(session)) => Some((session.uris, session.log_level)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut open = self.lock();
         open.retain(|s| !s.peer.is_transport_closed());
-        if !open.iter().any(|s| same_session(&s.peer, &peer)) {
-            open.push(Session {
-                peer,
-                agent: agent.to_owned(),
-                log_level: None,
-                uris: Default::default(),
-            });
+        if open.iter().any(|s| same_session(&s.peer, &peer)) {
+            return;
+        }
+        let (uris, log_level) = interests.unwrap_or_default();
+        open.push(Session {
+            peer,
+            id: id.map(str::to_owned),
+            agent: agent.to_owned(),
+            log_level: log_level.map(|l| json!(l)).as_ref().and_then(log_rank),
+            uris: uris.into_iter().collect(),
+        });
+    }
+
+    /// Changes the session `peer` belongs to (`id` in the request), and records what it now
+    /// asks for where replicas share it.
+    async fn update(
+        &self,
+        peer: &Peer<RoleServer>,
+        agent: &str,
+        id: Option<&str>,
+        change: impl FnOnce(&mut Session),
+    ) {
+        let asked = {
+            let mut open = self.lock();
+            let index = match open.iter().position(|s| same_session(&s.peer, peer)) {
+                Some(index) => index,
+                None => {
+                    open.push(Session {
+                        peer: peer.clone(),
+                        id: id.map(str::to_owned),
+                        agent: agent.to_owned(),
+                        log_level: None,
+                        uris: Default::default(),
+                    });
+                    open.len() - 1
+                }
+            };
+            let session = &mut open[index];
+            change(session);
+            let mut uris: Vec<String> = session.uris.iter().cloned().collect();
+            uris.sort();
+            (uris, session.log_level.map(|rank| LOG_LEVELS[rank]))
+        };
+        if let (Some(shared), Some(id)) = (&self.shared, id) {
+            shared.set_interests(id, &asked.0, asked.1).await;
         }
     }
 
-    /// Changes the session `peer` belongs to.
-    fn update(&self, peer: &Peer<RoleServer>, agent: &str, change: impl FnOnce(&mut Session)) {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        match open.iter_mut().find(|s| same_session(&s.peer, peer)) {
-            Some(session) => change(session),
-            None => {
-                let mut session = Session {
-                    peer: peer.clone(),
-                    agent: agent.to_owned(),
-                    log_level: None,
-                    uris: Default::default(),
-                };
-                change(&mut session);
-                open.push(session);
+    /// Across replicas: what each session open here asked for, as last recorded by any
+    /// replica (it may have subscribed through another since it was restored here).
+    async fn refresh(&self) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        let interests = match shared.interests().await {
+            Ok(interests) => interests,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read what /mcp sessions asked for; using what this replica knows");
+                return;
             }
+        };
+        let by_id: std::collections::HashMap<String, (Vec<String>, Option<String>)> = interests
+            .into_iter()
+            .map(|i| (i.session_id, (i.uris, i.log_level)))
+            .collect();
+        for session in self.lock().iter_mut() {
+            let Some(id) = &session.id else { continue };
+            let (uris, level) = by_id.get(id).cloned().unwrap_or_default();
+            session.uris = uris.into_iter().collect();
+            session.log_level = level.map(|l| json!(l)).as_ref().and_then(log_rank);
         }
     }
 
@@ -402,6 +481,15 @@ fn spawn_change_notifier(state: &AppState, sessions: Arc<Sessions>) {
                 },
             };
             let method = &notice.method;
+            if matches!(
+                crate::a2e::NotificationMethod::parse(method),
+                Some(
+                    crate::a2e::NotificationMethod::ResourcesUpdated
+                        | crate::a2e::NotificationMethod::Message
+                )
+            ) {
+                sessions.refresh().await;
+            }
             for (peer, params) in sessions.recipients(&notice) {
                 if let Err(error) = notify(&peer, method, &params).await {
                     tracing::debug!(%error, %method, "cannot notify an /mcp client");
@@ -459,6 +547,15 @@ fn caller(context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
         .and_then(|parts| parts.extensions.get::<Caller>())
         .cloned()
         .ok_or_else(|| ErrorData::internal_error("the caller is not known", None))
+}
+
+/// The `Mcp-Session-Id` of a request in a session.
+fn session_of(context: &RequestContext<RoleServer>) -> Option<&str> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get(SESSION_ID))
+        .and_then(|v| v.to_str().ok())
 }
 
 /// The cursor a list request carries (empty for the first page).
@@ -662,8 +759,15 @@ impl ServerHandler for BridgeServer {
         let agent = parts
             .and_then(|parts| parts.extensions.get::<Caller>())
             .map(|a| a.id.clone());
+        // rmcp marks the handshake it replays to restore a session (shared.rs).
+        let restored = context
+            .extensions
+            .get::<rmcp::transport::streamable_http_server::session::SessionRestoreMarker>()
+            .is_some();
         if let Some(agent) = agent {
-            self.sessions.add(context.peer, &agent);
+            self.sessions
+                .add(context.peer, &agent, session, restored)
+                .await;
         }
     }
 
@@ -676,7 +780,10 @@ impl ServerHandler for BridgeServer {
         let agent = caller(&context)?;
         let rank = log_rank(&serde_json::to_value(request.level).unwrap_or_default());
         self.sessions
-            .update(&context.peer, &agent.id, |s| s.log_level = rank);
+            .update(&context.peer, &agent.id, session_of(&context), |s| {
+                s.log_level = rank
+            })
+            .await;
         Ok(())
     }
 
@@ -693,9 +800,11 @@ impl ServerHandler for BridgeServer {
             .subscribe(&agent.id, &target.server_id, &target.item)
             .await
             .map_err(|e| Self::uri_error(e, uri))?;
-        self.sessions.update(&context.peer, &agent.id, |s| {
-            s.uris.insert(request.uri.clone());
-        });
+        self.sessions
+            .update(&context.peer, &agent.id, session_of(&context), |s| {
+                s.uris.insert(request.uri.clone());
+            })
+            .await;
         Ok(())
     }
 
@@ -705,9 +814,11 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let agent = caller(&context)?;
-        self.sessions.update(&context.peer, &agent.id, |s| {
-            s.uris.remove(&request.uri);
-        });
+        self.sessions
+            .update(&context.peer, &agent.id, session_of(&context), |s| {
+                s.uris.remove(&request.uri);
+            })
+            .await;
         match self
             .state
             .registry
