@@ -7,6 +7,7 @@ pub mod bus;
 mod channel;
 mod pending;
 mod recipient;
+pub mod relayed;
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -65,6 +66,8 @@ pub struct Hub {
     /// Across replicas: the log's sequence before the first entry this replica applied (a
     /// channel knows nothing up to it).
     origin: std::sync::atomic::AtomicU64,
+    /// Across replicas: recipients of calls forwarded to a server's holder (relayed.rs).
+    lent: relayed::Lent,
 }
 
 impl Hub {
@@ -79,6 +82,7 @@ impl Hub {
             shutdown,
             bus: OnceLock::new(),
             origin: std::sync::atomic::AtomicU64::new(0),
+            lent: relayed::Lent::default(),
         });
         let weak = Arc::downgrade(&hub);
         let stop = hub.shutdown.clone();

@@ -49,6 +49,12 @@ impl Recipient for McpCaller {
         self.channel.agent_id()
     }
 
+    /// What the client takes itself (requests it declared, progress it asked for) comes back
+    /// here from the replica holding the server.
+    fn relayed(&self) -> bool {
+        self.sampling || self.elicitation || self.progress_token.is_some()
+    }
+
     fn progress(&self, push: ServerPush) -> BoxFuture<'_, ()> {
         let Some(token) = &self.progress_token else {
             return self.channel.progress(push);

@@ -84,6 +84,10 @@ pub(super) enum Op {
         /// Names the call for a later `CancelCall` (unique per forwarded call).
         #[serde(default)]
         call_key: String,
+        /// The replica the call was made on, when its recipient is lent there under
+        /// `call_key` (a `/mcp` client's call): its progress and requests go back there.
+        #[serde(default)]
+        caller: Option<String>,
     },
     /// The caller gave up on a forwarded call: drop it, which tells its server.
     CancelCall {
@@ -482,6 +486,7 @@ impl Registry {
         within: Duration,
     ) -> Result<(String, rmcp::model::CallToolResult), Error> {
         let call_key = crate::a2e::new_id();
+        let lent = self.hub.lend(&call_key, origin);
         let op = Op::CallTool {
             name,
             arguments,
@@ -489,6 +494,7 @@ impl Registry {
             agent: origin.agent_id().to_owned(),
             req_id: origin.call_id().unwrap_or_default(),
             call_key: call_key.clone(),
+            caller: lent.as_ref().map(|lent| lent.replica().to_owned()),
         };
         let guard = self.cluster.clone().map(|cluster| CancelRemote {
             cluster,
@@ -499,6 +505,7 @@ impl Registry {
         if let Some(mut guard) = guard {
             guard.call_key = None;
         }
+        drop(lent);
         answer
     }
 
@@ -571,6 +578,7 @@ impl Registry {
                 let id = body.get("id").and_then(Value::as_str).unwrap_or_default();
                 Ok(json!(self.in_flight.cancel(agent, id)))
             }
+            crate::hub::relayed::TOPIC => self.hub.serve_relayed(body).await,
             "handed_over" => {
                 if let Some(cluster) = &self.cluster {
                     cluster.wake.notify_one();
@@ -624,15 +632,22 @@ impl Registry {
                 agent,
                 req_id,
                 call_key,
+                caller,
             } => {
                 if let Some((server_id, _)) = super::naming::split(&name) {
                     held(server_id)?;
                 }
-                let origin: crate::upstream::CallOrigin = Arc::new(crate::hub::AgentChannel::new(
-                    self.hub.clone(),
-                    agent,
-                    req_id,
-                ));
+                let origin: crate::upstream::CallOrigin = match caller {
+                    Some(caller) => {
+                        self.hub
+                            .relayed_caller(caller, call_key.clone(), agent, req_id)
+                    }
+                    None => Arc::new(crate::hub::AgentChannel::new(
+                        self.hub.clone(),
+                        agent,
+                        req_id,
+                    )),
+                };
                 let call = self.call_tool(&name, arguments, timeout, origin);
                 let cancelled = match &self.cluster {
                     Some(cluster) if !call_key.is_empty() => {

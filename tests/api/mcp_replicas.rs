@@ -167,8 +167,9 @@ async fn three_with_a_server(replicas: &mut Replicas, id: &str) -> [Replica; 3] 
 }
 
 /// Every request of a session on the next replica in turn: initialize, initialized, tools/list,
-/// a call with progress, the GET stream, a subscription and the resource update on the stream,
-/// a list change on the stream, ping and DELETE; after it the session is gone on every replica.
+/// ping, a forwarded call with progress, the GET stream, a subscription and the resource update
+/// on the stream, a list change on the stream, a call and DELETE; after it the session is gone
+/// on every replica.
 #[tokio::test]
 async fn a_session_round_robined_over_three_replicas_works_on_each() {
     let Some(mut replicas) = Replicas::new().await else {
@@ -188,9 +189,11 @@ async fn a_session_round_robined_over_three_replicas_works_on_each() {
             .any(|t| t["name"] == echo),
         "{tools}"
     );
+    assert_eq!(client.result(3, "ping", json!({})).await, json!({})); // a
+    // On b, which forwards the call to a: the progress comes back on the call's stream.
     let long = json!({"name": format!("{ev}__trigger-long-running-operation"),
         "arguments": {"duration": 1, "steps": 2}, "_meta": {"progressToken": "p-1"}});
-    let called = client.request(3, "tools/call", long).await; // a
+    let called = client.request(4, "tools/call", long).await; // b
     let progress = called
         .iter()
         .filter(|m| m["method"] == "notifications/progress")
@@ -201,18 +204,18 @@ async fn a_session_round_robined_over_three_replicas_works_on_each() {
         done["content"].is_array() && done["isError"] != json!(true),
         "{called:?}"
     );
-    let mut stream = client.listen().await; // b
+    let mut stream = client.listen().await; // c
     let uri = "demo://resource/static/document/architecture.md";
     client
-        .result(4, "resources/subscribe", json!({"uri": uri}))
-        .await; // c
+        .result(5, "resources/subscribe", json!({"uri": uri}))
+        .await; // a
     let toggled = client
         .result(
-            5,
+            6,
             "tools/call",
             json!({"name": format!("{ev}__toggle-subscriber-updates"), "arguments": {}}),
         )
-        .await; // a
+        .await; // b
     assert_ne!(toggled["isError"], json!(true), "{toggled}");
     heard(
         &mut stream,
@@ -223,18 +226,17 @@ async fn a_session_round_robined_over_three_replicas_works_on_each() {
     // A new server on yet another replica changes the catalogue.
     c.app.register(everything_stdio(&unique("ev2"))).await;
     heard(&mut stream, "notifications/tools/list_changed", WAIT).await;
-    assert_eq!(client.result(6, "ping", json!({})).await, json!({})); // c
     let echoed = client
         .result(
             7,
             "tools/call",
             json!({"name": echo, "arguments": {"message": "round"}}),
         )
-        .await; // a
+        .await; // c
     assert_eq!(echoed["content"][0]["text"], "Echo: round", "{echoed}");
-    let ended = client.send(reqwest::Method::DELETE, None).await; // b
+    let ended = client.send(reqwest::Method::DELETE, None).await; // a
     assert_eq!(ended.status(), StatusCode::NO_CONTENT);
-    for replica in ["c", "a", "b"] {
+    for replica in ["b", "c", "a"] {
         let ping = json!({"jsonrpc": "2.0", "id": 8, "method": "ping"});
         let after = client.send(reqwest::Method::POST, Some(ping)).await;
         assert_eq!(after.status(), StatusCode::NOT_FOUND, "ended, on {replica}");
@@ -350,4 +352,51 @@ async fn a_stateless_call_works_on_any_replica() {
             "{answer}"
         );
     }
+}
+
+/// A `/mcp` client on one replica calls a tool of a server held by another: the server's
+/// sampling request reaches the client (a 2025-11-25 session by a request, a stateless
+/// 2026-07-28 client through its call's input-required result), its answer completes the call,
+/// and nothing goes to the agent's event stream.
+#[tokio::test]
+async fn sampling_for_a_forwarded_mcp_call_reaches_its_client() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let ev = unique("ev");
+    a.app.register(everything_stdio(&ev)).await;
+    b.wait_held(&ev, "a", WAIT).await;
+    let mut events = EventStream::open(&a.app, &a.app.alice, None).await;
+    let forwarded = b.metric("mcp_bridge_forwarded_calls_total").await;
+    for mode in ["legacy", "auto"] {
+        let report = crate::mcp::mcp_client(
+            &b.app,
+            &b.app.alice,
+            mode,
+            &format!("{ev}__trigger-sampling-request"),
+            json!({"prompt": "across replicas"}),
+            &["--sample", "sampled by the client on b"],
+        )
+        .await;
+        assert_eq!(
+            report["sampled"].as_array().map(Vec::len),
+            Some(1),
+            "{mode}: {report}"
+        );
+        assert!(
+            report["result"]
+                .to_string()
+                .contains("sampled by the client on b"),
+            "{mode}: {report}"
+        );
+    }
+    assert!(b.metric("mcp_bridge_forwarded_calls_total").await >= forwarded + 2.0);
+    let heard = events.drain(Duration::from_millis(500)).await;
+    assert!(
+        heard.iter().all(|m| m.event != "mcp/sample/req"),
+        "{:?}",
+        heard.iter().map(|m| &m.event).collect::<Vec<_>>()
+    );
 }
