@@ -68,6 +68,8 @@ pub struct Hub {
     origin: std::sync::atomic::AtomicU64,
     /// Across replicas: recipients of calls forwarded to a server's holder (relayed.rs).
     lent: relayed::Lent,
+    /// This replica's `/mcp` sessions, as other replicas reach them (relayed.rs).
+    session_peers: OnceLock<Arc<dyn relayed::SessionPeers>>,
 }
 
 impl Hub {
@@ -83,6 +85,7 @@ impl Hub {
             bus: OnceLock::new(),
             origin: std::sync::atomic::AtomicU64::new(0),
             lent: relayed::Lent::default(),
+            session_peers: OnceLock::new(),
         });
         let weak = Arc::downgrade(&hub);
         let stop = hub.shutdown.clone();

@@ -3,6 +3,7 @@
 //! token names: every server's tools as `{server_id}__{tool}` (one server's unprefixed when
 //! configured), resources, templates, prompts (`{server_id}__{prompt}`) and completions.
 
+mod answers;
 mod direct;
 mod hop;
 mod inputs;
@@ -75,8 +76,15 @@ pub fn router(state: AppState) -> Router<AppState> {
         suspended: Suspended::default(),
         direct: Arc::default(),
     };
+    if shared.is_some() {
+        state.hub.serve_sessions(Arc::new(answers::SessionRelay {
+            manager: manager.clone(),
+            sessions: server.sessions.clone(),
+        }));
+    }
     let front = Front {
         state: state.clone(),
+        shared: shared.clone(),
         owners: Arc::new(SessionOwners::new(
             manager.clone(),
             state.config.agent_mcp_sessions,
@@ -117,6 +125,8 @@ fn service(
 #[derive(Clone)]
 struct Front {
     state: AppState,
+    /// The sessions replicas share, when there are replicas.
+    shared: Option<SharedSessions>,
     owners: Arc<SessionOwners>,
     server: BridgeServer,
 }
@@ -164,7 +174,14 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
     {
         return too_many_sessions(&agent.id, cap);
     }
+    // The session this request opens is known here by its peer even if its `initialized`
+    // notification goes to another replica (the GET stream may come back here).
+    let opening = Opening::default();
+    if opener.is_some() && front.shared.is_some() {
+        req.extensions_mut().insert(opening.clone());
+    }
     let ending_session = req.method() == axum::http::Method::DELETE;
+    let listening = req.method() == axum::http::Method::GET;
     req.extensions_mut().insert(agent);
     // Then the caller's limits, then the 2025-11-25 tasks, which rmcp does not speak (see
     // tasks.rs): one middleware, as each layer boxes a service and a future per request.
@@ -174,7 +191,23 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
     if let (Some(agent), Some(opened)) = (opener, resp.headers().get(SESSION_ID))
         && let Ok(opened) = opened.to_str()
     {
+        if let Some(peer) = opening.take() {
+            front
+                .server
+                .sessions
+                .add(peer, &agent, Some(opened), false)
+                .await;
+        }
         front.owners.opened(opened, agent).await;
+    }
+    // The server's requests for a shared session go out where its client listens.
+    if let (true, Some(id), Some(shared), Some(me)) = (
+        listening && resp.status() == StatusCode::OK,
+        &session,
+        &front.shared,
+        front.state.hub.replica(),
+    ) {
+        shared.streams_here(id, me).await;
     }
     match (
         ending_session && resp.status() == StatusCode::ACCEPTED,
@@ -258,6 +291,17 @@ impl ScopePath {
     }
 }
 
+/// Across replicas: where `initialize` leaves the peer of the session it opens, for
+/// [`authenticate`] to note under the session's id once rmcp has named it.
+#[derive(Clone, Default)]
+struct Opening(Arc<Mutex<Option<Peer<RoleServer>>>>);
+
+impl Opening {
+    fn take(&self) -> Option<Peer<RoleServer>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
 /// The answer to a session's `DELETE`: rmcp says 202 Accepted, but the session is gone at once
 /// and clients expect 200 or 204 (the Python SDK logs "Session termination failed: 202").
 fn session_ended() -> Response {
@@ -329,6 +373,14 @@ fn same_session(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
 impl Sessions {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Session>> {
         self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The peer of session `id`, while it is open here.
+    fn peer_of(&self, id: &str) -> Option<Peer<RoleServer>> {
+        self.lock()
+            .iter()
+            .find(|s| s.id.as_deref() == Some(id) && !s.peer.is_transport_closed())
+            .map(|s| s.peer.clone())
     }
 
     /// Notes a session initialized here; one restored from the shared sessions (its first
@@ -748,6 +800,22 @@ impl ServerHandler for BridgeServer {
             )
     }
 
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let opening = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Opening>());
+        if let Some(opening) = opening {
+            *opening.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(context.peer.clone());
+        }
+        self.negotiate_initialize(&request)
+    }
+
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         let parts = context.extensions.get::<axum::http::request::Parts>();
         let session = parts
@@ -894,6 +962,13 @@ impl ServerHandler for BridgeServer {
                 agent.id.clone(),
                 request_id(&context),
             ),
+            session: session_of(&context)
+                .zip(self.sessions.shared.clone())
+                .map(|(id, shared)| recipient::SessionRoute {
+                    id: id.to_owned(),
+                    shared,
+                    hub: self.state.hub.clone(),
+                }),
         });
         let arguments = request.arguments.unwrap_or_default();
         let Some(asks) = asks else {
@@ -1116,6 +1191,7 @@ impl BridgeServer {
             progress_sink: progress.map(|(_, sink)| sink),
             inputs: None,
             channel: AgentChannel::new(self.state.hub.clone(), agent.id.clone(), id_text(id)),
+            session: None,
         });
         let call = self
             .state

@@ -5,6 +5,10 @@
 //! the server's progress and requests over the bus, and the answer comes back the same way.
 //! Other recipients (an agent's channel) are reached from any replica through the hub itself,
 //! so they are not lent.
+//!
+//! Likewise for the sessions of `/mcp` that replicas share: a server's request for a session
+//! goes out from the replica holding the session's GET stream, and a client's answer to it,
+//! whichever replica it reaches, is relayed there ([`SessionPeers`], [`SESSION_TOPIC`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,6 +23,16 @@ use crate::a2e::ServerPush;
 
 /// The bus topic a holder sends a lent recipient's traffic on.
 pub const TOPIC: &str = "caller";
+/// The bus topic of what goes to a `/mcp` session's replica.
+pub const SESSION_TOPIC: &str = "mcp_session";
+
+/// The `/mcp` sessions open on this replica, as the bus reaches them.
+pub trait SessionPeers: Send + Sync {
+    /// Gives session `session` its client's answer to a request this replica sent it.
+    fn answer(&self, session: String, message: Value) -> BoxFuture<'_, Result<(), String>>;
+    /// Asks session `session`'s client a server's request; the MCP result.
+    fn ask(&self, session: String, request: ServerRequest) -> BoxFuture<'_, Result<Value, String>>;
+}
 
 /// How long a holder waits for a progress notification to be taken.
 const PROGRESS_BOUND: Duration = Duration::from_secs(5);
@@ -87,6 +101,73 @@ impl Hub {
             replica,
             key,
             fallback: AgentChannel::new(self.clone(), agent, req_id),
+        })
+    }
+
+    /// Installs the sessions of this replica's `/mcp`, for the other replicas to reach.
+    pub fn serve_sessions(&self, peers: Arc<dyn SessionPeers>) {
+        let _ = self.session_peers.set(peers);
+    }
+
+    /// This replica's name, when there are replicas.
+    pub fn replica(&self) -> Option<&str> {
+        self.bus.get().map(|bus| bus.replica())
+    }
+
+    /// Relays a client's answer (`message`) to session `session` on `replica`.
+    pub async fn answer_session(
+        &self,
+        replica: &str,
+        session: &str,
+        message: Value,
+    ) -> Result<(), String> {
+        let bus = self.bus.get().ok_or("no bus")?;
+        let body = json!({ "session": session, "answer": message });
+        bus.request(replica, SESSION_TOPIC, &body, PROGRESS_BOUND)
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Asks session `session`'s client through `replica`, which holds its GET stream.
+    pub async fn ask_session(
+        &self,
+        replica: &str,
+        session: &str,
+        request: &ServerRequest,
+    ) -> Result<Value, String> {
+        let bus = self.bus.get().ok_or("no bus")?;
+        let body = json!({ "session": session, "ask": relayed_request(request) });
+        let answer = bus
+            .request(replica, SESSION_TOPIC, &body, request.deadline + ASK_MARGIN)
+            .await
+            .map_err(|e| e.to_string())?;
+        match answer.get("mcp") {
+            Some(value) => Ok(value.clone()),
+            None => Err(answer
+                .get("refused")
+                .and_then(Value::as_str)
+                .unwrap_or("the session's replica gave no answer")
+                .to_owned()),
+        }
+    }
+
+    /// Serves what another replica sends a session of this one ([`SESSION_TOPIC`]).
+    pub async fn serve_session(&self, body: Value) -> Result<Value, String> {
+        let peers = self.session_peers.get().ok_or("no /mcp here")?;
+        let session = body
+            .get("session")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if let Some(message) = body.get("answer") {
+            peers.answer(session, message.clone()).await?;
+            return Ok(Value::Null);
+        }
+        let ask = body.get("ask").ok_or("neither an answer nor a request")?;
+        Ok(match peers.ask(session, request_of(ask)?).await {
+            Ok(value) => json!({ "mcp": value }),
+            Err(refused) => json!({ "refused": refused }),
         })
     }
 

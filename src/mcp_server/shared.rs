@@ -59,6 +59,19 @@ impl SharedSessions {
         }
     }
 
+    /// Names this replica as the one holding session `id`'s GET stream.
+    pub async fn streams_here(&self, id: &str, replica: &str) {
+        if let Err(error) = self.store.set_mcp_session_stream(id, replica).await {
+            tracing::warn!(%error, "cannot record where an /mcp session listens");
+        }
+    }
+
+    /// The replica other than `me` that holds session `id`'s GET stream, if another does.
+    pub async fn stream_elsewhere(&self, id: &str, me: &str) -> Option<String> {
+        let session = self.store.mcp_session(id, IDLE).await.ok()??;
+        session.stream_replica.filter(|replica| replica != me)
+    }
+
     /// How many live sessions `agent` has, on every replica.
     pub async fn count(&self, agent: &str) -> Result<usize, crate::store::StoreError> {
         self.store.count_mcp_sessions(agent, IDLE).await

@@ -579,6 +579,7 @@ impl Registry {
                 Ok(json!(self.in_flight.cancel(agent, id)))
             }
             crate::hub::relayed::TOPIC => self.hub.serve_relayed(body).await,
+            crate::hub::relayed::SESSION_TOPIC => self.hub.serve_session(body).await,
             "handed_over" => {
                 if let Some(cluster) = &self.cluster {
                     cluster.wake.notify_one();

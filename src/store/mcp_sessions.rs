@@ -22,6 +22,8 @@ pub struct SharedSession {
     pub log_level: Option<String>,
     /// Seconds since it was last marked used.
     pub idle_secs: f64,
+    /// The replica that holds its GET stream, once one has.
+    pub stream_replica: Option<String>,
 }
 
 /// What a live session asked to be sent.
@@ -71,7 +73,7 @@ impl Store {
     ) -> Result<Option<SharedSession>, StoreError> {
         let now = self.backend.now();
         let select = format!(
-            "SELECT agent_id, state, uris, log_level, {now} - used_at AS idle_secs \
+            "SELECT agent_id, state, uris, log_level, stream_replica, {now} - used_at AS idle_secs \
              FROM mcp_sessions WHERE session_id = $1 AND used_at >= {now} - $2"
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(select))
@@ -89,7 +91,19 @@ impl Store {
             uris: serde_json::from_str(&uris).map_err(|e| StoreError::Corrupt(e.to_string()))?,
             log_level: row.try_get("log_level")?,
             idle_secs: row.try_get("idle_secs")?,
+            stream_replica: row.try_get("stream_replica")?,
         }))
+    }
+
+    /// Names the replica that holds session `id`'s GET stream now.
+    #[instrument(skip_all, fields(replica))]
+    pub async fn set_mcp_session_stream(&self, id: &str, replica: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE mcp_sessions SET stream_replica = $2 WHERE session_id = $1")
+            .bind(id)
+            .bind(replica)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
     }
 
     /// Marks session `id` used now.

@@ -400,3 +400,43 @@ async fn sampling_for_a_forwarded_mcp_call_reaches_its_client() {
         heard.iter().map(|m| &m.event).collect::<Vec<_>>()
     );
 }
+
+/// A session that can sample, round-robined: its call (on one replica, forwarded to the holder)
+/// raises a sampling request, which comes on the session's GET stream (held by another
+/// replica), and the client's answer, posted to a third, completes the call.
+#[tokio::test]
+async fn a_round_robined_session_answers_sampling_on_any_replica() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let ev = unique("ev");
+    let [a, b, c] = three_with_a_server(&mut replicas, &ev).await;
+    let mut client = RoundRobin::new(&[&a, &b, &c], &a.app.alice);
+    client.open(json!({"sampling": {}})).await; // a, b
+    assert_eq!(client.result(9, "ping", json!({})).await, json!({})); // c
+    let mut stream = client.listen().await; // a
+    let call = json!({"name": format!("{ev}__trigger-sampling-request"),
+        "arguments": {"prompt": "round and round", "maxTokens": 5}});
+    let answered = async {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let request = loop {
+            match tokio::time::timeout_at(deadline, stream.recv()).await {
+                Ok(Some(m)) if m["method"] == "sampling/createMessage" => break m,
+                Ok(Some(_)) => continue,
+                other => panic!("no sampling request on the GET stream: {other:?}"),
+            }
+        };
+        let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "role": "assistant", "content": {"type": "text", "text": "sampled round"},
+            "model": "m"}});
+        client
+            .send(reqwest::Method::POST, Some(answer))
+            .await
+            .status()
+    };
+    // The call goes to b (which forwards it to a, the holder), the answer to c.
+    let (called, status) = tokio::join!(client.request(2, "tools/call", call), answered);
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let result = called.last().cloned().unwrap_or_default();
+    assert!(result.to_string().contains("sampled round"), "{called:?}");
+}
