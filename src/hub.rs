@@ -39,15 +39,9 @@ pub enum AskError {
     TooMany(String, usize),
 }
 
-/// A notification for the MCP clients of `/mcp`, with the server it came from.
-#[derive(Debug, Clone)]
-pub struct McpNotice {
-    pub server_id: String,
-    pub method: String,
-    pub params: Value,
-    /// The agents whose sessions may have it; `None`: any session.
-    pub agents: Option<Vec<String>>,
-}
+/// A notification for the MCP clients of `/mcp`, with the server it came from (as it crosses
+/// replicas too).
+pub use bus::Notice as McpNotice;
 
 /// How long an agent's channel outlives its last stream.
 const IDLE_CHANNEL: Duration = Duration::from_secs(3600);

@@ -280,6 +280,13 @@ fn register_hub(scrape: &mut prometheus_client::registry::Registry, hub: &Hub) {
             "Errors between replicas on NATS: appends given up, relays and requests that failed",
             errors,
         );
+        let refused = Counter::<u64>::default();
+        refused.inc_by(bus.refused());
+        scrape.register(
+            "mcp_bridge_bus_refused",
+            "Messages between replicas refused: of a protocol version or kind not understood here, or not sealed with the bus key",
+            refused,
+        );
     }
 }
 

@@ -7,18 +7,27 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
+
+pub mod protocol;
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::{self, consumer, stream};
 use bytes::Bytes;
 use futures::StreamExt;
+use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc, watch};
 use tokio_util::sync::CancellationToken;
+
+use crate::a2e::ErrorCode;
+pub use protocol::{
+    Announcement, Entry, Listing, Message, Notice, RelayOutcome, RelayedAnswer, RemoteError,
+    Request,
+};
+use protocol::{Envelope, Refused};
 
 /// How often a replica says which agents have streams open on it.
 const PRESENCE_EVERY: Duration = Duration::from_secs(1);
@@ -50,132 +59,9 @@ pub enum BusError {
     JetStream(String),
     #[error("replica \"{0}\" did not answer: {1}")]
     Relay(String, String),
-}
-
-/// One entry of the log.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Entry {
-    /// An event for one agent.
-    Event {
-        agent: String,
-        kind: String,
-        data: Arc<str>,
-    },
-    /// An event for every agent with a channel.
-    All { kind: String, data: Arc<str> },
-    /// An agent opened a stream: every replica gives it a channel from here on.
-    Open { agent: String },
-    /// A request to an agent (an event) that waits for its answer on `replica`.
-    Ask {
-        agent: String,
-        kind: String,
-        id: String,
-        replica: String,
-        data: Arc<str>,
-    },
-    /// The request `id` stopped waiting: answered, or not (timed out, given up).
-    Done {
-        id: String,
-        agent: String,
-        answered: bool,
-    },
-}
-
-const H_ENTRY: &str = "x-entry";
-const H_AGENT: &str = "x-agent";
-const H_KIND: &str = "x-kind";
-const H_ID: &str = "x-id";
-const H_REPLICA: &str = "x-replica";
-const H_ANSWERED: &str = "x-answered";
-
-/// A free-form value as a header can carry it: a JSON string (no line break can end the header).
-fn quoted(value: &str) -> String {
-    serde_json::to_string(value).unwrap_or_default()
-}
-
-impl Entry {
-    fn encode(&self) -> (HeaderMap, Bytes) {
-        let mut headers = HeaderMap::new();
-        let (tag, data) = match self {
-            Entry::Event { agent, kind, data } => {
-                headers.insert(H_AGENT, quoted(agent));
-                headers.insert(H_KIND, kind.as_str());
-                ("event", Some(data))
-            }
-            Entry::All { kind, data } => {
-                headers.insert(H_KIND, kind.as_str());
-                ("all", Some(data))
-            }
-            Entry::Open { agent } => {
-                headers.insert(H_AGENT, quoted(agent));
-                ("open", None)
-            }
-            Entry::Ask {
-                agent,
-                kind,
-                id,
-                replica,
-                data,
-            } => {
-                headers.insert(H_AGENT, quoted(agent));
-                headers.insert(H_KIND, kind.as_str());
-                headers.insert(H_ID, quoted(id));
-                headers.insert(H_REPLICA, quoted(replica));
-                ("ask", Some(data))
-            }
-            Entry::Done {
-                id,
-                agent,
-                answered,
-            } => {
-                headers.insert(H_AGENT, quoted(agent));
-                headers.insert(H_ID, quoted(id));
-                headers.insert(H_ANSWERED, if *answered { "1" } else { "0" });
-                ("done", None)
-            }
-        };
-        headers.insert(H_ENTRY, tag);
-        let payload = data.map_or_else(Bytes::new, |d| Bytes::copy_from_slice(d.as_bytes()));
-        (headers, payload)
-    }
-
-    fn decode(headers: Option<&HeaderMap>, payload: &[u8]) -> Option<Self> {
-        let headers = headers?;
-        let get = |name: &str| headers.get(name).map(|v| v.as_str().to_owned());
-        let unquoted = |name: &str| {
-            headers
-                .get(name)
-                .and_then(|v| serde_json::from_str(v.as_str()).ok())
-        };
-        let data = || -> Option<Arc<str>> { std::str::from_utf8(payload).ok().map(Arc::from) };
-        Some(match headers.get(H_ENTRY)?.as_str() {
-            "event" => Entry::Event {
-                agent: unquoted(H_AGENT)?,
-                kind: get(H_KIND)?,
-                data: data()?,
-            },
-            "all" => Entry::All {
-                kind: get(H_KIND)?,
-                data: data()?,
-            },
-            "open" => Entry::Open {
-                agent: unquoted(H_AGENT)?,
-            },
-            "ask" => Entry::Ask {
-                agent: unquoted(H_AGENT)?,
-                kind: get(H_KIND)?,
-                id: unquoted(H_ID)?,
-                replica: unquoted(H_REPLICA)?,
-                data: data()?,
-            },
-            "done" => Entry::Done {
-                id: unquoted(H_ID)?,
-                agent: unquoted(H_AGENT)?,
-                answered: get(H_ANSWERED)? == "1",
-            },
-            _ => return None,
-        })
-    }
+    /// The other replica served the request and it failed there.
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
 }
 
 /// What the hub does with the log and with what other replicas send it.
@@ -185,24 +71,24 @@ pub trait Applier: Send + Sync + 'static {
     /// An answer relayed from another replica to a request waiting here.
     fn relayed_answer(&self, answer: RelayedAnswer) -> RelayOutcome;
     /// A notice for this replica's `/mcp` clients.
-    fn mcp_notice(&self, notice: super::McpNotice);
+    fn mcp_notice(&self, notice: Notice);
 }
 
-/// An agent's answer, taken on one replica, for the request waiting on another.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RelayedAnswer {
-    pub id: String,
-    pub agent: String,
-    pub kind: String,
-    pub answer: Value,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RelayOutcome {
-    Delivered,
-    NotFound,
-    AlreadyAnswered,
+/// What serves the requests and announcements of other replicas (the registry, installed with
+/// [`Bus::serve`]).
+pub trait Peer: Send + Sync + 'static {
+    /// Serves `request` from replica `from`: the answer's JSON, or why not.
+    fn request(
+        self: Arc<Self>,
+        from: String,
+        request: Request,
+    ) -> BoxFuture<'static, Result<Value, RemoteError>>;
+    /// Takes in what replica `from` announced.
+    fn announced(
+        self: Arc<Self>,
+        from: String,
+        announcement: Announcement,
+    ) -> BoxFuture<'static, ()>;
 }
 
 /// Where a request stands, as the log tells every replica.
@@ -225,27 +111,6 @@ struct Asks {
     ended: VecDeque<String>,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Presence {
-    replica: String,
-    agents: Vec<String>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct WireNotice {
-    server_id: String,
-    method: String,
-    params: Value,
-    agents: Option<Vec<String>>,
-}
-
-/// A request from another replica, served by the handler the upper layers install.
-pub type Handler = Arc<
-    dyn Fn(String, Value) -> futures::future::BoxFuture<'static, Result<Value, String>>
-        + Send
-        + Sync,
->;
-
 pub struct Bus {
     client: async_nats::Client,
     js: jetstream::Context,
@@ -262,7 +127,13 @@ pub struct Bus {
     local_agents: Mutex<HashSet<String>>,
     presence_changed: Notify,
     asks: Mutex<Asks>,
-    handler: Mutex<Option<Handler>>,
+    peer: Mutex<Option<Weak<dyn Peer>>>,
+    /// Senders and versions already warned about (one line each).
+    warned: Mutex<HashSet<(String, u32)>>,
+    /// Messages refused since start (not understood, of an unknown version).
+    refused: AtomicU64,
+    /// When a message on each subject was last refused with a warning.
+    last_warned: Mutex<HashMap<String, Instant>>,
     /// State one replica shares with all: a JetStream stream keeping the last message of each
     /// subject `{prefix}.shared.{key}` (a key-value bucket as NATS 2.9 can serve it).
     shared: String,
@@ -363,7 +234,10 @@ impl Bus {
             local_agents: Mutex::default(),
             presence_changed: Notify::new(),
             asks: Mutex::default(),
-            handler: Mutex::default(),
+            peer: Mutex::default(),
+            warned: Mutex::default(),
+            refused: AtomicU64::new(0),
+            last_warned: Mutex::default(),
             shared,
             errors: AtomicU64::new(0),
             shutdown,
@@ -515,14 +389,23 @@ impl Bus {
         replica: &str,
         answer: &RelayedAnswer,
     ) -> Result<RelayOutcome, BusError> {
-        let payload = serde_json::to_vec(answer).map_err(|e| BusError::JetStream(e.to_string()))?;
         let subject = format!("{}.answer.{}", self.prefix, subject_token(replica));
+        let payload = self.wrap(&subject, &Message::Answer(answer.clone()));
         match self
-            .until_disconnected(self.client.request(subject, payload.into()))
+            .until_disconnected(self.client.request(subject, payload))
             .await
         {
-            Ok(reply) => serde_json::from_slice(&reply.payload)
-                .map_err(|e| BusError::Relay(replica.to_owned(), e.to_string())),
+            Ok(reply) => match self.unwrap(&reply.subject, &reply.payload) {
+                Ok(Envelope {
+                    message: Message::Relayed(outcome),
+                    ..
+                }) => Ok(outcome),
+                Ok(_) => Err(BusError::Relay(
+                    replica.to_owned(),
+                    "it answered something else".into(),
+                )),
+                Err(refused) => Err(BusError::Relay(replica.to_owned(), refused.to_string())),
+            },
             // Nobody listens there any more: the replica (and so the request) is gone.
             Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => {
                 Ok(RelayOutcome::NotFound)
@@ -558,41 +441,45 @@ impl Bus {
     }
 
     /// Hands `/mcp` notices to every replica's `/mcp` clients.
-    pub fn mcp_notice(&self, notice: &super::McpNotice) {
-        let wire = WireNotice {
-            server_id: notice.server_id.clone(),
-            method: notice.method.clone(),
-            params: notice.params.clone(),
-            agents: notice.agents.clone(),
-        };
-        let Ok(payload) = serde_json::to_vec(&wire) else {
-            return;
-        };
-        let client = self.client.clone();
+    pub fn mcp_notice(&self, notice: &Notice) {
         let subject = format!("{}.mcp", self.prefix);
+        self.publish(subject, &Message::Notice(notice.clone()));
+    }
+
+    /// Publishes a message on core NATS, in the background (nothing waits for it).
+    fn publish(&self, subject: String, message: &Message) {
+        let payload = self.wrap(&subject, message);
+        let client = self.client.clone();
         tokio::spawn(async move {
-            let _ = client.publish(subject, payload.into()).await;
+            let _ = client.publish(subject, payload).await;
         });
     }
 
-    /// Installs what serves requests from other replicas ([`request`](Self::request)).
-    pub fn serve(&self, handler: Handler) {
-        *self.handler.lock().unwrap_or_else(|e| e.into_inner()) = Some(handler);
+    /// Installs what serves requests and announcements from other replicas.
+    pub fn serve(&self, peer: Weak<dyn Peer>) {
+        *self.peer.lock().unwrap_or_else(|e| e.into_inner()) = Some(peer);
     }
 
-    /// Sends `topic` with `body` to `replica` and waits for its answer, `within` at most.
+    fn peer(&self) -> Option<Arc<dyn Peer>> {
+        self.peer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(Weak::upgrade)
+    }
+
+    /// Sends `request` to `replica` and waits for its answer, `within` at most: the answer's
+    /// JSON, or [`BusError::Remote`] when it failed there.
     pub async fn request(
         &self,
         replica: &str,
-        topic: &str,
-        body: &Value,
+        request: Request,
         within: Duration,
     ) -> Result<Value, BusError> {
-        let payload = serde_json::to_vec(&(topic, body))
-            .map_err(|e| BusError::Relay(replica.to_owned(), e.to_string()))?;
         let subject = format!("{}.rpc.{}", self.prefix, subject_token(replica));
+        let payload = self.wrap(&subject, &Message::Request(request));
         let request = async_nats::Request::new()
-            .payload(payload.into())
+            .payload(payload)
             .timeout(Some(within));
         let reply = self
             .until_disconnected(self.client.send_request(subject, request))
@@ -601,24 +488,73 @@ impl Bus {
                 self.error();
                 BusError::Relay(replica.to_owned(), e.to_string())
             })?;
-        let answer: Result<Value, String> = serde_json::from_slice(&reply.payload)
-            .map_err(|e| BusError::Relay(replica.to_owned(), e.to_string()))?;
-        answer.map_err(|e| BusError::Relay(replica.to_owned(), e))
+        match self.unwrap(&reply.subject, &reply.payload) {
+            Ok(Envelope {
+                message: Message::Reply(answer),
+                ..
+            }) => Ok(answer?),
+            Ok(_) => Err(BusError::Relay(
+                replica.to_owned(),
+                "it answered something else".into(),
+            )),
+            Err(refused) => Err(BusError::Relay(replica.to_owned(), refused.to_string())),
+        }
     }
 
     /// Says this replica is leaving: no streams here any more.
     pub async fn leave(&self) {
-        let presence = Presence {
-            replica: self.replica.clone(),
-            agents: Vec::new(),
+        let subject = format!("{}.presence", self.prefix);
+        let payload = self.wrap(&subject, &Message::Presence { agents: Vec::new() });
+        let _ = self.client.publish(subject, payload).await;
+        let _ = self.client.flush().await;
+    }
+
+    /// A message as this replica puts it on `subject`.
+    fn wrap(&self, _subject: &str, message: &Message) -> Bytes {
+        protocol::encode(&self.replica, message).into()
+    }
+
+    /// A message another replica put on `subject`; a refusal is counted and said once per
+    /// sender and version (or, for what is no message at all, at most every few seconds per
+    /// subject) without its content.
+    fn unwrap(&self, subject: &str, payload: &[u8]) -> Result<Envelope, Refused> {
+        let refused = match protocol::decode(payload) {
+            Ok(envelope) => return Ok(envelope),
+            Err(refused) => refused,
         };
-        if let Ok(payload) = serde_json::to_vec(&presence) {
-            let _ = self
-                .client
-                .publish(format!("{}.presence", self.prefix), payload.into())
-                .await;
-            let _ = self.client.flush().await;
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        let first = match &refused {
+            Refused::Version { from, v } | Refused::NotUnderstood { from, v, .. } => self
+                .warned
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert((from.clone(), *v)),
+            Refused::Garbage(_) => self.lapsed_since_warned(subject),
+        };
+        if first {
+            tracing::warn!(%subject, replica = %self.replica, "a message between replicas is refused: {refused}");
         }
+        Err(refused)
+    }
+
+    /// Whether a warning about `subject` is due (one every 10 s at most).
+    fn lapsed_since_warned(&self, subject: &str) -> bool {
+        let mut last = self.last_warned.lock().unwrap_or_else(|e| e.into_inner());
+        let due = last
+            .get(subject)
+            .is_none_or(|at| at.elapsed() >= Duration::from_secs(10));
+        if due {
+            if last.len() > 1024 {
+                last.clear();
+            }
+            last.insert(subject.to_owned(), Instant::now());
+        }
+        due
+    }
+
+    /// Messages refused since start.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
     }
 
     /// Deletes the log (tests, after their replicas stopped).
@@ -638,19 +574,19 @@ impl Bus {
     /// Shares `value` under `key` (subject tokens) with every replica; the last value per key
     /// is kept.
     pub async fn share(&self, key: &str, value: &Value) -> Result<(), BusError> {
-        let bytes = serde_json::to_vec(value).map_err(|e| BusError::JetStream(e.to_string()))?;
-        self.put_shared(key, bytes.into()).await
+        self.put_shared(key, Some(value.clone())).await
     }
 
-    /// Stops sharing `key` (an empty value stands for none).
+    /// Stops sharing `key`.
     pub async fn unshare(&self, key: &str) {
-        if self.put_shared(key, Bytes::new()).await.is_err() {
+        if self.put_shared(key, None).await.is_err() {
             tracing::warn!(key, "cannot withdraw a shared value");
         }
     }
 
-    async fn put_shared(&self, key: &str, payload: Bytes) -> Result<(), BusError> {
+    async fn put_shared(&self, key: &str, value: Option<Value>) -> Result<(), BusError> {
         let subject = format!("{}.shared.{key}", self.prefix);
+        let payload = self.wrap(&subject, &Message::Shared(value));
         let stored = match self.js.publish(subject, payload).await {
             Ok(ack) => ack.await.map(drop).map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),
@@ -690,7 +626,13 @@ impl Bus {
                         let Some(key) = message.subject.as_str().strip_prefix(&prefix) else {
                             continue;
                         };
-                        let value = serde_json::from_slice(&message.payload).ok();
+                        let value = match bus.unwrap(&message.subject, &message.payload) {
+                            Ok(Envelope {
+                                message: Message::Shared(value),
+                                ..
+                            }) => value,
+                            _ => continue,
+                        };
                         if tx.send((key.to_owned(), value)).is_err() {
                             return;
                         }
@@ -728,16 +670,10 @@ impl Bus {
             .map_err(|e| BusError::JetStream(e.to_string()))
     }
 
-    /// Tells every other replica `topic` with `body` (their handler's answer is dropped).
-    pub fn announce(&self, topic: &str, body: &Value) {
-        let Ok(payload) = serde_json::to_vec(&(&self.replica, topic, body)) else {
-            return;
-        };
-        let client = self.client.clone();
+    /// Tells every other replica what happened here.
+    pub fn announce(&self, announcement: Announcement) {
         let subject = format!("{}.announce", self.prefix);
-        tokio::spawn(async move {
-            let _ = client.publish(subject, payload.into()).await;
-        });
+        self.publish(subject, &Message::Announce(announcement));
     }
 
     /// The log from sequence `from` on, in order.
@@ -805,12 +741,16 @@ impl Bus {
             let Some(applier) = applier.upgrade() else {
                 return;
             };
-            match Entry::decode(message.headers.as_ref(), &message.payload) {
-                Some(entry) => {
+            match self.unwrap(&message.subject, &message.payload) {
+                Ok(Envelope {
+                    message: Message::Log(entry),
+                    ..
+                }) => {
                     self.note_entry(&entry);
                     applier.apply(seq, entry);
                 }
-                None => tracing::warn!(seq, "an entry of the replicas' log is not understood"),
+                Ok(_) => tracing::warn!(seq, "an entry of the replicas' log is no log entry"),
+                Err(_) => {}
             }
             self.applied.send_replace(seq);
         }
@@ -834,7 +774,8 @@ impl Bus {
 
     /// Appends one entry, retried with the same message id (so stored once) while NATS is away.
     async fn append_one(self: Arc<Self>, id: String, entry: Entry) {
-        let (mut headers, payload) = entry.encode();
+        let payload = self.wrap(&self.log_subject, &Message::Log(entry));
+        let mut headers = HeaderMap::new();
         headers.insert(async_nats::header::NATS_MESSAGE_ID, id.as_str());
         let started = Instant::now();
         let mut pause = Duration::from_millis(50);
@@ -887,45 +828,35 @@ impl Bus {
             loop {
                 tokio::select! {
                     _ = bus.shutdown.cancelled() => return,
-                    Some(message) = presence.next() => bus.heard_presence(&message.payload),
+                    Some(message) = presence.next() => bus.heard_presence(&message),
                     Some(message) = notices.next() => {
-                        if let (Ok(wire), Some(applier)) = (serde_json::from_slice::<WireNotice>(&message.payload), applier.upgrade()) {
-                            applier.mcp_notice(super::McpNotice {
-                                server_id: wire.server_id,
-                                method: wire.method,
-                                params: wire.params,
-                                agents: wire.agents,
-                            });
+                        if let (Ok(Envelope { message: Message::Notice(notice), .. }), Some(applier)) =
+                            (bus.unwrap(&message.subject, &message.payload), applier.upgrade())
+                        {
+                            applier.mcp_notice(notice);
                         }
                     }
                     Some(message) = answers.next() => {
-                        let outcome = match (serde_json::from_slice::<RelayedAnswer>(&message.payload), applier.upgrade()) {
-                            (Ok(answer), Some(applier)) => applier.relayed_answer(answer),
+                        let outcome = match (bus.unwrap(&message.subject, &message.payload), applier.upgrade()) {
+                            (Ok(Envelope { message: Message::Answer(answer), .. }), Some(applier)) => {
+                                applier.relayed_answer(answer)
+                            }
                             _ => RelayOutcome::NotFound,
                         };
-                        if let (Some(reply), Ok(body)) = (message.reply, serde_json::to_vec(&outcome)) {
-                            let _ = bus.client.publish(reply, body.into()).await;
+                        if let Some(reply) = message.reply {
+                            let payload = bus.wrap(&reply, &Message::Relayed(outcome));
+                            let _ = bus.client.publish(reply, payload).await;
                         }
                     }
                     Some(message) = requests.next() => {
-                        let handler = bus.handler.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                        let client = bus.client.clone();
-                        tokio::spawn(async move {
-                            let answer: Result<Value, String> = match (serde_json::from_slice::<(String, Value)>(&message.payload), handler) {
-                                (Ok((topic, body)), Some(handler)) => handler(topic, body).await,
-                                (Err(e), _) => Err(format!("not understood: {e}")),
-                                (_, None) => Err("this replica serves no requests yet".into()),
-                            };
-                            if let (Some(reply), Ok(body)) = (message.reply, serde_json::to_vec(&answer)) {
-                                let _ = client.publish(reply, body.into()).await;
-                            }
-                        });
+                        tokio::spawn(bus.clone().serve_request(message));
                     }
                     Some(message) = announcements.next() => {
-                        let handler = bus.handler.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                        match (serde_json::from_slice::<(String, String, Value)>(&message.payload), handler) {
-                            (Ok((from, topic, body)), Some(handler)) if from != bus.replica => {
-                                tokio::spawn(handler(topic, body));
+                        match (bus.unwrap(&message.subject, &message.payload), bus.peer()) {
+                            (Ok(Envelope { from, message: Message::Announce(announcement), .. }), Some(peer))
+                                if from != bus.replica =>
+                            {
+                                tokio::spawn(peer.announced(from, announcement));
                             }
                             _ => {}
                         }
@@ -937,20 +868,55 @@ impl Bus {
         Ok(())
     }
 
-    fn heard_presence(&self, payload: &[u8]) {
-        let Ok(presence) = serde_json::from_slice::<Presence>(payload) else {
+    /// Serves a request from another replica and replies with what it came to (a typed error
+    /// for a request this replica refuses).
+    async fn serve_request(self: Arc<Self>, message: async_nats::Message) {
+        let answer = match self.unwrap(&message.subject, &message.payload) {
+            Ok(Envelope {
+                from,
+                message: Message::Request(request),
+                ..
+            }) => match self.peer() {
+                Some(peer) => peer.request(from, request).await,
+                None => Err(RemoteError::new(
+                    ErrorCode::McpServerUnavailable,
+                    format!(
+                        "replica \"{}\" serves no requests yet; try again",
+                        self.replica
+                    ),
+                )),
+            },
+            Ok(_) => Err(RemoteError::new(
+                ErrorCode::InvalidRequest,
+                "not a request between replicas",
+            )),
+            Err(refused) => Err(RemoteError::new(
+                ErrorCode::McpServerUnavailable,
+                refused.to_string(),
+            )),
+        };
+        if let Some(reply) = message.reply {
+            let payload = self.wrap(&reply, &Message::Reply(answer));
+            let _ = self.client.publish(reply, payload).await;
+        }
+    }
+
+    fn heard_presence(&self, message: &async_nats::Message) {
+        let Ok(Envelope {
+            from,
+            message: Message::Presence { agents },
+            ..
+        }) = self.unwrap(&message.subject, &message.payload)
+        else {
             return;
         };
-        if presence.replica == self.replica {
+        if from == self.replica {
             return;
         }
         self.presence
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(
-                presence.replica,
-                (presence.agents.into_iter().collect(), Instant::now()),
-            );
+            .insert(from, (agents.into_iter().collect(), Instant::now()));
     }
 
     async fn announce_presence(self: Arc<Self>) {
@@ -963,17 +929,8 @@ impl Bus {
                 .iter()
                 .cloned()
                 .collect();
-            let presence = Presence {
-                replica: self.replica.clone(),
-                agents,
-            };
-            if let Ok(payload) = serde_json::to_vec(&presence)
-                && self
-                    .client
-                    .publish(subject.clone(), payload.into())
-                    .await
-                    .is_err()
-            {
+            let payload = self.wrap(&subject, &Message::Presence { agents });
+            if self.client.publish(subject.clone(), payload).await.is_err() {
                 self.error();
             }
             tokio::select! {
@@ -1002,40 +959,6 @@ fn subject_token(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn entries_survive_their_encoding() {
-        let entries = [
-            Entry::Event {
-                agent: "alice".into(),
-                kind: "mcp/server/push".into(),
-                data: "{\"a\":1}".into(),
-            },
-            Entry::All {
-                kind: "mcp/server/push".into(),
-                data: "{}".into(),
-            },
-            Entry::Open {
-                agent: "bob smith".into(),
-            },
-            Entry::Ask {
-                agent: "alice".into(),
-                kind: "mcp/sample/req".into(),
-                id: "r-1".into(),
-                replica: "a".into(),
-                data: "{}".into(),
-            },
-            Entry::Done {
-                id: "r-1\nx".into(),
-                agent: "alice".into(),
-                answered: true,
-            },
-        ];
-        for entry in entries {
-            let (headers, payload) = entry.encode();
-            assert_eq!(Entry::decode(Some(&headers), &payload), Some(entry));
-        }
-    }
 
     #[test]
     fn names_are_safe_for_nats() {
@@ -1200,5 +1123,33 @@ mod tests {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    #[tokio::test]
+    async fn a_request_of_an_unknown_version_gets_a_typed_refusal() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let client = async_nats::connect(&replicas.url).await.unwrap();
+        let request = serde_json::json!({"v": protocol::VERSION + 1, "from": "z", "message":
+            {"type": "request", "body": {"op": "reconnect", "server_id": "s"}}});
+        let reply = client
+            .request(
+                format!("{}.rpc.a", replicas.prefix),
+                serde_json::to_vec(&request).unwrap().into(),
+            )
+            .await
+            .unwrap();
+        let Ok(Envelope {
+            message: Message::Reply(Err(refused)),
+            ..
+        }) = protocol::decode(&reply.payload)
+        else {
+            panic!("a typed refusal, not {:?}", reply.payload);
+        };
+        assert_eq!(refused.code, ErrorCode::McpServerUnavailable);
+        assert!(refused.message.contains("\"z\""), "{}", refused.message);
+        assert_eq!(a.bus().unwrap().refused(), 1);
     }
 }

@@ -4,11 +4,12 @@
 //! forwarded call's key on the replica of the call; the holder's [`RelayedCaller`] sends it
 //! the server's progress and requests over the bus, and the answer comes back the same way.
 //! Other recipients (an agent's channel) are reached from any replica through the hub itself,
-//! so they are not lent.
+//! so they are not lent. Both ways are requests of the replica protocol
+//! ([`Request::ToCaller`], [`Request::ToSession`]), their bodies the JSON this file writes.
 //!
 //! Likewise for the sessions of `/mcp` that replicas share: a server's request for a session
 //! goes out from the replica holding the session's GET stream, and a client's answer to it,
-//! whichever replica it reaches, is relayed there ([`SessionPeers`], [`SESSION_TOPIC`]).
+//! whichever replica it reaches, is relayed there ([`SessionPeers`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,13 +19,9 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::Hub;
+use super::bus::Request;
 use super::recipient::{AgentChannel, Answer, AskKind, Recipient, ServerRequest};
 use crate::a2e::ServerPush;
-
-/// The bus topic a holder sends a lent recipient's traffic on.
-pub const TOPIC: &str = "caller";
-/// The bus topic of what goes to a `/mcp` session's replica.
-pub const SESSION_TOPIC: &str = "mcp_session";
 
 /// The `/mcp` sessions open on this replica, as the bus reaches them.
 pub trait SessionPeers: Send + Sync {
@@ -122,8 +119,11 @@ impl Hub {
         message: Value,
     ) -> Result<(), String> {
         let bus = self.bus.get().ok_or("no bus")?;
-        let body = json!({ "session": session, "answer": message });
-        bus.request(replica, SESSION_TOPIC, &body, PROGRESS_BOUND)
+        let request = Request::ToSession {
+            session: session.to_owned(),
+            body: json!({ "answer": message }),
+        };
+        bus.request(replica, request, PROGRESS_BOUND)
             .await
             .map(drop)
             .map_err(|e| e.to_string())
@@ -137,9 +137,13 @@ impl Hub {
         request: &ServerRequest,
     ) -> Result<Value, String> {
         let bus = self.bus.get().ok_or("no bus")?;
-        let body = json!({ "session": session, "ask": relayed_request(request) });
+        let within = request.deadline + ASK_MARGIN;
+        let request = Request::ToSession {
+            session: session.to_owned(),
+            body: json!({ "ask": relayed_request(request) }),
+        };
         let answer = bus
-            .request(replica, SESSION_TOPIC, &body, request.deadline + ASK_MARGIN)
+            .request(replica, request, within)
             .await
             .map_err(|e| e.to_string())?;
         match answer.get("mcp") {
@@ -152,14 +156,11 @@ impl Hub {
         }
     }
 
-    /// Serves what another replica sends a session of this one ([`SESSION_TOPIC`]).
-    pub async fn serve_session(&self, body: Value) -> Result<Value, String> {
+    /// Serves what another replica sends session `session` of this one
+    /// ([`Request::ToSession`]).
+    pub async fn serve_session(&self, session: &str, body: Value) -> Result<Value, String> {
         let peers = self.session_peers.get().ok_or("no /mcp here")?;
-        let session = body
-            .get("session")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let session = session.to_owned();
         if let Some(message) = body.get("answer") {
             peers.answer(session, message.clone()).await?;
             return Ok(Value::Null);
@@ -171,9 +172,8 @@ impl Hub {
         })
     }
 
-    /// Serves what a holder relays to a lent recipient ([`TOPIC`]).
-    pub async fn serve_relayed(&self, body: Value) -> Result<Value, String> {
-        let key = body.get("key").and_then(Value::as_str).unwrap_or_default();
+    /// Serves what a holder relays to the recipient lent under `key` ([`Request::ToCaller`]).
+    pub async fn serve_relayed(&self, key: &str, body: Value) -> Result<Value, String> {
         let recipient = self.lent.lock().get(key).cloned();
         let Some(recipient) = recipient else {
             return Err(format!("no call {key:?} waits here"));
@@ -251,7 +251,11 @@ impl std::fmt::Debug for RelayedCaller {
 impl RelayedCaller {
     async fn relay(&self, body: Value, within: Duration) -> Result<Value, String> {
         let bus = self.hub.bus.get().ok_or("no bus")?;
-        bus.request(&self.replica, TOPIC, &body, within)
+        let request = Request::ToCaller {
+            call_key: self.key.clone(),
+            body,
+        };
+        bus.request(&self.replica, request, within)
             .await
             .map_err(|e| e.to_string())
     }
@@ -268,7 +272,7 @@ impl Recipient for RelayedCaller {
 
     fn progress(&self, push: ServerPush) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            let body = json!({ "key": self.key, "progress": push });
+            let body = json!({ "progress": push });
             if let Err(error) = self.relay(body, PROGRESS_BOUND).await {
                 tracing::debug!(%error, replica = %self.replica, "cannot relay a call's progress");
             }
@@ -277,7 +281,7 @@ impl Recipient for RelayedCaller {
 
     fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>> {
         Box::pin(async move {
-            let body = json!({ "key": self.key, "ask": relayed_request(&request) });
+            let body = json!({ "ask": relayed_request(&request) });
             let answer = self.relay(body, request.deadline + ASK_MARGIN).await?;
             if let Some(value) = answer.get("mcp") {
                 return Ok(Answer::Mcp(value.clone()));

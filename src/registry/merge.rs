@@ -52,15 +52,8 @@ impl Cursor {
     }
 }
 
-/// A server to list from, with its live connection.
-/// Which of a server's listings another replica is asked for.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Listing {
-    Resources,
-    Templates,
-    Prompts,
-}
+/// Which of a server's listings another replica is asked for (part of the replica protocol).
+pub use crate::hub::bus::Listing;
 
 /// How a listing reaches a server: its connection on this replica, or the replica holding it.
 #[derive(Clone)]

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::entry::Remote;
 use super::{Error, Inbox, Registry, ServerEntry, State, Supervision, supervisor};
 use crate::a2e::{ErrorCode, McpServerStatus, NotificationMethod};
-use crate::hub::bus::Bus;
+use crate::hub::bus::{Announcement, Bus, BusError, Listing, Peer, RemoteError, Request};
 use crate::store::{Store, StoreError};
 use crate::upstream::Lists;
 
@@ -71,73 +71,8 @@ struct Snapshot {
     held_back: Vec<String>,
 }
 
-/// What another replica asks the holder of a server to do.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub(super) enum Op {
-    CallTool {
-        name: String,
-        arguments: Map<String, Value>,
-        timeout: Option<f64>,
-        agent: String,
-        req_id: String,
-        /// Names the call for a later `CancelCall` (unique per forwarded call).
-        #[serde(default)]
-        call_key: String,
-        /// The replica the call was made on, when its recipient is lent there under
-        /// `call_key` (a `/mcp` client's call): its progress and requests go back there.
-        #[serde(default)]
-        caller: Option<String>,
-    },
-    /// The caller gave up on a forwarded call: drop it, which tells its server.
-    CancelCall {
-        call_key: String,
-    },
-    ReadResource {
-        agent: String,
-        server_id: String,
-        uri: String,
-    },
-    Subscribe {
-        agent: String,
-        server_id: String,
-        uri: String,
-    },
-    Unsubscribe {
-        agent: String,
-        server_id: String,
-        uri: String,
-    },
-    GetPrompt {
-        agent: String,
-        server_id: String,
-        name: String,
-        arguments: Map<String, Value>,
-    },
-    Complete {
-        agent: String,
-        server_id: String,
-        reference: Value,
-        argument: crate::a2e::CompletionArgument,
-        context: Option<crate::a2e::CompletionContext>,
-    },
-    List {
-        what: Listing,
-        server_id: String,
-        cursor: Option<String>,
-    },
-    Reconnect {
-        server_id: String,
-    },
-    /// Approve a changed tool definition (the agent's rights were checked where it asked).
-    ApproveTool {
-        agent: String,
-        server_id: String,
-        tool: String,
-    },
-}
-
-use super::merge::Listing;
+/// What another replica asks the holder of a server to do: the replica protocol's requests.
+pub(super) use crate::hub::bus::Request as Op;
 
 /// How long a cancel that arrived before its call is kept for the call to find.
 const EARLY_CANCEL_KEPT: Duration = Duration::from_secs(60);
@@ -217,8 +152,8 @@ impl Drop for CancelRemote {
         };
         let (bus, holder) = (self.cluster.bus.clone(), self.holder.clone());
         runtime.spawn(async move {
-            let body = serde_json::to_value(&Op::CancelCall { call_key }).unwrap_or_default();
-            if let Err(error) = bus.request(&holder, "op", &body, FORWARD_MARGIN).await {
+            let cancel = Request::CancelForwarded { call_key };
+            if let Err(error) = bus.request(&holder, cancel, FORWARD_MARGIN).await {
                 tracing::warn!(%holder, %error, "cannot cancel a call forwarded to another replica");
             }
         });
@@ -428,18 +363,8 @@ impl Registry {
         let Some(cluster) = self.cluster.clone() else {
             return;
         };
-        let weak = Arc::downgrade(self);
-        cluster
-            .bus
-            .serve(Arc::new(move |topic: String, body: Value| {
-                let weak = weak.clone();
-                Box::pin(async move {
-                    let Some(registry) = weak.upgrade() else {
-                        return Err("the replica is stopping".to_owned());
-                    };
-                    registry.serve_replica(&topic, body).await
-                })
-            }));
+        let peer: Weak<dyn Peer> = Arc::downgrade(self) as Weak<Registry>;
+        cluster.bus.serve(peer);
         tokio::spawn(keep_leases(Arc::downgrade(self), cluster.clone()));
         tokio::spawn(follow_snapshots(Arc::downgrade(self), cluster.clone()));
         let shares = cluster
@@ -465,7 +390,7 @@ impl Registry {
         cursor: Option<String>,
         timeout: Duration,
     ) -> Result<(Vec<T>, Option<String>), Error> {
-        let op = Op::List {
+        let op = Request::List {
             what,
             server_id,
             cursor,
@@ -487,7 +412,7 @@ impl Registry {
     ) -> Result<(String, rmcp::model::CallToolResult), Error> {
         let call_key = crate::a2e::new_id();
         let lent = self.hub.lend(&call_key, origin);
-        let op = Op::CallTool {
+        let op = Request::CallTool {
             name,
             arguments,
             timeout,
@@ -520,74 +445,19 @@ impl Registry {
             return Err(Error::Internal("no other replica to forward to".into()));
         };
         cluster.forwarded.fetch_add(1, Ordering::Relaxed);
-        let body = serde_json::to_value(&op).map_err(|e| Error::Internal(e.to_string()))?;
         let answer = cluster
             .bus
-            .request(holder, "op", &body, within + FORWARD_MARGIN)
+            .request(holder, op, within + FORWARD_MARGIN)
             .await
-            .map_err(|e| {
-                Error::Remote(
+            .map_err(|e| match e {
+                BusError::Remote(RemoteError { code, message }) => Error::Remote(code, message),
+                e => Error::Remote(
                     ErrorCode::McpServerUnavailable,
                     format!("the replica holding the server did not answer ({e}); try again"),
-                )
+                ),
             })?;
-        match answer {
-            Value::Object(mut answer) if answer.contains_key("ok") => {
-                serde_json::from_value(answer.remove("ok").unwrap_or_default())
-                    .map_err(|e| Error::Internal(format!("a forwarded answer: {e}")))
-            }
-            Value::Object(answer) => {
-                let code = answer
-                    .get("code")
-                    .cloned()
-                    .and_then(|c| serde_json::from_value(c).ok())
-                    .unwrap_or(ErrorCode::Internal);
-                let message = answer
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                Err(Error::Remote(code, message))
-            }
-            _ => Err(Error::Internal(
-                "a forwarded answer is not understood".into(),
-            )),
-        }
-    }
-
-    async fn serve_replica(self: &Arc<Self>, topic: &str, body: Value) -> Result<Value, String> {
-        match topic {
-            "op" => {
-                let op: Op = serde_json::from_value(body).map_err(|e| e.to_string())?;
-                Ok(match self.serve_op(op).await {
-                    Ok(value) => json!({ "ok": value }),
-                    Err(error) => json!({ "code": error.code(), "message": error.to_string() }),
-                })
-            }
-            "server_changed" => {
-                if let Some(server_id) = body.get("server_id").and_then(Value::as_str) {
-                    self.reload(server_id).await;
-                }
-                Ok(Value::Null)
-            }
-            "cancel_call" => {
-                let agent = body
-                    .get("agent")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let id = body.get("id").and_then(Value::as_str).unwrap_or_default();
-                Ok(json!(self.in_flight.cancel(agent, id)))
-            }
-            crate::hub::relayed::TOPIC => self.hub.serve_relayed(body).await,
-            crate::hub::relayed::SESSION_TOPIC => self.hub.serve_session(body).await,
-            "handed_over" => {
-                if let Some(cluster) = &self.cluster {
-                    cluster.wake.notify_one();
-                }
-                Ok(Value::Null)
-            }
-            other => Err(format!("unknown topic {other:?}")),
-        }
+        serde_json::from_value(answer)
+            .map_err(|e| Error::Internal(format!("a forwarded answer: {e}")))
     }
 
     /// Cancels `agent`'s call `id` in flight here or, failing that, on another replica (the
@@ -599,13 +469,15 @@ impl Registry {
         let Some(cluster) = &self.cluster else {
             return false;
         };
-        let body = json!({ "agent": agent, "id": id });
         let asked = cluster.bus.others().into_iter().map(|replica| {
-            let body = &body;
+            let cancel = Request::CancelInFlight {
+                agent: agent.to_owned(),
+                id: id.to_owned(),
+            };
             async move {
                 let answer = cluster
                     .bus
-                    .request(&replica, "cancel_call", body, CANCEL_ASK_BOUND)
+                    .request(&replica, cancel, CANCEL_ASK_BOUND)
                     .await;
                 matches!(answer, Ok(Value::Bool(true)))
             }
@@ -617,7 +489,7 @@ impl Registry {
     }
 
     /// Runs what another replica forwarded, if this replica still holds the server.
-    async fn serve_op(self: &Arc<Self>, op: Op) -> Result<Value, Error> {
+    async fn serve_op(self: &Arc<Self>, op: Request) -> Result<Value, Error> {
         let held = |server_id: &str| -> Result<Arc<ServerEntry>, Error> {
             let entry = self.get(server_id)?;
             match entry.held_here() {
@@ -626,7 +498,7 @@ impl Registry {
             }
         };
         match op {
-            Op::CallTool {
+            Request::CallTool {
                 name,
                 arguments,
                 timeout,
@@ -663,13 +535,25 @@ impl Registry {
                     called = call => to_value(&called?),
                 }
             }
-            Op::CancelCall { call_key } => {
+            // The way back to a /mcp client's call or session (hub/relayed.rs).
+            Request::ToCaller { call_key, body } => self
+                .hub
+                .serve_relayed(&call_key, body)
+                .await
+                .map_err(Error::Internal),
+            Request::ToSession { session, body } => self
+                .hub
+                .serve_session(&session, body)
+                .await
+                .map_err(Error::Internal),
+            Request::CancelForwarded { call_key } => {
                 if let Some(cluster) = &self.cluster {
                     cluster.forwarded_calls.cancel(&call_key);
                 }
                 Ok(Value::Null)
             }
-            Op::ReadResource {
+            Request::CancelInFlight { agent, id } => Ok(json!(self.in_flight.cancel(&agent, &id))),
+            Request::ReadResource {
                 agent,
                 server_id,
                 uri,
@@ -677,7 +561,7 @@ impl Registry {
                 held(&server_id)?;
                 to_value(&self.read_resource_raw(&agent, &server_id, &uri).await?)
             }
-            Op::Subscribe {
+            Request::Subscribe {
                 agent,
                 server_id,
                 uri,
@@ -685,7 +569,7 @@ impl Registry {
                 held(&server_id)?;
                 to_value(&self.subscribe(&agent, &server_id, &uri).await?)
             }
-            Op::Unsubscribe {
+            Request::Unsubscribe {
                 agent,
                 server_id,
                 uri,
@@ -702,7 +586,7 @@ impl Registry {
                 }
                 Ok(Value::Null)
             }
-            Op::GetPrompt {
+            Request::GetPrompt {
                 agent,
                 server_id,
                 name,
@@ -715,7 +599,7 @@ impl Registry {
                         .await?,
                 )
             }
-            Op::Complete {
+            Request::Complete {
                 agent,
                 server_id,
                 reference,
@@ -728,7 +612,7 @@ impl Registry {
                     .await?;
                 to_value(&completed)
             }
-            Op::List {
+            Request::List {
                 what,
                 server_id,
                 cursor,
@@ -758,7 +642,7 @@ impl Registry {
                 })?;
                 Ok(json!([items?, next]))
             }
-            Op::ApproveTool {
+            Request::ApproveTool {
                 agent,
                 server_id,
                 tool,
@@ -766,7 +650,7 @@ impl Registry {
                 let entry = held(&server_id)?;
                 to_value(&entry.approve(&agent, &tool).await?)
             }
-            Op::Reconnect { server_id } => {
+            Request::Reconnect { server_id } => {
                 let entry = held(&server_id)?;
                 let since = entry.state().attempts;
                 let bound = entry.config().connect_bound();
@@ -877,9 +761,9 @@ impl Registry {
     /// Tells the other replicas a server was registered, changed or removed here.
     pub(super) fn announce_change(&self, server_id: &str) {
         if let Some(cluster) = &self.cluster {
-            cluster
-                .bus
-                .announce("server_changed", &json!({ "server_id": server_id }));
+            cluster.bus.announce(Announcement::ServerChanged {
+                server_id: server_id.to_owned(),
+            });
         }
     }
 
@@ -895,8 +779,40 @@ impl Registry {
         if let Err(error) = self.store.release_leases(&cluster.replica).await {
             tracing::warn!(%error, "cannot release this replica's leases; they lapse instead");
         }
-        cluster.bus.announce("handed_over", &Value::Null);
+        cluster.bus.announce(Announcement::HandedOver);
         cluster.bus.leave().await;
+    }
+}
+
+/// What other replicas ask and announce, served here.
+impl Peer for Registry {
+    fn request(
+        self: Arc<Self>,
+        _from: String,
+        request: Request,
+    ) -> futures::future::BoxFuture<'static, Result<Value, RemoteError>> {
+        Box::pin(async move {
+            self.serve_op(request)
+                .await
+                .map_err(|error| RemoteError::new(error.code(), error.to_string()))
+        })
+    }
+
+    fn announced(
+        self: Arc<Self>,
+        _from: String,
+        announcement: Announcement,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(async move {
+            match announcement {
+                Announcement::ServerChanged { server_id } => self.reload(&server_id).await,
+                Announcement::HandedOver => {
+                    if let Some(cluster) = &self.cluster {
+                        cluster.wake.notify_one();
+                    }
+                }
+            }
+        })
     }
 }
 
