@@ -7,6 +7,7 @@ pub mod bus;
 mod channel;
 mod pending;
 mod recipient;
+pub mod relayed;
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -59,6 +60,10 @@ pub struct Hub {
     /// Across replicas: the log's sequence before the first entry this replica applied (a
     /// channel knows nothing up to it).
     origin: std::sync::atomic::AtomicU64,
+    /// Across replicas: recipients of calls forwarded to a server's holder (relayed.rs).
+    lent: relayed::Lent,
+    /// This replica's `/mcp` sessions, as other replicas reach them (relayed.rs).
+    session_peers: OnceLock<Arc<dyn relayed::SessionPeers>>,
 }
 
 impl Hub {
@@ -73,6 +78,8 @@ impl Hub {
             shutdown,
             bus: OnceLock::new(),
             origin: std::sync::atomic::AtomicU64::new(0),
+            lent: relayed::Lent::default(),
+            session_peers: OnceLock::new(),
         });
         let weak = Arc::downgrade(&hub);
         let stop = hub.shutdown.clone();

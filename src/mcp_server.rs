@@ -3,11 +3,13 @@
 //! token names: every server's tools as `{server_id}__{tool}` (one server's unprefixed when
 //! configured), resources, templates, prompts (`{server_id}__{prompt}`) and completions.
 
+mod answers;
 mod direct;
 mod hop;
 mod inputs;
 mod owners;
 mod recipient;
+mod shared;
 mod tasks;
 
 use std::collections::HashSet;
@@ -43,6 +45,7 @@ use crate::upstream::CallError;
 use inputs::{Running, Step, Suspended};
 use owners::SessionOwners;
 use recipient::McpCaller;
+use shared::SharedSessions;
 
 /// The agent `/mcp` runs as when its token check is off.
 pub const ANONYMOUS: &str = "anonymous";
@@ -56,7 +59,16 @@ type McpPage<T> = (Vec<T>, Option<String>, Option<MetaObject>);
 /// binding and its limits.
 pub fn router(state: AppState) -> Router<AppState> {
     let manager = Arc::new(LocalSessionManager::default());
-    let sessions = Arc::new(Sessions::default());
+    // Replicas share their sessions (shared.rs); one process keeps them in memory alone.
+    let shared = state
+        .config
+        .nats_url
+        .is_some()
+        .then(|| SharedSessions::new(state.store.clone()));
+    let sessions = Arc::new(Sessions {
+        open: Mutex::default(),
+        shared: shared.clone(),
+    });
     spawn_change_notifier(&state, sessions.clone());
     let server = BridgeServer {
         state: state.clone(),
@@ -64,15 +76,23 @@ pub fn router(state: AppState) -> Router<AppState> {
         suspended: Suspended::default(),
         direct: Arc::default(),
     };
+    if shared.is_some() {
+        state.hub.serve_sessions(Arc::new(answers::SessionRelay {
+            manager: manager.clone(),
+            sessions: server.sessions.clone(),
+        }));
+    }
     let front = Front {
         state: state.clone(),
+        shared: shared.clone(),
         owners: Arc::new(SessionOwners::new(
             manager.clone(),
             state.config.agent_mcp_sessions,
+            shared.clone(),
         )),
         server: server.clone(),
     };
-    let service = service(&state, server, manager);
+    let service = service(&state, server, manager, shared);
     Router::new()
         .route_service("/mcp", service.clone())
         .route_service("/mcp/toolsets/{name}", service)
@@ -83,6 +103,7 @@ fn service(
     state: &AppState,
     server: BridgeServer,
     manager: Arc<LocalSessionManager>,
+    shared: Option<SharedSessions>,
 ) -> StreamableHttpService<BridgeServer, LocalSessionManager> {
     // A stateless (2026-07-28) call whose first message is its answer gets plain JSON; one that
     // streams first (progress, a sampling or elicitation request) still gets SSE.
@@ -93,6 +114,10 @@ fn service(
     if !state.config.mcp_allowed_hosts.is_empty() {
         config = config.with_allowed_hosts(state.config.mcp_allowed_hosts.clone());
     }
+    // A session this replica does not have is restored from the shared ones, if it lives.
+    if let Some(shared) = shared {
+        config.session_store = Some(Arc::new(shared));
+    }
     StreamableHttpService::new(move || Ok(server.clone()), manager, config)
 }
 
@@ -100,6 +125,8 @@ fn service(
 #[derive(Clone)]
 struct Front {
     state: AppState,
+    /// The sessions replicas share, when there are replicas.
+    shared: Option<SharedSessions>,
     owners: Arc<SessionOwners>,
     server: BridgeServer,
 }
@@ -137,7 +164,7 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         .map(str::to_owned);
     // Only a request without a session can open one: the agent is kept for it alone.
     let opener = match &session {
-        Some(id) if !front.owners.allows(id, &agent.id) => return session_not_found(),
+        Some(id) if !front.owners.allows(id, &agent.id).await => return session_not_found(),
         Some(_) => None,
         None => Some(agent.id.clone()),
     };
@@ -147,7 +174,14 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
     {
         return too_many_sessions(&agent.id, cap);
     }
+    // The session this request opens is known here by its peer even if its `initialized`
+    // notification goes to another replica (the GET stream may come back here).
+    let opening = Opening::default();
+    if opener.is_some() && front.shared.is_some() {
+        req.extensions_mut().insert(opening.clone());
+    }
     let ending_session = req.method() == axum::http::Method::DELETE;
+    let listening = req.method() == axum::http::Method::GET;
     req.extensions_mut().insert(agent);
     // Then the caller's limits, then the 2025-11-25 tasks, which rmcp does not speak (see
     // tasks.rs): one middleware, as each layer boxes a service and a future per request.
@@ -157,7 +191,23 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
     if let (Some(agent), Some(opened)) = (opener, resp.headers().get(SESSION_ID))
         && let Ok(opened) = opened.to_str()
     {
+        if let Some(peer) = opening.take() {
+            front
+                .server
+                .sessions
+                .add(peer, &agent, Some(opened), false)
+                .await;
+        }
         front.owners.opened(opened, agent).await;
+    }
+    // The server's requests for a shared session go out where its client listens.
+    if let (true, Some(id), Some(shared), Some(me)) = (
+        listening && resp.status() == StatusCode::OK,
+        &session,
+        &front.shared,
+        front.state.hub.replica(),
+    ) {
+        shared.streams_here(id, me).await;
     }
     match (
         ending_session && resp.status() == StatusCode::ACCEPTED,
@@ -241,6 +291,17 @@ impl ScopePath {
     }
 }
 
+/// Across replicas: where `initialize` leaves the peer of the session it opens, for
+/// [`authenticate`] to note under the session's id once rmcp has named it.
+#[derive(Clone, Default)]
+struct Opening(Arc<Mutex<Option<Peer<RoleServer>>>>);
+
+impl Opening {
+    fn take(&self) -> Option<Peer<RoleServer>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
 /// The answer to a session's `DELETE`: rmcp says 202 Accepted, but the session is gone at once
 /// and clients expect 200 or 204 (the Python SDK logs "Session termination failed: 202").
 fn session_ended() -> Response {
@@ -269,13 +330,17 @@ fn session_not_found() -> Response {
 
 /// The 2025-11-25 sessions open now: told when the catalogue changes, and given the resource
 /// updates and log messages they asked for.
-#[derive(Default)]
 struct Sessions {
     open: Mutex<Vec<Session>>,
+    /// The sessions replicas share: what each asked for is recorded there, and read back by
+    /// the replica that sends it a notification.
+    shared: Option<SharedSessions>,
 }
 
 struct Session {
     peer: Peer<RoleServer>,
+    /// Its `Mcp-Session-Id`.
+    id: Option<String>,
     /// The agent whose token opened it.
     agent: String,
     /// The lowest log level it wants (`logging/setLevel`), if any.
@@ -306,34 +371,100 @@ fn same_session(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
 }
 
 impl Sessions {
-    fn add(&self, peer: Peer<RoleServer>, agent: &str) {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Session>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The peer of session `id`, while it is open here.
+    fn peer_of(&self, id: &str) -> Option<Peer<RoleServer>> {
+        self.lock()
+            .iter()
+            .find(|s| s.id.as_deref() == Some(id) && !s.peer.is_transport_closed())
+            .map(|s| s.peer.clone())
+    }
+
+    /// Notes a session initialized here; one restored from the shared sessions (its first
+    /// request on this replica) gets back what it asked for on others.
+    async fn add(&self, peer: Peer<RoleServer>, agent: &str, id: Option<&str>, restored: bool) {
+        let interests = match (&self.shared, id, restored) {
+            (Some(shared), Some(id), true) => match shared.get(id).await {
+                Ok(Some(session)) => Some((session.uris, session.log_level)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut open = self.lock();
         open.retain(|s| !s.peer.is_transport_closed());
-        if !open.iter().any(|s| same_session(&s.peer, &peer)) {
-            open.push(Session {
-                peer,
-                agent: agent.to_owned(),
-                log_level: None,
-                uris: Default::default(),
-            });
+        if open.iter().any(|s| same_session(&s.peer, &peer)) {
+            return;
+        }
+        let (uris, log_level) = interests.unwrap_or_default();
+        open.push(Session {
+            peer,
+            id: id.map(str::to_owned),
+            agent: agent.to_owned(),
+            log_level: log_level.map(|l| json!(l)).as_ref().and_then(log_rank),
+            uris: uris.into_iter().collect(),
+        });
+    }
+
+    /// Changes the session `peer` belongs to (`id` in the request), and records what it now
+    /// asks for where replicas share it.
+    async fn update(
+        &self,
+        peer: &Peer<RoleServer>,
+        agent: &str,
+        id: Option<&str>,
+        change: impl FnOnce(&mut Session),
+    ) {
+        let asked = {
+            let mut open = self.lock();
+            let index = match open.iter().position(|s| same_session(&s.peer, peer)) {
+                Some(index) => index,
+                None => {
+                    open.push(Session {
+                        peer: peer.clone(),
+                        id: id.map(str::to_owned),
+                        agent: agent.to_owned(),
+                        log_level: None,
+                        uris: Default::default(),
+                    });
+                    open.len() - 1
+                }
+            };
+            let session = &mut open[index];
+            change(session);
+            let mut uris: Vec<String> = session.uris.iter().cloned().collect();
+            uris.sort();
+            (uris, session.log_level.map(|rank| LOG_LEVELS[rank]))
+        };
+        if let (Some(shared), Some(id)) = (&self.shared, id) {
+            shared.set_interests(id, &asked.0, asked.1).await;
         }
     }
 
-    /// Changes the session `peer` belongs to.
-    fn update(&self, peer: &Peer<RoleServer>, agent: &str, change: impl FnOnce(&mut Session)) {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        match open.iter_mut().find(|s| same_session(&s.peer, peer)) {
-            Some(session) => change(session),
-            None => {
-                let mut session = Session {
-                    peer: peer.clone(),
-                    agent: agent.to_owned(),
-                    log_level: None,
-                    uris: Default::default(),
-                };
-                change(&mut session);
-                open.push(session);
+    /// Across replicas: what each session open here asked for, as last recorded by any
+    /// replica (it may have subscribed through another since it was restored here).
+    async fn refresh(&self) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        let interests = match shared.interests().await {
+            Ok(interests) => interests,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read what /mcp sessions asked for; using what this replica knows");
+                return;
             }
+        };
+        let by_id: std::collections::HashMap<String, (Vec<String>, Option<String>)> = interests
+            .into_iter()
+            .map(|i| (i.session_id, (i.uris, i.log_level)))
+            .collect();
+        for session in self.lock().iter_mut() {
+            let Some(id) = &session.id else { continue };
+            let (uris, level) = by_id.get(id).cloned().unwrap_or_default();
+            session.uris = uris.into_iter().collect();
+            session.log_level = level.map(|l| json!(l)).as_ref().and_then(log_rank);
         }
     }
 
@@ -402,6 +533,15 @@ fn spawn_change_notifier(state: &AppState, sessions: Arc<Sessions>) {
                 },
             };
             let method = &notice.method;
+            if matches!(
+                crate::a2e::NotificationMethod::parse(method),
+                Some(
+                    crate::a2e::NotificationMethod::ResourcesUpdated
+                        | crate::a2e::NotificationMethod::Message
+                )
+            ) {
+                sessions.refresh().await;
+            }
             for (peer, params) in sessions.recipients(&notice) {
                 if let Err(error) = notify(&peer, method, &params).await {
                     tracing::debug!(%error, %method, "cannot notify an /mcp client");
@@ -459,6 +599,15 @@ fn caller(context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
         .and_then(|parts| parts.extensions.get::<Caller>())
         .cloned()
         .ok_or_else(|| ErrorData::internal_error("the caller is not known", None))
+}
+
+/// The `Mcp-Session-Id` of a request in a session.
+fn session_of(context: &RequestContext<RoleServer>) -> Option<&str> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get(SESSION_ID))
+        .and_then(|v| v.to_str().ok())
 }
 
 /// The cursor a list request carries (empty for the first page).
@@ -651,6 +800,22 @@ impl ServerHandler for BridgeServer {
             )
     }
 
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let opening = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Opening>());
+        if let Some(opening) = opening {
+            *opening.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(context.peer.clone());
+        }
+        self.negotiate_initialize(&request)
+    }
+
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
         let parts = context.extensions.get::<axum::http::request::Parts>();
         let session = parts
@@ -662,8 +827,15 @@ impl ServerHandler for BridgeServer {
         let agent = parts
             .and_then(|parts| parts.extensions.get::<Caller>())
             .map(|a| a.id.clone());
+        // rmcp marks the handshake it replays to restore a session (shared.rs).
+        let restored = context
+            .extensions
+            .get::<rmcp::transport::streamable_http_server::session::SessionRestoreMarker>()
+            .is_some();
         if let Some(agent) = agent {
-            self.sessions.add(context.peer, &agent);
+            self.sessions
+                .add(context.peer, &agent, session, restored)
+                .await;
         }
     }
 
@@ -676,7 +848,10 @@ impl ServerHandler for BridgeServer {
         let agent = caller(&context)?;
         let rank = log_rank(&serde_json::to_value(request.level).unwrap_or_default());
         self.sessions
-            .update(&context.peer, &agent.id, |s| s.log_level = rank);
+            .update(&context.peer, &agent.id, session_of(&context), |s| {
+                s.log_level = rank
+            })
+            .await;
         Ok(())
     }
 
@@ -693,9 +868,11 @@ impl ServerHandler for BridgeServer {
             .subscribe(&agent.id, &target.server_id, &target.item)
             .await
             .map_err(|e| Self::uri_error(e, uri))?;
-        self.sessions.update(&context.peer, &agent.id, |s| {
-            s.uris.insert(request.uri.clone());
-        });
+        self.sessions
+            .update(&context.peer, &agent.id, session_of(&context), |s| {
+                s.uris.insert(request.uri.clone());
+            })
+            .await;
         Ok(())
     }
 
@@ -705,9 +882,11 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let agent = caller(&context)?;
-        self.sessions.update(&context.peer, &agent.id, |s| {
-            s.uris.remove(&request.uri);
-        });
+        self.sessions
+            .update(&context.peer, &agent.id, session_of(&context), |s| {
+                s.uris.remove(&request.uri);
+            })
+            .await;
         match self
             .state
             .registry
@@ -783,6 +962,13 @@ impl ServerHandler for BridgeServer {
                 agent.id.clone(),
                 request_id(&context),
             ),
+            session: session_of(&context)
+                .zip(self.sessions.shared.clone())
+                .map(|(id, shared)| recipient::SessionRoute {
+                    id: id.to_owned(),
+                    shared,
+                    hub: self.state.hub.clone(),
+                }),
         });
         let arguments = request.arguments.unwrap_or_default();
         let Some(asks) = asks else {
@@ -1005,6 +1191,7 @@ impl BridgeServer {
             progress_sink: progress.map(|(_, sink)| sink),
             inputs: None,
             channel: AgentChannel::new(self.state.hub.clone(), agent.id.clone(), id_text(id)),
+            session: None,
         });
         let call = self
             .state

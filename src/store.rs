@@ -5,6 +5,7 @@ mod a2a;
 mod access;
 mod audit;
 mod leases;
+mod mcp_sessions;
 mod oauth;
 mod pins;
 pub mod sealed;
@@ -27,6 +28,7 @@ use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{AnyConnection, AnyPool};
 
 pub use a2a::{Owned, StoredAgent};
+pub use mcp_sessions::{SessionInterests, SharedSession};
 pub use oauth::StoredOAuthGrant;
 pub use pins::StoredPin;
 pub use servers::StoredServer;
@@ -122,6 +124,12 @@ const MIGRATIONS: &[Embedded] = &[
         version: 20261231000001,
         name: "replicas",
         sql: include_str!("../migrations/20261231000001_replicas.sql"),
+        postgres: None,
+    },
+    Embedded {
+        version: 20261231120001,
+        name: "mcp_sessions",
+        sql: include_str!("../migrations/20261231120001_mcp_sessions.sql"),
         postgres: None,
     },
 ];

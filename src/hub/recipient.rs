@@ -67,6 +67,13 @@ pub trait Recipient: Send + Sync + std::fmt::Debug {
     fn call_id(&self) -> Option<String> {
         None
     }
+
+    /// Whether a server's traffic during the call must come back to this recipient where it
+    /// is when the call runs on another replica (hub/relayed.rs); otherwise the holder sends
+    /// it to the agent's channel, which every replica reaches.
+    fn relayed(&self) -> bool {
+        false
+    }
 }
 
 /// An agent's event channel as the recipient of its call: progress is pushed to the channel,

@@ -2,14 +2,18 @@
 //! its agent's alone, and an agent has at most `MCP_BRIDGE_AGENT_MCP_SESSIONS` open (without a
 //! cap one agent opened 5,000 sessions in 15 s, 284 MB, each kept until it idles out). Another
 //! agent's token with a leaked session id is answered as if the session did not exist (it can
-//! neither call through it, listen to it, nor end it).
+//! neither call through it, listen to it, nor end it). Across replicas the owner and the count
+//! come from the shared sessions (shared.rs), so the same holds whichever replica is asked.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionHandle, LocalSessionManager,
 };
+
+use super::shared::SharedSessions;
 
 /// Sessions recorded before the ones rmcp has closed (or let expire) are looked for.
 const PRUNE_FROM: usize = 1024;
@@ -19,6 +23,8 @@ pub struct SessionOwners {
     /// Sessions per agent; 0: no limit.
     cap: usize,
     owners: Mutex<Owners>,
+    /// The sessions replicas share, when there are replicas.
+    shared: Option<SharedSessions>,
 }
 
 #[derive(Default)]
@@ -40,7 +46,11 @@ impl Owners {
 }
 
 impl SessionOwners {
-    pub fn new(manager: Arc<LocalSessionManager>, cap: usize) -> Self {
+    pub fn new(
+        manager: Arc<LocalSessionManager>,
+        cap: usize,
+        shared: Option<SharedSessions>,
+    ) -> Self {
         Self {
             manager,
             cap,
@@ -48,6 +58,7 @@ impl SessionOwners {
                 prune_at: PRUNE_FROM,
                 ..Owners::default()
             }),
+            shared,
         }
     }
 
@@ -56,12 +67,37 @@ impl SessionOwners {
     }
 
     /// Whether `agent` may use session `id`. A session not recorded is not open (rmcp answers
-    /// it as unknown).
-    pub fn allows(&self, id: &str, agent: &str) -> bool {
-        self.lock()
-            .by_session
-            .get(id)
-            .is_none_or(|owner| owner == agent)
+    /// it as unknown). Across replicas the shared record decides: a session another replica
+    /// ended (or that expired) is ended here too, and one the database cannot be asked about
+    /// is allowed only to the agent this replica saw open or use it.
+    pub async fn allows(&self, id: &str, agent: &str) -> bool {
+        let local = |owners: &Owners| owners.by_session.get(id).map(|owner| owner == agent);
+        let Some(shared) = &self.shared else {
+            return local(&self.lock()).unwrap_or(true);
+        };
+        match shared.get(id).await {
+            Ok(Some(session)) if session.agent_id.as_deref() == Some(agent) => {
+                self.lock()
+                    .by_session
+                    .entry(id.to_owned())
+                    .or_insert_with(|| agent.to_owned());
+                true
+            }
+            Ok(Some(_)) => false,
+            Ok(None) => {
+                self.closed(id);
+                if self.is_open(id).await
+                    && let Err(error) = self.manager.close_session(&id.into()).await
+                {
+                    tracing::debug!(%error, "cannot end an /mcp session ended elsewhere");
+                }
+                false
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot look up an /mcp session; going by this replica's own");
+                local(&self.lock()).unwrap_or(false)
+            }
+        }
     }
 
     /// Whether rmcp still has session `id` (it has not ended nor expired).
@@ -74,8 +110,17 @@ impl SessionOwners {
         self.manager.sessions.read().await.get(id).cloned()
     }
 
-    /// The cap, when `agent` has reached it (sessions rmcp has dropped no longer count).
+    /// The cap, when `agent` has reached it (sessions rmcp has dropped no longer count; across
+    /// replicas, its live sessions on every replica count).
     pub async fn full(&self, agent: &str) -> Option<usize> {
+        if let Some(shared) = &self.shared
+            && self.cap > 0
+        {
+            match shared.count(agent).await {
+                Ok(open) => return (open >= self.cap).then_some(self.cap),
+                Err(error) => tracing::warn!(%error, "cannot count an agent's /mcp sessions"),
+            }
+        }
         let at_cap = |owners: &Owners| {
             self.cap > 0 && owners.per_agent.get(agent).is_some_and(|n| *n >= self.cap)
         };
@@ -89,6 +134,9 @@ impl SessionOwners {
     /// Records the session `agent` has just opened; now and then forgets the sessions rmcp no
     /// longer has.
     pub async fn opened(&self, id: &str, agent: String) {
+        if let Some(shared) = &self.shared {
+            shared.opened(id, &agent).await;
+        }
         let prune = {
             let mut owners = self.lock();
             if owners

@@ -42,11 +42,35 @@ pub struct McpCaller {
     pub inputs: Option<mpsc::UnboundedSender<InputAsk>>,
     /// Where what the client cannot take goes.
     pub channel: AgentChannel,
+    /// Across replicas, the session the call was made in: its GET stream may be on another
+    /// replica, which then asks the client (shared.rs).
+    pub session: Option<SessionRoute>,
+}
+
+/// A shared session, and how to reach the replica that holds its GET stream.
+pub struct SessionRoute {
+    pub id: String,
+    pub shared: super::shared::SharedSessions,
+    pub hub: std::sync::Arc<crate::hub::Hub>,
+}
+
+impl std::fmt::Debug for SessionRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionRoute")
+            .field("id", &self.id)
+            .finish()
+    }
 }
 
 impl Recipient for McpCaller {
     fn agent_id(&self) -> &str {
         self.channel.agent_id()
+    }
+
+    /// What the client takes itself (requests it declared, progress it asked for) comes back
+    /// here from the replica holding the server.
+    fn relayed(&self) -> bool {
+        self.sampling || self.elicitation || self.progress_token.is_some()
     }
 
     fn progress(&self, push: ServerPush) -> BoxFuture<'_, ()> {
@@ -85,28 +109,16 @@ impl Recipient for McpCaller {
 }
 
 impl McpCaller {
-    /// Asks a 2025-11-25 session by a request of the bridge's own.
+    /// Asks a 2025-11-25 session by a request of the bridge's own: from the replica that holds
+    /// its GET stream, where the client listens.
     async fn ask_session(&self, request: &ServerRequest) -> Result<Value, String> {
-        let params = request.params.clone();
-        let asked = async {
-            match request.kind {
-                AskKind::Sampling => {
-                    let params: CreateMessageRequestParams = parse(params)?;
-                    let result = self.peer.create_message(params).await;
-                    serde_json::to_value(result.map_err(|e| e.to_string())?)
-                        .map_err(|e| e.to_string())
-                }
-                AskKind::Elicitation => {
-                    let params: ElicitRequestParams = parse(params)?;
-                    let result = self.peer.create_elicitation(params).await;
-                    serde_json::to_value(result.map_err(|e| e.to_string())?)
-                        .map_err(|e| e.to_string())
-                }
-            }
-        };
-        tokio::time::timeout(request.deadline, asked)
-            .await
-            .unwrap_or_else(|_| Err("the MCP client did not answer in time".into()))
+        if let Some(route) = &self.session
+            && let Some(me) = route.hub.replica()
+            && let Some(replica) = route.shared.stream_elsewhere(&route.id, me).await
+        {
+            return route.hub.ask_session(&replica, &route.id, request).await;
+        }
+        ask_peer(&self.peer, request).await
     }
 
     /// Asks a stateless client through its call's input-required result.
@@ -135,6 +147,28 @@ impl McpCaller {
             Err(_) => Err("the MCP client did not answer in time".into()),
         }
     }
+}
+
+/// Asks the client of session `peer` a server's request; its MCP result.
+pub async fn ask_peer(peer: &Peer<RoleServer>, request: &ServerRequest) -> Result<Value, String> {
+    let params = request.params.clone();
+    let asked = async {
+        match request.kind {
+            AskKind::Sampling => {
+                let params: CreateMessageRequestParams = parse(params)?;
+                let result = peer.create_message(params).await;
+                serde_json::to_value(result.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+            }
+            AskKind::Elicitation => {
+                let params: ElicitRequestParams = parse(params)?;
+                let result = peer.create_elicitation(params).await;
+                serde_json::to_value(result.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+            }
+        }
+    };
+    tokio::time::timeout(request.deadline, asked)
+        .await
+        .unwrap_or_else(|_| Err("the MCP client did not answer in time".into()))
 }
 
 /// A server's request params as the MCP type they are.

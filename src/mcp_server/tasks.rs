@@ -73,6 +73,14 @@ pub async fn intercept(front: &Front, req: Request, next: Next) -> Response {
             }
         }
         (Wanted::Cancelled, Some(session), _) => front.server.direct.cancelled(session, &bytes),
+        (Wanted::Pass, Some(session), _) => {
+            if let Some(shared) = &front.shared
+                && let Some(relayed) =
+                    super::answers::relay(&front.state.hub, shared, session, &bytes).await
+            {
+                return relayed;
+            }
+        }
         _ => {}
     }
     let resp = next

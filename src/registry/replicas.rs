@@ -449,6 +449,7 @@ impl Registry {
         within: Duration,
     ) -> Result<(String, rmcp::model::CallToolResult), Error> {
         let call_key = crate::a2e::new_id();
+        let lent = self.hub.lend(&call_key, origin);
         let op = Request::CallTool {
             name,
             arguments,
@@ -456,6 +457,7 @@ impl Registry {
             agent: origin.agent_id().to_owned(),
             req_id: origin.call_id().unwrap_or_default(),
             call_key: call_key.clone(),
+            caller: lent.as_ref().map(|lent| lent.replica().to_owned()),
         };
         let guard = self.cluster.clone().map(|cluster| CancelRemote {
             cluster,
@@ -466,6 +468,7 @@ impl Registry {
         if let Some(mut guard) = guard {
             guard.call_key = None;
         }
+        drop(lent);
         answer
     }
 
@@ -540,15 +543,22 @@ impl Registry {
                 agent,
                 req_id,
                 call_key,
+                caller,
             } => {
                 if let Some((server_id, _)) = super::naming::split(&name) {
                     held(server_id)?;
                 }
-                let origin: crate::upstream::CallOrigin = Arc::new(crate::hub::AgentChannel::new(
-                    self.hub.clone(),
-                    agent,
-                    req_id,
-                ));
+                let origin: crate::upstream::CallOrigin = match caller {
+                    Some(caller) => {
+                        self.hub
+                            .relayed_caller(caller, call_key.clone(), agent, req_id)
+                    }
+                    None => Arc::new(crate::hub::AgentChannel::new(
+                        self.hub.clone(),
+                        agent,
+                        req_id,
+                    )),
+                };
                 let call = self.call_tool(&name, arguments, timeout, origin);
                 let cancelled = match &self.cluster {
                     Some(cluster) if !call_key.is_empty() => {
@@ -563,6 +573,17 @@ impl Registry {
                     called = call => to_value(&called?),
                 }
             }
+            // The way back to a /mcp client's call or session (hub/relayed.rs).
+            Request::ToCaller { call_key, body } => self
+                .hub
+                .serve_relayed(&call_key, body)
+                .await
+                .map_err(Error::Internal),
+            Request::ToSession { session, body } => self
+                .hub
+                .serve_session(&session, body)
+                .await
+                .map_err(Error::Internal),
             Request::CancelForwarded { call_key } => {
                 if let Some(cluster) = &self.cluster {
                     cluster.forwarded_calls.cancel(&call_key);

@@ -20,6 +20,7 @@ mod inputs;
 mod limits;
 mod loops;
 mod mcp;
+mod mcp_replicas;
 mod mcp_tasks;
 mod messages;
 mod metrics;

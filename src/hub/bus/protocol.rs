@@ -77,6 +77,23 @@ pub enum Request {
         req_id: String,
         /// Names the call for a later `CancelForwarded` (unique per forwarded call).
         call_key: String,
+        /// The replica the call was made on, when its recipient is lent there under
+        /// `call_key` (a `/mcp` client's call, hub/relayed.rs): its progress and requests go
+        /// back there as [`Request::ToCaller`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        caller: Option<String>,
+    },
+    /// To the replica a forwarded call was made on, for the recipient lent there under
+    /// `call_key`: `{"progress": ServerPush}` or `{"ask": request}` (hub/relayed.rs).
+    ToCaller {
+        call_key: String,
+        body: Value,
+    },
+    /// To the replica holding `/mcp` session `session`'s GET stream: `{"answer": message}`
+    /// (its client's answer, posted elsewhere) or `{"ask": request}` (hub/relayed.rs).
+    ToSession {
+        session: String,
+        body: Value,
     },
     /// The caller gave up on a forwarded call: drop it, which tells its server.
     CancelForwarded {
@@ -296,6 +313,15 @@ mod tests {
                 agent: "alice".into(),
                 req_id: "r-1".into(),
                 call_key: "k-1".into(),
+                caller: Some("b".into()),
+            },
+            Request::ToCaller {
+                call_key: "k-1".into(),
+                body: json!({"ask": {"kind": "sampling", "id": "s-1"}}),
+            },
+            Request::ToSession {
+                session: "sess-1".into(),
+                body: json!({"answer": {"jsonrpc": "2.0", "id": 0, "result": {}}}),
             },
             Request::CancelForwarded {
                 call_key: "k-1".into(),
