@@ -234,6 +234,9 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_BUS_KEY", |c, v| {
         v.secret().map(|x| c.bus_key = x)
     }),
+    var("MCP_BRIDGE_BUS_OUTBOX_BYTES", |c, v| {
+        v.number().map(|x| c.bus_outbox_bytes = x)
+    }),
     var("MCP_BRIDGE_REPLICA_ID", |c, v| {
         v.optional().map(|x| c.replica_id = x)
     }),
@@ -445,6 +448,8 @@ pub struct Config {
     /// 64 hex digits: the key messages between replicas are sealed with (by default one
     /// derived from `secrets_key`).
     pub bus_key: Option<SecretString>,
+    /// Bytes of events a replica keeps for NATS while it is away (the oldest dropped past it).
+    pub bus_outbox_bytes: usize,
     /// This replica's name; by default generated once and kept in the data dir.
     pub replica_id: Option<String>,
     /// Seconds a replica's hold on a server lasts without a heartbeat.
@@ -537,6 +542,7 @@ impl Default for Config {
             nats_tls_cert: None,
             nats_tls_key: None,
             bus_key: None,
+            bus_outbox_bytes: 64 * 1024 * 1024,
             replica_id: None,
             lease_secs: 10,
             access_default: AccessDefault::Allow,
@@ -744,6 +750,12 @@ impl Config {
             return Err(invalid(
                 "MCP_BRIDGE_NATS_PREFIX",
                 "must be dot-separated tokens of letters, digits, `-` or `_`",
+            ));
+        }
+        if self.bus_outbox_bytes < 64 * 1024 {
+            return Err(invalid(
+                "MCP_BRIDGE_BUS_OUTBOX_BYTES",
+                "must be at least 65536 (64 KiB)",
             ));
         }
         if !(2..=3600).contains(&self.lease_secs) {

@@ -91,6 +91,7 @@ impl Application {
                 replica: replica.clone(),
                 key: Arc::new(crate::hub::bus::BusKey::derive(&master)),
                 access,
+                outbox_bytes: config.bus_outbox_bytes,
             })
             .await?;
             supervision.replica = Some(replica);

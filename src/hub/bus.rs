@@ -10,15 +10,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+mod outbox;
 pub mod protocol;
 mod seal;
 
-use async_nats::HeaderMap;
 use async_nats::jetstream::{self, consumer, stream};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -38,8 +37,6 @@ const PRESENCE_EVERY: Duration = Duration::from_secs(1);
 const PRESENCE_LAPSE: Duration = Duration::from_secs(3);
 /// How long the log keeps entries: a replica starting later applies what is younger.
 const LOG_MAX_AGE: Duration = Duration::from_secs(3600);
-/// How long an append is retried (the same message id, so never twice) while NATS is away.
-const APPEND_RETRY_FOR: Duration = Duration::from_secs(30);
 /// How long a relayed answer or a request between replicas waits for the other replica.
 pub const RELAY_TIMEOUT: Duration = Duration::from_secs(5);
 /// How far a message's sent-at time may be from the receiver's clock (replicas' clocks must
@@ -60,6 +57,8 @@ pub struct BusConfig {
     pub key: Arc<BusKey>,
     /// Credentials and TLS for NATS.
     pub access: crate::config::NatsAccess,
+    /// How many bytes of log entries wait for NATS at most (the oldest dropped past it).
+    pub outbox_bytes: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -146,6 +145,9 @@ pub struct Bus {
     /// Messages refused since start (not understood, of an unknown version).
     refused: AtomicU64,
     key: Arc<BusKey>,
+    outbox_bytes: usize,
+    /// Log entries dropped since start (NATS away past the outbox's bound).
+    dropped: AtomicU64,
     /// Ids of the messages taken lately on core NATS, and of the log's entries applied.
     seen: Mutex<Seen>,
     seen_log: Mutex<Seen>,
@@ -255,6 +257,8 @@ impl Bus {
             warned: Mutex::default(),
             refused: AtomicU64::new(0),
             key: config.key,
+            outbox_bytes: config.outbox_bytes,
+            dropped: AtomicU64::new(0),
             seen: Mutex::default(),
             seen_log: Mutex::default(),
             last_warned: Mutex::default(),
@@ -625,6 +629,11 @@ impl Bus {
         due
     }
 
+    /// Log entries dropped since start, NATS away past the outbox's bound.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
     /// Messages refused since start.
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
@@ -826,52 +835,6 @@ impl Bus {
                 Err(_) => {}
             }
             self.applied.send_replace(seq);
-        }
-    }
-
-    async fn append_log(self: Arc<Self>, mut outgoing: mpsc::UnboundedReceiver<Entry>) {
-        let mut acks = FuturesUnordered::new();
-        let mut next_id: u64 = 0;
-        loop {
-            tokio::select! {
-                entry = outgoing.recv() => {
-                    let Some(entry) = entry else { return };
-                    next_id += 1;
-                    let id = format!("{}-{}-{next_id}", self.replica, std::process::id());
-                    acks.push(self.clone().append_one(id, entry));
-                }
-                Some(()) = acks.next(), if !acks.is_empty() => {}
-            }
-        }
-    }
-
-    /// Appends one entry, retried with the same message id (so stored once) while NATS is away.
-    async fn append_one(self: Arc<Self>, id: String, entry: Entry) {
-        let payload = self.wrap_as(&self.log_subject, &id, &Message::Log(entry));
-        let mut headers = HeaderMap::new();
-        headers.insert(async_nats::header::NATS_MESSAGE_ID, id.as_str());
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(50);
-        loop {
-            let sent = self
-                .js
-                .publish_with_headers(self.log_subject.clone(), headers.clone(), payload.clone())
-                .await;
-            let error = match sent {
-                Ok(ack) => match ack.await {
-                    Ok(_) => return,
-                    Err(error) => error.to_string(),
-                },
-                Err(error) => error.to_string(),
-            };
-            if started.elapsed() > APPEND_RETRY_FOR || self.shutdown.is_cancelled() {
-                self.error();
-                tracing::error!(%error, "an event could not be appended to the replicas' log; dropped");
-                return;
-            }
-            tracing::warn!(%error, "appending to the replicas' log; retrying");
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_secs(1));
         }
     }
 
@@ -1121,6 +1084,7 @@ mod tests {
                 replica: replica.into(),
                 key: Arc::new(BusKey::derive(&TEST_KEY)),
                 access: Default::default(),
+                outbox_bytes: 1 << 20,
             })
             .await
             .unwrap();

@@ -6,6 +6,7 @@ mod a2e;
 mod access;
 mod auth;
 mod bus_auth;
+mod bus_outbox;
 mod cancel;
 mod cluster;
 mod console;
