@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
+mod nats;
+pub use nats::NatsAccess;
+
 /// Why the configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -202,6 +205,37 @@ const VARIABLES: &[Variable] = &[
     }),
     var("MCP_BRIDGE_NATS_PREFIX", |c, v| {
         v.text().map(|x| c.nats_prefix = x)
+    }),
+    var("MCP_BRIDGE_NATS_USER", |c, v| {
+        v.optional().map(|x| c.nats_user = x)
+    }),
+    var("MCP_BRIDGE_NATS_PASSWORD", |c, v| {
+        v.secret().map(|x| c.nats_password = x)
+    }),
+    var("MCP_BRIDGE_NATS_NKEY_SEED", |c, v| {
+        v.secret().map(|x| c.nats_nkey_seed = x)
+    }),
+    var("MCP_BRIDGE_NATS_NKEY_SEED_FILE", |c, v| {
+        v.optional()
+            .map(|x| c.nats_nkey_seed_file = x.map(Into::into))
+    }),
+    var("MCP_BRIDGE_NATS_CREDS_FILE", |c, v| {
+        v.optional().map(|x| c.nats_creds_file = x.map(Into::into))
+    }),
+    var("MCP_BRIDGE_NATS_TLS_CA", |c, v| {
+        v.optional().map(|x| c.nats_tls_ca = x.map(Into::into))
+    }),
+    var("MCP_BRIDGE_NATS_TLS_CERT", |c, v| {
+        v.optional().map(|x| c.nats_tls_cert = x.map(Into::into))
+    }),
+    var("MCP_BRIDGE_NATS_TLS_KEY", |c, v| {
+        v.optional().map(|x| c.nats_tls_key = x.map(Into::into))
+    }),
+    var("MCP_BRIDGE_BUS_KEY", |c, v| {
+        v.secret().map(|x| c.bus_key = x)
+    }),
+    var("MCP_BRIDGE_BUS_OUTBOX_BYTES", |c, v| {
+        v.number().map(|x| c.bus_outbox_bytes = x)
     }),
     var("MCP_BRIDGE_REPLICA_ID", |c, v| {
         v.optional().map(|x| c.replica_id = x)
@@ -400,6 +434,22 @@ pub struct Config {
     pub nats_url: Option<String>,
     /// The prefix of every NATS subject and stream name: replicas with the same one meet.
     pub nats_prefix: String,
+    /// NATS credentials: a user and password (or in the URL), an NKey seed (or a file
+    /// holding it), or a decentralised-auth `.creds` file; one kind at most.
+    pub nats_user: Option<String>,
+    pub nats_password: Option<SecretString>,
+    pub nats_nkey_seed: Option<SecretString>,
+    pub nats_nkey_seed_file: Option<PathBuf>,
+    pub nats_creds_file: Option<PathBuf>,
+    /// TLS to NATS: a CA to trust, a client certificate and its key (PEM files).
+    pub nats_tls_ca: Option<PathBuf>,
+    pub nats_tls_cert: Option<PathBuf>,
+    pub nats_tls_key: Option<PathBuf>,
+    /// 64 hex digits: the key messages between replicas are sealed with (by default one
+    /// derived from `secrets_key`).
+    pub bus_key: Option<SecretString>,
+    /// Bytes of events a replica keeps for NATS while it is away (the oldest dropped past it).
+    pub bus_outbox_bytes: usize,
     /// This replica's name; by default generated once and kept in the data dir.
     pub replica_id: Option<String>,
     /// Seconds a replica's hold on a server lasts without a heartbeat.
@@ -483,6 +533,16 @@ impl Default for Config {
             servers: Vec::new(),
             nats_url: None,
             nats_prefix: "mcp-bridge".into(),
+            nats_user: None,
+            nats_password: None,
+            nats_nkey_seed: None,
+            nats_nkey_seed_file: None,
+            nats_creds_file: None,
+            nats_tls_ca: None,
+            nats_tls_cert: None,
+            nats_tls_key: None,
+            bus_key: None,
+            bus_outbox_bytes: 64 * 1024 * 1024,
             replica_id: None,
             lease_secs: 10,
             access_default: AccessDefault::Allow,
@@ -692,6 +752,12 @@ impl Config {
                 "must be dot-separated tokens of letters, digits, `-` or `_`",
             ));
         }
+        if self.bus_outbox_bytes < 64 * 1024 {
+            return Err(invalid(
+                "MCP_BRIDGE_BUS_OUTBOX_BYTES",
+                "must be at least 65536 (64 KiB)",
+            ));
+        }
         if !(2..=3600).contains(&self.lease_secs) {
             return Err(invalid(
                 "MCP_BRIDGE_LEASE_SECS",
@@ -711,8 +777,54 @@ impl Config {
                     "replicas share their store: set MCP_BRIDGE_DATABASE_URL to a postgres:// URL",
                 ));
             }
+            if self.bus_master_key()?.is_none() {
+                return Err(invalid(
+                    "MCP_BRIDGE_NATS_URL",
+                    "replicas seal what they say to each other with a key derived from MCP_BRIDGE_SECRETS_KEY \
+                     (or MCP_BRIDGE_BUS_KEY): set it, the same on every replica",
+                ));
+            }
+            self.nats_access()?;
+        } else if let Some(name) = self.nats_settings_set().first() {
+            return Err(invalid(name, "has no effect without MCP_BRIDGE_NATS_URL"));
         }
         Ok(())
+    }
+
+    /// The NATS settings set, by name (they need `nats_url`).
+    fn nats_settings_set(&self) -> Vec<&'static str> {
+        [
+            ("MCP_BRIDGE_NATS_USER", self.nats_user.is_some()),
+            ("MCP_BRIDGE_NATS_PASSWORD", self.nats_password.is_some()),
+            ("MCP_BRIDGE_NATS_NKEY_SEED", self.nats_nkey_seed.is_some()),
+            (
+                "MCP_BRIDGE_NATS_NKEY_SEED_FILE",
+                self.nats_nkey_seed_file.is_some(),
+            ),
+            ("MCP_BRIDGE_NATS_CREDS_FILE", self.nats_creds_file.is_some()),
+            ("MCP_BRIDGE_NATS_TLS_CA", self.nats_tls_ca.is_some()),
+            ("MCP_BRIDGE_NATS_TLS_CERT", self.nats_tls_cert.is_some()),
+            ("MCP_BRIDGE_NATS_TLS_KEY", self.nats_tls_key.is_some()),
+            ("MCP_BRIDGE_BUS_KEY", self.bus_key.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+
+    /// The key the bus key is derived from: `MCP_BRIDGE_BUS_KEY`, else `MCP_BRIDGE_SECRETS_KEY`.
+    pub fn bus_master_key(&self) -> Result<Option<[u8; 32]>, ConfigError> {
+        match &self.bus_key {
+            Some(key) => crate::keyfile::parse_key(key.expose_secret())
+                .map(Some)
+                .map_err(|why| invalid("MCP_BRIDGE_BUS_KEY", why)),
+            None => self.secrets_key(),
+        }
+    }
+
+    /// How to connect to NATS: credentials (files read now) and TLS, checked.
+    pub fn nats_access(&self) -> Result<NatsAccess, ConfigError> {
+        nats::access(self)
     }
 
     /// This replica's name: the configured one, or one generated and kept in the data dir.

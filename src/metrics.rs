@@ -302,6 +302,13 @@ fn register_hub(scrape: &mut prometheus_client::registry::Registry, hub: &Hub) {
             "Messages between replicas refused: of a protocol version or kind not understood here, or not sealed with the bus key",
             refused,
         );
+        let dropped = Counter::<u64>::default();
+        dropped.inc_by(bus.dropped());
+        scrape.register(
+            "mcp_bridge_bus_dropped_events",
+            "Log entries dropped because NATS was away past MCP_BRIDGE_BUS_OUTBOX_BYTES",
+            dropped,
+        );
     }
 }
 

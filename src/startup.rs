@@ -73,14 +73,25 @@ impl Application {
             .map_err(|e| StartError::Bind(bind, e))?;
         let hub = Hub::new(config.replay_buffer, shutdown.clone());
         let mut supervision = crate::registry::Supervision::from_config(&config, addr);
-        if let Some(url) = &config.nats_url {
+        if config.nats_url.is_some() {
             let replica = config
                 .replica()
                 .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
+            // Checked by `validate`: replicas always have a key to seal the bus with.
+            let master = config
+                .bus_master_key()?
+                .ok_or(crate::config::ConfigError::Invalid {
+                    name: "MCP_BRIDGE_BUS_KEY",
+                    message: "set it (or MCP_BRIDGE_SECRETS_KEY), the same on every replica".into(),
+                })?;
+            let access = config.nats_access()?;
             hub.join(crate::hub::BusConfig {
-                url: url.clone(),
+                url: access.url.clone(),
                 prefix: config.nats_prefix.clone(),
                 replica: replica.clone(),
+                key: Arc::new(crate::hub::bus::BusKey::derive(&master)),
+                access,
+                outbox_bytes: config.bus_outbox_bytes,
             })
             .await?;
             supervision.replica = Some(replica);

@@ -10,14 +10,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+mod outbox;
 pub mod protocol;
+mod seal;
 
-use async_nats::HeaderMap;
 use async_nats::jetstream::{self, consumer, stream};
 use bytes::Bytes;
 use futures::StreamExt;
 use futures::future::BoxFuture;
-use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -28,6 +28,8 @@ pub use protocol::{
     Request,
 };
 use protocol::{Envelope, Refused};
+pub use seal::BusKey;
+use seal::Seen;
 
 /// How often a replica says which agents have streams open on it.
 const PRESENCE_EVERY: Duration = Duration::from_secs(1);
@@ -35,10 +37,12 @@ const PRESENCE_EVERY: Duration = Duration::from_secs(1);
 const PRESENCE_LAPSE: Duration = Duration::from_secs(3);
 /// How long the log keeps entries: a replica starting later applies what is younger.
 const LOG_MAX_AGE: Duration = Duration::from_secs(3600);
-/// How long an append is retried (the same message id, so never twice) while NATS is away.
-const APPEND_RETRY_FOR: Duration = Duration::from_secs(30);
 /// How long a relayed answer or a request between replicas waits for the other replica.
 pub const RELAY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How far a message's sent-at time may be from the receiver's clock (replicas' clocks must
+/// agree within it): older (or later) ones are refused, and ids are remembered this long to
+/// refuse a message seen twice.
+const REPLAY_WINDOW: Duration = Duration::from_secs(60);
 /// How many ended requests are remembered, to tell "already answered" from "no such request".
 const ENDED_MEMORY: usize = 4096;
 
@@ -49,6 +53,12 @@ pub struct BusConfig {
     /// Prefix of every subject and of the stream's name: replicas with the same prefix meet.
     pub prefix: String,
     pub replica: String,
+    /// What every message is sealed with.
+    pub key: Arc<BusKey>,
+    /// Credentials and TLS for NATS.
+    pub access: crate::config::NatsAccess,
+    /// How many bytes of log entries wait for NATS at most (the oldest dropped past it).
+    pub outbox_bytes: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +69,8 @@ pub enum BusError {
     JetStream(String),
     #[error("replica \"{0}\" did not answer: {1}")]
     Relay(String, String),
+    #[error("{0}")]
+    Config(String),
     /// The other replica served the request and it failed there.
     #[error(transparent)]
     Remote(#[from] RemoteError),
@@ -132,6 +144,13 @@ pub struct Bus {
     warned: Mutex<HashSet<(String, u32)>>,
     /// Messages refused since start (not understood, of an unknown version).
     refused: AtomicU64,
+    key: Arc<BusKey>,
+    outbox_bytes: usize,
+    /// Log entries dropped since start (NATS away past the outbox's bound).
+    dropped: AtomicU64,
+    /// Ids of the messages taken lately on core NATS, and of the log's entries applied.
+    seen: Mutex<Seen>,
+    seen_log: Mutex<Seen>,
     /// When a message on each subject was last refused with a warning.
     last_warned: Mutex<HashMap<String, Instant>>,
     /// State one replica shares with all: a JetStream stream keeping the last message of each
@@ -171,7 +190,7 @@ impl Bus {
         // each reconnection has them made again.
         let connections = watch::channel(0u64).0;
         let connected = connections.clone();
-        let client = async_nats::ConnectOptions::new()
+        let client = connect_options(&config.access)?
             .event_callback(move |event| {
                 if matches!(event, async_nats::Event::Connected) {
                     connected.send_modify(|n| *n += 1);
@@ -183,7 +202,7 @@ impl Bus {
             .request_timeout(Some(RELAY_TIMEOUT))
             .connect(config.url.as_str())
             .await
-            .map_err(|e| BusError::Connect(config.url.clone(), e.to_string()))?;
+            .map_err(|e| BusError::Connect(without_password(&config.url), e.to_string()))?;
         let js = jetstream::new(client.clone());
         let (name, shared) = stream_names(&config.prefix);
         let log_subject = format!("{}.log", config.prefix);
@@ -237,6 +256,11 @@ impl Bus {
             peer: Mutex::default(),
             warned: Mutex::default(),
             refused: AtomicU64::new(0),
+            key: config.key,
+            outbox_bytes: config.outbox_bytes,
+            dropped: AtomicU64::new(0),
+            seen: Mutex::default(),
+            seen_log: Mutex::default(),
             last_warned: Mutex::default(),
             shared,
             errors: AtomicU64::new(0),
@@ -509,16 +533,24 @@ impl Bus {
         let _ = self.client.flush().await;
     }
 
-    /// A message as this replica puts it on `subject`.
-    fn wrap(&self, _subject: &str, message: &Message) -> Bytes {
-        protocol::encode(&self.replica, message).into()
+    /// A message as this replica puts it on `subject`: sealed, with a new id.
+    fn wrap(&self, subject: &str, message: &Message) -> Bytes {
+        self.wrap_as(subject, &uuid::Uuid::new_v4().simple().to_string(), message)
     }
 
-    /// A message another replica put on `subject`; a refusal is counted and said once per
-    /// sender and version (or, for what is no message at all, at most every few seconds per
-    /// subject) without its content.
+    /// A message with id `id` as this replica puts it on `subject`.
+    fn wrap_as(&self, subject: &str, id: &str, message: &Message) -> Bytes {
+        let plain = protocol::encode(&self.replica, id, now_ms(), message);
+        let version = u8::try_from(protocol::VERSION).unwrap_or(u8::MAX);
+        self.key.seal(version, subject, &plain).into()
+    }
+
+    /// A message another replica put on `subject`, if sealed with the bus key for it, of a
+    /// version and kind known here, and fresh: a log entry not applied before, anything else
+    /// sent within the replay window and not seen before. A refusal is counted and said once
+    /// per sender and version (or at most every 10 s per subject) without its content.
     fn unwrap(&self, subject: &str, payload: &[u8]) -> Result<Envelope, Refused> {
-        let refused = match protocol::decode(payload) {
+        let refused = match self.take(subject, payload) {
             Ok(envelope) => return Ok(envelope),
             Err(refused) => refused,
         };
@@ -529,12 +561,57 @@ impl Bus {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .insert((from.clone(), *v)),
-            Refused::Garbage(_) => self.lapsed_since_warned(subject),
+            _ => self.lapsed_since_warned(subject),
         };
         if first {
             tracing::warn!(%subject, replica = %self.replica, "a message between replicas is refused: {refused}");
         }
         Err(refused)
+    }
+
+    fn take(&self, subject: &str, payload: &[u8]) -> Result<Envelope, Refused> {
+        let (version, plain) = self.key.open(subject, payload).ok_or(Refused::Unsealed)?;
+        let envelope = protocol::decode(&plain)?;
+        if u32::from(version) != envelope.v {
+            return Err(Refused::Unsealed);
+        }
+        let now = now_ms();
+        let window = REPLAY_WINDOW.as_millis() as u64;
+        let (seen, keep) = match envelope.message {
+            // The log keeps entries for an hour (and an append may wait out an outage first):
+            // each is applied once, whenever it was sent.
+            Message::Log(_) => (&self.seen_log, LOG_MAX_AGE.as_millis() as u64 * 2),
+            // The last value of each key, however old: a replay can only bring back a value
+            // its holder shared, and the next share replaces it.
+            Message::Shared(_) => return Ok(envelope),
+            _ => {
+                if now.abs_diff(envelope.at) > window {
+                    return Err(Refused::Stale {
+                        age_secs: (now as i64 - envelope.at as i64) / 1000,
+                        from: envelope.from,
+                    });
+                }
+                (&self.seen, 2 * window)
+            }
+        };
+        let until = envelope.at.max(now) + keep;
+        if envelope.at + keep < now {
+            return Err(Refused::Stale {
+                age_secs: (now as i64 - envelope.at as i64) / 1000,
+                from: envelope.from,
+            });
+        }
+        let first = seen.lock().unwrap_or_else(|e| e.into_inner()).first(
+            &format!("{}/{}", envelope.from, envelope.id),
+            now,
+            until,
+        );
+        match first {
+            true => Ok(envelope),
+            false => Err(Refused::Replayed {
+                from: envelope.from,
+            }),
+        }
     }
 
     /// Whether a warning about `subject` is due (one every 10 s at most).
@@ -550,6 +627,11 @@ impl Bus {
             last.insert(subject.to_owned(), Instant::now());
         }
         due
+    }
+
+    /// Log entries dropped since start, NATS away past the outbox's bound.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 
     /// Messages refused since start.
@@ -756,52 +838,6 @@ impl Bus {
         }
     }
 
-    async fn append_log(self: Arc<Self>, mut outgoing: mpsc::UnboundedReceiver<Entry>) {
-        let mut acks = FuturesUnordered::new();
-        let mut next_id: u64 = 0;
-        loop {
-            tokio::select! {
-                entry = outgoing.recv() => {
-                    let Some(entry) = entry else { return };
-                    next_id += 1;
-                    let id = format!("{}-{}-{next_id}", self.replica, std::process::id());
-                    acks.push(self.clone().append_one(id, entry));
-                }
-                Some(()) = acks.next(), if !acks.is_empty() => {}
-            }
-        }
-    }
-
-    /// Appends one entry, retried with the same message id (so stored once) while NATS is away.
-    async fn append_one(self: Arc<Self>, id: String, entry: Entry) {
-        let payload = self.wrap(&self.log_subject, &Message::Log(entry));
-        let mut headers = HeaderMap::new();
-        headers.insert(async_nats::header::NATS_MESSAGE_ID, id.as_str());
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(50);
-        loop {
-            let sent = self
-                .js
-                .publish_with_headers(self.log_subject.clone(), headers.clone(), payload.clone())
-                .await;
-            let error = match sent {
-                Ok(ack) => match ack.await {
-                    Ok(_) => return,
-                    Err(error) => error.to_string(),
-                },
-                Err(error) => error.to_string(),
-            };
-            if started.elapsed() > APPEND_RETRY_FOR || self.shutdown.is_cancelled() {
-                self.error();
-                tracing::error!(%error, "an event could not be appended to the replicas' log; dropped");
-                return;
-            }
-            tracing::warn!(%error, "appending to the replicas' log; retrying");
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_secs(1));
-        }
-    }
-
     /// Subscribes to what other replicas send this one: presence, relayed answers, `/mcp`
     /// notices and requests.
     async fn listen(
@@ -942,6 +978,56 @@ impl Bus {
     }
 }
 
+/// How this replica connects to NATS: its credentials (a user and password, an NKey seed or a
+/// `.creds` file) and TLS (a CA to trust, a client certificate).
+fn connect_options(
+    access: &crate::config::NatsAccess,
+) -> Result<async_nats::ConnectOptions, BusError> {
+    use secrecy::ExposeSecret;
+    let mut options = async_nats::ConnectOptions::new();
+    if let Some((user, password)) = &access.user {
+        options = options.user_and_password(user.clone(), password.expose_secret().to_owned());
+    }
+    if let Some(seed) = &access.nkey_seed {
+        options = options.nkey(seed.expose_secret().to_owned());
+    }
+    if let Some(creds) = &access.creds {
+        options = options.credentials(creds.expose_secret()).map_err(|e| {
+            BusError::Config(format!(
+                "MCP_BRIDGE_NATS_CREDS_FILE is not a NATS .creds file: {e}"
+            ))
+        })?;
+    }
+    if let Some(ca) = &access.tls_ca {
+        options = options.add_root_certificates(ca.clone());
+    }
+    if let Some((cert, key)) = &access.tls_cert {
+        options = options.add_client_certificate(cert.clone(), key.clone());
+    }
+    Ok(options.require_tls(access.tls_required))
+}
+
+/// A NATS URL fit for a log line or an error: without the password it may carry.
+fn without_password(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.rsplit_once('@') {
+            Some((credentials, host)) => {
+                let user = credentials.split(':').next().unwrap_or_default();
+                format!("{scheme}://{user}:***@{host}")
+            }
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+/// Now, in milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// A NATS subject token (or stream name) for a free-form name: letters, digits, `-` and `_`
 /// only (replica ids are checked at start; this keeps any other character out).
 fn subject_token(name: &str) -> String {
@@ -969,6 +1055,8 @@ mod tests {
         assert_eq!(subject_token("a.b*c>"), "a_b_c_");
     }
 
+    const TEST_KEY: [u8; 32] = [7; 32];
+
     /// Hubs joined on the NATS of `MCP_BRIDGE_TEST_NATS` (skipped without it) under a prefix
     /// of their own; the log is deleted when the test ends.
     struct Replicas {
@@ -994,6 +1082,9 @@ mod tests {
                 url: self.url.clone(),
                 prefix: self.prefix.clone(),
                 replica: replica.into(),
+                key: Arc::new(BusKey::derive(&TEST_KEY)),
+                access: Default::default(),
+                outbox_bytes: 1 << 20,
             })
             .await
             .unwrap();
@@ -1132,19 +1223,18 @@ mod tests {
         };
         let a = replicas.hub("a").await;
         let client = async_nats::connect(&replicas.url).await.unwrap();
-        let request = serde_json::json!({"v": protocol::VERSION + 1, "from": "z", "message":
-            {"type": "request", "body": {"op": "reconnect", "server_id": "s"}}});
-        let reply = client
-            .request(
-                format!("{}.rpc.a", replicas.prefix),
-                serde_json::to_vec(&request).unwrap().into(),
-            )
-            .await
-            .unwrap();
+        let request = serde_json::json!({"v": protocol::VERSION + 1, "from": "z", "id": "m",
+            "at": now_ms(), "message": {"type": "request", "body": {"op": "reconnect", "server_id": "s"}}});
+        let key = BusKey::derive(&TEST_KEY);
+        let subject = format!("{}.rpc.a", replicas.prefix);
+        let version = protocol::VERSION as u8 + 1;
+        let sealed = key.seal(version, &subject, &serde_json::to_vec(&request).unwrap());
+        let reply = client.request(subject, sealed.into()).await.unwrap();
+        let (_, plain) = key.open(&reply.subject, &reply.payload).unwrap();
         let Ok(Envelope {
             message: Message::Reply(Err(refused)),
             ..
-        }) = protocol::decode(&reply.payload)
+        }) = protocol::decode(&plain)
         else {
             panic!("a typed refusal, not {:?}", reply.payload);
         };

@@ -1,6 +1,7 @@
-//! Replicas of one bridge for the tests across processes (tests/api/replicas.rs,
-//! tests/api/chaos.rs): real `mcp-bridge` processes sharing one PostgreSQL database and one NATS
-//! subject prefix, and a NATS server of a test's own that it can stop and start again.
+//! A bridge of several replicas for the tests (replicas.rs, chaos.rs, bus_auth.rs, ...): real
+//! `mcp-bridge` processes sharing one PostgreSQL database and one NATS (each bridge its own
+//! database and subject prefix), and a NATS server of a test's own, which it may stop, restart
+//! or run with an auth config.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +10,9 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use crate::helpers::*;
+
+/// The key replicas of these tests share (`MCP_BRIDGE_SECRETS_KEY`; the bus key derives from it).
+pub const SECRETS_KEY: &str = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e";
 
 /// Seconds a lease lasts in these tests (the default is 10).
 pub const LEASE_SECS: u64 = 3;
@@ -58,6 +62,7 @@ impl Replicas {
             ("MCP_BRIDGE_REPLICA_ID", id),
             ("MCP_BRIDGE_LEASE_SECS", lease.as_str()),
             ("MCP_BRIDGE_PING_INTERVAL_SECS", "1"),
+            ("MCP_BRIDGE_SECRETS_KEY", SECRETS_KEY),
         ];
         vars.extend_from_slice(env);
         std::fs::write(dir.path().join("replica-id"), id).unwrap();
@@ -149,7 +154,14 @@ pub struct PrivateNats {
     pub port: u16,
     pub store: tempfile::TempDir,
     pub child: Option<tokio::process::Child>,
+    /// An auth config it runs with (see [`PrivateNats::with_auth`]).
+    pub config: Option<std::path::PathBuf>,
 }
+
+/// The users of [`PrivateNats::with_auth`]: the bridge's, and an intruder of the same account
+/// with every right on its subjects but without the bus key.
+pub const BRIDGE_USER: (&str, &str) = ("bridge", "bridge-password");
+pub const INTRUDER: (&str, &str) = ("intruder", "intruder-password");
 
 impl PrivateNats {
     pub async fn start() -> Self {
@@ -157,9 +169,52 @@ impl PrivateNats {
             port: free_port(),
             store: tempfile::tempdir().unwrap(),
             child: None,
+            config: None,
         };
         nats.run().await;
         nats
+    }
+
+    /// One with authentication, as `deploy/nats.conf` sets it up: an account of the bridge's
+    /// with JetStream, where [`BRIDGE_USER`] may use only `{prefix}.>`, the JetStream API and
+    /// `_INBOX.>`, and [`INTRUDER`] may publish and subscribe to anything.
+    pub async fn with_auth(prefix: &str) -> Self {
+        let store = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let path = store.path().join("nats.conf");
+        let (user, password) = BRIDGE_USER;
+        let (intruder, intruder_password) = INTRUDER;
+        let config = format!(
+            r#"listen: "127.0.0.1:{port}"
+jetstream {{ store_dir: "{dir}" }}
+accounts {{
+  BRIDGE {{
+    jetstream: enabled
+    users: [
+      {{ user: "{user}", password: "{password}", permissions: {{
+          publish: ["{prefix}.>", "$JS.API.>", "_INBOX.>"]
+          subscribe: ["{prefix}.>", "_INBOX.>"] }} }}
+      {{ user: "{intruder}", password: "{intruder_password}" }}
+    ]
+  }}
+}}
+"#,
+            dir = store.path().join("js").display(),
+        );
+        std::fs::write(&path, config).unwrap();
+        let mut nats = Self {
+            port,
+            store,
+            child: None,
+            config: Some(path),
+        };
+        nats.run().await;
+        nats
+    }
+
+    /// Its URL with a user's credentials in it.
+    pub fn url_as(&self, (user, password): (&str, &str)) -> String {
+        format!("nats://{user}:{password}@127.0.0.1:{}", self.port)
     }
 
     pub fn url(&self) -> String {
@@ -167,16 +222,21 @@ impl PrivateNats {
     }
 
     pub async fn run(&mut self) {
-        let child = tokio::process::Command::new("nats-server")
-            .args([
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-js",
-                "-sd",
-            ])
-            .arg(self.store.path())
+        let mut command = tokio::process::Command::new("nats-server");
+        match &self.config {
+            Some(config) => command.arg("-c").arg(config),
+            None => command
+                .args([
+                    "-a",
+                    "127.0.0.1",
+                    "-p",
+                    &self.port.to_string(),
+                    "-js",
+                    "-sd",
+                ])
+                .arg(self.store.path()),
+        };
+        let child = command
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)

@@ -5,6 +5,8 @@ mod a2a_stream;
 mod a2e;
 mod access;
 mod auth;
+mod bus_auth;
+mod bus_outbox;
 mod cancel;
 mod chaos;
 mod cluster;

@@ -28,6 +28,10 @@ pub struct Envelope {
     pub v: u32,
     /// The replica that sent it.
     pub from: String,
+    /// Unique per message (a log entry's keeps its id however often its append is retried).
+    pub id: String,
+    /// When it was sent, in milliseconds since the Unix epoch.
+    pub at: u64,
     pub message: Message,
 }
 
@@ -248,6 +252,16 @@ pub enum Refused {
     NotUnderstood { from: String, v: u32, why: String },
     #[error("not a replica protocol message ({0})")]
     Garbage(String),
+    #[error(
+        "not sealed with this bridge's bus key for this subject (a sender without MCP_BRIDGE_BUS_KEY or MCP_BRIDGE_SECRETS_KEY, another key, or a message moved from another subject)"
+    )]
+    Unsealed,
+    #[error(
+        "a message from replica \"{from}\" sent {age_secs} s away from this replica's clock (more than the replay window: clocks out of step, or a replay)"
+    )]
+    Stale { from: String, age_secs: i64 },
+    #[error("a message from replica \"{from}\" seen before (a replay)")]
+    Replayed { from: String },
 }
 
 fn version_advice(from: &str, v: u32) -> String {
@@ -258,18 +272,22 @@ fn version_advice(from: &str, v: u32) -> String {
     }
 }
 
-/// Encodes a message from replica `from` in the current version.
-pub fn encode(from: &str, message: &Message) -> Vec<u8> {
+/// Encodes message `id` from replica `from`, sent `at`, in the current version.
+pub fn encode(from: &str, id: &str, at: u64, message: &Message) -> Vec<u8> {
     #[derive(Serialize)]
     struct Out<'a> {
         v: u32,
         from: &'a str,
+        id: &'a str,
+        at: u64,
         message: &'a Message,
     }
     // Every part of a message is a string, a number or JSON already: this cannot fail.
     serde_json::to_vec(&Out {
         v: VERSION,
         from,
+        id,
+        at,
         message,
     })
     .unwrap_or_default()
@@ -432,12 +450,14 @@ mod tests {
     #[test]
     fn every_message_round_trips() {
         for message in every_message() {
-            let decoded = decode(&encode("a", &message)).unwrap();
+            let decoded = decode(&encode("a", "m-1", 7, &message)).unwrap();
             assert_eq!(
                 decoded,
                 Envelope {
                     v: VERSION,
                     from: "a".into(),
+                    id: "m-1".into(),
+                    at: 7,
                     message
                 }
             );
@@ -446,9 +466,13 @@ mod tests {
 
     #[test]
     fn an_unknown_version_is_refused_naming_the_sender() {
-        let mut wire: Value =
-            serde_json::from_slice(&encode("b", &Message::Announce(Announcement::HandedOver)))
-                .unwrap();
+        let mut wire: Value = serde_json::from_slice(&encode(
+            "b",
+            "m",
+            0,
+            &Message::Announce(Announcement::HandedOver),
+        ))
+        .unwrap();
         wire["v"] = json!(VERSION + 1);
         let refused = decode(&serde_json::to_vec(&wire).unwrap()).unwrap_err();
         assert_eq!(
@@ -472,7 +496,7 @@ mod tests {
 
     #[test]
     fn an_unknown_variant_of_a_known_version_is_refused() {
-        let wire = json!({"v": VERSION, "from": "c", "message": {"type": "request", "body": {"op": "format_disk"}}});
+        let wire = json!({"v": VERSION, "from": "c", "id": "m", "at": 0, "message": {"type": "request", "body": {"op": "format_disk"}}});
         let refused = decode(&serde_json::to_vec(&wire).unwrap()).unwrap_err();
         assert!(
             matches!(&refused, Refused::NotUnderstood { from, v, why } if from == "c" && *v == VERSION && why.contains("format_disk")),
