@@ -525,6 +525,25 @@ impl Bus {
         }
     }
 
+    /// Whether `replica` is there, asked directly (a lapsed presence can be a busy replica or
+    /// a late message): `Some(true)` if it answered, `Some(false)` if nobody listens for it on
+    /// NATS (its connection is gone), `None` if neither is known within `within`.
+    pub async fn probe(&self, replica: &str, within: Duration) -> Option<bool> {
+        let subject = format!("{}.rpc.{}", self.prefix, subject_token(replica));
+        let payload = self.wrap(&subject, &Message::Request(Request::Ping));
+        let request = async_nats::Request::new()
+            .payload(payload)
+            .timeout(Some(within));
+        match self
+            .until_disconnected(self.client.send_request(subject, request))
+            .await
+        {
+            Ok(_) => Some(true),
+            Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => Some(false),
+            Err(_) => None,
+        }
+    }
+
     /// Says this replica is leaving: no streams here any more.
     pub async fn leave(&self) {
         let subject = format!("{}.presence", self.prefix);
@@ -908,6 +927,10 @@ impl Bus {
     /// for a request this replica refuses).
     async fn serve_request(self: Arc<Self>, message: async_nats::Message) {
         let answer = match self.unwrap(&message.subject, &message.payload) {
+            Ok(Envelope {
+                message: Message::Request(Request::Ping),
+                ..
+            }) => Ok(Value::Null),
             Ok(Envelope {
                 from,
                 message: Message::Request(request),

@@ -1,8 +1,9 @@
 //! Across replicas: a request forwarded to the replica holding its server that survives that
 //! replica's death. While the answer is awaited, the holder's presence on the bus is watched;
-//! when it lapses (or the bus says nobody listens for it), a request that is safe to repeat
-//! (reads, prompts, completions) waits for the server's next holder (bounded by the request's
-//! own timeout) and is sent again there, or run here when this replica took the server over.
+//! when it lapses and the holder does not answer a probe either (or the bus says nobody listens
+//! for it), a request that is safe to repeat (reads, prompts, completions) waits for the
+//! server's next holder (bounded by the request's own timeout) and is sent again there, or run
+//! here when this replica took the server over.
 //! A tool call that was delivered may have run: it is never sent twice, and fails at once with
 //! the retryable `mcp_server_unavailable`; one that was never delivered goes to the next holder.
 
@@ -15,6 +16,8 @@ use crate::a2e::ErrorCode;
 
 /// How often a relayed request looks whether its holder is still there.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
+/// How long a holder whose presence lapsed has to answer a probe before it counts as gone.
+const PROBE_BOUND: Duration = Duration::from_secs(2);
 
 /// How a relayed request ended.
 pub(super) enum Relayed<T> {
@@ -68,16 +71,24 @@ impl Registry {
         }
     }
 
-    /// Resolves once `holder` has stopped saying it is there (its presence on the bus lapsed).
+    /// Resolves once `holder` is gone: its presence on the bus lapsed, and asked directly it
+    /// did not answer (nobody listens for it on NATS, or no answer within [`PROBE_BOUND`]). A
+    /// lapsed presence alone is not enough: a replica busy for a few seconds (a loaded
+    /// machine) would have its calls failed while they run.
     async fn gone(&self, holder: &str) {
         let Some(cluster) = self.cluster() else {
             return std::future::pending().await;
         };
         loop {
             tokio::time::sleep(WATCH_EVERY).await;
-            if !cluster.bus.others().iter().any(|r| r == holder) {
+            if cluster.bus.others().iter().any(|r| r == holder) {
+                continue;
+            }
+            if cluster.bus.probe(holder, PROBE_BOUND).await != Some(true) {
                 return;
             }
+            // Alive: its presence is awaited again before the next probe.
+            tokio::time::sleep(PROBE_BOUND).await;
         }
     }
 

@@ -103,6 +103,8 @@ pub enum Request {
     CancelForwarded {
         call_key: String,
     },
+    /// Whether the addressee is there: any answer says it is (the bus answers it itself).
+    Ping,
     /// Cancel the agent's call `id` if it runs on the addressee (answers whether it did).
     CancelInFlight {
         agent: String,
@@ -344,6 +346,7 @@ mod tests {
             Request::CancelForwarded {
                 call_key: "k-1".into(),
             },
+            Request::Ping,
             Request::CancelInFlight {
                 agent: "alice".into(),
                 id: "c-1".into(),
