@@ -6,6 +6,7 @@ mod access;
 mod audit;
 mod leases;
 mod oauth;
+mod oauth_links;
 mod pins;
 pub mod sealed;
 pub use audit::AuditEntry;
@@ -28,6 +29,7 @@ use sqlx::{AnyConnection, AnyPool};
 
 pub use a2a::{Owned, StoredAgent};
 pub use oauth::StoredOAuthGrant;
+pub use oauth_links::{LinkLimits, StoredLink};
 pub use pins::StoredPin;
 pub use servers::StoredServer;
 pub use tasks::StoredTask;
@@ -116,6 +118,12 @@ const MIGRATIONS: &[Embedded] = &[
         version: 20261230000001,
         name: "tool_baselines",
         sql: include_str!("../migrations/20261230000001_tool_baselines.sql"),
+        postgres: None,
+    },
+    Embedded {
+        version: 20261231180001,
+        name: "oauth_links",
+        sql: include_str!("../migrations/20261231180001_oauth_links.sql"),
         postgres: None,
     },
 ];
@@ -327,12 +335,14 @@ impl Store {
         let servers = self.seal_plain_servers(&mut tx).await?;
         let agents = self.seal_plain_agents(&mut tx).await?;
         let grants = self.seal_plain_oauth_grants(&mut tx).await?;
+        let links = self.seal_plain_oauth_links(&mut tx).await?;
         tx.commit().await?;
-        if servers + agents + grants > 0 {
+        if servers + agents + grants + links > 0 {
             tracing::info!(
                 servers,
                 agents,
                 oauth_grants = grants,
+                oauth_links = links,
                 "plain secret values in the store are sealed now"
             );
         }
