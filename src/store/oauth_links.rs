@@ -253,6 +253,18 @@ mod tests {
         assert!(link.same_server);
         assert!(!format!("{link:?}").contains("verifier"));
         assert!(store.take_oauth_link("s1").await.unwrap().is_none());
+        // Two replicas racing on one state: one wins.
+        for round in 0..20 {
+            let state = format!("race{round}");
+            keep(&store, &state, "bob", limits(20, 100)).await;
+            let (one, other) =
+                tokio::join!(store.take_oauth_link(&state), store.take_oauth_link(&state));
+            let won = [one.unwrap(), other.unwrap()]
+                .iter()
+                .filter(|taken| taken.is_some())
+                .count();
+            assert_eq!(won, 1, "{}", db.url());
+        }
         // A server that is not registered gets no link.
         assert!(matches!(
             store
