@@ -7,6 +7,7 @@ mod audit;
 mod leases;
 mod mcp_sessions;
 mod oauth;
+mod oauth_links;
 mod pins;
 pub mod sealed;
 pub use audit::AuditEntry;
@@ -30,6 +31,7 @@ use sqlx::{AnyConnection, AnyPool};
 pub use a2a::{Owned, StoredAgent};
 pub use mcp_sessions::{SessionInterests, SharedSession};
 pub use oauth::StoredOAuthGrant;
+pub use oauth_links::{LinkLimits, StoredLink};
 pub use pins::StoredPin;
 pub use servers::StoredServer;
 pub use tasks::StoredTask;
@@ -130,6 +132,12 @@ const MIGRATIONS: &[Embedded] = &[
         version: 20261231120001,
         name: "mcp_sessions",
         sql: include_str!("../migrations/20261231120001_mcp_sessions.sql"),
+        postgres: None,
+    },
+    Embedded {
+        version: 20261231180001,
+        name: "oauth_links",
+        sql: include_str!("../migrations/20261231180001_oauth_links.sql"),
         postgres: None,
     },
 ];
@@ -341,12 +349,14 @@ impl Store {
         let servers = self.seal_plain_servers(&mut tx).await?;
         let agents = self.seal_plain_agents(&mut tx).await?;
         let grants = self.seal_plain_oauth_grants(&mut tx).await?;
+        let links = self.seal_plain_oauth_links(&mut tx).await?;
         tx.commit().await?;
-        if servers + agents + grants > 0 {
+        if servers + agents + grants + links > 0 {
             tracing::info!(
                 servers,
                 agents,
                 oauth_grants = grants,
+                oauth_links = links,
                 "plain secret values in the store are sealed now"
             );
         }

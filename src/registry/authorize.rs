@@ -8,6 +8,7 @@ use super::links::MAX_STEP_UPS;
 use super::{Error, Registry, ServerEntry};
 use crate::a2e::{McpServerStatus, McpTransport, Message, NotificationMethod, ServerPush};
 use crate::caller::Caller;
+use crate::store::StoreError;
 use crate::upstream::oauth::{self, GrantKey, OAuthError};
 use crate::upstream::{ConnectError, Connection};
 
@@ -93,13 +94,17 @@ impl ServerEntry {
                 OAuthError::Failed(why) => Error::OAuth(self.config().redact_text(&why)),
                 other => other.into(),
             })?;
-        // The link is this server's, as registered now: it dies with it.
-        pending.bind(self.identity());
-        let url = pending.authorization_url.clone();
-        // Counted against the agent it was made for (the owner for the shared grant).
+        // Counted against the agent it was made for (the owner for the shared grant). The link
+        // is this server's, as registered now: it dies with it.
         let made_for = if agent.is_empty() { &self.owner } else { agent };
-        self.authorizations.keep(made_for, pending);
-        Ok(url)
+        self.authorizations
+            .keep(&self.store, made_for, &pending)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => Error::ServerNotFound(self.id.clone()),
+                other => other.into(),
+            })?;
+        Ok(pending.authorization_url)
     }
 
     /// The server waits for a person: its status says so, and its owner is sent the link.
@@ -328,20 +333,37 @@ impl Registry {
         issuer: Option<&str>,
         refused: Option<&str>,
     ) -> Result<String, Error> {
-        let pending = self.authorizations.take(state).ok_or_else(|| {
-            Error::Invalid(
-                "this authorization link is unknown, already used or expired: ask for a new one \
-                 (POST /v1/servers/{server_id}/authorize)"
-                    .into(),
-            )
-        })?;
-        let key = pending.key.clone();
-        if !pending.is_current() {
-            return Err(Error::Invalid(format!(
+        let link = self
+            .authorizations
+            .take(&self.store, state)
+            .await?
+            .ok_or_else(|| {
+                Error::Invalid(
+                    "this authorization link is unknown, already used or expired: ask for a new \
+                     one (POST /v1/servers/{server_id}/authorize)"
+                        .into(),
+                )
+            })?;
+        let key = GrantKey {
+            server_id: link.server_id.clone(),
+            agent: link.grant_agent.clone(),
+        };
+        let stale = || {
+            Error::Invalid(format!(
                 "{} (ask for a new one: POST /v1/servers/{{server_id}}/authorize)",
                 oauth::LINK_STALE
-            )));
-        }
+            ))
+        };
+        // The server as registered now, on this replica (any replica: the link is in the
+        // store); it must be the one the link was made for.
+        let entry = match (link.same_server, self.get(&key.server_id)) {
+            (true, Ok(entry)) => entry,
+            _ => return Err(stale()),
+        };
+        let client = entry
+            .oauth_client(&key.agent)
+            .ok_or_else(|| Error::Invalid("a stdio server does not use OAuth".into()))?;
+        let flow = client.made_this(&link.flow)?.ok_or_else(stale)?;
         if let Some(refused) = refused {
             return Err(Error::Invalid(format!(
                 "the authorization server refused the authorization of server \"{}\": {refused}",
@@ -350,8 +372,10 @@ impl Registry {
         }
         let code = code
             .ok_or_else(|| Error::Invalid("the authorization server sent no `code` back".into()))?;
-        let entry = self.get(&key.server_id)?;
-        oauth::Client::finish(pending, code, issuer)
+        // Tokens are stored only while the server is still the one the link was made for.
+        client.bind(entry.identity());
+        client
+            .finish(flow, code, issuer)
             .await
             .map_err(|e| match e {
                 OAuthError::Failed(why) => Error::OAuth(entry.config().redact_text(&why)),
@@ -366,6 +390,11 @@ impl Registry {
             if let Some(old) = entry.sessions.lock().await.remove(&key.agent) {
                 old.shutdown().await;
             }
+            // Held by another replica and ready there: its connection lists already. (A session
+            // of this agent's open there is not dropped from here: it keeps the tokens it had.)
+            if entry.held_elsewhere().is_some() && entry.state().status == McpServerStatus::Ready {
+                return Ok(key.server_id);
+            }
             let mut listing = entry.listing.write().unwrap_or_else(|e| e.into_inner());
             if listing.is_empty() || entry.connection().is_none() {
                 *listing = key.agent.clone();
@@ -375,13 +404,26 @@ impl Registry {
         }
         // Answered once the server has connected with the new grant (bounded), so that what the
         // person (or a program) does next finds it ready.
+        // (Here, or on the replica holding it: the callback may come back to any replica.)
         let since = entry.state().attempts;
-        let _ = entry.control.send(super::entry::Control::Reconnect);
+        let bound = entry.config().connect_bound();
+        match entry.held_elsewhere() {
+            Some(holder) => {
+                let op = super::replicas::Op::Reconnect {
+                    server_id: key.server_id.clone(),
+                };
+                if let Err(error) = self.forward::<serde_json::Value>(&holder, op, bound).await {
+                    // The grant is stored: the holder connects with it on its next attempt.
+                    tracing::warn!(server_id = %key.server_id, %holder, %error,
+                        "cannot ask the holder to connect with the new grant");
+                }
+            }
+            None => {
+                let _ = entry.control.send(super::entry::Control::Reconnect);
+            }
+        }
         entry
-            .settled_after(
-                since,
-                entry.config().connect_bound() + Duration::from_secs(1),
-            )
+            .settled_after(since, bound + Duration::from_secs(1))
             .await;
         Ok(key.server_id)
     }

@@ -1,19 +1,31 @@
-//! The OAuth authorization links the bridge gave out and is waiting on, by `state`, and the
-//! step-ups asked per grant.
+//! The OAuth authorization links the bridge gave out and is waiting on, kept in the store by
+//! `state` (so the callback completes on any replica), and the step-ups asked per grant.
+//!
+//! Across replicas the store holds what must hold everywhere: a link works once (taken by one
+//! `DELETE … RETURNING`), the caps per agent and in all (counted in the store), expiry (the
+//! database's clock). The per-grant lock and the step-up counts stay on each replica: the lock
+//! only spares a second registration with the authorization server when one replica makes two
+//! links at once (two replicas at once may each register: each link finishes with the
+//! registration it was made with, which is kept with its tokens), and step-ups are counted per
+//! replica.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::store::{LinkLimits, Store, StoreError, StoredLink};
 use crate::upstream::oauth::{self, GrantKey, Pending};
 
-/// How long a link stays good.
-const LINK_TTL: Duration = Duration::from_secs(15 * 60);
+/// The bounds on links waiting for their person.
+const LIMITS: LinkLimits = LinkLimits {
+    // How long a link stays good.
+    ttl: Duration::from_secs(15 * 60),
+    per_agent: MAX_LINKS_PER_AGENT,
+    // A bound on the table: when full, the oldest link of the agent holding the most goes.
+    in_all: 10_000,
+};
 /// Most links waiting at once for one agent: its oldest goes first, others' are untouched.
 pub const MAX_LINKS_PER_AGENT: usize = 20;
-/// Most links waiting at once in all (a bound on memory): when full, the oldest link of the
-/// agent holding the most goes.
-const MAX_WAITING: usize = 10_000;
 /// Most step-up authorizations (more scope after `403 insufficient_scope`) in a row for one
 /// grant before a call fails instead of asking again.
 pub const MAX_STEP_UPS: u32 = 2;
@@ -21,18 +33,10 @@ pub const MAX_STEP_UPS: u32 = 2;
 /// What one grant's links are made under.
 type GrantLock = Arc<tokio::sync::Mutex<()>>;
 
-/// A link waiting for its person.
-struct Link {
-    at: Instant,
-    /// The agent the link was made for (counted against its cap).
-    agent: String,
-    pending: Pending,
-}
-
-/// The authorizations waiting for their person, by `state`, and where the bridge is reached.
+/// Where the bridge is reached for OAuth, the links waiting for their person (in the store),
+/// and what each replica keeps per grant.
 pub struct Authorizations {
     pub settings: Arc<oauth::Settings>,
-    waiting: Mutex<HashMap<String, Link>>,
     /// One lock per grant, held while that grant's link is made (two at once would each
     /// register the bridge with its authorization server); never one for all servers.
     beginning: Mutex<HashMap<(String, String), GrantLock>>,
@@ -44,7 +48,6 @@ impl Authorizations {
     pub fn new(settings: oauth::Settings) -> Arc<Self> {
         Arc::new(Self {
             settings: Arc::new(settings),
-            waiting: Mutex::default(),
             beginning: Mutex::default(),
             step_ups: Mutex::default(),
         })
@@ -60,50 +63,36 @@ impl Authorizations {
             .clone()
     }
 
-    /// Keeps `pending`, made for `agent`: past the agent's cap its own oldest link goes.
-    pub(super) fn keep(&self, agent: &str, pending: Pending) {
-        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+    /// Keeps `pending` in `store`, made for `agent`: past the agent's cap its own oldest link
+    /// goes. `NotFound` when the server is no longer registered.
+    pub(super) async fn keep(
+        &self,
+        store: &Store,
+        agent: &str,
+        pending: &Pending,
+    ) -> Result<(), StoreError> {
         // (A link whose server is gone or changed stays, counted, until it expires: opened, it
         // says so.)
-        waiting.retain(|_, link| link.at.elapsed() < LINK_TTL);
-        let oldest_of = |waiting: &HashMap<String, Link>, agent: &str| {
-            waiting
-                .iter()
-                .filter(|(_, link)| link.agent == agent)
-                .min_by_key(|(_, link)| link.at)
-                .map(|(state, _)| state.clone())
-        };
-        let mine = waiting.values().filter(|link| link.agent == agent).count();
-        if mine >= MAX_LINKS_PER_AGENT
-            && let Some(oldest) = oldest_of(&waiting, agent)
-        {
-            waiting.remove(&oldest);
-        } else if waiting.len() >= MAX_WAITING {
-            let mut counts: HashMap<&str, usize> = HashMap::new();
-            for link in waiting.values() {
-                *counts.entry(link.agent.as_str()).or_default() += 1;
-            }
-            let most = counts
-                .into_iter()
-                .max_by_key(|(_, n)| *n)
-                .map(|(agent, _)| agent.to_owned());
-            if let Some(oldest) = most.and_then(|most| oldest_of(&waiting, &most)) {
-                waiting.remove(&oldest);
-            }
-        }
-        let link = Link {
-            at: Instant::now(),
-            agent: agent.to_owned(),
-            pending,
-        };
-        waiting.insert(link.pending.state.clone(), link);
+        store
+            .keep_oauth_link(
+                &pending.state,
+                &pending.key.server_id,
+                &pending.key.agent,
+                agent,
+                &pending.flow,
+                LIMITS,
+            )
+            .await
     }
 
-    /// The authorization `state` names, taken: a state works once.
-    pub(super) fn take(&self, state: &str) -> Option<Pending> {
-        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-        let link = waiting.remove(state)?;
-        (link.at.elapsed() < LINK_TTL).then_some(link.pending)
+    /// The authorization `state` names, taken from `store`: a state works once, on whichever
+    /// replica the person comes back to first.
+    pub(super) async fn take(
+        &self,
+        store: &Store,
+        state: &str,
+    ) -> Result<Option<StoredLink>, StoreError> {
+        store.take_oauth_link(state).await
     }
 
     /// Counts a step-up for `key`; false once there were too many in a row.

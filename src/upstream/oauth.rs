@@ -26,6 +26,8 @@ use crate::guard::Guard;
 use crate::store::Store;
 
 mod jwt;
+mod link;
+pub use link::LinkFlow;
 
 /// Where the bridge is reached by browsers and authorization servers, for one flow.
 #[derive(Debug, Clone)]
@@ -484,32 +486,29 @@ pub struct Client {
     guard: Guard,
     store: Store,
     vault: Arc<Vault>,
+    /// A digest of the server's `url` and `auth`: what a link's flow must have been made for.
+    server: String,
 }
 
-/// An authorization waiting for the person to approve it: its link, and what finishing needs.
+/// An authorization waiting for the person to approve it: its link, and what finishing needs
+/// (`flow`, as the store keeps it until the person comes back).
 pub struct Pending {
     pub key: GrantKey,
     pub authorization_url: String,
     pub state: String,
-    manager: AuthorizationManager,
-    http: Arc<GuardedHttp>,
-    vault: Arc<Vault>,
+    /// JSON, secret (the PKCE verifier, the client's secret): kept sealed, never logged.
+    pub flow: String,
 }
 
 /// Why a link's flow stores nothing.
 pub const LINK_STALE: &str = "this authorization link is no longer valid: its server was removed, \
      registered again or had its `url` or `auth` changed after the link was made";
 
-impl Pending {
-    /// Binds the flow to its server: `still` says whether the server is the one the link was
-    /// made for; once it is not, the tokens of this flow are not stored.
+impl Client {
+    /// Binds this client's flows to its server: `still` says whether the server is the one a
+    /// link was made for; once it is not, the tokens of the flow are not stored.
     pub fn bind(&self, still: Binding) {
         let _ = self.vault.binding.set(still);
-    }
-
-    /// Whether the link's server is still the one it was made for.
-    pub fn is_current(&self) -> bool {
-        self.vault.binding.get().is_none_or(|still| still())
     }
 }
 
@@ -539,6 +538,7 @@ impl Client {
             guard,
             vault: Arc::new(Vault::new(store.clone(), key)),
             store,
+            server: link::server_digest(&config.url, config.auth.as_ref()),
         }
     }
 
@@ -709,10 +709,16 @@ impl Client {
             .await?;
         self.save_registration(&registration).await?;
         manager.configure_client(self.client_config(&registration))?;
+        // The verifier rmcp makes is caught to be kept in the store with the link.
+        let caught = link::Caught::default();
+        manager.set_state_store(caught.clone());
         let url = manager
             .get_authorization_url(&scope_refs)
             .await
             .map_err(|e| http.explain(e))?;
+        let made = caught
+            .take()
+            .ok_or_else(|| OAuthError::Failed("the authorization URL has no verifier".into()))?;
         let state = url::Url::parse(&url)
             .ok()
             .and_then(|u| {
@@ -721,13 +727,13 @@ impl Client {
                     .map(|(_, v)| v.into_owned())
             })
             .ok_or_else(|| OAuthError::Failed("the authorization URL has no state".into()))?;
+        let flow = link::Flow::new(self, made, registration, &url);
+        let flow = serde_json::to_string(&flow).map_err(|e| OAuthError::Failed(e.to_string()))?;
         Ok(Pending {
             key: self.key().clone(),
             authorization_url: url,
             state,
-            manager,
-            http,
-            vault: self.vault.clone(),
+            flow,
         })
     }
 
@@ -781,21 +787,6 @@ impl Client {
             .await
             .map_err(|e| http.explain(e))?;
         Ok(registration(made.client_id, made.client_secret))
-    }
-
-    /// Finishes `pending` with the code the authorization server sent back: exchanges it (with
-    /// the PKCE verifier) and keeps the tokens.
-    pub async fn finish(
-        pending: Pending,
-        code: &str,
-        issuer: Option<&str>,
-    ) -> Result<(), OAuthError> {
-        pending
-            .manager
-            .exchange_code_for_token_with_issuer(code, &pending.state, issuer)
-            .await
-            .map_err(|e| pending.http.explain(e))?;
-        Ok(())
     }
 
     /// The client credentials grant: a token from the configured client's secret, or a signed

@@ -970,3 +970,65 @@ async fn a_replica_restarted_within_its_lease_runs_the_servers_it_held() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(echo(&body).contains("again"), "{body}");
 }
+
+/// An OAuth authorization whose link replica a made is completed by its callback on replica b
+/// (a round-robin load balancer sends the person's browser anywhere): the link's state is in
+/// the store, b exchanges the code, the server connects on its holder a, and calls work through
+/// either replica. The link still works once.
+#[tokio::test]
+async fn an_oauth_callback_completes_on_another_replica_than_the_links() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    // One secrets key, as replicas need: the link's verifier is sealed in the store by a and
+    // opened by b.
+    let key = "5a".repeat(32);
+    let sealing = [("MCP_BRIDGE_SECRETS_KEY", key.as_str())];
+    let a = replicas.start_with("a", &sealing).await;
+    let b = replicas.start_with("b", &sealing).await;
+    let peer = oauth_peer(&[]).await;
+    let id = unique("roa");
+    let config =
+        json!({"server_id": id, "transport": "http", "url": peer.url, "connect_timeout": 5});
+    let (status, body) = a
+        .app
+        .post("/v1/servers", &a.app.alice, json!({ "config": config }))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    a.app.wait_status(&id, "auth_required", WAIT).await;
+    let link = a.app.authorization_url(&id, &a.app.alice).await;
+
+    // The person approves; the authorization server sends the browser back to the callback,
+    // which reaches b.
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let approved = browser.get(&link).send().await.unwrap();
+    assert!(approved.status().is_redirection(), "{approved:?}");
+    let location = approved.headers()["location"].to_str().unwrap().to_owned();
+    let on_a = reqwest::Url::parse(&link).unwrap().join(&location).unwrap();
+    assert!(on_a.as_str().starts_with(&a.app.base), "{on_a}");
+    let mut on_b = reqwest::Url::parse(&b.app.base).unwrap();
+    on_b.set_path(on_a.path());
+    on_b.set_query(on_a.query());
+    let (status, body) = open_callback(on_b.as_str()).await;
+    assert_eq!(status, StatusCode::OK, "the callback on b: {body}");
+
+    // Connected on its holder with the new grant; called through either replica.
+    for replica in [&a, &b] {
+        replica.wait_held(&id, "a", WAIT).await;
+        let (status, body) = replica
+            .app
+            .call_as(&replica.app.alice, &format!("{id}__whoami"), json!({}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "through {}: {body}", replica.id);
+        assert_eq!(body["is_error"], false, "{body}");
+    }
+    // The same callback again, on the replica that made the link: used already.
+    let (status, body) = open_callback(on_a.as_str()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("already used"), "{body}");
+    let stats = peer.oauth_stats().await;
+    assert_eq!(stats["code_exchanges"], 1, "{stats}");
+}
