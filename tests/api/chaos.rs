@@ -49,10 +49,6 @@ pub fn knob(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// `MCP_BRIDGE_CHAOS_SESSIONS=1` adds agents on `/mcp` sessions of the 2025-11-25 era. Off until
-/// a session works on whichever replica a request lands on (issue 35, item 3, branch "sessions"):
-/// today a session lives on the replica that answered `initialize`, so a round-robin proxy sends
-/// two requests in three to a replica that answers 404, and the ledger fails.
 /// Whether `MCP_BRIDGE_CHAOS_FAULTS` (a comma-separated subset of `kill,nats,postgres,cut`; all
 /// when unset) names `fault`.
 fn fault_on(fault: &str) -> bool {
@@ -61,8 +57,10 @@ fn fault_on(fault: &str) -> bool {
         .unwrap_or(true)
 }
 
+/// Agents on `/mcp` sessions of the 2025-11-25 era, each request on whichever replica the proxy
+/// picks (the session is shared through the store); `MCP_BRIDGE_CHAOS_SESSIONS=0` leaves them out.
 fn sessions_on() -> bool {
-    knob("MCP_BRIDGE_CHAOS_SESSIONS", 0) == 1
+    knob("MCP_BRIDGE_CHAOS_SESSIONS", 1) == 1
 }
 
 // ---- the test ----
