@@ -1140,6 +1140,30 @@ mod tests {
             .unwrap()
     }
 
+    /// An event NATS will never take (over its max_payload, 1 MiB by default) is dropped and
+    /// told, rather than retried at the head of the outbox with every later event behind it.
+    #[tokio::test]
+    async fn an_event_too_large_for_nats_is_told_lost_and_holds_nothing_up() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let mut opened = a.open("alice", None).await;
+        let mut live = opened.take();
+        let big = "x".repeat(2 << 20);
+        a.publish("alice", "mcp/server/push", &serde_json::json!({"big": big}));
+        a.publish("alice", "mcp/server/push", &serde_json::json!({"n": 1}));
+        let first = next(&mut live).await;
+        let second = next(&mut live).await;
+        assert_eq!(&*first.data, r#"{"n":1}"#);
+        assert!(
+            second.data.contains("bridge/events_lost"),
+            "{}",
+            second.data
+        );
+        assert_eq!(a.bus().unwrap().dropped(), 1);
+    }
+
     #[tokio::test]
     async fn an_event_reaches_a_stream_on_another_replica_and_resumes_on_a_third() {
         let Some(replicas) = Replicas::new() else {

@@ -47,10 +47,16 @@ impl Bus {
         let mut failing = false;
         let mut said = false;
         let mut pause = Duration::from_millis(50);
+        // Ids name this run of the process: a replica restarted under the same id (and, in a
+        // container, always PID 1) must not reuse ids the others have applied already.
+        let run = crate::a2e::new_id();
         loop {
-            let mut take = |entry: Entry, waiting: &mut VecDeque<Waiting>, bytes: &mut usize| {
+            let mut take = |entry: Entry,
+                            waiting: &mut VecDeque<Waiting>,
+                            bytes: &mut usize,
+                            lost: &mut Lost| {
                 next_id += 1;
-                let id = format!("{}-{}-{next_id}", self.replica, std::process::id());
+                let id = format!("{}-{run}-{next_id}", self.replica);
                 let (agent, event) = match &entry {
                     Entry::Event { agent, .. } | Entry::Ask { agent, .. } => {
                         (Some(agent.clone()), true)
@@ -59,6 +65,27 @@ impl Bus {
                     _ => (None, false),
                 };
                 let payload = self.wrap_as(&self.log_subject, &id, &Message::Log(entry));
+                // NATS refuses a message over its max_payload, every time: kept, it would hold
+                // up every entry behind it. Dropped here, and its agent told as for the bound.
+                let max = self.client.server_info().max_payload;
+                if max > 0 && payload.len() > max {
+                    self.dropped
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tracing::error!(
+                        bytes = payload.len(),
+                        max_payload = max,
+                        "an event is larger than NATS takes (its max_payload): dropped"
+                    );
+                    if event {
+                        match agent {
+                            Some(agent) => {
+                                lost.agents.insert(agent);
+                            }
+                            None => lost.everyone = true,
+                        }
+                    }
+                    return;
+                }
                 *bytes += payload.len();
                 waiting.push_back(Waiting {
                     id,
@@ -69,7 +96,7 @@ impl Bus {
                 });
             };
             while let Ok(entry) = outgoing.try_recv() {
-                take(entry, &mut waiting, &mut bytes);
+                take(entry, &mut waiting, &mut bytes, &mut lost);
             }
             if self.keep_within(&mut waiting, &mut bytes, &mut lost) > 0 && !said {
                 said = true;
@@ -84,7 +111,7 @@ impl Bus {
                     continue;
                 }
                 match outgoing.recv().await {
-                    Some(entry) => take(entry, &mut waiting, &mut bytes),
+                    Some(entry) => take(entry, &mut waiting, &mut bytes, &mut lost),
                     None => return,
                 }
                 continue;
@@ -103,7 +130,7 @@ impl Bus {
                     match came {
                         Ok(acked) => acked,
                         Err(Some(entry)) => {
-                            take(entry, &mut waiting, &mut bytes);
+                            take(entry, &mut waiting, &mut bytes, &mut lost);
                             continue;
                         }
                         Err(None) => return,
