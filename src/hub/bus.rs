@@ -538,7 +538,15 @@ impl Bus {
             .until_disconnected(self.client.send_request(subject, request))
             .await
         {
-            Ok(_) => Some(true),
+            // Only a reply sealed with the bus key counts: anyone allowed to subscribe on the
+            // subject could answer for a dead replica and hold its servers from a takeover.
+            Ok(reply) => match self.unwrap(&reply.subject, &reply.payload) {
+                Ok(Envelope {
+                    message: Message::Reply(_),
+                    ..
+                }) => Some(true),
+                _ => None,
+            },
             Err(e) if e.kind() == async_nats::RequestErrorKind::NoResponders => Some(false),
             Err(_) => None,
         }
