@@ -19,7 +19,7 @@ pub struct NatsAccess {
     pub tls_ca: Option<PathBuf>,
     /// A client certificate and its key.
     pub tls_cert: Option<(PathBuf, PathBuf)>,
-    /// A `tls://` URL: NATS must speak TLS.
+    /// NATS must speak TLS: a `tls://` URL, or a CA or client certificate given.
     pub tls_required: bool,
     /// The URL to connect to, without the user and password it may carry (they are in
     /// `user`: the NATS client does not read them from the URL).
@@ -172,13 +172,16 @@ pub(super) fn access(config: &Config) -> Result<NatsAccess, ConfigError> {
         .as_deref()
         .map(|ca| readable("MCP_BRIDGE_NATS_TLS_CA", ca))
         .transpose()?;
+    // A CA or client certificate given means TLS is meant: without requiring it, a man in the
+    // middle saying "no TLS" would get the CONNECT (credentials included) in plain text.
+    let tls_required = url.starts_with("tls://") || tls_ca.is_some() || tls_cert.is_some();
     Ok(NatsAccess {
         user: user.or(in_url),
         nkey_seed,
         creds,
         tls_ca,
         tls_cert,
-        tls_required: url.starts_with("tls://"),
+        tls_required,
         url,
     })
 }
@@ -253,6 +256,15 @@ mod tests {
             ..replica()
         };
         assert!(tls.nats_access().unwrap().tls_required);
+        let ca = tempfile::NamedTempFile::new().unwrap();
+        let with_ca = Config {
+            nats_tls_ca: Some(ca.path().to_path_buf()),
+            ..replica()
+        };
+        assert!(
+            with_ca.nats_access().unwrap().tls_required,
+            "a CA given requires TLS even on a nats:// URL"
+        );
         let in_url = Config {
             nats_url: Some("nats://bridge:p%40ss@127.0.0.1:4222".into()),
             ..replica()
