@@ -515,16 +515,11 @@ impl Tasks {
         }
         let after = match cursor {
             "" => None,
-            text => Some(
-                hex::decode(text)
-                    .ok()
-                    .and_then(|bytes| serde_json::from_slice::<(f64, String)>(&bytes).ok())
-                    .ok_or_else(|| {
-                        TaskError::Invalid(format!(
-                            "`cursor` \"{text}\" is not a cursor this service gave out"
-                        ))
-                    })?,
-            ),
+            text => Some(read_cursor(text).ok_or_else(|| {
+                TaskError::Invalid(format!(
+                    "`cursor` \"{text}\" is not a cursor this service gave out"
+                ))
+            })?),
         };
         let after = after.as_ref().map(|(at, id)| (*at, id.as_str()));
         let mut tasks = self
@@ -535,9 +530,7 @@ impl Tasks {
             true => {
                 tasks.truncate(limit);
                 let last = &tasks[limit - 1];
-                hex::encode(
-                    serde_json::to_vec(&(last.created_at, &last.task_id)).unwrap_or_default(),
-                )
+                cursor_after(last.created_at, &last.task_id)
             }
             false => String::new(),
         };
@@ -849,5 +842,37 @@ fn error_of(error: &registry::Error) -> (ErrorCode, String) {
     match error.code() {
         ErrorCode::Internal => (ErrorCode::Internal, a2e::internal_error(error)),
         code => (code, error.to_string()),
+    }
+}
+
+/// The cursor of the page after a task created at `at`: the time's exact bits, as serde_json
+/// reads a float back to within a unit in the last place only, and a time read back larger
+/// than the page's last one showed that task again on the next page.
+fn cursor_after(at: f64, task_id: &str) -> String {
+    hex::encode(serde_json::to_vec(&(at.to_bits(), task_id)).unwrap_or_default())
+}
+
+/// What [`cursor_after`] wrote, or `None` for anything else.
+fn read_cursor(text: &str) -> Option<(f64, String)> {
+    let bytes = hex::decode(text).ok()?;
+    let (bits, id) = serde_json::from_slice::<(u64, String)>(&bytes).ok()?;
+    Some((f64::from_bits(bits), id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cursor_gives_back_the_exact_time() {
+        // Times as `a2e::now()` makes them, over a spread wide enough to meet floats that
+        // serde_json reads back a unit off.
+        for i in 0..200_000u64 {
+            let at = 1_796_000_000.0 + i as f64 * 0.000_123_456_7;
+            let (back, id) = read_cursor(&cursor_after(at, "t-1")).unwrap();
+            assert_eq!(back.to_bits(), at.to_bits(), "{at}");
+            assert_eq!(id, "t-1");
+        }
+        assert_eq!(read_cursor("zz"), None);
     }
 }
