@@ -164,8 +164,11 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         .map(str::to_owned);
     // Only a request without a session can open one: the agent is kept for it alone.
     let opener = match &session {
-        Some(id) if !front.owners.allows(id, &agent.id).await => return session_not_found(),
-        Some(_) => None,
+        Some(id) => match front.owners.allows(id, &agent.id).await {
+            Some(true) => None,
+            Some(false) => return session_not_found(),
+            None => return session_unknown_for_now(),
+        },
         None => Some(agent.id.clone()),
     };
     if opener.is_some()
@@ -326,6 +329,20 @@ fn too_many_sessions(agent: &str, cap: usize) -> Response {
 /// What rmcp answers for a session it does not know: the client starts a new one.
 fn session_not_found() -> Response {
     (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+}
+
+/// A session this replica never saw while the shared database does not answer: a retryable
+/// 503, not the 404 that would make the client drop a session that may well be alive.
+fn session_unknown_for_now() -> Response {
+    let message = "this replica cannot look the session up now (the database does not answer);                    try again";
+    let mut response =
+        crate::http::error::ApiError::new(crate::a2e::ErrorCode::McpServerUnavailable, message)
+            .into_response();
+    response.headers_mut().insert(
+        axum::http::header::RETRY_AFTER,
+        axum::http::HeaderValue::from_static("1"),
+    );
+    response
 }
 
 /// The 2025-11-25 sessions open now: told when the catalogue changes, and given the resource

@@ -69,11 +69,12 @@ impl SessionOwners {
     /// Whether `agent` may use session `id`. A session not recorded is not open (rmcp answers
     /// it as unknown). Across replicas the shared record decides: a session another replica
     /// ended (or that expired) is ended here too, and one the database cannot be asked about
-    /// is allowed only to the agent this replica saw open or use it.
-    pub async fn allows(&self, id: &str, agent: &str) -> bool {
+    /// is allowed only to the agent this replica saw open or use it; `None` when this replica
+    /// never saw it (a 404 would tell the client its session is gone for good).
+    pub async fn allows(&self, id: &str, agent: &str) -> Option<bool> {
         let local = |owners: &Owners| owners.by_session.get(id).map(|owner| owner == agent);
         let Some(shared) = &self.shared else {
-            return local(&self.lock()).unwrap_or(true);
+            return Some(local(&self.lock()).unwrap_or(true));
         };
         match shared.get(id).await {
             Ok(Some(session)) if session.agent_id.as_deref() == Some(agent) => {
@@ -81,9 +82,9 @@ impl SessionOwners {
                     .by_session
                     .entry(id.to_owned())
                     .or_insert_with(|| agent.to_owned());
-                true
+                Some(true)
             }
-            Ok(Some(_)) => false,
+            Ok(Some(_)) => Some(false),
             Ok(None) => {
                 self.closed(id);
                 if self.is_open(id).await
@@ -91,11 +92,11 @@ impl SessionOwners {
                 {
                     tracing::debug!(%error, "cannot end an /mcp session ended elsewhere");
                 }
-                false
+                Some(false)
             }
             Err(error) => {
                 tracing::warn!(%error, "cannot look up an /mcp session; going by this replica's own");
-                local(&self.lock()).unwrap_or(false)
+                local(&self.lock())
             }
         }
     }

@@ -440,3 +440,45 @@ async fn a_round_robined_session_answers_sampling_on_any_replica() {
     let result = called.last().cloned().unwrap_or_default();
     assert!(result.to_string().contains("sampled round"), "{called:?}");
 }
+
+/// While the shared database does not answer, a request of a session this replica never saw is
+/// answered 503 (retryable), not 404, which would make the client drop a session that is alive;
+/// once the database is back the session goes on there.
+#[tokio::test]
+async fn a_session_unseen_here_while_the_database_is_away_is_retryable_not_gone() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let target = url::Url::parse(&replicas.database).unwrap();
+    let target = format!(
+        "{}:{}",
+        target.host_str().unwrap(),
+        target.port().unwrap_or(5432)
+    );
+    let mut proxy = Proxy::start(&target).await;
+    let mut through = url::Url::parse(&replicas.database).unwrap();
+    through.set_port(Some(proxy.port)).unwrap();
+    let direct = std::mem::replace(&mut replicas.database, through.to_string());
+    // A lease longer than the outage, so nothing else moves meanwhile.
+    let lease = [("MCP_BRIDGE_LEASE_SECS", "30")];
+    let a = replicas.start_with("a", &lease).await;
+    let b = replicas.start_with("b", &lease).await;
+    let mut on_a = RoundRobin::new(&[&a], &a.app.alice);
+    on_a.open(json!({})).await;
+    let mut on_b = RoundRobin::new(&[&b], &b.app.alice);
+    on_b.session = on_a.session.clone();
+
+    proxy.cut().await;
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let resp = on_b.send(reqwest::Method::POST, Some(ping.clone())).await;
+    let status = resp.status();
+    let retry_after = resp.headers().get("retry-after").cloned();
+    let body: Value = resp.json().await.unwrap_or_default();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["retryable"], true, "{body}");
+    assert!(retry_after.is_some());
+    proxy.restore().await;
+    replicas.database = direct;
+
+    assert_eq!(on_b.result(3, "ping", json!({})).await, json!({}));
+}
