@@ -434,6 +434,22 @@ impl Sessions {
         id: Option<&str>,
         change: impl FnOnce(&mut Session),
     ) {
+        // Across replicas, the change is made to what the session asked for on any of them (it
+        // may have subscribed through another since it was restored here), not to this
+        // replica's copy, which would drop those.
+        let recorded = match (&self.shared, id) {
+            (Some(shared), Some(id)) => match shared.interests().await {
+                Ok(interests) => interests
+                    .into_iter()
+                    .find(|i| i.session_id == id)
+                    .map(|i| (i.uris, i.log_level)),
+                Err(error) => {
+                    tracing::warn!(%error, "cannot read what an /mcp session asked for; changing this replica's copy");
+                    None
+                }
+            },
+            _ => None,
+        };
         let asked = {
             let mut open = self.lock();
             let index = match open.iter().position(|s| same_session(&s.peer, peer)) {
@@ -450,6 +466,10 @@ impl Sessions {
                 }
             };
             let session = &mut open[index];
+            if let Some((uris, level)) = recorded {
+                session.uris = uris.into_iter().collect();
+                session.log_level = level.map(|l| json!(l)).as_ref().and_then(log_rank);
+            }
             change(session);
             let mut uris: Vec<String> = session.uris.iter().cloned().collect();
             uris.sort();

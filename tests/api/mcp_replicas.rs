@@ -482,3 +482,41 @@ async fn a_session_unseen_here_while_the_database_is_away_is_retryable_not_gone(
 
     assert_eq!(on_b.result(3, "ping", json!({})).await, json!({}));
 }
+
+/// What a session asks for through one replica is kept when it asks for more through another:
+/// a subscription made on a survives a log level set on b, and its updates still come.
+#[tokio::test]
+async fn a_subscription_made_on_one_replica_survives_a_change_made_on_another() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let ev = unique("ev");
+    a.app.register(everything_stdio(&ev)).await;
+    b.wait_held(&ev, "a", WAIT).await;
+    let mut client = RoundRobin::new(&[&a, &b], &a.app.alice);
+    client.open(json!({})).await; // a, then b
+    let uri = "demo://resource/static/document/architecture.md";
+    client
+        .result(2, "resources/subscribe", json!({"uri": uri}))
+        .await; // a
+    client
+        .result(3, "logging/setLevel", json!({"level": "error"}))
+        .await; // b
+    let mut stream = client.listen().await; // a
+    let toggled = client
+        .result(
+            4,
+            "tools/call",
+            json!({"name": format!("{ev}__toggle-subscriber-updates"), "arguments": {}}),
+        )
+        .await; // b
+    assert_ne!(toggled["isError"], json!(true), "{toggled}");
+    heard(
+        &mut stream,
+        "notifications/resources/updated",
+        Duration::from_secs(20),
+    )
+    .await;
+}
