@@ -438,11 +438,16 @@ impl Sessions {
         // may have subscribed through another since it was restored here), not to this
         // replica's copy, which would drop those.
         let recorded = match (&self.shared, id) {
+            // A session the store lists nothing for asked for nothing (it may have unsubscribed
+            // through another replica), whatever this replica's copy still says.
             (Some(shared), Some(id)) => match shared.interests().await {
-                Ok(interests) => interests
-                    .into_iter()
-                    .find(|i| i.session_id == id)
-                    .map(|i| (i.uris, i.log_level)),
+                Ok(interests) => Some(
+                    interests
+                        .into_iter()
+                        .find(|i| i.session_id == id)
+                        .map(|i| (i.uris, i.log_level))
+                        .unwrap_or_default(),
+                ),
                 Err(error) => {
                     tracing::warn!(%error, "cannot read what an /mcp session asked for; changing this replica's copy");
                     None
