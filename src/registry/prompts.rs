@@ -1,8 +1,7 @@
 //! Prompts across servers (merged pages, rendering by name) and completions of prompt and
 //! resource-template arguments. A name offered by several servers needs a `server_id`.
 
-use super::relay::{Relayed, Repeat};
-use futures::future::BoxFuture;
+use super::relay::Relayed;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -89,15 +88,7 @@ impl Registry {
                 name: name.to_owned(),
                 arguments: arguments.clone(),
             };
-            let timeout = Duration::from_secs(entry.config().timeout);
-            let attempt = |holder: String, left: Duration| -> BoxFuture<'_, _> {
-                let op = op.clone();
-                Box::pin(async move { self.forward(&holder, op, left).await })
-            };
-            match self
-                .relay(&entry, holder, timeout, Repeat::Safe, attempt)
-                .await
-            {
+            match self.relay_safe(&entry, holder, op).await {
                 Relayed::Done(answer) => return answer,
                 Relayed::HereNow => {}
             }
@@ -224,15 +215,7 @@ impl Registry {
                 argument: argument.clone(),
                 context: context.clone(),
             };
-            let timeout = Duration::from_secs(entry.config().timeout);
-            let attempt = |holder: String, left: Duration| -> BoxFuture<'_, _> {
-                let op = op.clone();
-                Box::pin(async move { self.forward(&holder, op, left).await })
-            };
-            match self
-                .relay(&entry, holder, timeout, Repeat::Safe, attempt)
-                .await
-            {
+            match self.relay_safe(&entry, holder, op).await {
                 Relayed::Done(answer) => return answer,
                 Relayed::HereNow => {}
             }

@@ -71,6 +71,23 @@ impl Registry {
         }
     }
 
+    /// Forwards `op`, which is safe to repeat (a read, prompt or completion), to `holder` within
+    /// the server's own timeout, surviving the holder's death as [`relay`](Self::relay) does.
+    pub(super) async fn relay_safe<T: serde::de::DeserializeOwned>(
+        &self,
+        entry: &ServerEntry,
+        holder: String,
+        op: super::replicas::Op,
+    ) -> Relayed<T> {
+        let timeout = Duration::from_secs(entry.config().timeout);
+        let attempt = |holder: String, left: Duration| -> BoxFuture<'_, _> {
+            let op = op.clone();
+            Box::pin(async move { self.forward(&holder, op, left).await })
+        };
+        self.relay(entry, holder, timeout, Repeat::Safe, attempt)
+            .await
+    }
+
     /// Resolves once `holder` is gone: its presence on the bus lapsed, and asked directly it
     /// did not answer (nobody listens for it on NATS, or no answer within [`PROBE_BOUND`]). A
     /// lapsed presence alone is not enough: a replica busy for a few seconds (a loaded

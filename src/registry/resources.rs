@@ -2,8 +2,7 @@
 //! per-agent subscriptions kept in the store. `resource_allow_list` applies to each, and a URI it
 //! leaves out looks exactly like one no server offers.
 
-use super::relay::{Relayed, Repeat};
-use futures::future::BoxFuture;
+use super::relay::Relayed;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -280,15 +279,7 @@ impl Registry {
                 server_id: entry.id.clone(),
                 uri: uri.to_owned(),
             };
-            let timeout = Duration::from_secs(entry.config().timeout);
-            let attempt = |holder: String, left: Duration| -> BoxFuture<'_, _> {
-                let op = op.clone();
-                Box::pin(async move { self.forward(&holder, op, left).await })
-            };
-            match self
-                .relay(&entry, holder, timeout, Repeat::Safe, attempt)
-                .await
-            {
+            match self.relay_safe(&entry, holder, op).await {
                 Relayed::Done(answer) => return answer,
                 Relayed::HereNow => {}
             }
