@@ -77,6 +77,22 @@ impl Replicas {
         replica
     }
 
+    /// Puts a proxy the test can cut between the database and the replicas started from now
+    /// on; the proxy, and the database's direct URL.
+    pub async fn database_through_proxy(&mut self) -> (Proxy, String) {
+        let direct = url::Url::parse(&self.database).unwrap();
+        let target = format!(
+            "{}:{}",
+            direct.host_str().unwrap(),
+            direct.port().unwrap_or(5432)
+        );
+        let proxy = Proxy::start(&target).await;
+        let mut through = direct;
+        through.set_port(Some(proxy.port)).unwrap();
+        let direct = std::mem::replace(&mut self.database, through.to_string());
+        (proxy, direct)
+    }
+
     pub async fn start(&mut self, id: &str) -> Replica {
         self.start_with(id, &[]).await
     }

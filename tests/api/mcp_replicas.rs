@@ -449,16 +449,7 @@ async fn a_session_unseen_here_while_the_database_is_away_is_retryable_not_gone(
     let Some(mut replicas) = Replicas::new().await else {
         return;
     };
-    let target = url::Url::parse(&replicas.database).unwrap();
-    let target = format!(
-        "{}:{}",
-        target.host_str().unwrap(),
-        target.port().unwrap_or(5432)
-    );
-    let mut proxy = Proxy::start(&target).await;
-    let mut through = url::Url::parse(&replicas.database).unwrap();
-    through.set_port(Some(proxy.port)).unwrap();
-    let direct = std::mem::replace(&mut replicas.database, through.to_string());
+    let (mut proxy, direct) = replicas.database_through_proxy().await;
     // A lease longer than the outage, so nothing else moves meanwhile.
     let lease = [("MCP_BRIDGE_LEASE_SECS", "30")];
     let a = replicas.start_with("a", &lease).await;

@@ -381,16 +381,7 @@ async fn while_postgres_is_away_calls_go_on_and_writes_fail_cleanly() {
     let Some(mut replicas) = Replicas::new().await else {
         return;
     };
-    let target = url::Url::parse(&replicas.database).unwrap();
-    let target = format!(
-        "{}:{}",
-        target.host_str().unwrap(),
-        target.port().unwrap_or(5432)
-    );
-    let mut proxy = Proxy::start(&target).await;
-    let mut through = url::Url::parse(&replicas.database).unwrap();
-    through.set_port(Some(proxy.port)).unwrap();
-    let direct = std::mem::replace(&mut replicas.database, through.to_string());
+    let (mut proxy, direct) = replicas.database_through_proxy().await;
     // A lease longer than the outage: a replica lets its servers go only past a whole lease
     // without renewing it.
     let lease = [("MCP_BRIDGE_LEASE_SECS", "30")];
