@@ -69,33 +69,56 @@ async fn an_intruder_on_nats_without_the_bus_key_can_neither_act_nor_read() {
             .await
             .unwrap();
 
-    // (e) A call forwarded from b to a, under a wildcard subscription: its argument is in no
-    // payload and no header.
+    // (e) A call forwarded to the holder, under a wildcard subscription: its argument is in no
+    // payload and no header. On a loaded machine a 3 s lease can lapse and the server move to
+    // the other replica, so the call is made from whichever replica does not hold it then.
     let mut everything = intruder.subscribe(format!("{prefix}.>")).await.unwrap();
     let mut inboxes = intruder.subscribe("_INBOX.>").await.unwrap();
     intruder.flush().await.unwrap();
-    let (status, body) = b
-        .app
-        .call(&format!("{id}__echo"), json!({"message": DISTINCTIVE}))
+    let mut attempts = Vec::new();
+    let (holder, heard, captured) = loop {
+        let held_by = wait_until("the server ready on a replica", WAIT, async || {
+            let (_, body) = a.app.server(&id).await;
+            let server = &body["server"];
+            match (server["status"].as_str(), server["replica"].as_str()) {
+                (Some("ready"), Some(holder)) => Ok(holder.to_owned()),
+                _ => Err(body.to_string()),
+            }
+        })
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert!(body.to_string().contains(DISTINCTIVE), "{body}");
-    let mut heard = Vec::new();
-    let listen = tokio::time::sleep(Duration::from_secs(2));
-    tokio::pin!(listen);
-    loop {
-        tokio::select! {
-            _ = &mut listen => break,
-            Some(message) = everything.next() => heard.push(message),
-            Some(message) = inboxes.next() => heard.push(message),
+        let (holder, caller) = match held_by.as_str() {
+            "b" => (&b, &a),
+            _ => (&a, &b),
+        };
+        let (status, body) = caller
+            .app
+            .call(&format!("{id}__echo"), json!({"message": DISTINCTIVE}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(body.to_string().contains(DISTINCTIVE), "{body}");
+        let mut heard = Vec::new();
+        let listen = tokio::time::sleep(Duration::from_secs(2));
+        tokio::pin!(listen);
+        loop {
+            tokio::select! {
+                _ = &mut listen => break,
+                Some(message) = everything.next() => heard.push(message),
+                Some(message) = inboxes.next() => heard.push(message),
+            }
         }
-    }
-    let rpc_subject = format!("{prefix}.rpc.a");
-    let captured = heard
-        .iter()
-        .find(|m| m.subject.as_str() == rpc_subject)
-        .cloned()
-        .expect("the forwarded call crossed NATS");
+        let rpc_subject = format!("{prefix}.rpc.{}", holder.id);
+        let subjects: Vec<String> = heard.iter().map(|m| m.subject.to_string()).collect();
+        if let Some(captured) = heard.iter().find(|m| m.subject.as_str() == rpc_subject) {
+            let captured = captured.clone();
+            break (holder, heard, captured);
+        }
+        attempts.push(format!("held by {held_by}, heard {subjects:?}"));
+        assert!(
+            attempts.len() < 3,
+            "the forwarded call never crossed NATS: {attempts:#?}"
+        );
+    };
+    let rpc_subject = captured.subject.to_string();
     for message in &heard {
         let headers = format!("{:?}", message.headers);
         let payload = String::from_utf8_lossy(&message.payload);
@@ -113,7 +136,7 @@ async fn an_intruder_on_nats_without_the_bus_key_can_neither_act_nor_read() {
 
     // (b) A forged call as agent "nobody", in the wire format before sealing and in the new
     // one unsealed: refused before anything runs.
-    let refused_before = a.metric("mcp_bridge_bus_refused_total").await;
+    let refused_before = holder.metric("mcp_bridge_bus_refused_total").await;
     let call = json!({"op": "call_tool", "name": format!("{id}__echo"),
         "arguments": {"message": "forged"}, "timeout": null, "agent": "nobody",
         "req_id": "x", "call_key": "k"});
@@ -129,8 +152,8 @@ async fn an_intruder_on_nats_without_the_bus_key_can_neither_act_nor_read() {
     forged_request(&intruder, &rpc_subject, serde_json::to_vec(&read).unwrap()).await;
     // (f) The captured sealed call, replayed: refused as seen before.
     forged_request(&intruder, &rpc_subject, captured.payload.to_vec()).await;
-    wait_until("a counting the four refusals", WAIT, async || {
-        let refused = a.metric("mcp_bridge_bus_refused_total").await;
+    wait_until("the holder counting the four refusals", WAIT, async || {
+        let refused = holder.metric("mcp_bridge_bus_refused_total").await;
         match refused - refused_before >= 4.0 {
             true => Ok(()),
             false => Err(format!("{refused_before} -> {refused}")),
