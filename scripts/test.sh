@@ -41,14 +41,24 @@ wait_for() {
 }
 nats_up() { timeout 2 bash -c '</dev/tcp/127.0.0.1/4222'; }
 
+# Names each step and says how long the one before it took (CI's budget is 45 minutes).
+run_started=$SECONDS
+step_started=$SECONDS
+step() {
+  [ "$step_started" = "$run_started" ] || echo "   (took $((SECONDS - step_started)) s)"
+  step_started=$SECONDS
+  echo "== $*"
+}
+
+step "test peers (scripts/peers.sh)"
 scripts/peers.sh
 
-echo "== format and lints"
+step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -- -D warnings
 cargo clippy --locked --test netns -- -D warnings
 
-echo "== the release build the image runs, in the background (its own target dir: cargo locks one)"
+step "the release build the image runs, in the background (its own target dir: cargo locks one)"
 # It takes the longest of any step (about 15 minutes on 2 cores) and the tests below mostly wait
 # on peers and timeouts: at the lowest priority it uses what CPU they leave, and is waited for at
 # the end.
@@ -57,7 +67,7 @@ mkdir -p target
 nice -n 19 cargo build --release --locked --target-dir target/ci-release >"$release_log" 2>&1 &
 release_pid=$!
 
-echo "== layers: every import points down (scripts/layers.py), and no import loop between files"
+step "layers: every import points down (scripts/layers.py), and no import loop between files"
 scripts/layers.py src
 if [ -x ../shared/tools/import-loops ]; then
   ../shared/tools/import-loops src
@@ -65,7 +75,7 @@ else
   echo "(../shared/tools/import-loops is not here: the file-level loop check is skipped)"
 fi
 
-echo "== services: PostgreSQL (127.0.0.1:5432) and NATS (127.0.0.1:4222), started when down"
+step "services: PostgreSQL (127.0.0.1:5432) and NATS (127.0.0.1:4222), started when down"
 if ! pg_isready -h 127.0.0.1 -p 5432 -q; then
   pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start
 fi
@@ -81,33 +91,58 @@ export MCP_BRIDGE_TEST_NATS=nats://127.0.0.1:4222
 # A failing test's panic message, not its backtrace, is what the last lines of a CI log should show.
 export RUST_BACKTRACE=0
 
-echo "== tests (and a smoke run of the benchmark harness, benches/bridge.rs, with tiny sizes)"
+step "tests (and a smoke run of the benchmark harness, benches/bridge.rs, with tiny sizes)"
 cargo test --locked --all-targets
 
-echo "== the store's tests and the integration suite again, on PostgreSQL"
-# About 3 minutes here (2 cores), beside 2.5 on SQLite: run after the rest, not alongside it.
-started=$SECONDS
-MCP_BRIDGE_TEST_POSTGRES=$postgres MCP_BRIDGE_TEST_RUN=$run cargo test --locked --lib store::
-MCP_BRIDGE_TEST_POSTGRES=$postgres MCP_BRIDGE_TEST_RUN=$run cargo test --locked --test api
-echo "(the PostgreSQL pass took $((SECONDS - started)) s)"
+step "the store's tests and the integration suite again on PostgreSQL, beside the steps below"
+# About 11 minutes (2 cores), most of it replicas waiting on leases, peers and timeouts: the
+# test binaries cargo built above run in the background (not through cargo, which would hold
+# the build directory's lock against the steps below) and are waited for before the last step.
+built=$(cargo test --locked --lib --test api --no-run --message-format=json 2>/dev/null)
+lib_tests=$(jq -r 'select(.executable != null and .target.kind == ["lib"]) | .executable' <<<"$built")
+api_tests=$(jq -r 'select(.executable != null and .target.name == "api") | .executable' <<<"$built")
+if [ ! -x "$lib_tests" ] || [ ! -x "$api_tests" ]; then
+  echo "cargo named no test binary for the library or tests/api" >&2
+  exit 1
+fi
+postgres_log=target/ci-postgres.log
+(
+  export MCP_BRIDGE_TEST_POSTGRES=$postgres MCP_BRIDGE_TEST_RUN=$run
+  started=$SECONDS
+  "$lib_tests" store:: && "$api_tests"
+  status=$?
+  echo "(the PostgreSQL pass took $((SECONDS - started)) s)"
+  exit $status
+) >"$postgres_log" 2>&1 &
+postgres_pid=$!
 
-echo "== the OpenAPI document (validator, redocly lint) and the clients generated from it (scripts/openapi-check.sh)"
+step "the OpenAPI document (validator, redocly lint) and the clients generated from it (scripts/openapi-check.sh)"
 scripts/openapi-check.sh
 
-echo "== the upstream address guard, in a loopback-only network namespace (tests/netns.rs)"
+step "the upstream address guard, in a loopback-only network namespace (tests/netns.rs)"
 scripts/netns.sh
 
-echo "== API fuzzing: schemathesis against /openapi.json, in a loopback-only network namespace"
+step "API fuzzing: schemathesis against /openapi.json, in a loopback-only network namespace"
 # A fixed seed keeps CI repeatable; scripts/fuzz-api.sh alone draws a new one each run.
 FUZZ_MAX_TIME=${FUZZ_MAX_TIME:-120} scripts/fuzz-api.sh --seed "${FUZZ_SEED:-253689785907115869621322676869123798626}"
 
-echo "== MCP conformance suite (tests/conformance/expected-failures.yml)"
+step "MCP conformance suite (tests/conformance/expected-failures.yml)"
 scripts/conformance.sh
 
-echo "== examples (examples/: curl walkthrough, Python and TypeScript agents)"
+step "examples (examples/: curl walkthrough, Python and TypeScript agents)"
 scripts/examples.sh
 
-echo "== deployment: docker-compose.yml against the Compose specification, and the release build the image runs"
+step "waiting for the PostgreSQL pass (its output follows)"
+postgres_status=0
+wait "$postgres_pid" || postgres_status=$?
+postgres_pid=
+cat "$postgres_log"
+if [ "$postgres_status" != 0 ]; then
+  echo "the PostgreSQL pass failed (exit $postgres_status)" >&2
+  exit "$postgres_status"
+fi
+
+step "deployment: docker-compose.yml against the Compose specification, and the release build the image runs"
 node tests/deploy/validate-compose.mjs docker-compose.yml
 if ! wait "$release_pid"; then
   tail -n 40 "$release_log" >&2
@@ -116,3 +151,5 @@ if ! wait "$release_pid"; then
 fi
 release_pid=
 tail -n 1 "$release_log"
+step "done"
+echo "(the whole run took $((SECONDS - run_started)) s)"
