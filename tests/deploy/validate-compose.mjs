@@ -22,7 +22,8 @@ const dropIds = (node, inProperties = false) => {
 };
 
 const file = process.argv[2] ?? "docker-compose.yml";
-const document = YAML.parse(readFileSync(file, "utf8"));
+// Merge keys (`<<: *anchor`) as every Compose implementation reads them.
+const document = YAML.parse(readFileSync(file, "utf8"), { merge: true });
 const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, logger: false });
 addFormats(ajv);
 const validate = ajv.compile(dropIds(schema));
