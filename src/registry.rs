@@ -874,8 +874,12 @@ impl Registry {
             server_id: server_id.to_owned(),
             tool: tool.clone(),
         };
-        let bound = Duration::from_secs(entry.config().timeout);
-        let answer = self.forward(&holder, op, bound).await?;
+        // Approving twice pins the same definition: repeated on the next holder when this one
+        // dies, or here when this replica took the server over.
+        let answer = match self.relay_safe(&entry, holder, op).await {
+            relay::Relayed::Done(answer) => answer?,
+            relay::Relayed::HereNow => return entry.approve(&agent.id, &tool).await,
+        };
         // The holder shares the same shortly; shown again here at once.
         entry.release(&tool);
         Ok(answer)

@@ -1123,3 +1123,31 @@ async fn a_hand_over_to_a_replica_that_never_gets_ready_is_taken_back() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(echo(&body).contains("back"), "{body}");
 }
+
+/// A listing of one server through another replica (here of its prompts) survives its holder
+/// being killed, as a read does: it is asked again of the next holder.
+#[tokio::test]
+async fn a_listing_through_another_replica_survives_its_holder_being_killed() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("relist");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    a.bridge.signal("KILL");
+    a.bridge.exited_within(WAIT).await.expect("a is gone");
+    let killed = Instant::now();
+    let (status, body) = b
+        .app
+        .get(&format!("/v1/prompts?server_id={id}"), &b.app.alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let prompts = body["prompts"].as_array().map(Vec::len).unwrap_or_default();
+    assert!(prompts > 0, "{body}");
+    eprintln!(
+        "listed after {:?} across the holder's death",
+        killed.elapsed()
+    );
+}
