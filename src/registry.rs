@@ -248,6 +248,14 @@ impl Registry {
         named: bool,
     ) -> Result<Option<merge::Reach>, Error> {
         if !entry.per_agent() || agent == entry.listing_agent() {
+            // Asked by name, a server whose holder is not ready (it may have died) is asked of
+            // it anyway: the relay waits for the next holder, within the listing's bound.
+            if named
+                && let Some(holder) = entry.held_elsewhere()
+                && entry.capabilities().is_some_and(|c| has(&c))
+            {
+                return Ok(Some(merge::Reach::Holder(holder)));
+            }
             return reach(entry, has, what).map(Some);
         }
         if entry.held_elsewhere().is_some() {

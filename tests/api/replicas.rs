@@ -1089,7 +1089,7 @@ async fn a_hand_over_to_a_replica_that_never_gets_ready_is_taken_back() {
     let ids: Vec<String> = (0..3).map(|_| unique("handback")).collect();
     for id in &ids {
         let mut config = everything_stdio(id);
-        config["connect_timeout"] = json!(2);
+        config["connect_timeout"] = json!(5);
         a.app.register(config).await;
         a.wait_held(id, "a", WAIT).await;
     }
@@ -1148,6 +1148,36 @@ async fn a_listing_through_another_replica_survives_its_holder_being_killed() {
     assert!(prompts > 0, "{body}");
     eprintln!(
         "listed after {:?} across the holder's death",
+        killed.elapsed()
+    );
+}
+
+/// A subscription made through another replica survives its holder being killed, as a read
+/// does: subscribing again is harmless, so it is sent again to the next holder.
+#[tokio::test]
+async fn a_subscription_through_another_replica_survives_its_holder_being_killed() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("resub");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    a.bridge.signal("KILL");
+    a.bridge.exited_within(WAIT).await.expect("a is gone");
+    let killed = Instant::now();
+    let (status, body) = b
+        .app
+        .post(
+            "/v1/resources/subscribe",
+            &b.app.alice,
+            json!({"server_id": id, "uri": "demo://resource/static/document/architecture.md"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    eprintln!(
+        "subscribed after {:?} across the holder's death",
         killed.elapsed()
     );
 }
