@@ -248,6 +248,14 @@ impl Registry {
         named: bool,
     ) -> Result<Option<merge::Reach>, Error> {
         if !entry.per_agent() || agent == entry.listing_agent() {
+            // Asked by name, a server whose holder is not ready (it may have died) is asked of
+            // it anyway: the relay waits for the next holder, within the listing's bound.
+            if named
+                && let Some(holder) = entry.held_elsewhere()
+                && entry.capabilities().is_some_and(|c| has(&c))
+            {
+                return Ok(Some(merge::Reach::Holder(holder)));
+            }
             return reach(entry, has, what).map(Some);
         }
         if entry.held_elsewhere().is_some() {
@@ -874,8 +882,12 @@ impl Registry {
             server_id: server_id.to_owned(),
             tool: tool.clone(),
         };
-        let bound = Duration::from_secs(entry.config().timeout);
-        let answer = self.forward(&holder, op, bound).await?;
+        // Approving twice pins the same definition: repeated on the next holder when this one
+        // dies, or here when this replica took the server over.
+        let answer = match self.relay_safe(&entry, holder, op).await {
+            relay::Relayed::Done(answer) => answer?,
+            relay::Relayed::HereNow => return entry.approve(&agent.id, &tool).await,
+        };
         // The holder shares the same shortly; shown again here at once.
         entry.release(&tool);
         Ok(answer)

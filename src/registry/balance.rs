@@ -12,9 +12,15 @@
 //!   holder says it is ready and its calls in flight here have ended (bounded by the call
 //!   timeout), then closes its connection. Meanwhile the other replicas keep sending calls here
 //!   (`Cluster::mirror` prefers a ready previous holder to a new one still connecting).
+//!   When the new holder is not ready within the server's connect bound and a lease, this
+//!   replica takes the lease back and goes on serving (and does not hand that server to that
+//!   replica again for `HANDOVER_REFUSED_FOR` leases).
 //! - Hysteresis: a replica gets servers handed to it only once it has been up for a lease
 //!   without a break, and only a difference of `SLACK` moves one, so a replica that comes and
 //!   goes does not make servers bounce.
+//! - A replica cut off from NATS cannot be reached by the others although its leases (in the
+//!   store) are live: after a lease without the bus it lets its servers go, says it is not up,
+//!   and claims nothing until the bus is back; then it joins again and is handed its share.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
@@ -33,9 +39,19 @@ const SLACK: usize = 3;
 /// How often a replica handing a server over looks whether the new holder is ready.
 const HANDOVER_POLL: Duration = Duration::from_millis(50);
 
+/// For how many leases a server whose hand-over to a replica failed is not handed to it again.
+const HANDOVER_REFUSED_FOR: u32 = 10;
+
 /// What the loop remembers between its rounds.
 #[derive(Default)]
 struct Balance {
+    /// Hand-overs that failed (the new holder never became ready), by (server, replica), and
+    /// when: not tried again for a while.
+    failed: Arc<Mutex<HashMap<(String, String), Instant>>>,
+    /// Since when NATS has been unreachable, while it is.
+    bus_lost: Option<Instant>,
+    /// Whether this replica let its servers go because it is cut off from the bus.
+    let_go: bool,
     /// Servers this replica is handing over: their lease is the new holder's already, the
     /// connection here serves until that one is ready.
     handing: Arc<Mutex<HashSet<String>>>,
@@ -91,6 +107,18 @@ async fn keep_leases(registry: Weak<Registry>, cluster: Arc<Cluster>) {
             return;
         };
         let stopping = registry.hub.shutdown_token();
+        if cut_off(&registry, &cluster, &mut balance).await {
+            drop(registry);
+            tokio::select! {
+                _ = stopping.cancelled() => return,
+                _ = tokio::time::sleep(every) => {}
+                _ = cluster.wake.notified() => {}
+            }
+            continue;
+        }
+        // Taken before the renewal: a hand-over that ends after it (taking its lease back) is
+        // still counted as handing, not as a lease taken over.
+        let handing = balance.handing();
         // What this replica holds: renewed, or lost to another.
         match registry
             .store
@@ -100,7 +128,6 @@ async fn keep_leases(registry: Weak<Registry>, cluster: Arc<Cluster>) {
             Ok(held) => {
                 renewed = Instant::now();
                 let held: HashSet<String> = held.into_iter().collect();
-                let handing = balance.handing();
                 for id in cluster.held_ids() {
                     if !held.contains(&id) && !handing.contains(&id) {
                         tracing::warn!(server_id = %id, "this replica's lease was taken over");
@@ -135,7 +162,10 @@ async fn keep_leases(registry: Weak<Registry>, cluster: Arc<Cluster>) {
         match views {
             (Ok(holders), Ok(live)) => {
                 adopt(&registry, &cluster, &holders, &live, &mut balance).await;
-                spread(&registry, &cluster, &holders, &live, &balance);
+                // Not while NATS is away: the server handed over could not be told of.
+                if balance.bus_lost.is_none() {
+                    spread(&registry, &cluster, &holders, &live, &balance);
+                }
             }
             (Err(error), _) | (_, Err(error)) => {
                 tracing::warn!(%error, "cannot read who holds the servers")
@@ -225,8 +255,9 @@ async fn adopt(
         if planned.as_ref() != Some(&cluster.replica) && since.elapsed() < grace {
             continue;
         }
-        // A replica stopping hands its servers over: it takes none now.
-        if registry.hub.shutdown_token().is_cancelled() {
+        // A replica stopping hands its servers over, and one without NATS could not be
+        // reached with them: it takes none now.
+        if registry.hub.shutdown_token().is_cancelled() || balance.bus_lost.is_some() {
             return;
         }
         claim(registry, cluster, &entry).await;
@@ -327,11 +358,19 @@ fn spread(
     if mine < loads[&to] + SLACK {
         return;
     }
-    // Of the servers held here (the store agreeing), the one that ranks highest for `to`.
+    // Of the servers held here (the store agreeing), the one that ranks highest for `to`, but
+    // none `to` failed to take lately.
+    let refused_for = cluster.lease * HANDOVER_REFUSED_FOR;
+    let failed = {
+        let mut failed = balance.failed.lock().unwrap_or_else(|e| e.into_inner());
+        failed.retain(|_, at| at.elapsed() < refused_for);
+        failed.clone()
+    };
     let Some(server_id) = cluster
         .held_ids()
         .into_iter()
         .filter(|id| holders.get(id) == Some(&cluster.replica))
+        .filter(|id| !failed.contains_key(&(id.clone(), to.clone())))
         .max_by_key(|id| weight(id, &to))
     else {
         return;
@@ -344,10 +383,15 @@ fn spread(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(server_id.clone());
-    let handing = balance.handing.clone();
+    let (handing, failed) = (balance.handing.clone(), balance.failed.clone());
     let (store, cluster) = (registry.store.clone(), cluster.clone());
     tokio::spawn(async move {
-        hand_over(&store, &cluster, &entry, &to).await;
+        if !hand_over(&store, &cluster, &entry, &to).await {
+            failed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert((server_id.clone(), to), Instant::now());
+        }
         handing
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -356,18 +400,19 @@ fn spread(
 }
 
 /// Moves the lease of `entry` to `to`, serves it here until `to` is ready with it and the calls
-/// in flight here have ended, then closes the connection here.
-async fn hand_over(store: &Store, cluster: &Cluster, entry: &ServerEntry, to: &str) {
+/// in flight here have ended, then closes the connection here. When `to` is not ready within
+/// the server's connect bound and a lease, takes the lease back and goes on serving: false.
+async fn hand_over(store: &Store, cluster: &Cluster, entry: &ServerEntry, to: &str) -> bool {
     let server_id = entry.id.as_str();
     match store
         .transfer_lease(server_id, &cluster.replica, to, cluster.lease)
         .await
     {
         Ok(true) => {}
-        Ok(false) => return,
+        Ok(false) => return true,
         Err(error) => {
             tracing::warn!(%server_id, %error, "cannot hand a server over");
-            return;
+            return true;
         }
     }
     tracing::info!(%server_id, %to, "handing the server over to a replica holding fewer");
@@ -384,6 +429,9 @@ async fn hand_over(store: &Store, cluster: &Cluster, entry: &ServerEntry, to: &s
     while !cluster.ready_on(to, server_id) && started.elapsed() < connecting {
         tokio::time::sleep(HANDOVER_POLL).await;
     }
+    if !cluster.ready_on(to, server_id) && take_back(store, cluster, server_id, to).await {
+        return false;
+    }
     let calls = Duration::from_secs(config.timeout);
     let draining = Instant::now();
     while entry.connection().is_some_and(|c| c.calls_in_flight() > 0)
@@ -393,6 +441,73 @@ async fn hand_over(store: &Store, cluster: &Cluster, entry: &ServerEntry, to: &s
         tokio::time::sleep(HANDOVER_POLL).await;
     }
     cluster.end(server_id);
+    true
+}
+
+/// Takes back the lease of `server_id` handed to `to`, which did not become ready with it (it
+/// cannot run it, or is stuck): whether this replica holds it again, and so keeps serving it.
+async fn take_back(store: &Store, cluster: &Cluster, server_id: &str, to: &str) -> bool {
+    let back = match store
+        .transfer_lease(server_id, to, &cluster.replica, cluster.lease)
+        .await
+    {
+        Ok(true) => true,
+        // `to` let it go meanwhile: free to claim, unless a third replica was quicker.
+        Ok(false) => matches!(
+            store
+                .claim_lease(server_id, &cluster.replica, cluster.lease)
+                .await,
+            Ok(true)
+        ),
+        Err(error) => {
+            tracing::warn!(%server_id, %to, %error, "cannot take a server's lease back");
+            false
+        }
+    };
+    if back {
+        tracing::warn!(%server_id, %to, "the replica a server was handed to never became ready with it; serving it here again");
+        cluster
+            .holders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(server_id.to_owned(), cluster.replica.clone());
+        // `to` learns it lost the lease, and the others who holds it, at once.
+        cluster.bus.announce(Announcement::HandedOver);
+    }
+    back
+}
+
+/// Follows whether NATS is reachable: after a lease without it, lets every server held here go
+/// (released in the store, so the others take them at once) and says this replica is not up,
+/// once. Whether this replica is cut off (then the lease loop does nothing else this round).
+async fn cut_off(registry: &Registry, cluster: &Cluster, balance: &mut Balance) -> bool {
+    if cluster.bus.connected() {
+        if balance.bus_lost.take().is_some() {
+            tracing::info!("NATS is reachable again; taking servers again");
+        }
+        balance.let_go = false;
+        return false;
+    }
+    let since = *balance.bus_lost.get_or_insert_with(Instant::now);
+    if since.elapsed() < cluster.lease {
+        return false;
+    }
+    if !balance.let_go {
+        tracing::error!("NATS unreachable for a lease: letting this replica's servers go");
+        for id in cluster.held_ids() {
+            cluster.end(&id);
+        }
+        let released = registry.store.release_leases(&cluster.replica).await;
+        let gone = registry.store.replica_gone(&cluster.replica).await;
+        match (released, gone) {
+            (Ok(()), Ok(())) => balance.let_go = true,
+            // Tried again next round; the leases lapse meanwhile, not renewed.
+            (Err(error), _) | (_, Err(error)) => {
+                tracing::warn!(%error, "cannot release this replica's leases yet")
+            }
+        }
+    }
+    true
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 //! server's next holder (bounded by the request's own timeout) and is sent again there, or run
 //! here when this replica took the server over.
 //! A tool call that was delivered may have run: it is never sent twice, and fails at once with
-//! the retryable `mcp_server_unavailable`; one that was never delivered goes to the next holder.
+//! the retryable `mcp_server_unavailable`; one that was never delivered (nobody listened, or
+//! the replica reached no longer held the server) goes to the next holder.
 
 use std::time::{Duration, Instant};
 
@@ -13,6 +14,11 @@ use futures::future::BoxFuture;
 
 use super::{Error, Registry, ServerEntry};
 use crate::a2e::ErrorCode;
+use crate::hub::bus::Request;
+
+/// What the answer of a replica that does not hold the server says (`replicas::not_held`): the
+/// request was not run there, and may go to the server's current holder.
+pub(super) const NOT_HELD: &str = "is not held by the replica this request reached";
 
 /// How often a relayed request looks whether its holder is still there.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
@@ -77,9 +83,20 @@ impl Registry {
         &self,
         entry: &ServerEntry,
         holder: String,
-        op: super::replicas::Op,
+        op: Request,
     ) -> Relayed<T> {
         let timeout = Duration::from_secs(entry.config().timeout);
+        self.relay_within(entry, holder, timeout, op).await
+    }
+
+    /// [`relay_safe`](Self::relay_safe) within `timeout` (a listing's own bound).
+    pub(super) async fn relay_within<T: serde::de::DeserializeOwned>(
+        &self,
+        entry: &ServerEntry,
+        holder: String,
+        timeout: Duration,
+        op: Request,
+    ) -> Relayed<T> {
         let attempt = |holder: String, left: Duration| -> BoxFuture<'_, _> {
             let op = op.clone();
             Box::pin(async move { self.forward(&holder, op, left).await })
@@ -135,12 +152,13 @@ impl Registry {
     }
 }
 
-/// An attempt's error: "no responders" means nobody listens for the holder on the bus, so
-/// the request was never delivered (and did not run).
+/// An attempt's error: "no responders" means nobody listens for the holder on the bus, and
+/// "not held" that the replica no longer holds the server (another took it over since this one
+/// last looked); either way the request did not run there.
 fn undelivered(error: Error) -> Gone {
     match &error {
         Error::Remote(ErrorCode::McpServerUnavailable, message)
-            if message.contains("no responders") =>
+            if message.contains("no responders") || message.contains(NOT_HELD) =>
         {
             Gone::Undelivered
         }
@@ -167,4 +185,26 @@ fn died_with_call(server_id: &str, holder: &str) -> Error {
              or may not have run: try again once another replica holds the server"
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::bus::RemoteError;
+
+    /// What an error answered by another replica is once back here (`Peer::request`, then
+    /// `Registry::forward`).
+    fn over_the_bus(error: Error) -> Error {
+        let remote = RemoteError::new(error.code(), error.to_string());
+        Error::Remote(remote.code, remote.message)
+    }
+
+    #[test]
+    fn a_request_refused_by_a_replica_not_holding_its_server_was_not_delivered() {
+        let refused = over_the_bus(crate::registry::replicas::not_held("fs"));
+        assert!(matches!(undelivered(refused), Gone::Undelivered));
+        // A holder that holds the server but cannot reach it answered: that is its answer.
+        let down = over_the_bus(Error::Unavailable("fs".into()));
+        assert!(matches!(undelivered(down), Gone::Failed(_)));
+    }
 }

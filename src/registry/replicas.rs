@@ -419,7 +419,8 @@ impl Registry {
         self.cluster.as_ref()
     }
 
-    /// Across replicas: a page of a server's own listing, from the replica holding it.
+    /// Across replicas: a page of a server's own listing, from the replica holding it. A
+    /// listing is safe to repeat: it survives the holder's death as a read does (`relay`).
     pub(super) async fn forward_list<T: DeserializeOwned>(
         &self,
         holder: &str,
@@ -430,10 +431,58 @@ impl Registry {
     ) -> Result<(Vec<T>, Option<String>), Error> {
         let op = Request::List {
             what,
-            server_id,
-            cursor,
+            server_id: server_id.clone(),
+            cursor: cursor.clone(),
         };
-        self.forward(holder, op, timeout).await
+        let Ok(entry) = self.get(&server_id) else {
+            return self.forward(holder, op, timeout).await;
+        };
+        match self
+            .relay_within(&entry, holder.to_owned(), timeout, op)
+            .await
+        {
+            super::relay::Relayed::Done(answer) => answer,
+            // This replica took the server over meanwhile: listed here.
+            super::relay::Relayed::HereNow => {
+                let listed = self.list_here(&entry, what, cursor).await?;
+                serde_json::from_value(listed)
+                    .map_err(|e| Error::Internal(format!("a listing: {e}")))
+            }
+        }
+    }
+
+    /// A page of `entry`'s own listing from its connection here, as the replica protocol
+    /// answers it (`[items, next_cursor]`).
+    async fn list_here(
+        &self,
+        entry: &ServerEntry,
+        what: Listing,
+        cursor: Option<String>,
+    ) -> Result<Value, Error> {
+        let server_id = &entry.id;
+        let conn = entry
+            .connection()
+            .ok_or_else(|| Error::Unavailable(server_id.clone()))?;
+        let timeout = Duration::from_secs(entry.config().timeout);
+        let listed = match what {
+            Listing::Resources => conn
+                .list_resources(cursor, timeout)
+                .await
+                .map(|r| (to_value(&r.resources), r.next_cursor)),
+            Listing::Templates => conn
+                .list_templates(cursor, timeout)
+                .await
+                .map(|r| (to_value(&r.resource_templates), r.next_cursor)),
+            Listing::Prompts => conn
+                .list_prompts(cursor, timeout)
+                .await
+                .map(|r| (to_value(&r.prompts), r.next_cursor)),
+        };
+        let (items, next) = listed.map_err(|error| Error::Upstream {
+            what: format!("listing on server \"{server_id}\""),
+            error,
+        })?;
+        Ok(json!([items?, next]))
     }
 
     /// Across replicas: calls a tool on the replica holding its server. Dropped before the
@@ -532,7 +581,7 @@ impl Registry {
             let entry = self.get(server_id)?;
             match entry.held_here() {
                 true => Ok(entry),
-                false => Err(Error::Unavailable(server_id.to_owned())),
+                false => Err(not_held(server_id)),
             }
         };
         match op {
@@ -658,29 +707,7 @@ impl Registry {
                 cursor,
             } => {
                 let entry = held(&server_id)?;
-                let conn = entry
-                    .connection()
-                    .ok_or_else(|| Error::Unavailable(server_id.clone()))?;
-                let timeout = Duration::from_secs(entry.config().timeout);
-                let listed = match what {
-                    Listing::Resources => conn
-                        .list_resources(cursor, timeout)
-                        .await
-                        .map(|r| (to_value(&r.resources), r.next_cursor)),
-                    Listing::Templates => conn
-                        .list_templates(cursor, timeout)
-                        .await
-                        .map(|r| (to_value(&r.resource_templates), r.next_cursor)),
-                    Listing::Prompts => conn
-                        .list_prompts(cursor, timeout)
-                        .await
-                        .map(|r| (to_value(&r.prompts), r.next_cursor)),
-                };
-                let (items, next) = listed.map_err(|error| Error::Upstream {
-                    what: format!("listing on server \"{server_id}\""),
-                    error,
-                })?;
-                Ok(json!([items?, next]))
+                self.list_here(&entry, what, cursor).await
             }
             Request::ApproveTool {
                 agent,
@@ -868,6 +895,18 @@ impl Peer for Registry {
             }
         })
     }
+}
+
+/// The answer to a request forwarded here for a server this replica does not hold (any more):
+/// the sender's view of the holder is out of date.
+pub(super) fn not_held(server_id: &str) -> Error {
+    Error::Remote(
+        ErrorCode::McpServerUnavailable,
+        format!(
+            "server \"{server_id}\" {}; try again",
+            super::relay::NOT_HELD
+        ),
+    )
 }
 
 fn to_value<T: Serialize>(value: &T) -> Result<Value, Error> {

@@ -318,8 +318,11 @@ impl Registry {
                 server_id: entry.id.clone(),
                 uri: uri.to_owned(),
             };
-            let timeout = Duration::from_secs(entry.config().timeout);
-            return self.forward(&holder, op, timeout).await;
+            // Subscribing twice is harmless: sent again to the next holder when this one dies.
+            match self.relay_safe(&entry, holder, op).await {
+                Relayed::Done(answer) => return answer,
+                Relayed::HereNow => {}
+            }
         }
         let conn = entry
             .ready_for(

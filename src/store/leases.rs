@@ -11,6 +11,9 @@ use tracing::instrument;
 
 use super::{Store, StoreError};
 
+/// How many leases a replica's row outlives its last renewal before the others delete it.
+const DEAD_REPLICA_KEPT: f64 = 10.0;
+
 impl Store {
     /// Takes the lease of `server_id` for `replica` for `ttl` when it is free, expired or
     /// already `replica`'s (then it is extended); `false` while another replica holds a live
@@ -154,6 +157,14 @@ impl Store {
         sqlx::query(sqlx::AssertSqlSafe(alive))
             .bind(replica)
             .bind(ttl.as_secs_f64())
+            .execute(&self.pool)
+            .await?;
+        // The rows of replicas that died without saying so (killed, their node lost), once
+        // they have been gone for `DEAD_REPLICA_KEPT` leases: one coming back after that joins
+        // afresh, as it would have anyway.
+        let dead = format!("DELETE FROM replicas WHERE expires_at < {now} - $1");
+        sqlx::query(sqlx::AssertSqlSafe(dead))
+            .bind(DEAD_REPLICA_KEPT * ttl.as_secs_f64())
             .execute(&self.pool)
             .await?;
         Ok(())
@@ -360,6 +371,39 @@ mod tests {
             );
             assert!(store.renew_leases("r1", TTL).await.unwrap().is_empty());
             assert!(store.claim_lease("git", "r3", TTL).await.unwrap());
+        }
+    }
+
+    /// A replica that died without saying so (killed, its node lost) leaves its row; once it
+    /// has been gone for a bound the others delete it, so the table does not grow with every
+    /// replica id a deployment ever used.
+    #[tokio::test]
+    async fn the_rows_of_replicas_long_gone_are_deleted() {
+        for db in backends().await {
+            let store = db.open().await;
+            store.replica_alive("r1", TTL).await.unwrap();
+            store.replica_alive("dead", TTL).await.unwrap();
+            store.replica_alive("lapsed", TTL).await.unwrap();
+            // `dead` stopped renewing long ago, `lapsed` only just.
+            sqlx::query("UPDATE replicas SET expires_at = expires_at - $1 WHERE replica = 'dead'")
+                .bind(100.0 * TTL.as_secs_f64())
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            sqlx::query(
+                "UPDATE replicas SET expires_at = expires_at - $1 WHERE replica = 'lapsed'",
+            )
+            .bind(2.0 * TTL.as_secs_f64())
+            .execute(&store.pool)
+            .await
+            .unwrap();
+            store.replica_alive("r1", TTL).await.unwrap();
+            let mut rows: Vec<String> = sqlx::query_scalar("SELECT replica FROM replicas")
+                .fetch_all(&store.pool)
+                .await
+                .unwrap();
+            rows.sort();
+            assert_eq!(rows, ["lapsed", "r1"]);
         }
     }
 }

@@ -93,6 +93,35 @@ impl Replicas {
         (proxy, direct)
     }
 
+    /// A proxy the test can cut between NATS and a replica started with the URL this returns
+    /// as its `MCP_BRIDGE_NATS_URL` (the replica cut off from the bus, the others not).
+    pub async fn bus_through_proxy(&self) -> (Proxy, String) {
+        let direct = url::Url::parse(&self.nats).unwrap();
+        let target = format!(
+            "{}:{}",
+            direct.host_str().unwrap(),
+            direct.port().unwrap_or(4222)
+        );
+        let proxy = Proxy::start(&target).await;
+        let mut through = direct;
+        through.set_port(Some(proxy.port)).unwrap();
+        (proxy, through.to_string())
+    }
+
+    /// The replica whose live lease the store names for `server_id`, read from the database.
+    pub async fn lease_holder(&self, server_id: &str) -> Option<String> {
+        use sqlx::Connection;
+        let mut db = sqlx::PgConnection::connect(&self.database).await.unwrap();
+        let now = "(extract(epoch from clock_timestamp())::double precision)";
+        let live =
+            format!("SELECT replica FROM leases WHERE server_id = $1 AND expires_at >= {now}");
+        sqlx::query_scalar(sqlx::AssertSqlSafe(live))
+            .bind(server_id)
+            .fetch_optional(&mut db)
+            .await
+            .unwrap()
+    }
+
     pub async fn start(&mut self, id: &str) -> Replica {
         self.start_with(id, &[]).await
     }

@@ -1023,3 +1023,161 @@ async fn an_oauth_callback_completes_on_another_replica_than_the_links() {
     let stats = peer.oauth_stats().await;
     assert_eq!(stats["code_exchanges"], 1, "{stats}");
 }
+
+/// A replica cut off from NATS still renews its leases in PostgreSQL, but no other replica can
+/// reach its servers. After a lease without the bus it lets them go (and claims none while cut),
+/// so another replica takes them over; once the bus is back it is handed its share again.
+#[tokio::test]
+async fn a_replica_cut_off_from_the_bus_lets_its_servers_go_and_comes_back_for_its_share() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let (mut bus, through) = replicas.bus_through_proxy().await;
+    let a = replicas.start("a").await;
+    let b = replicas
+        .start_with("b", &[("MCP_BRIDGE_NATS_URL", through.as_str())])
+        .await;
+    let id = unique("cutoff");
+    b.app.register(everything_stdio(&id)).await;
+    a.wait_held(&id, "b", WAIT).await;
+
+    bus.cut().await;
+    let cut = Instant::now();
+    a.wait_held(&id, "a", WAIT).await;
+    eprintln!(
+        "a holds the server {:?} after b's bus was cut",
+        cut.elapsed()
+    );
+    let (status, body) = a
+        .app
+        .call(&format!("{id}__echo"), json!({"message": "over"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(echo(&body).contains("over"), "{body}");
+    // Registered while b is cut off: a holds it, b claims nothing it cannot serve.
+    let more: Vec<String> = (0..3).map(|_| unique("cutmore")).collect();
+    for server in &more {
+        a.app.register(everything_stdio(server)).await;
+        a.wait_held(server, "a", WAIT).await;
+    }
+
+    bus.restore().await;
+    // a holds four, b none: b takes one once it has been back for a lease.
+    let mut all = more.clone();
+    all.push(id.clone());
+    wait_until("b holding a server again", WAIT, async || {
+        for server in &all {
+            let (_, body) = a.app.server(server).await;
+            if body["server"]["replica"] == "b" && body["server"]["status"] == "ready" {
+                return Ok(());
+            }
+        }
+        Err("none yet".to_owned())
+    })
+    .await;
+}
+
+/// A server handed over to a replica that never becomes ready with it (here: one not allowed to
+/// run its command) is not left without a holder: the old holder takes its lease back and
+/// serves it.
+#[tokio::test]
+async fn a_hand_over_to_a_replica_that_never_gets_ready_is_taken_back() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let ids: Vec<String> = (0..3).map(|_| unique("handback")).collect();
+    for id in &ids {
+        let mut config = everything_stdio(id);
+        config["connect_timeout"] = json!(5);
+        a.app.register(config).await;
+        a.wait_held(id, "a", WAIT).await;
+    }
+    // c may run no command: whatever a hands it, it never connects.
+    let _c = replicas
+        .start_with("c", &[("MCP_BRIDGE_STDIO_ALLOWED_COMMANDS", "/bin/false")])
+        .await;
+    // The store says who holds it: a keeps serving while it hands the server over.
+    let handed = wait_until("a handing a server to c", WAIT, async || {
+        for id in &ids {
+            if replicas.lease_holder(id).await.as_deref() == Some("c") {
+                return Ok(id.clone());
+            }
+        }
+        Err("not yet".to_owned())
+    })
+    .await;
+    // Within the connect bound and a lease, and some: a holds it again and it is called there.
+    wait_until("a taking the lease back", WAIT, async || {
+        match replicas.lease_holder(&handed).await {
+            Some(holder) if holder == "a" => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    a.wait_held(&handed, "a", WAIT).await;
+    let (status, body) = a
+        .app
+        .call(&format!("{handed}__echo"), json!({"message": "back"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(echo(&body).contains("back"), "{body}");
+}
+
+/// A listing of one server through another replica (here of its prompts) survives its holder
+/// being killed, as a read does: it is asked again of the next holder.
+#[tokio::test]
+async fn a_listing_through_another_replica_survives_its_holder_being_killed() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("relist");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    a.bridge.signal("KILL");
+    a.bridge.exited_within(WAIT).await.expect("a is gone");
+    let killed = Instant::now();
+    let (status, body) = b
+        .app
+        .get(&format!("/v1/prompts?server_id={id}"), &b.app.alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let prompts = body["prompts"].as_array().map(Vec::len).unwrap_or_default();
+    assert!(prompts > 0, "{body}");
+    eprintln!(
+        "listed after {:?} across the holder's death",
+        killed.elapsed()
+    );
+}
+
+/// A subscription made through another replica survives its holder being killed, as a read
+/// does: subscribing again is harmless, so it is sent again to the next holder.
+#[tokio::test]
+async fn a_subscription_through_another_replica_survives_its_holder_being_killed() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("resub");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    a.bridge.signal("KILL");
+    a.bridge.exited_within(WAIT).await.expect("a is gone");
+    let killed = Instant::now();
+    let (status, body) = b
+        .app
+        .post(
+            "/v1/resources/subscribe",
+            &b.app.alice,
+            json!({"server_id": id, "uri": "demo://resource/static/document/architecture.md"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    eprintln!(
+        "subscribed after {:?} across the holder's death",
+        killed.elapsed()
+    );
+}
