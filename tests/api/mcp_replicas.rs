@@ -645,6 +645,19 @@ async fn a_session_that_only_listens_outlives_the_idle_timeout() {
     let _stream = client.listen().await; // a
     // Time passing is what is tested: three idle timeouts with nothing but the stream open.
     tokio::time::sleep(Duration::from_secs(9)).await;
+    let mut db = database(&replicas).await;
+    let unused: f64 = sqlx::query_scalar(
+        "SELECT extract(epoch from now())::double precision - used_at FROM mcp_sessions \
+         WHERE session_id = $1",
+    )
+    .bind(client.session.as_deref().unwrap())
+    .fetch_one(&mut db)
+    .await
+    .unwrap();
+    assert!(
+        unused < 3.0,
+        "unused for {unused} s while its stream was open"
+    );
     assert_eq!(client.result(2, "ping", json!({})).await, json!({})); // b
 }
 
