@@ -81,17 +81,18 @@ pub fn router(state: AppState) -> Router<AppState> {
             sessions: server.sessions.clone(),
         }));
     }
+    let service = service(&state, server.clone(), manager.clone(), shared.clone());
     let front = Front {
         state: state.clone(),
         shared: shared.clone(),
         owners: Arc::new(SessionOwners::new(
-            manager.clone(),
+            manager,
             state.config.agent_mcp_sessions,
-            shared.clone(),
+            shared,
         )),
-        server: server.clone(),
+        server,
+        service: service.clone(),
     };
-    let service = service(&state, server, manager, shared);
     Router::new()
         .route_service("/mcp", service.clone())
         .route_service("/mcp/toolsets/{name}", service)
@@ -128,6 +129,32 @@ struct Front {
     shared: Option<SharedSessions>,
     owners: Arc<SessionOwners>,
     server: BridgeServer,
+    /// rmcp's service, to restore a shared session before the bridge answers it itself.
+    service: StreamableHttpService<BridgeServer, LocalSessionManager>,
+}
+
+/// Across replicas: restores shared session `session`, which this replica does not have, by
+/// having rmcp answer a `ping` of it (rmcp restores a session it does not have for any
+/// request); whether this replica has it now. For the requests answered in front of rmcp.
+async fn restore(front: &Front, parts: &axum::http::request::Parts, session: &str) -> bool {
+    if front.shared.is_none() {
+        return false;
+    }
+    let ping = br#"{"jsonrpc":"2.0","id":"mcp-bridge-restore","method":"ping"}"#;
+    let mut req = Request::new(axum::body::Body::from(&ping[..]));
+    *req.method_mut() = axum::http::Method::POST;
+    *req.uri_mut() = parts.uri.clone();
+    *req.headers_mut() = parts.headers.clone();
+    req.headers_mut().remove(axum::http::header::CONTENT_LENGTH);
+    req.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    *req.extensions_mut() = parts.extensions.clone();
+    let resp = front.service.handle(req).await;
+    // The ping's answer is not wanted; its stream is read to its end, for the ping to finish.
+    drop(http_body_util::BodyExt::collect(resp.into_body()).await);
+    front.owners.is_open(session).await
 }
 
 const SESSION_ID: &str = "mcp-session-id";

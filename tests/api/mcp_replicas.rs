@@ -721,3 +721,21 @@ async fn a_delete_closes_the_sessions_stream_on_another_replica() {
         }
     }
 }
+
+/// A task request of a session this replica has not seen restores the session, as any other
+/// request does, instead of answering that it does not exist.
+#[tokio::test]
+async fn a_task_request_restores_a_session_unseen_here() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let mut on_a = RoundRobin::new(&[&a], &a.app.alice);
+    on_a.open(json!({})).await;
+    let mut on_b = RoundRobin::new(&[&b], &b.app.alice);
+    on_b.session = on_a.session.clone();
+    let listed = on_b.result(2, "tasks/list", json!({})).await; // b, which never saw it
+    assert!(listed["tasks"].is_array(), "{listed}");
+    assert_eq!(on_b.result(3, "ping", json!({})).await, json!({}));
+}
