@@ -188,6 +188,9 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_AGENT_MCP_SESSIONS", |c, v| {
         v.number().map(|x| c.agent_mcp_sessions = x)
     }),
+    var("MCP_BRIDGE_MCP_SESSION_IDLE_SECS", |c, v| {
+        v.number().map(|x| c.mcp_session_idle_secs = x)
+    }),
     var("MCP_BRIDGE_MAX_CONNECTIONS", |c, v| {
         v.number().map(|x| c.max_connections = x)
     }),
@@ -409,6 +412,8 @@ pub struct Config {
     pub agent_event_streams: usize,
     /// `/mcp` sessions each agent may have open at once; 0: no limit.
     pub agent_mcp_sessions: usize,
+    /// Across replicas, seconds a shared `/mcp` session lives unused (an open GET stream uses it).
+    pub mcp_session_idle_secs: u64,
     /// Client connections open at once; past it, new ones wait in the listen backlog.
     pub max_connections: usize,
     /// Seconds a client may take to send a request's headers (an idle kept-alive connection
@@ -522,6 +527,7 @@ impl Default for Config {
             agent_task_result_bytes: 128 * 1024 * 1024,
             agent_event_streams: 8,
             agent_mcp_sessions: 100,
+            mcp_session_idle_secs: 330,
             max_connections: 10_000,
             header_timeout_secs: 10,
             body_timeout_secs: 30,

@@ -60,11 +60,10 @@ type McpPage<T> = (Vec<T>, Option<String>, Option<MetaObject>);
 pub fn router(state: AppState) -> Router<AppState> {
     let manager = Arc::new(LocalSessionManager::default());
     // Replicas share their sessions (shared.rs); one process keeps them in memory alone.
-    let shared = state
-        .config
-        .nats_url
-        .is_some()
-        .then(|| SharedSessions::new(state.store.clone()));
+    let shared = state.config.nats_url.is_some().then(|| {
+        let idle = std::time::Duration::from_secs(state.config.mcp_session_idle_secs.max(1));
+        SharedSessions::new(state.store.clone(), idle)
+    });
     let sessions = Arc::new(Sessions {
         open: Mutex::default(),
         shared: shared.clone(),
@@ -82,17 +81,18 @@ pub fn router(state: AppState) -> Router<AppState> {
             sessions: server.sessions.clone(),
         }));
     }
+    let service = service(&state, server.clone(), manager.clone(), shared.clone());
     let front = Front {
         state: state.clone(),
         shared: shared.clone(),
         owners: Arc::new(SessionOwners::new(
-            manager.clone(),
+            manager,
             state.config.agent_mcp_sessions,
-            shared.clone(),
+            shared,
         )),
-        server: server.clone(),
+        server,
+        service: service.clone(),
     };
-    let service = service(&state, server, manager, shared);
     Router::new()
         .route_service("/mcp", service.clone())
         .route_service("/mcp/toolsets/{name}", service)
@@ -129,6 +129,32 @@ struct Front {
     shared: Option<SharedSessions>,
     owners: Arc<SessionOwners>,
     server: BridgeServer,
+    /// rmcp's service, to restore a shared session before the bridge answers it itself.
+    service: StreamableHttpService<BridgeServer, LocalSessionManager>,
+}
+
+/// Across replicas: restores shared session `session`, which this replica does not have, by
+/// having rmcp answer a `ping` of it (rmcp restores a session it does not have for any
+/// request); whether this replica has it now. For the requests answered in front of rmcp.
+async fn restore(front: &Front, parts: &axum::http::request::Parts, session: &str) -> bool {
+    if front.shared.is_none() {
+        return false;
+    }
+    let ping = br#"{"jsonrpc":"2.0","id":"mcp-bridge-restore","method":"ping"}"#;
+    let mut req = Request::new(axum::body::Body::from(&ping[..]));
+    *req.method_mut() = axum::http::Method::POST;
+    *req.uri_mut() = parts.uri.clone();
+    *req.headers_mut() = parts.headers.clone();
+    req.headers_mut().remove(axum::http::header::CONTENT_LENGTH);
+    req.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    *req.extensions_mut() = parts.extensions.clone();
+    let resp = front.service.handle(req).await;
+    // The ping's answer is not wanted; its stream is read to its end, for the ping to finish.
+    drop(http_body_util::BodyExt::collect(resp.into_body()).await);
+    front.owners.is_open(session).await
 }
 
 const SESSION_ID: &str = "mcp-session-id";
@@ -162,20 +188,41 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         .get(SESSION_ID)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let agent_id = agent.id.clone();
+    req.extensions_mut().insert(agent);
+    // The caller's limits first, then its session (which may ask the shared database), then
+    // the 2025-11-25 tasks, which rmcp does not speak (see tasks.rs): one middleware, as each
+    // layer boxes a service and a future per request.
+    let limits = &front.state.limits;
+    crate::http::limits::admitted(limits, req, |req| {
+        in_session(&front, req, next, agent_id, session)
+    })
+    .await
+}
+
+/// The rest of [`authenticate`], within the caller's limits: only in a session it opened, up to
+/// its cap of sessions.
+async fn in_session(
+    front: &Front,
+    mut req: Request,
+    next: Next,
+    agent: String,
+    session: Option<String>,
+) -> Response {
     // Only a request without a session can open one: the agent is kept for it alone.
     let opener = match &session {
-        Some(id) => match front.owners.allows(id, &agent.id).await {
+        Some(id) => match front.owners.allows(id, &agent).await {
             Some(true) => None,
             Some(false) => return session_not_found(),
             None => return session_unknown_for_now(),
         },
-        None => Some(agent.id.clone()),
+        None => Some(agent.clone()),
     };
     if opener.is_some()
         && req.method() == axum::http::Method::POST
-        && let Some(cap) = front.owners.full(&agent.id).await
+        && let Some(cap) = front.owners.full(&agent).await
     {
-        return too_many_sessions(&agent.id, cap);
+        return too_many_sessions(&agent, cap);
     }
     // The session this request opens is known here by its peer even if its `initialized`
     // notification goes to another replica (the GET stream may come back here).
@@ -185,23 +232,36 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
     }
     let ending_session = req.method() == axum::http::Method::DELETE;
     let listening = req.method() == axum::http::Method::GET;
-    req.extensions_mut().insert(agent);
-    // Then the caller's limits, then the 2025-11-25 tasks, which rmcp does not speak (see
-    // tasks.rs): one middleware, as each layer boxes a service and a future per request.
-    let limits = &front.state.limits;
-    let resp =
-        crate::http::limits::admitted(limits, req, |req| tasks::intercept(&front, req, next)).await;
+    // A session ended here may listen on another replica: that one is told to end it too.
+    let listens_elsewhere = match (ending_session, &session, &front.shared) {
+        (true, Some(id), Some(shared)) => match front.state.hub.replica() {
+            Some(me) => shared.stream_elsewhere(id, me).await,
+            None => None,
+        },
+        _ => None,
+    };
+    let resp = tasks::intercept(front, req, next).await;
     if let (Some(agent), Some(opened)) = (opener, resp.headers().get(SESSION_ID))
         && let Ok(opened) = opened.to_str()
     {
+        let opened = opened.to_owned();
+        if !front.owners.opened(&opened, agent.clone()).await {
+            // Past the cap after all (concurrent opens): the session is ended at once.
+            if let Err(error) = front.owners.close(&opened).await {
+                tracing::debug!(%error, "cannot end an /mcp session past its agent's cap");
+            }
+            if let Some(shared) = &front.shared {
+                shared.end(&opened).await;
+            }
+            return too_many_sessions(&agent, front.owners.cap());
+        }
         if let Some(peer) = opening.take() {
             front
                 .server
                 .sessions
-                .add(peer, &agent, Some(opened), false)
+                .add(peer, &agent, Some(&opened), false)
                 .await;
         }
-        front.owners.opened(opened, agent).await;
     }
     // The server's requests for a shared session go out where its client listens.
     if let (true, Some(id), Some(shared), Some(me)) = (
@@ -211,6 +271,7 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         front.state.hub.replica(),
     ) {
         shared.streams_here(id, me).await;
+        return resp.map(|body| shared.listening(id, me, body));
     }
     match (
         ending_session && resp.status() == StatusCode::ACCEPTED,
@@ -219,6 +280,11 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         (true, Some(id)) => {
             front.owners.closed(id);
             front.server.direct.closed(id);
+            if let Some(replica) = listens_elsewhere
+                && let Err(error) = front.state.hub.end_session(&replica, id).await
+            {
+                tracing::debug!(%error, %replica, "cannot end an /mcp session's stream elsewhere");
+            }
             session_ended()
         }
         _ => resp,

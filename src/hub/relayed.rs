@@ -9,7 +9,8 @@
 //!
 //! Likewise for the sessions of `/mcp` that replicas share: a server's request for a session
 //! goes out from the replica holding the session's GET stream, and a client's answer to it,
-//! whichever replica it reaches, is relayed there ([`SessionPeers`]).
+//! whichever replica it reaches, is relayed there ([`SessionPeers`]); a session deleted on one
+//! replica is ended on the one holding its GET stream at once, which closes the stream.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -29,6 +30,8 @@ pub trait SessionPeers: Send + Sync {
     fn answer(&self, session: String, message: Value) -> BoxFuture<'_, Result<(), String>>;
     /// Asks session `session`'s client a server's request; the MCP result.
     fn ask(&self, session: String, request: ServerRequest) -> BoxFuture<'_, Result<Value, String>>;
+    /// Ends session `session` here (it was deleted on another replica): its GET stream closes.
+    fn end(&self, session: String) -> BoxFuture<'_, Result<(), String>>;
 }
 
 /// How long a holder waits for a progress notification to be taken.
@@ -129,6 +132,19 @@ impl Hub {
             .map_err(|e| e.to_string())
     }
 
+    /// Tells `replica`, which holds session `session`'s GET stream, that the session has ended.
+    pub async fn end_session(&self, replica: &str, session: &str) -> Result<(), String> {
+        let bus = self.bus.get().ok_or("no bus")?;
+        let request = Request::ToSession {
+            session: session.to_owned(),
+            body: json!({ "end": true }),
+        };
+        bus.request(replica, request, PROGRESS_BOUND)
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
     /// Asks session `session`'s client through `replica`, which holds its GET stream.
     pub async fn ask_session(
         &self,
@@ -165,7 +181,13 @@ impl Hub {
             peers.answer(session, message.clone()).await?;
             return Ok(Value::Null);
         }
-        let ask = body.get("ask").ok_or("neither an answer nor a request")?;
+        if body.get("end").is_some() {
+            peers.end(session).await?;
+            return Ok(Value::Null);
+        }
+        let ask = body
+            .get("ask")
+            .ok_or("neither an answer, a request nor an end")?;
         Ok(match peers.ask(session, request_of(ask)?).await {
             Ok(value) => json!({ "mcp": value }),
             Err(refused) => json!({ "refused": refused }),

@@ -48,6 +48,19 @@ impl SessionPeers for SessionRelay {
             super::recipient::ask_peer(&peer, &request).await
         })
     }
+
+    fn end(&self, session: String) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            let id = session.as_str().into();
+            if !self.manager.sessions.read().await.contains_key(&id) {
+                return Ok(());
+            }
+            self.manager
+                .close_session(&id)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
 }
 
 /// The answer to `body`, a POST of shared session `session`, when it is the client's answer to

@@ -106,6 +106,19 @@ impl SessionOwners {
         self.manager.sessions.read().await.contains_key(id)
     }
 
+    /// Ends session `id` in rmcp, when it has it.
+    pub async fn close(&self, id: &str) -> Result<(), String> {
+        self.closed(id);
+        match self.is_open(id).await {
+            true => self
+                .manager
+                .close_session(&id.into())
+                .await
+                .map_err(|e| e.to_string()),
+            false => Ok(()),
+        }
+    }
+
     /// rmcp's handle of session `id`, while it has it.
     pub async fn handle(&self, id: &str) -> Option<LocalSessionHandle> {
         self.manager.sessions.read().await.get(id).cloned()
@@ -133,10 +146,13 @@ impl SessionOwners {
     }
 
     /// Records the session `agent` has just opened; now and then forgets the sessions rmcp no
-    /// longer has.
-    pub async fn opened(&self, id: &str, agent: String) {
-        if let Some(shared) = &self.shared {
-            shared.opened(id, &agent).await;
+    /// longer has. Across replicas, whether the agent may keep it: the cap is checked again,
+    /// with the recording, as one step (concurrent opens may all have passed [`Self::full`]).
+    pub async fn opened(&self, id: &str, agent: String) -> bool {
+        if let Some(shared) = &self.shared
+            && !shared.opened(id, &agent, self.cap).await
+        {
+            return false;
         }
         let prune = {
             let mut owners = self.lock();
@@ -152,6 +168,12 @@ impl SessionOwners {
         if prune {
             self.prune().await;
         }
+        true
+    }
+
+    /// The cap of sessions per agent.
+    pub fn cap(&self) -> usize {
+        self.cap
     }
 
     pub fn closed(&self, id: &str) {

@@ -7,12 +7,17 @@
 //! it (a session is its agent's alone, and the agent's cap counts its sessions on every
 //! replica), and the URIs and log level it asked for (sent to it by the replica that holds its
 //! GET stream). A session ended on one replica is ended on the others at their next request of
-//! it, since its row is gone; one unused for [`IDLE`] is gone too, as rmcp forgets it.
+//! it, since its row is gone; one unused for `MCP_BRIDGE_MCP_SESSION_IDLE_SECS` (330 s: rmcp's
+//! own idle timeout for a session worker, 300 s, and a margin for replicas that mark it used only
+//! every [`TOUCH_EVERY`]) is gone too, as rmcp forgets it. The replica holding a session's GET
+//! stream marks it used while the stream is open.
 //!
 //! Chosen over forwarding each request to a session's home replica: nothing waits on a home
 //! that may die (a `kill -9` loses only the calls in flight there), and no response stream
 //! crosses the bus. One replica alone (no NATS) keeps every session in memory, as before.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use rmcp::transport::streamable_http_server::session::store::{
@@ -21,30 +26,33 @@ use rmcp::transport::streamable_http_server::session::store::{
 
 use crate::store::{SessionInterests, SharedSession, Store};
 
-/// How long a shared session lives unused: rmcp's own idle timeout for a session worker
-/// (`SessionConfig::DEFAULT_KEEP_ALIVE`, 300 s), and a margin for replicas that mark it used
-/// only every [`TOUCH_EVERY`].
-pub const IDLE: Duration = Duration::from_secs(300 + 30);
-
-/// How often a session in use is marked used in the store (at most).
+/// How often a session in use is marked used in the store (at most); a session's GET stream
+/// marks it used this often while it is open (or a quarter of the idle timeout, if shorter).
 pub const TOUCH_EVERY: Duration = Duration::from_secs(15);
 
 /// The sessions in the store.
 #[derive(Clone)]
 pub struct SharedSessions {
     store: Store,
+    /// How long a session lives unused.
+    idle: Duration,
 }
 
 impl SharedSessions {
-    pub fn new(store: Store) -> Self {
-        Self { store }
+    pub fn new(store: Store, idle: Duration) -> Self {
+        Self { store, idle }
+    }
+
+    /// How often a session in use is marked used.
+    fn touch_every(&self) -> Duration {
+        TOUCH_EVERY.min(self.idle / 4)
     }
 
     /// Session `id` while it lives; marked used when it was not lately.
     pub async fn get(&self, id: &str) -> Result<Option<SharedSession>, crate::store::StoreError> {
-        let session = self.store.mcp_session(id, IDLE).await?;
+        let session = self.store.mcp_session(id, self.idle).await?;
         if let Some(session) = &session
-            && session.idle_secs >= TOUCH_EVERY.as_secs_f64()
+            && session.idle_secs >= self.touch_every().as_secs_f64()
             && let Err(error) = self.store.touch_mcp_session(id).await
         {
             tracing::debug!(%error, "cannot mark an /mcp session used");
@@ -52,11 +60,53 @@ impl SharedSessions {
         Ok(session)
     }
 
-    /// Names the agent that opened session `id`.
-    pub async fn opened(&self, id: &str, agent: &str) {
-        if let Err(error) = self.store.set_mcp_session_agent(id, agent).await {
-            tracing::warn!(%error, "cannot record the agent of an /mcp session");
+    /// Names the agent that opened session `id`, unless it has `cap` sessions already (0: no
+    /// cap): whether it may keep it. Expired sessions are removed on the way.
+    pub async fn opened(&self, id: &str, agent: &str, cap: usize) -> bool {
+        match self
+            .store
+            .claim_mcp_session(id, agent, cap, self.idle)
+            .await
+        {
+            Ok(claimed) => claimed,
+            Err(error) => {
+                tracing::warn!(%error, "cannot record the agent of an /mcp session");
+                true
+            }
         }
+    }
+
+    /// Ends session `id` in the store.
+    pub async fn end(&self, id: &str) {
+        if let Err(error) = self.store.delete_mcp_session(id).await {
+            tracing::warn!(%error, "cannot end a shared /mcp session");
+        }
+    }
+
+    /// Session `id`'s GET stream, held on `replica`, as its answer's body: while it is open the
+    /// session is marked used (a client that only listens keeps it), and once it ends the
+    /// session no longer names `replica` as where it listens.
+    pub fn listening(&self, id: &str, replica: &str, body: axum::body::Body) -> axum::body::Body {
+        let shared = self.clone();
+        let session = id.to_owned();
+        let every = self.touch_every();
+        let touching = tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                if let Err(error) = shared.store.touch_mcp_session(&session).await {
+                    tracing::debug!(%error, "cannot mark a listening /mcp session used");
+                }
+            }
+        });
+        axum::body::Body::new(Listening {
+            body,
+            touching,
+            shared: self.clone(),
+            session: id.to_owned(),
+            replica: replica.to_owned(),
+        })
     }
 
     /// Names this replica as the one holding session `id`'s GET stream.
@@ -68,13 +118,13 @@ impl SharedSessions {
 
     /// The replica other than `me` that holds session `id`'s GET stream, if another does.
     pub async fn stream_elsewhere(&self, id: &str, me: &str) -> Option<String> {
-        let session = self.store.mcp_session(id, IDLE).await.ok()??;
+        let session = self.store.mcp_session(id, self.idle).await.ok()??;
         session.stream_replica.filter(|replica| replica != me)
     }
 
     /// How many live sessions `agent` has, on every replica.
     pub async fn count(&self, agent: &str) -> Result<usize, crate::store::StoreError> {
-        self.store.count_mcp_sessions(agent, IDLE).await
+        self.store.count_mcp_sessions(agent, self.idle).await
     }
 
     /// Records what session `id` asked to be sent.
@@ -90,14 +140,14 @@ impl SharedSessions {
 
     /// What every live session asked to be sent (URIs, log level), by session id.
     pub async fn interests(&self) -> Result<Vec<SessionInterests>, crate::store::StoreError> {
-        self.store.mcp_session_interests(IDLE).await
+        self.store.mcp_session_interests(self.idle).await
     }
 }
 
 #[async_trait::async_trait]
 impl SessionStore for SharedSessions {
     async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        let Some(session) = self.store.mcp_session(session_id, IDLE).await? else {
+        let Some(session) = self.store.mcp_session(session_id, self.idle).await? else {
             return Ok(None);
         };
         Ok(Some(serde_json::from_str(&session.state)?))
@@ -110,5 +160,56 @@ impl SessionStore for SharedSessions {
 
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
         Ok(self.store.delete_mcp_session(session_id).await?)
+    }
+}
+
+/// A session's GET stream as its answer's body (see [`SharedSessions::listening`]).
+struct Listening {
+    body: axum::body::Body,
+    touching: tokio::task::JoinHandle<()>,
+    shared: SharedSessions,
+    session: String,
+    replica: String,
+}
+
+impl http_body::Body for Listening {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.touching.abort();
+        let (shared, session, replica) = (
+            self.shared.clone(),
+            std::mem::take(&mut self.session),
+            std::mem::take(&mut self.replica),
+        );
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = shared
+                    .store
+                    .clear_mcp_session_stream(&session, &replica)
+                    .await
+                {
+                    tracing::debug!(%error, "cannot forget where an /mcp session listened");
+                }
+            });
+        }
     }
 }

@@ -59,7 +59,9 @@ pub async fn intercept(front: &Front, req: Request, next: Next) -> Response {
     match (&wanted, &session, agent) {
         (Wanted::Task, Some(session), Some(agent)) => {
             // The session checks of `authenticate` (its agent's own), and that rmcp still has it.
-            if !front.owners.is_open(session).await {
+            // A shared session this replica has not seen yet is restored first, as rmcp would.
+            if !front.owners.is_open(session).await && !super::restore(front, &parts, session).await
+            {
                 return super::session_not_found();
             }
             if let Ok(rpc) = serde_json::from_slice::<Rpc>(&bytes) {

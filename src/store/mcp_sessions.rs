@@ -106,6 +106,68 @@ impl Store {
         Ok(())
     }
 
+    /// Names the agent that opened session `id`, unless `agent_id` already has `cap` live
+    /// sessions (used within `idle`; 0: no cap): whether it may keep it. Sessions unused for
+    /// longer than `idle` are removed on the way, whether or not there is a cap. The count and
+    /// the naming are one step: concurrent opens by one agent, on any replica, are taken one at
+    /// a time (PostgreSQL: a transaction lock on the agent; SQLite writes one at a time).
+    #[instrument(skip_all, fields(agent_id))]
+    pub async fn claim_mcp_session(
+        &self,
+        id: &str,
+        agent_id: &str,
+        cap: usize,
+        idle: Duration,
+    ) -> Result<bool, StoreError> {
+        let now = self.backend.now();
+        let mut tx = self.pool.begin().await?;
+        if self.backend == super::Backend::Postgres {
+            sqlx::query("SELECT pg_advisory_xact_lock(hashtext('mcp_sessions:' || $1))")
+                .bind(agent_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        let prune = format!("DELETE FROM mcp_sessions WHERE used_at < {now} - $1");
+        sqlx::query(sqlx::AssertSqlSafe(prune))
+            .bind(idle.as_secs_f64())
+            .execute(&mut *tx)
+            .await?;
+        let claim = format!(
+            "UPDATE mcp_sessions SET agent_id = $2, used_at = {now} WHERE session_id = $1 \
+             AND ($3 = 0 OR (SELECT COUNT(*) FROM mcp_sessions \
+                 WHERE agent_id = $2 AND session_id <> $1) < $3)"
+        );
+        let claimed = sqlx::query(sqlx::AssertSqlSafe(claim))
+            .bind(id)
+            .bind(agent_id)
+            .bind(i64::try_from(cap).unwrap_or(i64::MAX))
+            .execute(&mut *tx)
+            .await
+            .map_err(StoreError::from_write)?
+            .rows_affected()
+            == 1;
+        tx.commit().await?;
+        Ok(claimed)
+    }
+
+    /// Forgets that `replica` holds session `id`'s GET stream (it has ended there).
+    #[instrument(skip_all, fields(replica))]
+    pub async fn clear_mcp_session_stream(
+        &self,
+        id: &str,
+        replica: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE mcp_sessions SET stream_replica = NULL \
+             WHERE session_id = $1 AND stream_replica = $2",
+        )
+        .bind(id)
+        .bind(replica)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     /// Marks session `id` used now.
     #[instrument(skip_all)]
     pub async fn touch_mcp_session(&self, id: &str) -> Result<(), StoreError> {
@@ -195,5 +257,83 @@ impl Store {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::backends;
+
+    const IDLE: Duration = Duration::from_secs(60);
+
+    #[tokio::test]
+    async fn racing_opens_never_pass_the_cap() {
+        for db in backends().await {
+            let store = db.open().await;
+            for i in 0..8 {
+                store
+                    .insert_mcp_session(&format!("s{i}"), "{}")
+                    .await
+                    .unwrap();
+            }
+            let claims = (0..8).map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    store
+                        .claim_mcp_session(&format!("s{i}"), "alice", 3, IDLE)
+                        .await
+                        .unwrap()
+                })
+            });
+            let won = futures::future::join_all(claims)
+                .await
+                .into_iter()
+                .filter(|claimed| *claimed.as_ref().unwrap())
+                .count();
+            assert_eq!(won, 3);
+            assert_eq!(store.count_mcp_sessions("alice", IDLE).await.unwrap(), 3);
+            // Claiming one it already has is no new session.
+            assert!(
+                store
+                    .claim_mcp_session("s0", "alice", 3, IDLE)
+                    .await
+                    .is_ok()
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_open_without_a_cap_removes_expired_sessions() {
+        for db in backends().await {
+            let store = db.open().await;
+            store.insert_mcp_session("old", "{}").await.unwrap();
+            sqlx::query("UPDATE mcp_sessions SET used_at = used_at - 1000")
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            store.insert_mcp_session("new", "{}").await.unwrap();
+            assert!(
+                store
+                    .claim_mcp_session("new", "bob", 0, IDLE)
+                    .await
+                    .unwrap()
+            );
+            assert!(
+                store
+                    .mcp_session("old", Duration::from_secs(1 << 30))
+                    .await
+                    .unwrap()
+                    .is_none()
+            );
+            // A session that stops listening on its replica forgets it, not another's.
+            store.set_mcp_session_stream("new", "r1").await.unwrap();
+            store.clear_mcp_session_stream("new", "r2").await.unwrap();
+            let kept = store.mcp_session("new", IDLE).await.unwrap().unwrap();
+            assert_eq!(kept.stream_replica.as_deref(), Some("r1"));
+            store.clear_mcp_session_stream("new", "r1").await.unwrap();
+            let cleared = store.mcp_session("new", IDLE).await.unwrap().unwrap();
+            assert_eq!(cleared.stream_replica, None);
+        }
     }
 }
