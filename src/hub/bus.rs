@@ -1177,14 +1177,19 @@ mod tests {
         }
 
         async fn hub(&self, replica: &str) -> Arc<crate::hub::Hub> {
-            let hub = crate::hub::Hub::new(100, self.stop.child_token());
+            self.hub_with(replica, 1 << 20).await
+        }
+
+        /// A hub whose outbox keeps `outbox_bytes` at most.
+        async fn hub_with(&self, replica: &str, outbox_bytes: usize) -> Arc<crate::hub::Hub> {
+            let hub = crate::hub::Hub::new(200, self.stop.child_token());
             hub.join(BusConfig {
                 url: self.url.clone(),
                 prefix: self.prefix.clone(),
                 replica: replica.into(),
                 key: Arc::new(BusKey::derive(&TEST_KEY)),
                 access: Default::default(),
-                outbox_bytes: 1 << 20,
+                outbox_bytes,
             })
             .await
             .unwrap();
@@ -1413,6 +1418,56 @@ mod tests {
             .expect("a value within 5 s")
             .unwrap();
         assert_eq!((key.as_str(), value), ("k", Some(serde_json::json!("new"))));
+    }
+
+    /// The outbox keeps MCP_BRIDGE_BUS_OUTBOX_BYTES of entries while the log takes none (here
+    /// its stream is gone until another replica makes it again): past it the oldest events are
+    /// dropped and counted, never the stream's opening; once the log is back the rest arrive,
+    /// newest included, and the agent is told events were lost.
+    #[tokio::test]
+    async fn the_outbox_keeps_its_byte_bound_and_the_opening_of_a_stream() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub_with("a", 64 * 1024).await;
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        js.delete_stream(stream_names(&replicas.prefix).0)
+            .await
+            .unwrap();
+        let _on_a = a.open("alice", None).await;
+        let filler = "x".repeat(1024);
+        for n in 0..100 {
+            a.publish(
+                "alice",
+                "mcp/server/push",
+                &serde_json::json!({"n": n, "filler": filler}),
+            );
+        }
+        let bus = a.bus().unwrap().clone();
+        let wait = Instant::now();
+        while bus.dropped() == 0 {
+            assert!(wait.elapsed() < Duration::from_secs(5), "nothing dropped");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let dropped = bus.dropped();
+        // ~1.1 KiB each: about 57 fit in 64 KiB.
+        assert!((30..=60).contains(&dropped), "{dropped} dropped");
+        // b makes the log again; a's outbox flushes into it.
+        let b = replicas.hub("b").await;
+        let mut on_b = b.open("alice", Some(0)).await;
+        let mut live = on_b.take();
+        let mut seen: Vec<Arc<crate::hub::Event>> = std::mem::take(&mut live.replay);
+        while !seen.iter().any(|e| e.data.contains("bridge/events_lost")) {
+            seen.push(next(&mut live).await);
+        }
+        let numbers: Vec<u64> = seen
+            .iter()
+            .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok()?["n"].as_u64())
+            .collect();
+        assert!(numbers.contains(&99), "the newest arrives: {numbers:?}");
+        assert!(!numbers.contains(&0), "the oldest went: {numbers:?}");
+        assert_eq!(numbers.len() as u64, 100 - dropped, "{numbers:?}");
+        assert_eq!(bus.dropped(), dropped);
     }
 
     #[tokio::test]
