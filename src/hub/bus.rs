@@ -1470,6 +1470,62 @@ mod tests {
         assert_eq!(bus.dropped(), dropped);
     }
 
+    /// An entry that waited in the outbox is sealed when it is published at last, not when it
+    /// was appended: after an outage longer than the log's freshness it is still taken.
+    #[tokio::test]
+    async fn an_entry_that_waited_is_sealed_when_it_is_published() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let name = stream_names(&replicas.prefix).0;
+        js.delete_stream(&name).await.unwrap();
+        let errors = bus.errors();
+        let _on_a = a.open("alice", None).await;
+        a.publish(
+            "alice",
+            "mcp/server/push",
+            &serde_json::json!({"waited": true}),
+        );
+        let wait = Instant::now();
+        while bus.errors() == errors {
+            assert!(wait.elapsed() < Duration::from_secs(5), "no append failed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let back = now_ms();
+        // b makes the log again; a's outbox publishes into it.
+        let _b = replicas.hub("b").await;
+        let log = js.get_stream(&name).await.unwrap();
+        let key = BusKey::derive(&TEST_KEY);
+        let wait = Instant::now();
+        let at = 'found: loop {
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "the event is not in the log"
+            );
+            let last = log.get_info().await.unwrap().state.last_sequence;
+            for seq in 1..=last {
+                let Ok(stored) = log.get_raw_message(seq).await else {
+                    continue;
+                };
+                let (_, plain) = key.open(&stored.subject, &stored.payload).unwrap();
+                let envelope = protocol::decode(&plain).unwrap();
+                if let Message::Log(Entry::Event { data, .. }) = &envelope.message
+                    && data.contains("waited")
+                {
+                    break 'found envelope.at;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert!(
+            at >= back,
+            "sealed at {at}, before the log was back at {back}"
+        );
+    }
+
     #[tokio::test]
     async fn a_request_of_an_unknown_version_gets_a_typed_refusal() {
         let Some(replicas) = Replicas::new() else {
