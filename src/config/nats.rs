@@ -21,8 +21,8 @@ pub struct NatsAccess {
     pub tls_cert: Option<(PathBuf, PathBuf)>,
     /// NATS must speak TLS: a `tls://` URL, or a CA or client certificate given.
     pub tls_required: bool,
-    /// The URL to connect to, without the user and password it may carry (they are in
-    /// `user`: the NATS client does not read them from the URL).
+    /// The URLs to connect to (comma-separated, one or more), without the user and password
+    /// they may carry (they are in `user`: the NATS client does not read them from the URL).
     pub url: String,
 }
 
@@ -36,6 +36,51 @@ fn readable(name: &'static str, path: &Path) -> Result<PathBuf, ConfigError> {
     std::fs::metadata(path)
         .map(|_| path.to_owned())
         .map_err(|e| invalid(name, format!("cannot read {}: {e}", path.display())))
+}
+
+/// Several NATS URLs, comma-separated (the servers of one cluster: the client picks one and
+/// moves to another when it goes), each checked and without its user and password; and them,
+/// the same in every URL that has them.
+fn split_users(urls: &str) -> Result<(String, Option<(String, SecretString)>), ConfigError> {
+    let mut bare = Vec::new();
+    let mut user: Option<(String, SecretString)> = None;
+    for url in urls.split(',').map(str::trim) {
+        if !url.starts_with("nats://") && !url.starts_with("tls://") {
+            return Err(invalid(
+                "MCP_BRIDGE_NATS_URL",
+                format!(
+                    "\"{}\" is not a nats:// or tls:// URL (several are separated by commas)",
+                    without_user(url)
+                ),
+            ));
+        }
+        let (url, in_url) = split_user(url)?;
+        bare.push(url);
+        match (&user, in_url) {
+            (Some((name, password)), Some((other, other_password)))
+                if name != &other || password.expose_secret() != other_password.expose_secret() =>
+            {
+                return Err(invalid(
+                    "MCP_BRIDGE_NATS_URL",
+                    "its URLs carry different users or passwords: one user connects to every server",
+                ));
+            }
+            (None, Some(found)) => user = Some(found),
+            _ => {}
+        }
+    }
+    Ok((bare.join(","), user))
+}
+
+/// A URL fit for an error: without the user and password it may carry.
+fn without_user(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.rsplit_once('@') {
+            Some((_, host)) => format!("{scheme}://***@{host}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
 }
 
 /// A NATS URL without its user and password, and them (`nats://user:pass@host`).
@@ -78,7 +123,7 @@ fn percent_decode(s: &str) -> Option<String> {
 }
 
 pub(super) fn access(config: &Config) -> Result<NatsAccess, ConfigError> {
-    let (url, in_url) = split_user(config.nats_url.as_deref().unwrap_or_default())?;
+    let (url, in_url) = split_users(config.nats_url.as_deref().unwrap_or_default())?;
     let user = match (&config.nats_user, &config.nats_password) {
         (Some(user), Some(password)) => Some((user.clone(), password.clone())),
         (None, None) => None,
@@ -174,7 +219,8 @@ pub(super) fn access(config: &Config) -> Result<NatsAccess, ConfigError> {
         .transpose()?;
     // A CA or client certificate given means TLS is meant: without requiring it, a man in the
     // middle saying "no TLS" would get the CONNECT (credentials included) in plain text.
-    let tls_required = url.starts_with("tls://") || tls_ca.is_some() || tls_cert.is_some();
+    let tls_required =
+        url.split(',').any(|u| u.starts_with("tls://")) || tls_ca.is_some() || tls_cert.is_some();
     Ok(NatsAccess {
         user: user.or(in_url),
         nkey_seed,
@@ -276,5 +322,45 @@ mod tests {
             (user.as_str(), password.expose_secret()),
             ("bridge", "p@ss")
         );
+    }
+
+    /// The servers of a NATS cluster, comma-separated, are taken, each checked and each
+    /// without its user (which must be the same everywhere it is given).
+    #[test]
+    fn several_nats_urls_are_taken_each_checked() {
+        let two = Config {
+            nats_url: Some("nats://bridge:pw@10.0.0.1:4222, nats://10.0.0.2:4222".into()),
+            ..replica()
+        };
+        assert!(
+            two.clone().validate().is_ok(),
+            "{:?}",
+            two.clone().validate()
+        );
+        let access = two.nats_access().unwrap();
+        assert_eq!(access.url, "nats://10.0.0.1:4222,nats://10.0.0.2:4222");
+        assert_eq!(access.user.unwrap().0, "bridge");
+        assert!(!access.tls_required);
+        let one_tls = Config {
+            nats_url: Some("nats://10.0.0.1:4222,tls://10.0.0.2:4222".into()),
+            ..replica()
+        };
+        assert!(one_tls.nats_access().unwrap().tls_required);
+        let bad = Config {
+            nats_url: Some("nats://10.0.0.1:4222,http://u:secret@10.0.0.2".into()),
+            ..replica()
+        };
+        let said = refused(&bad);
+        assert!(
+            said.starts_with("MCP_BRIDGE_NATS_URL")
+                && said.contains("http://")
+                && !said.contains("secret"),
+            "{said}"
+        );
+        let mixed = Config {
+            nats_url: Some("nats://a:1@10.0.0.1:4222,nats://b:2@10.0.0.2:4222".into()),
+            ..replica()
+        };
+        assert!(refused(&mixed).starts_with("MCP_BRIDGE_NATS_URL"));
     }
 }

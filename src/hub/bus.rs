@@ -29,7 +29,7 @@ pub use protocol::{
 };
 use protocol::{Envelope, Refused};
 pub use seal::BusKey;
-use seal::Seen;
+use seal::{Seen, Unfit};
 
 /// How often a replica says which agents have streams open on it.
 const PRESENCE_EVERY: Duration = Duration::from_secs(1);
@@ -39,10 +39,17 @@ const PRESENCE_LAPSE: Duration = Duration::from_secs(3);
 const LOG_MAX_AGE: Duration = Duration::from_secs(3600);
 /// How long a relayed answer or a request between replicas waits for the other replica.
 pub const RELAY_TIMEOUT: Duration = Duration::from_secs(5);
-/// How far a message's sent-at time may be from the receiver's clock (replicas' clocks must
-/// agree within it): older (or later) ones are refused, and ids are remembered this long to
-/// refuse a message seen twice.
+/// How old a message on core NATS may be by the receiver's clock: older ones are refused, and
+/// ids are remembered this long to refuse a message seen twice.
 const REPLAY_WINDOW: Duration = Duration::from_secs(60);
+/// How far replicas' clocks (and NATS's, which stamps what its streams store) may disagree: a
+/// message sent later than now plus this is refused, and a replica takes no request sealed
+/// more than this before it started (its seen set knows nothing older).
+const CLOCK_SKEW: Duration = Duration::from_secs(10);
+/// How many ids of messages taken on core NATS, and of log entries applied, are kept at most
+/// (past it the oldest are forgotten and nothing as old is taken any more).
+const SEEN_CAP: usize = 100_000;
+const SEEN_LOG_CAP: usize = 1_000_000;
 /// How many ended requests are remembered, to tell "already answered" from "no such request".
 const ENDED_MEMORY: usize = 4096;
 
@@ -151,6 +158,8 @@ pub struct Bus {
     /// Ids of the messages taken lately on core NATS, and of the log's entries applied.
     seen: Mutex<Seen>,
     seen_log: Mutex<Seen>,
+    /// The sent-at time of the last value taken per shared key (a value never goes back).
+    shared_at: Mutex<HashMap<String, u64>>,
     /// When a message on each subject was last refused with a warning.
     last_warned: Mutex<HashMap<String, Instant>>,
     /// State one replica shares with all: a JetStream stream keeping the last message of each
@@ -200,7 +209,7 @@ impl Bus {
             .name(format!("mcp-bridge {}", config.replica))
             .connection_timeout(Duration::from_secs(5))
             .request_timeout(Some(RELAY_TIMEOUT))
-            .connect(config.url.as_str())
+            .connect(config.url.split(',').map(str::trim).collect::<Vec<_>>())
             .await
             .map_err(|e| BusError::Connect(without_password(&config.url), e.to_string()))?;
         let js = jetstream::new(client.clone());
@@ -239,6 +248,19 @@ impl Bus {
         })
         .await
         .map_err(|e| BusError::JetStream(e.to_string()))?;
+        // A request sealed before this process started can only be a replay (core NATS keeps
+        // nothing): its id is in no seen set here, so it is refused by its time.
+        let started = now_ms();
+        let skew = CLOCK_SKEW.as_millis() as u64;
+        let mut seen = Seen::new(REPLAY_WINDOW.as_millis() as u64, skew, SEEN_CAP);
+        seen.raise_floor(started.saturating_sub(skew));
+        let mut seen_log = Seen::new(log_fresh_ms(), skew, SEEN_LOG_CAP);
+        // Entries the log dropped before this replica read it (past its count or size) are
+        // unknown here: nothing sealed before its oldest entry is taken.
+        if state.messages > 0 {
+            let first = state.first_timestamp.unix_timestamp_nanos() / 1_000_000;
+            seen_log.raise_floor(u64::try_from(first).unwrap_or(0).saturating_sub(skew));
+        }
         let (outbox, outgoing) = mpsc::unbounded_channel();
         let bus = Arc::new(Self {
             client,
@@ -259,8 +281,9 @@ impl Bus {
             key: config.key,
             outbox_bytes: config.outbox_bytes,
             dropped: AtomicU64::new(0),
-            seen: Mutex::default(),
-            seen_log: Mutex::default(),
+            seen: Mutex::new(seen),
+            seen_log: Mutex::new(seen_log),
+            shared_at: Mutex::default(),
             last_warned: Mutex::default(),
             shared,
             errors: AtomicU64::new(0),
@@ -577,7 +600,17 @@ impl Bus {
     /// sent within the replay window and not seen before. A refusal is counted and said once
     /// per sender and version (or at most every 10 s per subject) without its content.
     fn unwrap(&self, subject: &str, payload: &[u8]) -> Result<Envelope, Refused> {
-        let refused = match self.take(subject, payload) {
+        self.unwrap_stored(subject, payload, None)
+    }
+
+    /// [`Self::unwrap`] for a message a stream stored at `stored` (ms since the epoch).
+    fn unwrap_stored(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        stored: Option<u64>,
+    ) -> Result<Envelope, Refused> {
+        let refused = match self.take(subject, payload, stored) {
             Ok(envelope) => return Ok(envelope),
             Err(refused) => refused,
         };
@@ -596,46 +629,58 @@ impl Bus {
         Err(refused)
     }
 
-    fn take(&self, subject: &str, payload: &[u8]) -> Result<Envelope, Refused> {
+    fn take(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        stored: Option<u64>,
+    ) -> Result<Envelope, Refused> {
         let (version, plain) = self.key.open(subject, payload).ok_or(Refused::Unsealed)?;
         let envelope = protocol::decode(&plain)?;
         if u32::from(version) != envelope.v {
             return Err(Refused::Unsealed);
         }
         let now = now_ms();
-        let window = REPLAY_WINDOW.as_millis() as u64;
-        let (seen, keep) = match envelope.message {
-            // The log keeps entries for an hour (and an append may wait out an outage first):
-            // each is applied once, whenever it was sent.
-            Message::Log(_) => (&self.seen_log, LOG_MAX_AGE.as_millis() as u64 * 2),
-            // The last value of each key, however old: a replay can only bring back a value
-            // its holder shared, and the next share replaces it.
-            Message::Shared(_) => return Ok(envelope),
-            _ => {
-                if now.abs_diff(envelope.at) > window {
-                    return Err(Refused::Stale {
-                        age_secs: (now as i64 - envelope.at as i64) / 1000,
-                        from: envelope.from,
-                    });
-                }
-                (&self.seen, 2 * window)
-            }
+        let stale = |envelope: Envelope| Refused::Stale {
+            age_secs: (i128::from(now) - i128::from(envelope.at))
+                .div_euclid(1000)
+                .clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
+            from: envelope.from,
         };
-        let until = envelope.at.max(now) + keep;
-        if envelope.at + keep < now {
-            return Err(Refused::Stale {
-                age_secs: (now as i64 - envelope.at as i64) / 1000,
-                from: envelope.from,
-            });
-        }
-        let first = seen.lock().unwrap_or_else(|e| e.into_inner()).first(
+        let seen = match envelope.message {
+            // A log entry is sealed when it is published (again, after an outage), and the log
+            // keeps entries for LOG_MAX_AGE: one sealed longer ago than that (less the skew) is
+            // no entry the log can still hold, so a replay of it is refused by its time, and
+            // one younger is in the log after its original, whose id is known by then.
+            Message::Log(_) => &self.seen_log,
+            // The stream keeps the last value of each key however old, so a value is judged
+            // by when NATS stored it: a genuine one is sealed just before, a replayed capture
+            // is stored long after. And a key's value never goes back in time.
+            Message::Shared(_) => {
+                let window = REPLAY_WINDOW.as_millis() as u64;
+                let fresh = stored.is_some_and(|stored| {
+                    stored.abs_diff(envelope.at) <= window
+                        && envelope.at <= now.saturating_add(CLOCK_SKEW.as_millis() as u64)
+                });
+                let mut last = self.shared_at.lock().unwrap_or_else(|e| e.into_inner());
+                let later = last.get(subject).is_none_or(|&at| envelope.at >= at);
+                if !fresh || !later {
+                    return Err(stale(envelope));
+                }
+                last.insert(subject.to_owned(), envelope.at);
+                return Ok(envelope);
+            }
+            _ => &self.seen,
+        };
+        let taken = seen.lock().unwrap_or_else(|e| e.into_inner()).take(
             &format!("{}/{}", envelope.from, envelope.id),
+            envelope.at,
             now,
-            until,
         );
-        match first {
-            true => Ok(envelope),
-            false => Err(Refused::Replayed {
+        match taken {
+            Ok(()) => Ok(envelope),
+            Err(Unfit::Future | Unfit::Old) => Err(stale(envelope)),
+            Err(Unfit::Replayed) => Err(Refused::Replayed {
                 from: envelope.from,
             }),
         }
@@ -735,13 +780,18 @@ impl Bus {
                         let Some(key) = message.subject.as_str().strip_prefix(&prefix) else {
                             continue;
                         };
-                        let value = match bus.unwrap(&message.subject, &message.payload) {
-                            Ok(Envelope {
-                                message: Message::Shared(value),
-                                ..
-                            }) => value,
-                            _ => continue,
-                        };
+                        let stored = message.info().ok().map(|info| {
+                            let ms = info.published.unix_timestamp_nanos() / 1_000_000;
+                            u64::try_from(ms).unwrap_or(0)
+                        });
+                        let value =
+                            match bus.unwrap_stored(&message.subject, &message.payload, stored) {
+                                Ok(Envelope {
+                                    message: Message::Shared(value),
+                                    ..
+                                }) => value,
+                                _ => continue,
+                            };
                         if tx.send((key.to_owned(), value)).is_err() {
                             return;
                         }
@@ -906,9 +956,14 @@ impl Bus {
                             }
                             _ => RelayOutcome::NotFound,
                         };
+                        // Not awaited here: a slow publish (NATS busy or away) must not hold up
+                        // presence, notices and requests behind it.
                         if let Some(reply) = message.reply {
                             let payload = bus.wrap(&reply, &Message::Relayed(outcome));
-                            let _ = bus.client.publish(reply, payload).await;
+                            let client = bus.client.clone();
+                            tokio::spawn(async move {
+                                let _ = client.publish(reply, payload).await;
+                            });
                         }
                     }
                     Some(message) = requests.next() => {
@@ -1038,8 +1093,16 @@ fn connect_options(
     Ok(options.require_tls(access.tls_required))
 }
 
-/// A NATS URL fit for a log line or an error: without the password it may carry.
-fn without_password(url: &str) -> String {
+/// NATS URLs (comma-separated) fit for a log line or an error: without the passwords they
+/// may carry.
+fn without_password(urls: &str) -> String {
+    urls.split(',')
+        .map(|url| without_password_one(url.trim()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn without_password_one(url: &str) -> String {
     match url.split_once("://") {
         Some((scheme, rest)) => match rest.rsplit_once('@') {
             Some((credentials, host)) => {
@@ -1050,6 +1113,12 @@ fn without_password(url: &str) -> String {
         },
         None => url.to_owned(),
     }
+}
+
+/// How long after it was sealed a log entry is applied: while the log can still hold it (it
+/// keeps entries LOG_MAX_AGE), less the clock skew.
+fn log_fresh_ms() -> u64 {
+    LOG_MAX_AGE.saturating_sub(CLOCK_SKEW).as_millis() as u64
 }
 
 /// Now, in milliseconds since the Unix epoch.
@@ -1108,14 +1177,19 @@ mod tests {
         }
 
         async fn hub(&self, replica: &str) -> Arc<crate::hub::Hub> {
-            let hub = crate::hub::Hub::new(100, self.stop.child_token());
+            self.hub_with(replica, 1 << 20).await
+        }
+
+        /// A hub whose outbox keeps `outbox_bytes` at most.
+        async fn hub_with(&self, replica: &str, outbox_bytes: usize) -> Arc<crate::hub::Hub> {
+            let hub = crate::hub::Hub::new(200, self.stop.child_token());
             hub.join(BusConfig {
                 url: self.url.clone(),
                 prefix: self.prefix.clone(),
                 replica: replica.into(),
                 key: Arc::new(BusKey::derive(&TEST_KEY)),
                 access: Default::default(),
-                outbox_bytes: 1 << 20,
+                outbox_bytes,
             })
             .await
             .unwrap();
@@ -1269,6 +1343,187 @@ mod tests {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// `message` from replica "z", sealed with the test key for `subject`, sent `at`.
+    fn sealed(subject: &str, id: &str, at: u64, message: &Message) -> Vec<u8> {
+        let plain = protocol::encode("z", id, at, message);
+        BusKey::derive(&TEST_KEY).seal(protocol::VERSION as u8, subject, &plain)
+    }
+
+    /// What a replica takes is fresh: a request sealed before it started (its seen set knows
+    /// nothing older, so it would take a replay), one from the future beyond the clock skew,
+    /// and a log entry older than the log keeps entries are refused; fresh ones are taken.
+    #[tokio::test]
+    async fn stale_future_and_pre_start_messages_are_refused() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap();
+        let rpc = format!("{}.rpc.a", replicas.prefix);
+        let ping = Message::Request(Request::Ping);
+        let now = now_ms();
+        let before_start = bus.unwrap(&rpc, &sealed(&rpc, "m1", now - 30_000, &ping));
+        assert!(
+            matches!(before_start, Err(Refused::Stale { .. })),
+            "{before_start:?}"
+        );
+        let ahead = bus.unwrap(&rpc, &sealed(&rpc, "m2", now + 30_000, &ping));
+        assert!(matches!(ahead, Err(Refused::Stale { .. })), "{ahead:?}");
+        assert!(
+            bus.unwrap(&rpc, &sealed(&rpc, "m3", now_ms(), &ping))
+                .is_ok()
+        );
+        let log = format!("{}.log", replicas.prefix);
+        let open = Message::Log(Entry::Open {
+            agent: "alice".into(),
+        });
+        let old = bus.unwrap(&log, &sealed(&log, "l1", now - 90 * 60_000, &open));
+        assert!(matches!(old, Err(Refused::Stale { .. })), "{old:?}");
+        let ahead = bus.unwrap(&log, &sealed(&log, "l2", now + 30 * 60_000, &open));
+        assert!(matches!(ahead, Err(Refused::Stale { .. })), "{ahead:?}");
+        assert!(
+            bus.unwrap(&log, &sealed(&log, "l3", now_ms(), &open))
+                .is_ok()
+        );
+    }
+
+    /// A shared value captured and stored again later (the stream keeps the last value of
+    /// each key) is refused: its sealed time is far from when NATS stored it.
+    #[tokio::test]
+    async fn a_shared_value_stored_again_later_is_refused() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap();
+        let mut values = bus.shared_values();
+        let subject = format!("{}.shared.k", replicas.prefix);
+        let replayed = sealed(
+            &subject,
+            "s1",
+            now_ms() - 10 * 60_000,
+            &Message::Shared(Some(serde_json::json!("old"))),
+        );
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        js.publish(subject, replayed.into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+        bus.share("k", &serde_json::json!("new")).await.unwrap();
+        let (key, value) = tokio::time::timeout(Duration::from_secs(5), values.recv())
+            .await
+            .expect("a value within 5 s")
+            .unwrap();
+        assert_eq!((key.as_str(), value), ("k", Some(serde_json::json!("new"))));
+    }
+
+    /// The outbox keeps MCP_BRIDGE_BUS_OUTBOX_BYTES of entries while the log takes none (here
+    /// its stream is gone until another replica makes it again): past it the oldest events are
+    /// dropped and counted, never the stream's opening; once the log is back the rest arrive,
+    /// newest included, and the agent is told events were lost.
+    #[tokio::test]
+    async fn the_outbox_keeps_its_byte_bound_and_the_opening_of_a_stream() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub_with("a", 64 * 1024).await;
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        js.delete_stream(stream_names(&replicas.prefix).0)
+            .await
+            .unwrap();
+        let _on_a = a.open("alice", None).await;
+        let filler = "x".repeat(1024);
+        for n in 0..100 {
+            a.publish(
+                "alice",
+                "mcp/server/push",
+                &serde_json::json!({"n": n, "filler": filler}),
+            );
+        }
+        let bus = a.bus().unwrap().clone();
+        let wait = Instant::now();
+        while bus.dropped() == 0 {
+            assert!(wait.elapsed() < Duration::from_secs(5), "nothing dropped");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let dropped = bus.dropped();
+        // ~1.1 KiB each: about 57 fit in 64 KiB.
+        assert!((30..=60).contains(&dropped), "{dropped} dropped");
+        // b makes the log again; a's outbox flushes into it.
+        let b = replicas.hub("b").await;
+        let mut on_b = b.open("alice", Some(0)).await;
+        let mut live = on_b.take();
+        let mut seen: Vec<Arc<crate::hub::Event>> = std::mem::take(&mut live.replay);
+        while !seen.iter().any(|e| e.data.contains("bridge/events_lost")) {
+            seen.push(next(&mut live).await);
+        }
+        let numbers: Vec<u64> = seen
+            .iter()
+            .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok()?["n"].as_u64())
+            .collect();
+        assert!(numbers.contains(&99), "the newest arrives: {numbers:?}");
+        assert!(!numbers.contains(&0), "the oldest went: {numbers:?}");
+        assert_eq!(numbers.len() as u64, 100 - dropped, "{numbers:?}");
+        assert_eq!(bus.dropped(), dropped);
+    }
+
+    /// An entry that waited in the outbox is sealed when it is published at last, not when it
+    /// was appended: after an outage longer than the log's freshness it is still taken.
+    #[tokio::test]
+    async fn an_entry_that_waited_is_sealed_when_it_is_published() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let name = stream_names(&replicas.prefix).0;
+        js.delete_stream(&name).await.unwrap();
+        let errors = bus.errors();
+        let _on_a = a.open("alice", None).await;
+        a.publish(
+            "alice",
+            "mcp/server/push",
+            &serde_json::json!({"waited": true}),
+        );
+        let wait = Instant::now();
+        while bus.errors() == errors {
+            assert!(wait.elapsed() < Duration::from_secs(5), "no append failed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let back = now_ms();
+        // b makes the log again; a's outbox publishes into it.
+        let _b = replicas.hub("b").await;
+        let log = js.get_stream(&name).await.unwrap();
+        let key = BusKey::derive(&TEST_KEY);
+        let wait = Instant::now();
+        let at = 'found: loop {
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "the event is not in the log"
+            );
+            let last = log.get_info().await.unwrap().state.last_sequence;
+            for seq in 1..=last {
+                let Ok(stored) = log.get_raw_message(seq).await else {
+                    continue;
+                };
+                let (_, plain) = key.open(&stored.subject, &stored.payload).unwrap();
+                let envelope = protocol::decode(&plain).unwrap();
+                if let Message::Log(Entry::Event { data, .. }) = &envelope.message
+                    && data.contains("waited")
+                {
+                    break 'found envelope.at;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert!(
+            at >= back,
+            "sealed at {at}, before the log was back at {back}"
+        );
     }
 
     #[tokio::test]

@@ -1,10 +1,15 @@
 //! The outbox of the replicas' log: this replica's entries, appended in order, and kept while
 //! NATS is away for as long as it takes, bounded in bytes (`MCP_BRIDGE_BUS_OUTBOX_BYTES`).
-//! Entries are published ahead of their acknowledgements; when one fails, every entry not yet
-//! acknowledged is published again, in order, under the same message id (JetStream drops a
-//! duplicate within its window, and the log's appliers apply an id once whenever it comes).
-//! Past the bound the oldest waiting entries are dropped (counted, said once per outage), and
-//! once NATS is back the agents whose events were dropped are told `bridge/events_lost`.
+//! Entries are published one at a time, each once the one before is acknowledged: one that
+//! fails is published again, under the same message id, before any later one (JetStream drops
+//! a duplicate within its window, and the log's appliers apply an id once whenever it comes),
+//! so the log holds this replica's entries in the order they were appended. Each publication
+//! is sealed anew (same id, the time it is sent): an entry that waited out a long outage is as
+//! fresh as any to the replicas applying it.
+//! Past the bound the oldest waiting events are dropped (counted, said once per outage); an
+//! agent's stream opening (`Open`) and a request's end (`Done`) are never dropped: without
+//! them the replicas would disagree on who has a channel and on which requests still wait.
+//! Once NATS is back the agents whose events were dropped are told `bridge/events_lost`.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -12,7 +17,6 @@ use std::time::Duration;
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::context::{PublishAckFuture, PublishError};
-use bytes::Bytes;
 use futures::future::BoxFuture;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -23,12 +27,33 @@ use crate::a2e::{Message as _, NotificationMethod, ServerPush};
 /// An entry waiting for its acknowledgement.
 struct Waiting {
     id: String,
-    payload: Bytes,
+    entry: Message,
+    /// Its size sealed (what the bound counts).
+    size: usize,
     /// Whose events it carries (`None`: every agent's).
     agent: Option<String>,
     /// Whether it is an event (only those are told lost).
     event: bool,
-    ack: Option<BoxFuture<'static, Result<(), PublishError>>>,
+    /// Whether it may be dropped past the bound (not `Open`, not `Done`).
+    droppable: bool,
+}
+
+impl Waiting {
+    fn new(id: String, entry: Entry, size: usize) -> Self {
+        let (agent, event) = match &entry {
+            Entry::Event { agent, .. } | Entry::Ask { agent, .. } => (Some(agent.clone()), true),
+            Entry::All { .. } => (None, true),
+            Entry::Open { .. } | Entry::Done { .. } => (None, false),
+        };
+        Self {
+            id,
+            entry: Message::Log(entry),
+            size,
+            agent,
+            event,
+            droppable: event,
+        }
+    }
 }
 
 /// Who lost events to the bound.
@@ -36,6 +61,17 @@ struct Waiting {
 struct Lost {
     agents: BTreeSet<String>,
     everyone: bool,
+}
+
+impl Lost {
+    fn add(&mut self, agent: Option<String>) {
+        match agent {
+            Some(agent) => {
+                self.agents.insert(agent);
+            }
+            None => self.everyone = true,
+        }
+    }
 }
 
 impl Bus {
@@ -47,6 +83,8 @@ impl Bus {
         let mut failing = false;
         let mut said = false;
         let mut pause = Duration::from_millis(50);
+        // The head's acknowledgement, once it is published.
+        let mut ack: Option<BoxFuture<'static, Result<(), PublishError>>> = None;
         // Ids name this run of the process: a replica restarted under the same id (and, in a
         // container, always PID 1) must not reuse ids the others have applied already.
         let run = crate::a2e::new_id();
@@ -57,55 +95,43 @@ impl Bus {
                             lost: &mut Lost| {
                 next_id += 1;
                 let id = format!("{}-{run}-{next_id}", self.replica);
-                let (agent, event) = match &entry {
-                    Entry::Event { agent, .. } | Entry::Ask { agent, .. } => {
-                        (Some(agent.clone()), true)
-                    }
-                    Entry::All { .. } => (None, true),
-                    _ => (None, false),
-                };
-                let payload = self.wrap_as(&self.log_subject, &id, &Message::Log(entry));
+                let size = self
+                    .wrap_as(&self.log_subject, &id, &Message::Log(entry.clone()))
+                    .len();
+                let w = Waiting::new(id, entry, size);
                 // NATS refuses a message over its max_payload, every time: kept, it would hold
                 // up every entry behind it. Dropped here, and its agent told as for the bound.
                 let max = self.client.server_info().max_payload;
-                if max > 0 && payload.len() > max {
+                if max > 0 && size > max {
                     self.dropped
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     tracing::error!(
-                        bytes = payload.len(),
+                        bytes = size,
                         max_payload = max,
                         "an event is larger than NATS takes (its max_payload): dropped"
                     );
-                    if event {
-                        match agent {
-                            Some(agent) => {
-                                lost.agents.insert(agent);
-                            }
-                            None => lost.everyone = true,
-                        }
+                    if w.event {
+                        lost.add(w.agent);
                     }
                     return;
                 }
-                *bytes += payload.len();
-                waiting.push_back(Waiting {
-                    id,
-                    payload,
-                    agent,
-                    event,
-                    ack: None,
-                });
+                *bytes += size;
+                waiting.push_back(w);
             };
             while let Ok(entry) = outgoing.try_recv() {
                 take(entry, &mut waiting, &mut bytes, &mut lost);
             }
-            if self.keep_within(&mut waiting, &mut bytes, &mut lost) > 0 && !said {
+            let dropped = keep_within(self.outbox_bytes, &mut waiting, &mut bytes, &mut lost);
+            self.dropped
+                .fetch_add(dropped, std::sync::atomic::Ordering::Relaxed);
+            if dropped > 0 && !said {
                 said = true;
                 tracing::error!(
                     bound = self.outbox_bytes,
                     "NATS has been away so long that the events waiting for it passed MCP_BRIDGE_BUS_OUTBOX_BYTES: dropping the oldest (their agents are told bridge/events_lost)"
                 );
             }
-            if waiting.is_empty() {
+            let Some(head) = waiting.front() else {
                 if !failing && (lost.everyone || !lost.agents.is_empty()) {
                     self.tell_lost(std::mem::take(&mut lost));
                     continue;
@@ -115,20 +141,26 @@ impl Bus {
                     None => return,
                 }
                 continue;
+            };
+            if ack.is_none() {
+                // Not while NATS is away: the client would keep the message, sealed now, and
+                // send it whenever it reconnects.
+                if self.connected() {
+                    ack = self.publish_entry(head).await;
+                }
             }
-            let published = self.publish_waiting(&mut waiting).await;
-            let acked = match published {
-                false => false,
-                true => {
-                    let Some(ack) = waiting.front_mut().and_then(|w| w.ack.as_mut()) else {
-                        continue;
-                    };
+            let acked = match ack.as_mut() {
+                None => false,
+                Some(pending) => {
                     let came = tokio::select! {
                         entry = outgoing.recv() => Err(entry),
-                        done = ack => Ok(done.is_ok()),
+                        done = pending => Ok(done.is_ok()),
                     };
                     match came {
-                        Ok(acked) => acked,
+                        Ok(acked) => {
+                            ack = None;
+                            acked
+                        }
                         Err(Some(entry)) => {
                             take(entry, &mut waiting, &mut bytes, &mut lost);
                             continue;
@@ -139,7 +171,7 @@ impl Bus {
             };
             if acked {
                 if let Some(done) = waiting.pop_front() {
-                    bytes -= done.payload.len();
+                    bytes -= done.size;
                 }
                 if failing {
                     failing = false;
@@ -149,10 +181,7 @@ impl Bus {
                 }
                 continue;
             }
-            // Everything not acknowledged goes again, in order, under the same ids.
-            for w in waiting.iter_mut() {
-                w.ack = None;
-            }
+            // The head goes again (sealed anew, under the same id) before anything after it.
             if !failing {
                 failing = true;
                 self.error();
@@ -169,49 +198,19 @@ impl Bus {
         }
     }
 
-    /// Publishes the entries not yet published, in order; false when one fails.
-    async fn publish_waiting(&self, waiting: &mut VecDeque<Waiting>) -> bool {
-        for w in waiting.iter_mut().filter(|w| w.ack.is_none()) {
-            let mut headers = HeaderMap::new();
-            headers.insert(async_nats::header::NATS_MESSAGE_ID, w.id.as_str());
-            match self
-                .js
-                .publish_with_headers(self.log_subject.clone(), headers, w.payload.clone())
-                .await
-            {
-                Ok(ack) => w.ack = Some(acknowledged(ack)),
-                Err(_) => return false,
-            }
-        }
-        true
-    }
-
-    /// Drops the oldest waiting entries past the outbox's bound; how many.
-    fn keep_within(
+    /// Publishes `w`, sealed now: its acknowledgement, or `None` when it cannot be sent.
+    async fn publish_entry(
         &self,
-        waiting: &mut VecDeque<Waiting>,
-        bytes: &mut usize,
-        lost: &mut Lost,
-    ) -> u64 {
-        let mut dropped = 0u64;
-        while *bytes > self.outbox_bytes && waiting.len() > 1 {
-            let Some(old) = waiting.pop_front() else {
-                break;
-            };
-            *bytes -= old.payload.len();
-            dropped += 1;
-            if old.event {
-                match old.agent {
-                    Some(agent) => {
-                        lost.agents.insert(agent);
-                    }
-                    None => lost.everyone = true,
-                }
-            }
-        }
-        self.dropped
-            .fetch_add(dropped, std::sync::atomic::Ordering::Relaxed);
-        dropped
+        w: &Waiting,
+    ) -> Option<BoxFuture<'static, Result<(), PublishError>>> {
+        let payload = self.wrap_as(&self.log_subject, &w.id, &w.entry);
+        let mut headers = HeaderMap::new();
+        headers.insert(async_nats::header::NATS_MESSAGE_ID, w.id.as_str());
+        self.js
+            .publish_with_headers(self.log_subject.clone(), headers, payload)
+            .await
+            .ok()
+            .map(acknowledged)
     }
 
     /// Tells the agents whose events were dropped.
@@ -245,6 +244,106 @@ impl Bus {
     }
 }
 
+/// Drops the oldest droppable entries past `bound` bytes, never the head (it may be in
+/// flight) nor an `Open` or `Done`; how many.
+fn keep_within(
+    bound: usize,
+    waiting: &mut VecDeque<Waiting>,
+    bytes: &mut usize,
+    lost: &mut Lost,
+) -> u64 {
+    if *bytes <= bound {
+        return 0;
+    }
+    let mut dropped = 0u64;
+    let mut kept = VecDeque::with_capacity(waiting.len());
+    kept.extend(waiting.pop_front());
+    while let Some(w) = waiting.pop_front() {
+        if *bytes > bound && w.droppable {
+            *bytes -= w.size;
+            dropped += 1;
+            if w.event {
+                lost.add(w.agent);
+            }
+        } else {
+            kept.push_back(w);
+        }
+    }
+    *waiting = kept;
+    dropped
+}
+
 fn acknowledged(ack: PublishAckFuture) -> BoxFuture<'static, Result<(), PublishError>> {
     Box::pin(async move { ack.await.map(drop) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting(entries: Vec<Entry>) -> (VecDeque<Waiting>, usize) {
+        let waiting: VecDeque<Waiting> = entries
+            .into_iter()
+            .enumerate()
+            .map(|(i, entry)| Waiting::new(format!("w-{i}"), entry, 100))
+            .collect();
+        let bytes = waiting.len() * 100;
+        (waiting, bytes)
+    }
+
+    fn event(agent: &str) -> Entry {
+        Entry::Event {
+            agent: agent.into(),
+            kind: "mcp/server/push".into(),
+            data: "{}".into(),
+        }
+    }
+
+    /// Past the bound the oldest events go (their agents told), down to the bound; a stream's
+    /// opening and a request's end never do, nor the head, which may be in flight.
+    #[test]
+    fn the_bound_drops_the_oldest_events_and_never_an_open_or_a_done() {
+        let (mut queue, mut bytes) = waiting(vec![
+            event("head"),
+            Entry::Open {
+                agent: "alice".into(),
+            },
+            event("bob"),
+            Entry::Done {
+                id: "r-1".into(),
+                agent: "carol".into(),
+                answered: false,
+            },
+            Entry::All {
+                kind: "mcp/server/push".into(),
+                data: "{}".into(),
+            },
+            event("dave"),
+            event("erin"),
+        ]);
+        let mut lost = Lost::default();
+        assert_eq!(keep_within(450, &mut queue, &mut bytes, &mut lost), 3);
+        assert_eq!(bytes, 400);
+        let ids: Vec<&str> = queue.iter().map(|w| w.id.as_str()).collect();
+        assert_eq!(ids, ["w-0", "w-1", "w-3", "w-6"]);
+        assert!(lost.everyone);
+        assert_eq!(
+            lost.agents.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["bob", "dave"]
+        );
+        // Only what may not be dropped left: kept, over the bound.
+        let (mut queue, mut bytes) = waiting(vec![
+            event("head"),
+            Entry::Open {
+                agent: "alice".into(),
+            },
+            Entry::Open {
+                agent: "bob".into(),
+            },
+        ]);
+        let mut lost = Lost::default();
+        assert_eq!(keep_within(100, &mut queue, &mut bytes, &mut lost), 0);
+        assert_eq!((queue.len(), bytes), (3, 300));
+        assert!(!lost.everyone && lost.agents.is_empty());
+    }
 }

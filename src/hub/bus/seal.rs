@@ -10,7 +10,7 @@
 //! Wire format: `MB`, the protocol version (one byte), the nonce (12 bytes), then the
 //! ciphertext and its tag.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeSet, HashSet};
 
 use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use ring::hkdf;
@@ -107,31 +107,92 @@ fn aad(version: u8, subject: &str) -> Vec<u8> {
     aad
 }
 
-/// The ids of messages taken lately, to refuse one seen again: each id is kept until `until`
-/// (milliseconds since the epoch), then forgotten.
-#[derive(Default)]
+/// Why a sealed message's time or id makes it unfit to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unfit {
+    /// Sent later than now plus the skew allowed between clocks.
+    Future,
+    /// Sent before what is still taken (its window passed, or before the floor).
+    Old,
+    /// Its id was taken before.
+    Replayed,
+}
+
+/// The ids of messages taken lately, to refuse one seen again. A message is taken only when
+/// its sealed time `at` is at most `skew` ahead of now, at most `max_age` behind it, and not
+/// before the floor; its id is kept until `at + max_age`, when the time check refuses it
+/// anyway. So what is kept is bounded by time (a sender's clock ahead gains at most `skew`)
+/// and by `cap`: past it the oldest id is forgotten and the floor raised to its time, so no
+/// forgotten id is ever taken again.
 pub struct Seen {
+    max_age: u64,
+    skew: u64,
+    cap: usize,
+    /// Nothing sent before it is taken (ms since the epoch).
+    floor: u64,
     ids: HashSet<String>,
-    /// In the order they were taken, with when each is forgotten.
-    order: VecDeque<(u64, String)>,
+    /// By sent-at time (and so by expiry: `at + max_age`).
+    order: BTreeSet<(u64, String)>,
 }
 
 impl Seen {
-    /// Whether `id` is new (and from now on known) at `now`, kept until `until`.
-    pub fn first(&mut self, id: &str, now: u64, until: u64) -> bool {
-        while let Some((expiry, _)) = self.order.front() {
-            if *expiry > now {
+    /// Ids of messages taken up to `max_age` after they were sent, `skew` ahead at most, `cap`
+    /// ids at most (all in milliseconds but the cap).
+    pub fn new(max_age: u64, skew: u64, cap: usize) -> Self {
+        Self {
+            max_age,
+            skew,
+            cap: cap.max(1),
+            floor: 0,
+            ids: HashSet::new(),
+            order: BTreeSet::new(),
+        }
+    }
+
+    /// From now on, nothing sent before `at` is taken.
+    pub fn raise_floor(&mut self, at: u64) {
+        self.floor = self.floor.max(at);
+    }
+
+    /// Takes message `id` sent `at`, at `now`: whether it is fit, and then it is known.
+    pub fn take(&mut self, id: &str, at: u64, now: u64) -> Result<(), Unfit> {
+        if at > now.saturating_add(self.skew) {
+            return Err(Unfit::Future);
+        }
+        // Forget what the time check refuses anyway.
+        while let Some((sent, _)) = self.order.first() {
+            if sent.saturating_add(self.max_age) > now {
                 break;
             }
-            if let Some((_, old)) = self.order.pop_front() {
+            if let Some((_, old)) = self.order.pop_first() {
                 self.ids.remove(&old);
             }
         }
-        if !self.ids.insert(id.to_owned()) {
-            return false;
+        if at.saturating_add(self.max_age) <= now || at < self.floor {
+            return Err(Unfit::Old);
         }
-        self.order.push_back((until, id.to_owned()));
-        true
+        if self.ids.contains(id) {
+            return Err(Unfit::Replayed);
+        }
+        while self.ids.len() >= self.cap {
+            let Some((sent, old)) = self.order.pop_first() else {
+                break;
+            };
+            self.ids.remove(&old);
+            self.floor = self.floor.max(sent.saturating_add(1));
+            if at < self.floor {
+                return Err(Unfit::Old);
+            }
+        }
+        self.ids.insert(id.to_owned());
+        self.order.insert((at, id.to_owned()));
+        Ok(())
+    }
+
+    /// How many ids are kept.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.ids.len()
     }
 }
 
@@ -159,11 +220,47 @@ mod tests {
 
     #[test]
     fn an_id_is_taken_once_while_it_is_kept() {
-        let mut seen = Seen::default();
-        assert!(seen.first("a", 0, 100));
-        assert!(!seen.first("a", 50, 150));
-        assert!(seen.first("b", 60, 160));
-        // Forgotten after its time.
-        assert!(seen.first("a", 101, 200));
+        let mut seen = Seen::new(100, 10, 1000);
+        assert_eq!(seen.take("a", 0, 0), Ok(()));
+        assert_eq!(seen.take("a", 0, 50), Err(Unfit::Replayed));
+        assert_eq!(seen.take("b", 60, 60), Ok(()));
+        // Past its window it is refused by its time, and forgotten.
+        assert_eq!(seen.take("a", 0, 101), Err(Unfit::Old));
+        assert_eq!(seen.len(), 1);
+    }
+
+    /// A sender whose clock runs ahead gains no more than the skew: what is later is refused
+    /// and nothing is kept for it; arithmetic near the end of time saturates.
+    #[test]
+    fn a_message_from_the_future_is_refused_and_kept_nowhere() {
+        let mut seen = Seen::new(100, 10, 1000);
+        assert_eq!(seen.take("late", 1_000, 500), Err(Unfit::Future));
+        assert_eq!(seen.take("max", u64::MAX, 500), Err(Unfit::Future));
+        assert_eq!(seen.take("skewed", 510, 500), Ok(()));
+        assert_eq!(seen.len(), 1);
+        let mut end = Seen::new(1_000, 10, 10);
+        assert_eq!(end.take("x", u64::MAX - 5, u64::MAX - 10), Ok(()));
+        assert_eq!(
+            end.take("x", u64::MAX - 5, u64::MAX - 8),
+            Err(Unfit::Replayed)
+        );
+        assert_eq!(end.take("y", u64::MAX, u64::MAX - 20), Err(Unfit::Future));
+    }
+
+    /// Past the cap the oldest id is forgotten, and nothing sent as early as it is taken
+    /// again: a forgotten id cannot come back.
+    #[test]
+    fn past_the_cap_the_oldest_is_forgotten_and_never_taken_again() {
+        let mut seen = Seen::new(10_000, 10, 3);
+        for (i, id) in ["a", "b", "c", "d"].iter().enumerate() {
+            assert_eq!(seen.take(id, 100 + i as u64, 200), Ok(()));
+        }
+        assert_eq!(seen.len(), 3);
+        assert_eq!(seen.take("a", 100, 300), Err(Unfit::Old));
+        assert_eq!(seen.take("e", 99, 300), Err(Unfit::Old));
+        // Nothing before the floor either.
+        seen.raise_floor(1_000);
+        assert_eq!(seen.take("f", 999, 1_000), Err(Unfit::Old));
+        assert_eq!(seen.take("g", 1_000, 1_000), Ok(()));
     }
 }
