@@ -770,13 +770,9 @@ impl Config {
                 "must be between 2 and 3600",
             ));
         }
-        if let Some(url) = &self.nats_url {
-            if !url.starts_with("nats://") && !url.starts_with("tls://") {
-                return Err(invalid(
-                    "MCP_BRIDGE_NATS_URL",
-                    format!("\"{url}\" is not a nats:// or tls:// URL"),
-                ));
-            }
+        if self.nats_url.is_some() {
+            // Each URL's scheme and credentials, with any password left out of the error.
+            self.nats_access()?;
             if !self.database_url().starts_with("postgres") {
                 return Err(invalid(
                     "MCP_BRIDGE_NATS_URL",
@@ -790,7 +786,6 @@ impl Config {
                      (or MCP_BRIDGE_BUS_KEY): set it, the same on every replica",
                 ));
             }
-            self.nats_access()?;
         } else if let Some(name) = self.nats_settings_set().first() {
             return Err(invalid(name, "has no effect without MCP_BRIDGE_NATS_URL"));
         }
@@ -981,6 +976,20 @@ mod tests {
                 .database_url()
                 .ends_with("data/mcp-bridge.db?mode=rwc")
         );
+    }
+
+    #[test]
+    fn a_refused_nats_url_is_named_without_its_password() {
+        let refused = Config::from_env(&env(&[
+            ("MCP_BRIDGE_NATS_URL", "http://bridge:hunter2@10.0.0.1:4222"),
+            ("MCP_BRIDGE_DATABASE_URL", "postgres://127.0.0.1/bridge"),
+            ("MCP_BRIDGE_SECRETS_KEY", &"ab".repeat(32)),
+        ]))
+        .unwrap_err()
+        .to_string();
+        assert!(refused.contains("MCP_BRIDGE_NATS_URL"), "{refused}");
+        assert!(refused.contains("is not a nats://"), "{refused}");
+        assert!(!refused.contains("hunter2"), "{refused}");
     }
 
     #[test]
