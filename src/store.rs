@@ -16,7 +16,7 @@ mod servers;
 mod subscriptions;
 mod tasks;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 
 use std::borrow::Cow;
 use std::str::FromStr;

@@ -16,7 +16,9 @@
 //! that may die (a `kill -9` loses only the calls in flight there), and no response stream
 //! crosses the bus. One replica alone (no NATS) keeps every session in memory, as before.
 
+use std::collections::HashMap;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -36,11 +38,19 @@ pub struct SharedSessions {
     store: Store,
     /// How long a session lives unused.
     idle: Duration,
+    /// How many GET streams of each session are open here: rmcp may hold a second one (a
+    /// client's new GET before its old one is dropped), and only the last one to end says the
+    /// session no longer listens here.
+    listeners: Arc<Mutex<HashMap<String, usize>>>,
 }
 
 impl SharedSessions {
     pub fn new(store: Store, idle: Duration) -> Self {
-        Self { store, idle }
+        Self {
+            store,
+            idle,
+            listeners: Arc::default(),
+        }
     }
 
     /// How often a session in use is marked used.
@@ -87,6 +97,7 @@ impl SharedSessions {
     /// session is marked used (a client that only listens keeps it), and once it ends the
     /// session no longer names `replica` as where it listens.
     pub fn listening(&self, id: &str, replica: &str, body: axum::body::Body) -> axum::body::Body {
+        *self.listeners().entry(id.to_owned()).or_default() += 1;
         let shared = self.clone();
         let session = id.to_owned();
         let every = self.touch_every();
@@ -107,6 +118,24 @@ impl SharedSessions {
             session: id.to_owned(),
             replica: replica.to_owned(),
         })
+    }
+
+    fn listeners(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+        self.listeners.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One GET stream of session `id` ended here: whether it was the last one.
+    fn stopped_listening(&self, id: &str) -> bool {
+        let mut listeners = self.listeners();
+        let Some(open) = listeners.get_mut(id) else {
+            return true;
+        };
+        *open = open.saturating_sub(1);
+        if *open > 0 {
+            return false;
+        }
+        listeners.remove(id);
+        true
     }
 
     /// Names this replica as the one holding session `id`'s GET stream.
@@ -200,8 +229,15 @@ impl Drop for Listening {
             std::mem::take(&mut self.session),
             std::mem::take(&mut self.replica),
         );
+        if !shared.stopped_listening(&session) {
+            return;
+        }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
+                // A GET of the session may have begun here since.
+                if shared.listeners().contains_key(&session) {
+                    return;
+                }
                 if let Err(error) = shared
                     .store
                     .clear_mcp_session_stream(&session, &replica)
@@ -210,6 +246,49 @@ impl Drop for Listening {
                     tracing::debug!(%error, "cannot forget where an /mcp session listened");
                 }
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::backends;
+
+    async fn listens_on(shared: &SharedSessions) -> Option<String> {
+        let session = shared.store.mcp_session("s", shared.idle).await.unwrap();
+        session.unwrap().stream_replica
+    }
+
+    #[tokio::test]
+    async fn a_session_listens_here_until_its_last_stream_here_ends() {
+        for db in backends().await {
+            let shared = SharedSessions::new(db.open().await, Duration::from_secs(60));
+            shared.store.insert_mcp_session("s", "{}").await.unwrap();
+            shared.streams_here("s", "a").await;
+            let primary = shared.listening("s", "a", axum::body::Body::empty());
+            // A second GET while the first is open: rmcp gives it an idle "shadow" stream.
+            let shadow = shared.listening("s", "a", axum::body::Body::empty());
+            drop(shadow);
+            // What is tested is that nothing happens: time for a clear to land, were one sent.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            assert_eq!(
+                listens_on(&shared).await.as_deref(),
+                Some("a"),
+                "{}",
+                db.url()
+            );
+            drop(primary);
+            let mut left = 100;
+            while listens_on(&shared).await.is_some() {
+                left -= 1;
+                assert!(
+                    left > 0,
+                    "{}: still listening after its last stream",
+                    db.url()
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
         }
     }
 }
