@@ -17,6 +17,7 @@ impl From<OAuthError> for Error {
         match error {
             OAuthError::NeedsAuthorization => Error::Invalid(error.to_string()),
             OAuthError::Failed(why) => Error::OAuth(why),
+            OAuthError::StoreUnavailable(why) => Error::OAuthStoreUnavailable(why),
         }
     }
 }

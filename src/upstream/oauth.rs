@@ -95,6 +95,32 @@ pub enum OAuthError {
     NeedsAuthorization,
     #[error("{0}")]
     Failed(String),
+    /// The bridge's own database does not answer (worth trying again shortly).
+    #[error("{0}")]
+    StoreUnavailable(String),
+}
+
+impl From<crate::store::StoreError> for OAuthError {
+    fn from(error: crate::store::StoreError) -> Self {
+        match error {
+            crate::store::StoreError::Unavailable(_) => Self::StoreUnavailable(error.to_string()),
+            other => Self::Failed(other.to_string()),
+        }
+    }
+}
+
+/// How the vault's store errors start when the database does not answer: rmcp carries them as
+/// text only, and this tells them apart again (see `From<AuthError>`).
+const STORE_AWAY: &str = "[store unavailable] ";
+
+/// A store error of the vault as rmcp carries it.
+fn vault_error(error: crate::store::StoreError) -> AuthError {
+    match error {
+        crate::store::StoreError::Unavailable(_) => {
+            AuthError::CredentialStoreError(format!("{STORE_AWAY}{error}"))
+        }
+        other => AuthError::CredentialStoreError(other.to_string()),
+    }
 }
 
 impl From<AuthError> for OAuthError {
@@ -102,6 +128,9 @@ impl From<AuthError> for OAuthError {
         match error {
             AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_) => {
                 Self::NeedsAuthorization
+            }
+            AuthError::CredentialStoreError(text) if text.starts_with(STORE_AWAY) => {
+                Self::StoreUnavailable(text[STORE_AWAY.len()..].to_owned())
             }
             other => Self::Failed(describe(&other)),
         }
@@ -163,7 +192,7 @@ impl Vault {
             .store
             .oauth_grant(&self.key.server_id, &self.key.agent)
             .await
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+            .map_err(vault_error)?;
         let credentials = match grant.and_then(|g| g.credentials) {
             Some(json) => Some(
                 serde_json::from_str(&json)
@@ -194,7 +223,7 @@ impl Vault {
             // Being registered (the client credentials grant connects before the server is
             // stored): kept for this connection only; the next one gets a token again.
             Ok(()) | Err(crate::store::StoreError::NotFound) => {}
-            Err(e) => return Err(AuthError::CredentialStoreError(e.to_string())),
+            Err(e) => return Err(vault_error(e)),
         }
         *self.cache.write().await = Some(credentials);
         Ok(())
@@ -562,11 +591,7 @@ impl Client {
 
     async fn registration(&self) -> Result<Option<Registration>, OAuthError> {
         let key = self.key();
-        let grant = self
-            .store
-            .oauth_grant(&key.server_id, &key.agent)
-            .await
-            .map_err(|e| OAuthError::Failed(e.to_string()))?;
+        let grant = self.store.oauth_grant(&key.server_id, &key.agent).await?;
         match grant.and_then(|g| g.client) {
             Some(json) => serde_json::from_str(&json)
                 .map(Some)
@@ -586,7 +611,7 @@ impl Client {
         {
             // Being registered: found again on the next connection.
             Ok(()) | Err(crate::store::StoreError::NotFound) => Ok(()),
-            Err(e) => Err(OAuthError::Failed(e.to_string())),
+            Err(e) => Err(e.into()),
         }
     }
 

@@ -3,7 +3,7 @@
 //! `MCP_BRIDGE_TEST_POSTGRES` and `MCP_BRIDGE_TEST_NATS` are set (scripts/test.sh sets both).
 
 use reqwest::{Method, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::cluster::*;
 use crate::helpers::*;
@@ -54,4 +54,34 @@ async fn readiness_outlasts_a_database_outage_by_one_lease() {
         let (_, body) = readyz(replica).await;
         assert_eq!(body["status"], "ok", "{body}");
     }
+}
+
+#[tokio::test]
+async fn registering_an_oauth_server_while_the_database_is_away_is_a_retryable_503() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let peer = oauth_peer(&[]).await;
+    let (mut proxy, direct) = replicas.database_through_proxy().await;
+    let lease = [("MCP_BRIDGE_LEASE_SECS", "30")];
+    let a = replicas.start_with("a", &lease).await;
+
+    proxy.cut().await;
+    let config = json!({"server_id": "guarded", "transport": "http", "url": peer.url,
+        "connect_timeout": 5});
+    let (status, body) = a
+        .app
+        .post("/v1/servers", &a.app.alice, json!({ "config": config }))
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["code"], "mcp_server_unavailable", "{body}");
+    assert_eq!(body["retryable"], true, "{body}");
+    proxy.restore().await;
+    replicas.database = direct;
+    a.wait_ready().await;
+    let (status, body) = a
+        .app
+        .post("/v1/servers", &a.app.alice, json!({ "config": config }))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
 }
