@@ -85,3 +85,51 @@ async fn registering_an_oauth_server_while_the_database_is_away_is_a_retryable_5
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
+
+#[tokio::test]
+async fn an_mcp_call_whose_server_connection_is_lost_says_it_is_retryable() {
+    let app = spawn_app().await;
+    let marker = unique("lost");
+    app.register(py_stdio("lost", &marker)).await;
+    app.wait_status("lost", "ready", WAIT).await;
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let call = {
+        let (base, token) = (app.base.clone(), app.bob.clone());
+        let started = started.to_string_lossy().into_owned();
+        let app = TestApp::at(&base, app.data_dir.clone());
+        tokio::spawn(async move {
+            let arguments = json!({"seconds": 60, "started": started});
+            let resp = app
+                .stateless_mcp_call(&token, "lost__slow", arguments, json!({}))
+                .await;
+            resp.text().await.unwrap()
+        })
+    };
+    wait_until(
+        "the call reaching the server",
+        WAIT,
+        async || match started.exists() {
+            true => Ok(()),
+            false => Err("not started".to_owned()),
+        },
+    )
+    .await;
+    for pid in pids_with_marker(&marker) {
+        std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+    }
+    let text = tokio::time::timeout(WAIT, call).await.unwrap().unwrap();
+    let json_text = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: ").filter(|d| !d.is_empty()))
+        .unwrap_or(&text);
+    let body: Value = serde_json::from_str(json_text).unwrap_or_else(|_| panic!("{text}"));
+    let result = &body["result"];
+    assert_eq!(result["isError"], true, "{body}");
+    let error = &result["_meta"]["mcp-bridge/error"];
+    assert_eq!(error["code"], "mcp_server_unavailable", "{body}");
+    assert_eq!(error["retryable"], true, "{body}");
+}
