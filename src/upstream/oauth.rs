@@ -137,6 +137,17 @@ impl From<AuthError> for OAuthError {
     }
 }
 
+/// Why stored JSON of a grant or link (tokens, a client secret, a PKCE verifier) cannot be
+/// read, without serde's own text, which can quote the value it choked on.
+fn unreadable(what: &str, error: &serde_json::Error) -> String {
+    format!(
+        "{what} cannot be read ({:?} error at line {}, column {})",
+        error.classify(),
+        error.line(),
+        error.column()
+    )
+}
+
 /// An error of rmcp's OAuth client as a sentence, with its sources.
 fn describe(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
@@ -194,10 +205,9 @@ impl Vault {
             .await
             .map_err(vault_error)?;
         let credentials = match grant.and_then(|g| g.credentials) {
-            Some(json) => Some(
-                serde_json::from_str(&json)
-                    .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?,
-            ),
+            Some(json) => Some(serde_json::from_str(&json).map_err(|e| {
+                AuthError::CredentialStoreError(unreadable("stored credentials", &e))
+            })?),
             None => None,
         };
         *self.cache.write().await = Some(credentials.clone());
@@ -595,7 +605,7 @@ impl Client {
         match grant.and_then(|g| g.client) {
             Some(json) => serde_json::from_str(&json)
                 .map(Some)
-                .map_err(|e| OAuthError::Failed(format!("a stored registration: {e}"))),
+                .map_err(|e| OAuthError::Failed(unreadable("a stored registration", &e))),
             None => Ok(None),
         }
     }
@@ -928,6 +938,33 @@ pub fn is_bearer_challenge(challenge: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_unreadable_stored_link_is_never_quoted() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let config: McpServerConfig = serde_json::from_value(serde_json::json!({
+            "server_id": "s", "transport": "http", "url": "http://127.0.0.1:9/mcp"
+        }))
+        .unwrap();
+        let key = GrantKey {
+            server_id: "s".into(),
+            agent: String::new(),
+        };
+        let settings = Arc::new(Settings::new("http://127.0.0.1:8080/", None));
+        let client = Client::new(&config, key, settings, Guard::new(true), store);
+        for stored in [
+            r#""pkce-verifier-SECRET""#,
+            r#"{"state": {"pkce_verifier": 7, "csrf_token": "x"}, "server": "pkce-verifier-SECRET"}"#,
+            r#"{"server": {"pkce-verifier-SECRET": 1}}"#,
+        ] {
+            let Err(error) = client.made_this(stored) else {
+                panic!("{stored} read as a flow");
+            };
+            let error = error.to_string();
+            assert!(!error.contains("SECRET"), "{error}");
+            assert!(error.contains("a stored authorization link"), "{error}");
+        }
+    }
 
     #[test]
     fn challenges_are_read_as_rfc_6750_says() {
