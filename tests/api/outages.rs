@@ -133,3 +133,57 @@ async fn an_mcp_call_whose_server_connection_is_lost_says_it_is_retryable() {
     assert_eq!(error["code"], "mcp_server_unavailable", "{body}");
     assert_eq!(error["retryable"], true, "{body}");
 }
+
+/// The peer's grant behind `replica`'s call of `whoami` as `token`, once such a call works.
+async fn grant_of(replica: &Replica, server_id: &str, token: &str) -> Value {
+    let name = format!("{server_id}__whoami");
+    wait_until("a whoami call working", WAIT, async || {
+        match replica.app.call_as(token, &name, json!({})).await {
+            (StatusCode::OK, body) if body["is_error"] == false => {
+                let text = body["content"][0]["text"].as_str().unwrap_or_default();
+                let who: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+                Ok(who["grant"].clone())
+            }
+            (status, body) => Err(format!("{status} {body}")),
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_per_agent_grant_authorized_again_elsewhere_replaces_the_holders_session() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let peer = oauth_peer(&[]).await;
+    let id = unique("pa");
+    let config = json!({"server_id": id, "transport": "http", "url": peer.url,
+        "connect_timeout": 5, "auth": {"type": "oauth2", "per_agent": true}});
+    let (status, body) = a
+        .app
+        .post("/v1/servers", &a.app.alice, json!({ "config": config }))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    a.app.wait_status(&id, "auth_required", WAIT).await;
+
+    // Alice's grant is the one the server's own connection (on a) uses.
+    let owner = a.app.authorization_url(&id, &a.app.alice).await;
+    assert_eq!(approve(&owner).await.status, StatusCode::OK);
+    grant_of(&a, &id, &a.app.alice).await;
+
+    // Bob authorizes through b, which does not hold the server; his own session opens on a.
+    let first = b.app.authorization_url(&id, &b.app.bob).await;
+    assert_eq!(approve(&first).await.status, StatusCode::OK);
+    let old = grant_of(&b, &id, &b.app.bob).await;
+    assert_eq!(grant_of(&a, &id, &a.app.bob).await, old);
+
+    // Again through b: the session on a must go over the new grant.
+    let again = b.app.authorization_url(&id, &b.app.bob).await;
+    assert_eq!(approve(&again).await.status, StatusCode::OK);
+    for replica in [&a, &b] {
+        let new = grant_of(replica, &id, &replica.app.bob).await;
+        assert_ne!(new, old, "{}: still the old grant", replica.id);
+    }
+}
