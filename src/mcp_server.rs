@@ -52,6 +52,9 @@ pub const ANONYMOUS: &str = "anonymous";
 /// The `_meta` key of a merged list result naming the servers it left out (each
 /// `{server_id, reason}`, as `skipped_servers` on the REST answers).
 pub const SKIPPED_META: &str = "mcp-bridge/skipped_servers";
+/// The `_meta` key of a tool's error result (and the `data` of a JSON-RPC error) saying what
+/// the REST answer would: `{code, retryable}`, so a client knows whether to call again.
+pub const ERROR_META: &str = "mcp-bridge/error";
 /// A merged page on `/mcp`: its entries, next cursor and `_meta`.
 type McpPage<T> = (Vec<T>, Option<String>, Option<MetaObject>);
 
@@ -860,7 +863,8 @@ impl BridgeServer {
 
     fn registry_error(error: registry::Error) -> ErrorData {
         let message = error.to_string();
-        match error {
+        let code = error.code();
+        let mut answer = match error {
             registry::Error::ResourceNotFound(_) => ErrorData::resource_not_found(message, None),
             registry::Error::Invalid(_)
             | registry::Error::ToolNotFound(_)
@@ -883,8 +887,15 @@ impl BridgeServer {
                 Some(serde_json::json!({"code": "mcp_auth_required", "authorization_url": url})),
             ),
             _ => ErrorData::internal_error(message, None),
-        }
+        };
+        answer.data.get_or_insert_with(|| error_meta(code));
+        answer
     }
+}
+
+/// What [`ERROR_META`] holds for `code`.
+fn error_meta(code: crate::a2e::ErrorCode) -> Value {
+    json!({"code": code, "retryable": code.retryable()})
 }
 
 impl ServerHandler for BridgeServer {
@@ -1419,10 +1430,15 @@ impl BridgeServer {
                     },
                 ..
             }) => Err(ErrorData::invalid_params(message, None)),
-            // What went wrong upstream is for the model to read, as a tool error.
-            Err(error) => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
-                ContentBlock::text(error.to_string()),
-            ]))),
+            // What went wrong upstream is for the model to read, as a tool error; whether to
+            // call again is for the client, in `_meta`, as the REST answer's `retryable`.
+            Err(error) => {
+                let mut result = CallToolResult::error(vec![ContentBlock::text(error.to_string())]);
+                let mut meta = serde_json::Map::new();
+                meta.insert(ERROR_META.to_owned(), error_meta(error.code()));
+                result.meta = Some(MetaObject(meta));
+                Ok(CallToolResponse::Complete(result))
+            }
         }
     }
 

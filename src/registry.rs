@@ -88,6 +88,9 @@ pub enum Error {
     /// Talking to a server's authorization server failed.
     #[error("OAuth: {0}")]
     OAuth(String),
+    /// The bridge's own database does not answer while OAuth needs it (worth trying again).
+    #[error("OAuth: {0}")]
+    OAuthStoreUnavailable(String),
     /// What the replica holding the server answered (across replicas).
     #[error("{1}")]
     Remote(ErrorCode, String),
@@ -116,6 +119,7 @@ impl Error {
             Error::Internal(_) => ErrorCode::Internal,
             Error::AuthRequired { .. } => ErrorCode::McpAuthRequired,
             Error::OAuth(_) => ErrorCode::McpTransportError,
+            Error::OAuthStoreUnavailable(_) => ErrorCode::McpServerUnavailable,
             Error::Remote(code, _) => *code,
             Error::Cancelled(_) => ErrorCode::Cancelled,
         }

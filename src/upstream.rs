@@ -82,6 +82,9 @@ pub enum ConnectError {
     /// The OAuth client failed (discovery, the token endpoint, the store).
     #[error("OAuth: {0}")]
     OAuth(String),
+    /// The bridge's own database does not answer (its OAuth tokens live there).
+    #[error("OAuth: {0}")]
+    StoreUnavailable(String),
 }
 
 impl ConnectError {
@@ -103,6 +106,7 @@ impl ConnectError {
             Self::Config(_) => a2e::ErrorCode::InvalidRequest,
             Self::AuthRequired(_) => a2e::ErrorCode::McpAuthRequired,
             Self::OAuth(_) => a2e::ErrorCode::McpTransportError,
+            Self::StoreUnavailable(_) => a2e::ErrorCode::McpServerUnavailable,
         }
     }
 
@@ -135,7 +139,7 @@ impl ConnectError {
             Self::List(why) => Self::List(hide(why)),
             Self::Config(why) => Self::Config(hide(why)),
             Self::OAuth(why) => Self::OAuth(hide(why)),
-            other @ Self::AuthRequired(_) => other,
+            other @ (Self::AuthRequired(_) | Self::StoreUnavailable(_)) => other,
         }
     }
 
@@ -145,7 +149,11 @@ impl ConnectError {
             Self::Spawn { stderr, .. } | Self::Timeout(_, stderr) | Self::Initialize(_, stderr) => {
                 stderr
             }
-            Self::List(_) | Self::Config(_) | Self::AuthRequired(_) | Self::OAuth(_) => "",
+            Self::List(_)
+            | Self::Config(_)
+            | Self::AuthRequired(_)
+            | Self::OAuth(_)
+            | Self::StoreUnavailable(_) => "",
         }
     }
 
@@ -769,6 +777,9 @@ async fn connect_unredacted(
                 return Err(ConnectError::AuthRequired(None));
             }
             Err(oauth::OAuthError::Failed(why)) => return Err(ConnectError::OAuth(why)),
+            Err(oauth::OAuthError::StoreUnavailable(why)) => {
+                return Err(ConnectError::StoreUnavailable(why));
+            }
         }
     }
     let mut challenges = None;
@@ -900,6 +911,7 @@ async fn with_token(
         .map_err(|e| match oauth::OAuthError::from(e) {
             oauth::OAuthError::NeedsAuthorization => ConnectError::AuthRequired(None),
             oauth::OAuthError::Failed(why) => ConnectError::OAuth(why),
+            oauth::OAuthError::StoreUnavailable(why) => ConnectError::StoreUnavailable(why),
         })?;
     let value = reqwest::header::HeaderValue::from_str(&format!("Bearer {token}"))
         .map_err(|_| ConnectError::OAuth("the access token is not a header value".into()))?;

@@ -17,6 +17,7 @@ impl From<OAuthError> for Error {
         match error {
             OAuthError::NeedsAuthorization => Error::Invalid(error.to_string()),
             OAuthError::Failed(why) => Error::OAuth(why),
+            OAuthError::StoreUnavailable(why) => Error::OAuthStoreUnavailable(why),
         }
     }
 }
@@ -390,10 +391,21 @@ impl Registry {
             if let Some(old) = entry.sessions.lock().await.remove(&key.agent) {
                 old.shutdown().await;
             }
-            // Held by another replica and ready there: its connection lists already. (A session
-            // of this agent's open there is not dropped from here: it keeps the tokens it had.)
-            if entry.held_elsewhere().is_some() && entry.state().status == McpServerStatus::Ready {
-                return Ok(key.server_id);
+            // Held by another replica: that agent's session there (which has the old tokens)
+            // goes too. Ready there, its connection lists already.
+            if let Some(holder) = entry.held_elsewhere() {
+                let op = super::replicas::Op::DropSession {
+                    server_id: key.server_id.clone(),
+                    agent: key.agent.clone(),
+                };
+                let bound = entry.config().connect_bound();
+                if let Err(error) = self.forward::<serde_json::Value>(&holder, op, bound).await {
+                    tracing::warn!(server_id = %key.server_id, %holder, %error,
+                        "cannot ask the holder to drop a session with the old grant");
+                }
+                if entry.state().status == McpServerStatus::Ready {
+                    return Ok(key.server_id);
+                }
             }
             let mut listing = entry.listing.write().unwrap_or_else(|e| e.into_inner());
             if listing.is_empty() || entry.connection().is_none() {

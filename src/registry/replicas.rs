@@ -717,6 +717,13 @@ impl Registry {
                 let entry = held(&server_id)?;
                 to_value(&entry.approve(&agent, &tool).await?)
             }
+            Request::DropSession { server_id, agent } => {
+                let entry = held(&server_id)?;
+                if let Some(old) = entry.sessions.lock().await.remove(&agent) {
+                    old.shutdown().await;
+                }
+                Ok(Value::Null)
+            }
             Request::Reconnect { server_id } => {
                 let entry = held(&server_id)?;
                 let since = entry.state().attempts;

@@ -1,7 +1,10 @@
 //! The `oauth_links` table: the OAuth authorization links the bridge gave out and waits on, by
 //! their `state`, kept in the store so the person's callback completes on any replica. What
 //! finishing a link needs (its PKCE verifier among it) is opaque JSON the upstream layer writes,
-//! sealed at rest and never logged. A link is taken once: the take is one `DELETE … RETURNING`,
+//! never logged, and sealed at rest whenever the store has a key: always on SQLite (one is
+//! generated), on PostgreSQL only with `MCP_BRIDGE_SECRETS_KEY`; without it the flow is stored
+//! plain, like every other secret there (README says so). The migration's comment ("always
+//! sealed") cannot be corrected in place: an applied migration is never edited. A link is taken once: the take is one `DELETE … RETURNING`,
 //! so of two replicas racing on one `state` only one gets it. Times are the database's clock.
 
 use std::time::Duration;

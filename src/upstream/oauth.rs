@@ -95,6 +95,32 @@ pub enum OAuthError {
     NeedsAuthorization,
     #[error("{0}")]
     Failed(String),
+    /// The bridge's own database does not answer (worth trying again shortly).
+    #[error("{0}")]
+    StoreUnavailable(String),
+}
+
+impl From<crate::store::StoreError> for OAuthError {
+    fn from(error: crate::store::StoreError) -> Self {
+        match error {
+            crate::store::StoreError::Unavailable(_) => Self::StoreUnavailable(error.to_string()),
+            other => Self::Failed(other.to_string()),
+        }
+    }
+}
+
+/// How the vault's store errors start when the database does not answer: rmcp carries them as
+/// text only, and this tells them apart again (see `From<AuthError>`).
+const STORE_AWAY: &str = "[store unavailable] ";
+
+/// A store error of the vault as rmcp carries it.
+fn vault_error(error: crate::store::StoreError) -> AuthError {
+    match error {
+        crate::store::StoreError::Unavailable(_) => {
+            AuthError::CredentialStoreError(format!("{STORE_AWAY}{error}"))
+        }
+        other => AuthError::CredentialStoreError(other.to_string()),
+    }
 }
 
 impl From<AuthError> for OAuthError {
@@ -103,9 +129,23 @@ impl From<AuthError> for OAuthError {
             AuthError::AuthorizationRequired | AuthError::TokenRefreshRejected(_) => {
                 Self::NeedsAuthorization
             }
+            AuthError::CredentialStoreError(text) if text.starts_with(STORE_AWAY) => {
+                Self::StoreUnavailable(text[STORE_AWAY.len()..].to_owned())
+            }
             other => Self::Failed(describe(&other)),
         }
     }
+}
+
+/// Why stored JSON of a grant or link (tokens, a client secret, a PKCE verifier) cannot be
+/// read, without serde's own text, which can quote the value it choked on.
+fn unreadable(what: &str, error: &serde_json::Error) -> String {
+    format!(
+        "{what} cannot be read ({:?} error at line {}, column {})",
+        error.classify(),
+        error.line(),
+        error.column()
+    )
 }
 
 /// An error of rmcp's OAuth client as a sentence, with its sources.
@@ -163,12 +203,11 @@ impl Vault {
             .store
             .oauth_grant(&self.key.server_id, &self.key.agent)
             .await
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+            .map_err(vault_error)?;
         let credentials = match grant.and_then(|g| g.credentials) {
-            Some(json) => Some(
-                serde_json::from_str(&json)
-                    .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?,
-            ),
+            Some(json) => Some(serde_json::from_str(&json).map_err(|e| {
+                AuthError::CredentialStoreError(unreadable("stored credentials", &e))
+            })?),
             None => None,
         };
         *self.cache.write().await = Some(credentials.clone());
@@ -194,7 +233,7 @@ impl Vault {
             // Being registered (the client credentials grant connects before the server is
             // stored): kept for this connection only; the next one gets a token again.
             Ok(()) | Err(crate::store::StoreError::NotFound) => {}
-            Err(e) => return Err(AuthError::CredentialStoreError(e.to_string())),
+            Err(e) => return Err(vault_error(e)),
         }
         *self.cache.write().await = Some(credentials);
         Ok(())
@@ -562,15 +601,11 @@ impl Client {
 
     async fn registration(&self) -> Result<Option<Registration>, OAuthError> {
         let key = self.key();
-        let grant = self
-            .store
-            .oauth_grant(&key.server_id, &key.agent)
-            .await
-            .map_err(|e| OAuthError::Failed(e.to_string()))?;
+        let grant = self.store.oauth_grant(&key.server_id, &key.agent).await?;
         match grant.and_then(|g| g.client) {
             Some(json) => serde_json::from_str(&json)
                 .map(Some)
-                .map_err(|e| OAuthError::Failed(format!("a stored registration: {e}"))),
+                .map_err(|e| OAuthError::Failed(unreadable("a stored registration", &e))),
             None => Ok(None),
         }
     }
@@ -586,7 +621,7 @@ impl Client {
         {
             // Being registered: found again on the next connection.
             Ok(()) | Err(crate::store::StoreError::NotFound) => Ok(()),
-            Err(e) => Err(OAuthError::Failed(e.to_string())),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -903,6 +938,33 @@ pub fn is_bearer_challenge(challenge: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_unreadable_stored_link_is_never_quoted() {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        let config: McpServerConfig = serde_json::from_value(serde_json::json!({
+            "server_id": "s", "transport": "http", "url": "http://127.0.0.1:9/mcp"
+        }))
+        .unwrap();
+        let key = GrantKey {
+            server_id: "s".into(),
+            agent: String::new(),
+        };
+        let settings = Arc::new(Settings::new("http://127.0.0.1:8080/", None));
+        let client = Client::new(&config, key, settings, Guard::new(true), store);
+        for stored in [
+            r#""pkce-verifier-SECRET""#,
+            r#"{"state": {"pkce_verifier": 7, "csrf_token": "x"}, "server": "pkce-verifier-SECRET"}"#,
+            r#"{"server": {"pkce-verifier-SECRET": 1}}"#,
+        ] {
+            let Err(error) = client.made_this(stored) else {
+                panic!("{stored} read as a flow");
+            };
+            let error = error.to_string();
+            assert!(!error.contains("SECRET"), "{error}");
+            assert!(error.contains("a stored authorization link"), "{error}");
+        }
+    }
 
     #[test]
     fn challenges_are_read_as_rfc_6750_says() {

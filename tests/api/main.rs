@@ -31,6 +31,7 @@ mod nulls;
 mod oauth;
 mod oauth_boundary;
 mod openapi;
+mod outages;
 mod pinning;
 mod prompts;
 mod quotas;

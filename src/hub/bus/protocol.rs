@@ -146,6 +146,12 @@ pub enum Request {
     Reconnect {
         server_id: String,
     },
+    /// Drop `agent`'s own session of a `per_agent` server: it was authorized again elsewhere,
+    /// and its next call opens one with the new grant.
+    DropSession {
+        server_id: String,
+        agent: String,
+    },
     /// Approve a changed tool definition (the agent's rights were checked where it asked).
     ApproveTool {
         agent: String,
@@ -398,6 +404,10 @@ mod tests {
             },
             Request::Reconnect {
                 server_id: "srv".into(),
+            },
+            Request::DropSession {
+                server_id: "srv".into(),
+                agent: "alice".into(),
             },
             Request::ApproveTool {
                 agent: "alice".into(),

@@ -90,8 +90,9 @@ impl Client {
     /// The flow a link's `flow` (as kept) says, when this client's server is still the one the
     /// link was made for; `None` when it is not (removed, or its `url` or `auth` changed).
     pub fn made_this(&self, flow: &str) -> Result<Option<LinkFlow>, OAuthError> {
-        let flow: Flow = serde_json::from_str(flow)
-            .map_err(|e| OAuthError::Failed(format!("a stored authorization link: {e}")))?;
+        let flow: Flow = serde_json::from_str(flow).map_err(|e| {
+            OAuthError::Failed(super::unreadable("a stored authorization link", &e))
+        })?;
         Ok((flow.server == self.server).then_some(LinkFlow(flow)))
     }
 
