@@ -455,6 +455,24 @@ async fn three_replicas_behind_round_robin_survive_kills_and_outages_with_a_ledg
         .iter()
         .filter(|e| e.kind == "touch" && matches!(e.outcome, Outcome::Ok))
         .count();
+    // Where updates went missing, if any: acknowledged touches and updates between faults.
+    {
+        let seen = seen.lock().unwrap();
+        let mut bounds: Vec<Instant> = faults.iter().map(|f| f.started).collect();
+        bounds.insert(0, test_started);
+        bounds.push(Instant::now());
+        for pair in bounds.windows(2) {
+            let within = |t: &Instant| *t >= pair[0] && *t < pair[1];
+            let touches = entries
+                .iter()
+                .filter(|e| e.kind == "touch" && matches!(e.outcome, Outcome::Ok))
+                .filter(|e| within(&e.ended))
+                .count();
+            let updates = seen.update_times.iter().filter(|t| within(t)).count();
+            let at = pair[0].duration_since(test_started).as_millis();
+            eprintln!("from {at} ms: {touches} touches acknowledged, {updates} updates");
+        }
+    }
     wait_until("every touch's update on the stream", WAIT, async || {
         let got = seen.lock().unwrap().updates.len();
         match got >= touched {
