@@ -9,6 +9,17 @@
 //! task cancels it upstream. A task is cancelled by whichever replica the agent asks; the replica
 //! running it stops its call within `SWEEP_EVERY`.
 //!
+//! Across replicas every task reaches a final state. A replica killed and not back (its row in
+//! `replicas` lapsed, see registry/balance.rs) has its running tasks taken over by a live one at
+//! its next sweep (`take_over`; the row is moved conditionally, so one replica wins each): a task
+//! its server runs is polled from there, and a replica that cannot reach the server because
+//! another holds it hands the task to that holder (`hand_over`), which polls it from its next
+//! sweep. A call the dead replica made itself may have run upstream, and the bridge keeps no
+//! record of whether it did, so it is never made again: it ends `failed` ([`ORPHANED`],
+//! `mcp_server_unavailable`, retryable). One still queued there ended `failed` as not run
+//! ([`ORPHANED_QUEUED`]): its arguments are not stored, so it cannot be made later. A replica
+//! back (same id) before its row lapsed ends its own calls itself (`restore`, [`INTERRUPTED`]).
+//!
 //! Each task's call takes a slot of its agent's concurrency (`Slots`) while it runs, and waits
 //! `working` ("queued") while there is none; an agent has at most `TaskLimits::live` tasks that
 //! have not finished, and at most `TaskLimits::result_bytes` of stored results (the oldest
@@ -19,6 +30,8 @@
 //! A final status never changes: the store writes a final status only over a running one.
 
 use std::collections::HashMap;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -41,6 +54,13 @@ use crate::upstream::CallOrigin;
 
 /// Why a bridge-run call ended when the bridge stopped during it.
 pub const INTERRUPTED: &str = "interrupted by restart";
+/// Why a bridge-run call ended when the replica running it stopped (killed) during it and
+/// another replica took its task over.
+pub const ORPHANED: &str = "the replica running this call stopped during it; the call may have \
+    run (it is not made again): check before making it again";
+/// Why a task ended whose call had not started (it was queued) when its replica stopped.
+pub const ORPHANED_QUEUED: &str = "the replica that was to run this call stopped before starting \
+    it; the call did not run: make it again";
 /// How often expired tasks are deleted (a read never shows one past its time meanwhile).
 const SWEEP_EVERY: Duration = Duration::from_secs(2);
 /// The poll interval a bridge-run task suggests.
@@ -129,6 +149,9 @@ pub struct Tasks {
     limits: TaskLimits,
     /// Held while a result is made room for and stored, so two ends cannot share the room.
     room: tokio::sync::Mutex<()>,
+    /// Set once the servers are restored (`resume`): from then on this replica takes over the
+    /// tasks of replicas that are gone, and polls the ones handed to it.
+    resumed: AtomicBool,
 }
 
 impl Tasks {
@@ -147,6 +170,7 @@ impl Tasks {
             running: Mutex::default(),
             limits,
             room: tokio::sync::Mutex::default(),
+            resumed: AtomicBool::new(false),
         })
     }
 
@@ -411,7 +435,11 @@ impl Tasks {
                             .task_result(&task.server_id, &upstream_id, wait, recipient.clone())
                             .await;
                         match result {
-                            Err(error) if transient(&error) => {}
+                            Err(error) if transient(&error) => {
+                                if self.hand_over(&task).await {
+                                    return;
+                                }
+                            }
                             result => {
                                 let server_id = task.server_id.clone();
                                 let called = result.map(|result| (server_id, result));
@@ -425,10 +453,39 @@ impl Tasks {
                 }
                 Err(error) if transient(&error) => {
                     tracing::debug!(task_id = %task.task_id, %error, "cannot poll a task now");
+                    if self.hand_over(&task).await {
+                        return;
+                    }
                 }
                 Err(error) => return self.end(task, Err(error)).await,
             }
             tokio::time::sleep(Duration::from_millis(task.poll_interval_ms.max(0) as u64)).await;
+        }
+    }
+
+    /// Hands a task polled here to the replica that holds its server now, when another one
+    /// does (this one cannot reach the server: a server's tasks are polled on its connection);
+    /// whether it did. That replica polls it from its next sweep.
+    async fn hand_over(&self, task: &StoredTask) -> bool {
+        let registry = self.tools.registry();
+        let Some(holder) = registry.held_by_other(&task.server_id) else {
+            return false;
+        };
+        match self
+            .store
+            .move_task(&task.task_id, &self.replica, &holder)
+            .await
+        {
+            Ok(true) => {
+                tracing::info!(task_id = %task.task_id, %holder, "a task handed to its server's holder");
+                self.forget(&task.task_id);
+                true
+            }
+            Ok(false) => false,
+            Err(error) => {
+                tracing::warn!(task_id = %task.task_id, %error, "cannot hand a task over");
+                false
+            }
         }
     }
 
@@ -628,6 +685,9 @@ impl Tasks {
     /// After a start, once the servers are restored: the tasks this replica was polling on
     /// their servers are polled again, and finish normally.
     pub async fn resume(self: &Arc<Self>) -> Result<usize, StoreError> {
+        // The servers are restored: from the next sweep on, tasks are taken over and handed
+        // here (what this read misses, the sweep polls).
+        self.resumed.store(true, Ordering::Release);
         let upstream: Vec<_> = self
             .store
             .running_tasks(&self.replica)
@@ -637,16 +697,68 @@ impl Tasks {
             .collect();
         for task in &upstream {
             tracing::info!(task_id = %task.task_id, server_id = %task.server_id, "polling a task again");
-            let origin = TaskOrigin::new(self, task);
-            let tasks = self.clone();
-            let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-            let record = task.clone();
-            let handle = tokio::spawn(async move { tasks.follow(record, origin).await });
-            running.insert(task.task_id.clone(), Running::new(handle.abort_handle()));
-            drop(running);
-            self.following(task);
+            self.poll_here(task);
         }
         Ok(upstream.len())
+    }
+
+    /// Polls a task its server runs from this replica, unless this replica already does.
+    fn poll_here(self: &Arc<Self>, task: &StoredTask) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if running.contains_key(&task.task_id) {
+            return;
+        }
+        let origin = TaskOrigin::new(self, task);
+        let tasks = self.clone();
+        let record = task.clone();
+        let handle = tokio::spawn(async move { tasks.follow(record, origin).await });
+        running.insert(task.task_id.clone(), Running::new(handle.abort_handle()));
+        drop(running);
+        self.following(task);
+    }
+
+    /// Takes over the running tasks of replicas that are gone (killed: their row in `replicas`
+    /// lapsed), one replica each: a task its server runs is polled here (and handed to the
+    /// server's holder if that is another replica); a call the gone replica ran itself ends
+    /// `failed` ([`ORPHANED`], retryable), never made again, as it may have run; one still
+    /// queued there ends `failed` ([`ORPHANED_QUEUED`]), its arguments are not kept to make it.
+    /// Then polls the tasks handed to this replica.
+    async fn take_over(self: &Arc<Self>) -> Result<(), StoreError> {
+        for mut task in self.store.orphaned_tasks(&self.replica).await? {
+            let gone = task.replica.clone();
+            if !self
+                .store
+                .move_task(&task.task_id, &gone, &self.replica)
+                .await?
+            {
+                continue;
+            }
+            task.replica = self.replica.clone();
+            tracing::warn!(task_id = %task.task_id, replica = %gone, "took over a task of a replica that is gone");
+            if task.upstream_task_id.is_some() {
+                continue;
+            }
+            task.status_message = match task.status_message == QUEUED {
+                true => ORPHANED_QUEUED.to_owned(),
+                false => ORPHANED.to_owned(),
+            };
+            task.status = TaskStatus::Failed.as_str().to_owned();
+            task.error_code = Some(ErrorCode::McpServerUnavailable.as_str().to_owned());
+            self.finish(&mut task).await;
+        }
+        // Known before the store is read: a task that ends here meanwhile is not polled again.
+        let known: HashSet<String> = {
+            let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            running.keys().cloned().collect()
+        };
+        let mine = self.store.running_tasks(&self.replica).await?;
+        for task in mine {
+            if task.upstream_task_id.is_some() && !known.contains(&task.task_id) {
+                tracing::info!(task_id = %task.task_id, server_id = %task.server_id, "polling a task handed to this replica");
+                self.poll_here(&task);
+            }
+        }
+        Ok(())
     }
 
     /// After a start, before the first request: every call this replica was running itself
@@ -689,6 +801,11 @@ impl Tasks {
                 }
                 if let Err(error) = tasks.stop_ended().await {
                     tracing::warn!(%error, "cannot read which tasks ended");
+                }
+                if tasks.resumed.load(Ordering::Acquire)
+                    && let Err(error) = tasks.take_over().await
+                {
+                    tracing::warn!(%error, "cannot take over the tasks of replicas that are gone");
                 }
             }
         });

@@ -125,6 +125,11 @@ impl Registry {
         }
     }
 
+    /// The other replica holding `server_id`, when one does (its tasks are polled there).
+    pub fn held_by_other(&self, server_id: &str) -> Option<String> {
+        self.get(server_id).ok()?.held_elsewhere()
+    }
+
     async fn task_connection(
         &self,
         agent: &str,

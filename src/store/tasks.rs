@@ -212,6 +212,41 @@ impl Store {
         rows.iter().map(StoredTask::from_row).collect()
     }
 
+    /// The running tasks of replicas other than `replica` that are not up (their row in
+    /// `replicas` has lapsed or is gone: killed, or stopped without ending them), while
+    /// `replica` itself is up (none otherwise: a replica that does not say it is up, as one
+    /// alone, takes nothing over). The time is the database's, as for the leases.
+    #[instrument(skip_all, fields(replica))]
+    pub async fn orphaned_tasks(&self, replica: &str) -> Result<Vec<StoredTask>, StoreError> {
+        let now = self.backend.now();
+        let sql = format!(
+            "SELECT {COLUMNS} FROM tasks WHERE replica <> $1 AND {RUNNING} AND replica NOT IN \
+             (SELECT replica FROM replicas WHERE expires_at >= {now}) AND EXISTS \
+             (SELECT 1 FROM replicas WHERE replica = $1 AND expires_at >= {now})"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(replica)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(StoredTask::from_row).collect()
+    }
+
+    /// Hands a running task from replica `from` to `to`; false when it has finished or `from`
+    /// no longer runs it (another replica took it first: one winner).
+    #[instrument(skip_all, fields(task_id, from, to))]
+    pub async fn move_task(&self, task_id: &str, from: &str, to: &str) -> Result<bool, StoreError> {
+        let sql = format!(
+            "UPDATE tasks SET replica = $3 WHERE task_id = $1 AND replica = $2 AND {RUNNING}"
+        );
+        let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(task_id)
+            .bind(from)
+            .bind(to)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// Sets a running task's status (`working` or `input_required`) and message, and where it
     /// runs once known; whether it was still running.
     #[instrument(skip_all, fields(task_id = %task.task_id))]
@@ -338,6 +373,26 @@ mod tests {
                 .unwrap();
             let ids: Vec<_> = rest.iter().map(|t| t.task_id.as_str()).collect();
             assert_eq!(ids, ["d", "e"]);
+            // Only r-2 is up: r-1's running tasks are its orphans, and only one replica takes
+            // each. A replica that is not up takes none.
+            let minute = std::time::Duration::from_secs(60);
+            assert!(store.orphaned_tasks("r-2").await.unwrap().is_empty());
+            store.replica_alive("r-2", minute).await.unwrap();
+            let orphans = store.orphaned_tasks("r-2").await.unwrap();
+            let mut ids: Vec<_> = orphans.iter().map(|t| t.task_id.as_str()).collect();
+            ids.sort();
+            assert_eq!(ids, ["b", "c", "d", "e"]);
+            assert!(store.orphaned_tasks("r-1").await.unwrap().is_empty());
+            assert!(store.move_task("c", "r-1", "r-2").await.unwrap());
+            assert!(!store.move_task("c", "r-1", "r-3").await.unwrap());
+            assert!(!store.move_task("a", "r-1", "r-2").await.unwrap());
+            assert_eq!(store.running_tasks("r-2").await.unwrap().len(), 1);
+            store.replica_gone("r-2").await.unwrap();
+            store.replica_alive("r-1", minute).await.unwrap();
+            let orphans = store.orphaned_tasks("r-1").await.unwrap();
+            let ids: Vec<_> = orphans.iter().map(|t| t.task_id.as_str()).collect();
+            assert_eq!(ids, ["c"]);
+            assert!(store.orphaned_tasks("r-2").await.unwrap().is_empty());
             let gone = store.expire_tasks(11.0).await.unwrap();
             assert_eq!(gone, vec![("b".to_owned(), "bob".to_owned())]);
             assert!(store.task("b", 5.0).await.unwrap().is_none());

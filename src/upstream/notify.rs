@@ -23,6 +23,30 @@ pub async fn progress(server_id: &str, origin: &CallOrigin, params: Value) {
     origin.progress(push).await;
 }
 
+/// How long a `resources/updated` waits for the store to tell its subscribers (a database
+/// restarting), and how often it asks meanwhile: the update goes out once the store answers, in
+/// order, instead of being dropped while the call that caused it was answered.
+const SUBSCRIBERS_WAIT: (std::time::Duration, std::time::Duration) = (
+    std::time::Duration::from_secs(60),
+    std::time::Duration::from_millis(250),
+);
+
+/// The agents subscribed to `uri` on the server, asking the store again while it fails, up to
+/// [`SUBSCRIBERS_WAIT`].
+async fn subscribers(ctx: &Context, uri: &str) -> Result<Vec<String>, crate::store::StoreError> {
+    let (most, every) = SUBSCRIBERS_WAIT;
+    let started = std::time::Instant::now();
+    loop {
+        match ctx.store.subscribers(&ctx.server_id, uri).await {
+            Err(error) if started.elapsed() < most => {
+                tracing::debug!(%error, "cannot read the subscribers of {uri} yet");
+                tokio::time::sleep(every).await;
+            }
+            read => return read,
+        }
+    }
+}
+
 pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedReceiver<Value>) {
     while let Some(notification) = notifications.recv().await {
         let method = notification
@@ -63,7 +87,7 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
                     ctx.hub
                         .to_mcp_clients(&ctx.server_id, &method, params.clone());
                 }
-                match ctx.store.subscribers(&ctx.server_id, uri).await {
+                match subscribers(&ctx, uri).await {
                     Ok(agents) => {
                         for agent in agents
                             .into_iter()

@@ -42,4 +42,5 @@ mod secrets;
 mod servers;
 mod supervision;
 mod tasks;
+mod tasks_replicas;
 mod tools;

@@ -223,6 +223,8 @@ impl Load {
 #[derive(Default)]
 pub struct StreamSeen {
     pub updates: std::collections::HashSet<String>,
+    /// When each update first arrived.
+    pub update_times: Vec<Instant>,
     pub resumes: u32,
     pub lost: Vec<Value>,
     pub first_open: bool,
@@ -276,8 +278,10 @@ pub fn follow_events(
                 if is_push(&message, "bridge/events_lost") || message.event.contains("events_lost")
                 {
                     seen.lost.push(message.data.clone());
-                } else if is_push(&message, "notifications/resources/updated") {
-                    seen.updates.insert(message.id.clone().unwrap_or_default());
+                } else if is_push(&message, "notifications/resources/updated")
+                    && seen.updates.insert(message.id.clone().unwrap_or_default())
+                {
+                    seen.update_times.push(Instant::now());
                 }
             }
         }

@@ -1,0 +1,95 @@
+//! Tasks across replicas when the replica running one is killed: a survivor takes the task over
+//! once the dead replica's row in `replicas` has lapsed (the lease, 3 s here). A task its server
+//! runs is polled from the survivor and completes; a call the dead replica made itself ends
+//! `failed`, retryably, and is not made again. Skipped unless `MCP_BRIDGE_TEST_POSTGRES` and
+//! `MCP_BRIDGE_TEST_NATS` are set.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::cancel::Marks;
+use crate::cluster::*;
+use crate::helpers::*;
+
+/// The task `task_id` as `app` shows it, once it has finished.
+async fn finished(app: &TestApp, task_id: &str) -> Value {
+    let path = format!("/v1/tasks/{task_id}");
+    wait_until(
+        &format!("task {task_id} finished"),
+        WAIT + WAIT,
+        async || {
+            let (status, body) = app.get(&path, &app.alice).await;
+            let done = ["completed", "failed", "cancelled"]
+                .contains(&body["status"].as_str().unwrap_or(""));
+            match status == StatusCode::OK && done {
+                true => Ok(body),
+                false => Err(format!("{status} {body}")),
+            }
+        },
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_tasks_of_a_killed_replica_finish_on_a_survivor() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("kt");
+    a.app.register(py_stdio(&id, &unique("ktask"))).await;
+    let noted = tempfile::NamedTempFile::new().unwrap();
+    let peer = tasks_server("http", noted.path()).await;
+    let tasks_id = unique("ktk");
+    a.app
+        .register(json!({"server_id": tasks_id, "transport": "http", "url": peer.url}))
+        .await;
+    b.wait_held(&id, "a", WAIT).await;
+    b.wait_held(&tasks_id, "a", WAIT).await;
+    let start = async |name: String, arguments: Value| {
+        let body = json!({"name": name, "arguments": arguments, "task": {"ttl": 120_000}});
+        let (status, created) = a.app.post("/v1/tools/call", &a.app.alice, body).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{created}");
+        created["task_id"].as_str().unwrap().to_owned()
+    };
+    // Run by a: a call a makes itself (in flight when a dies), and a task the server runs.
+    let marks = Marks::new();
+    let bridge_run = start(format!("{id}__slow"), marks.arguments()).await;
+    let upstream = start(format!("{tasks_id}__slow_task"), json!({"seconds": 3})).await;
+    marks.started.wait().await;
+    wait_until("the server's task polled", WAIT, async || {
+        let (_, body) = b
+            .app
+            .get(&format!("/v1/tasks/{upstream}"), &b.app.alice)
+            .await;
+        match body["task"]["upstream"] == true {
+            true => Ok(()),
+            false => Err(body.to_string()),
+        }
+    })
+    .await;
+
+    a.bridge.signal("KILL");
+    assert!(a.bridge.exited_within(WAIT).await.is_some());
+
+    // The server's task completes, polled from b.
+    let done = finished(&b.app, &upstream).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let (status, result) = b
+        .app
+        .get(&format!("/v1/tasks/{upstream}/result"), &b.app.alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{result}");
+    // The call a made ends failed, retryably, saying it may have run.
+    let failed = finished(&b.app, &bridge_run).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    let (status, result) = b
+        .app
+        .get(&format!("/v1/tasks/{bridge_run}/result"), &b.app.alice)
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{result}");
+    assert_eq!(result["retryable"], true, "{result}");
+    let error = result["error"].as_str().unwrap_or_default();
+    assert!(error.contains("may have run"), "{result}");
+}
