@@ -40,6 +40,7 @@ use crate::http::state::AppState;
 use crate::hub::AgentChannel;
 use crate::hub::McpNotice;
 use crate::registry::{self, MergedPage, naming};
+use crate::store::SessionClaim;
 use crate::tools::{Resolved, Scope};
 use crate::upstream::CallError;
 use inputs::{Running, Step, Suspended};
@@ -248,15 +249,20 @@ async fn in_session(
         && let Ok(opened) = opened.to_str()
     {
         let opened = opened.to_owned();
-        if !front.owners.opened(&opened, agent.clone()).await {
-            // Past the cap after all (concurrent opens): the session is ended at once.
+        let claim = front.owners.opened(&opened, agent.clone()).await;
+        if claim != SessionClaim::Claimed {
+            // Past the cap after all (concurrent opens), or not recorded where the other
+            // replicas look: the session is ended at once.
             if let Err(error) = front.owners.close(&opened).await {
                 tracing::debug!(%error, "cannot end an /mcp session past its agent's cap");
             }
             if let Some(shared) = &front.shared {
                 shared.end(&opened).await;
             }
-            return too_many_sessions(&agent, front.owners.cap());
+            return match claim {
+                SessionClaim::Capped => too_many_sessions(&agent, front.owners.cap()),
+                _ => session_unrecorded(),
+            };
         }
         if let Some(peer) = opening.take() {
             front
@@ -403,7 +409,22 @@ fn session_not_found() -> Response {
 /// A session this replica never saw while the shared database does not answer: a retryable
 /// 503, not the 404 that would make the client drop a session that may well be alive.
 fn session_unknown_for_now() -> Response {
-    let message = "this replica cannot look the session up now (the database does not answer);                    try again";
+    retry_soon(
+        "this replica cannot look the session up now (the database does not answer); try again",
+    )
+}
+
+/// A session opened here that the shared store could not record (so no other replica would
+/// know it): ended, and the client told to open one again.
+fn session_unrecorded() -> Response {
+    retry_soon(
+        "the session could not be recorded for the other replicas (the database does not \
+         answer); initialize again",
+    )
+}
+
+/// A retryable 503 `mcp_server_unavailable` with `message`, to try again after a second.
+fn retry_soon(message: &str) -> Response {
     let mut response =
         crate::http::error::ApiError::new(crate::a2e::ErrorCode::McpServerUnavailable, message)
             .into_response();

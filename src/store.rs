@@ -29,7 +29,7 @@ use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{AnyConnection, AnyPool};
 
 pub use a2a::{Owned, StoredAgent};
-pub use mcp_sessions::{SessionInterests, SharedSession};
+pub use mcp_sessions::{SessionClaim, SessionInterests, SharedSession};
 pub use oauth::StoredOAuthGrant;
 pub use oauth_links::{LinkLimits, StoredLink};
 pub use pins::StoredPin;

@@ -14,6 +14,7 @@ use rmcp::transport::streamable_http_server::session::local::{
 };
 
 use super::shared::SharedSessions;
+use crate::store::SessionClaim;
 
 /// Sessions recorded before the ones rmcp has closed (or let expire) are looked for.
 const PRUNE_FROM: usize = 1024;
@@ -147,12 +148,14 @@ impl SessionOwners {
 
     /// Records the session `agent` has just opened; now and then forgets the sessions rmcp no
     /// longer has. Across replicas, whether the agent may keep it: the cap is checked again,
-    /// with the recording, as one step (concurrent opens may all have passed [`Self::full`]).
-    pub async fn opened(&self, id: &str, agent: String) -> bool {
-        if let Some(shared) = &self.shared
-            && !shared.opened(id, &agent, self.cap).await
-        {
-            return false;
+    /// with the recording, as one step (concurrent opens may all have passed [`Self::full`]),
+    /// and a session the shared store could not record is no session another replica knows.
+    pub async fn opened(&self, id: &str, agent: String) -> SessionClaim {
+        if let Some(shared) = &self.shared {
+            let claim = shared.opened(id, &agent, self.cap).await;
+            if claim != SessionClaim::Claimed {
+                return claim;
+            }
         }
         let prune = {
             let mut owners = self.lock();
@@ -168,7 +171,7 @@ impl SessionOwners {
         if prune {
             self.prune().await;
         }
-        true
+        SessionClaim::Claimed
     }
 
     /// The cap of sessions per agent.

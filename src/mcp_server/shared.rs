@@ -26,7 +26,7 @@ use rmcp::transport::streamable_http_server::session::store::{
     SessionState, SessionStore, SessionStoreError,
 };
 
-use crate::store::{SessionInterests, SharedSession, Store};
+use crate::store::{SessionClaim, SessionInterests, SharedSession, Store};
 
 /// How often a session in use is marked used in the store (at most); a session's GET stream
 /// marks it used this often while it is open (or a quarter of the idle timeout, if shorter).
@@ -71,17 +71,17 @@ impl SharedSessions {
     }
 
     /// Names the agent that opened session `id`, unless it has `cap` sessions already (0: no
-    /// cap): whether it may keep it. Expired sessions are removed on the way.
-    pub async fn opened(&self, id: &str, agent: &str, cap: usize) -> bool {
+    /// cap). Expired sessions are removed on the way.
+    pub async fn opened(&self, id: &str, agent: &str, cap: usize) -> SessionClaim {
         match self
             .store
             .claim_mcp_session(id, agent, cap, self.idle)
             .await
         {
-            Ok(claimed) => claimed,
+            Ok(claim) => claim,
             Err(error) => {
                 tracing::warn!(%error, "cannot record the agent of an /mcp session");
-                true
+                SessionClaim::Unrecorded
             }
         }
     }

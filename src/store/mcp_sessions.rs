@@ -34,6 +34,17 @@ pub struct SessionInterests {
     pub log_level: Option<String>,
 }
 
+/// What claiming a session for the agent that opened it came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionClaim {
+    /// The session is the agent's.
+    Claimed,
+    /// The agent has its cap of sessions already.
+    Capped,
+    /// The session is not in the store (rmcp could not record it, or the store failed).
+    Unrecorded,
+}
+
 impl Store {
     /// Records session `id` with rmcp's state for it (again: the same state, kept).
     #[instrument(skip_all)]
@@ -107,7 +118,7 @@ impl Store {
     }
 
     /// Names the agent that opened session `id`, unless `agent_id` already has `cap` live
-    /// sessions (used within `idle`; 0: no cap): whether it may keep it. Sessions unused for
+    /// sessions (used within `idle`; 0: no cap), or the session is not in the store. Sessions unused for
     /// longer than `idle` are removed on the way, whether or not there is a cap. The count and
     /// the naming are one step: concurrent opens by one agent, on any replica, are taken one at
     /// a time (PostgreSQL: a transaction lock on the agent; SQLite writes one at a time).
@@ -118,7 +129,7 @@ impl Store {
         agent_id: &str,
         cap: usize,
         idle: Duration,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<SessionClaim, StoreError> {
         let now = self.backend.now();
         let mut tx = self.pool.begin().await?;
         if self.backend == super::Backend::Postgres {
@@ -146,8 +157,22 @@ impl Store {
             .map_err(StoreError::from_write)?
             .rows_affected()
             == 1;
+        let claim = match claimed {
+            true => SessionClaim::Claimed,
+            false => {
+                let exists = sqlx::query("SELECT 1 FROM mcp_sessions WHERE session_id = $1")
+                    .bind(id)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .is_some();
+                match exists {
+                    true => SessionClaim::Capped,
+                    false => SessionClaim::Unrecorded,
+                }
+            }
+        };
         tx.commit().await?;
-        Ok(claimed)
+        Ok(claim)
     }
 
     /// Forgets that `replica` holds session `id`'s GET stream (it has ended there).
@@ -286,20 +311,34 @@ mod tests {
                         .unwrap()
                 })
             });
-            let won = futures::future::join_all(claims)
+            let claims: Vec<SessionClaim> = futures::future::join_all(claims)
                 .await
                 .into_iter()
-                .filter(|claimed| *claimed.as_ref().unwrap())
-                .count();
-            assert_eq!(won, 3);
-            assert_eq!(store.count_mcp_sessions("alice", IDLE).await.unwrap(), 3);
-            // Claiming one it already has is no new session.
+                .map(|claim| claim.unwrap())
+                .collect();
+            let won: Vec<usize> = (0..8)
+                .filter(|i| claims[*i] == SessionClaim::Claimed)
+                .collect();
+            assert_eq!(won.len(), 3, "{claims:?}");
             assert!(
-                store
-                    .claim_mcp_session("s0", "alice", 3, IDLE)
-                    .await
-                    .is_ok()
+                claims
+                    .iter()
+                    .all(|c| matches!(c, SessionClaim::Claimed | SessionClaim::Capped)),
+                "{claims:?}"
             );
+            assert_eq!(store.count_mcp_sessions("alice", IDLE).await.unwrap(), 3);
+            // Claiming one it already has is no new session, at the cap.
+            let again = store
+                .claim_mcp_session(&format!("s{}", won[0]), "alice", 3, IDLE)
+                .await
+                .unwrap();
+            assert_eq!(again, SessionClaim::Claimed);
+            // One the store does not have (rmcp could not record it) is told apart.
+            let missing = store
+                .claim_mcp_session("never-stored", "bob", 3, IDLE)
+                .await
+                .unwrap();
+            assert_eq!(missing, SessionClaim::Unrecorded);
         }
     }
 
@@ -313,11 +352,12 @@ mod tests {
                 .await
                 .unwrap();
             store.insert_mcp_session("new", "{}").await.unwrap();
-            assert!(
+            assert_eq!(
                 store
                     .claim_mcp_session("new", "bob", 0, IDLE)
                     .await
-                    .unwrap()
+                    .unwrap(),
+                SessionClaim::Claimed
             );
             assert!(
                 store
