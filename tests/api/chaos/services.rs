@@ -147,8 +147,8 @@ pub struct Haproxy {
 }
 
 /// What a deployment copies: round robin and no cookie (any replica answers anything), health
-/// checks on `/readyz` every 500 ms so a replica without its store or bus is taken out within a
-/// second, a short `timeout connect` with `retries` and `option redispatch` so that a request
+/// checks on `/readyz` every 500 ms so a replica that is down, or without its store for a lease,
+/// is taken out within a second of it, a short `timeout connect` with `retries` and `option redispatch` so that a request
 /// whose replica is dead is sent to another one instead of failing, and long client/server
 /// timeouts for event streams (`/v1/events`, `/mcp` GET), which stay open. The `x-served-by`
 /// header (the replica that answered, for the ledger) is the test's, not a deployment's.
