@@ -1181,3 +1181,89 @@ async fn a_subscription_through_another_replica_survives_its_holder_being_killed
         killed.elapsed()
     );
 }
+
+/// When NATS is down for every replica (not one replica cut off from it), no replica can tell
+/// another is better placed: each keeps serving the servers it holds, for longer than a lease,
+/// on the same connection, and its callers are answered all along.
+#[tokio::test]
+async fn a_nats_outage_for_all_replicas_keeps_each_serving_what_it_holds() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut nats = PrivateNats::start().await;
+    replicas.nats = nats.url();
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("alldown");
+    a.app.register(everything_stdio(&id)).await;
+    let held = wait_until("the server held somewhere", WAIT, async || {
+        let (_, body) = a.app.server(&id).await;
+        let server = &body["server"];
+        match (server["status"].as_str(), server["replica"].as_str()) {
+            (Some("ready"), Some(holder)) if !holder.is_empty() => Ok(server.clone()),
+            _ => Err(body.to_string()),
+        }
+    })
+    .await;
+    let holder = if held["replica"] == "a" { &a } else { &b };
+    let server = holder.wait_held(&id, &holder.id, WAIT).await;
+    let connected_at = server["connected_at"].as_f64().unwrap();
+
+    nats.stop().await;
+    wait_until(
+        "the holder not ready without NATS",
+        WAIT,
+        async || match holder
+            .app
+            .send(reqwest::Method::GET, "/readyz", None, None)
+            .await
+        {
+            (StatusCode::SERVICE_UNAVAILABLE, body) if body.to_string().contains("NATS") => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    )
+    .await;
+    // Calls through the holder itself, for well over a lease without NATS.
+    let outage = Duration::from_secs(3 * LEASE_SECS);
+    let started = Instant::now();
+    let mut pace = tokio::time::interval(Duration::from_millis(250));
+    let mut calls = 0;
+    while started.elapsed() < outage {
+        pace.tick().await;
+        let (status, body) = holder
+            .app
+            .call(&format!("{id}__echo"), json!({"message": "still"}))
+            .await;
+        assert_eq!(
+            status,
+            StatusCode::OK,
+            "{:?} into the outage: {body}",
+            started.elapsed()
+        );
+        assert!(echo(&body).contains("still"), "{body}");
+        calls += 1;
+    }
+    eprintln!("{calls} calls answered by {} without NATS", holder.id);
+    // On the connection it had before: never ended, nothing restarted.
+    let (_, body) = holder.app.server(&id).await;
+    assert_eq!(body["server"]["status"], "ready", "{body}");
+    assert_eq!(body["server"]["replica"], holder.id.as_str(), "{body}");
+    assert_eq!(
+        body["server"]["connected_at"].as_f64(),
+        Some(connected_at),
+        "{body}"
+    );
+    assert_eq!(
+        replicas.lease_holder(&id).await.as_deref(),
+        Some(holder.id.as_str())
+    );
+
+    nats.run().await;
+    for replica in [&a, &b] {
+        replica.wait_ready().await;
+    }
+    let other = if holder.id == "a" { &b } else { &a };
+    let server = other.wait_held(&id, &holder.id, WAIT).await;
+    assert_eq!(server["connected_at"].as_f64(), Some(connected_at));
+    nats.stop().await;
+}
