@@ -1267,3 +1267,53 @@ async fn a_nats_outage_for_all_replicas_keeps_each_serving_what_it_holds() {
     assert_eq!(server["connected_at"].as_f64(), Some(connected_at));
     nats.stop().await;
 }
+
+/// A replica that loses NATS while it hands a server over cannot hear that the new holder is
+/// ready with it, so it must not take the lease back from it (the new holder may serve it fine):
+/// here c never gets ready, and still a, cut off, takes nothing back.
+#[tokio::test]
+async fn a_replica_cut_off_mid_hand_over_takes_nothing_back() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let (mut bus, through) = replicas.bus_through_proxy().await;
+    let a = replicas
+        .start_with("a", &[("MCP_BRIDGE_NATS_URL", through.as_str())])
+        .await;
+    const CONNECT_SECS: u64 = 2;
+    let ids: Vec<String> = (0..3).map(|_| unique("cuthand")).collect();
+    for id in &ids {
+        let mut config = everything_stdio(id);
+        config["connect_timeout"] = json!(CONNECT_SECS);
+        a.app.register(config).await;
+        a.wait_held(id, "a", WAIT).await;
+    }
+    let _c = replicas
+        .start_with("c", &[("MCP_BRIDGE_STDIO_ALLOWED_COMMANDS", "/bin/false")])
+        .await;
+    let handed = wait_until("a handing a server to c", WAIT, async || {
+        for id in &ids {
+            if replicas.lease_holder(id).await.as_deref() == Some("c") {
+                return Ok(id.clone());
+            }
+        }
+        Err("not yet".to_owned())
+    })
+    .await;
+    bus.cut().await;
+    // Past the connect bound and a lease (when a took it back before), and a lease more.
+    let watch = Duration::from_secs(CONNECT_SECS + 3 * LEASE_SECS);
+    let started = Instant::now();
+    let mut pace = tokio::time::interval(Duration::from_millis(200));
+    while started.elapsed() < watch {
+        pace.tick().await;
+        let holder = replicas.lease_holder(&handed).await;
+        assert_ne!(
+            holder.as_deref(),
+            Some("a"),
+            "{:?} after a lost NATS it took {handed} back",
+            started.elapsed()
+        );
+    }
+    bus.restore().await;
+}
