@@ -140,6 +140,12 @@ const MIGRATIONS: &[Embedded] = &[
         sql: include_str!("../migrations/20261231180001_oauth_links.sql"),
         postgres: None,
     },
+    Embedded {
+        version: 20261231200001,
+        name: "replicas_bus",
+        sql: include_str!("../migrations/20261231200001_replicas_bus.sql"),
+        postgres: None,
+    },
 ];
 
 /// The database behind the store; queries are written once, in SQL both run, and the few

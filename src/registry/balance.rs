@@ -19,8 +19,11 @@
 //!   without a break, and only a difference of `SLACK` moves one, so a replica that comes and
 //!   goes does not make servers bounce.
 //! - A replica cut off from NATS cannot be reached by the others although its leases (in the
-//!   store) are live: after a lease without the bus it lets its servers go, says it is not up,
-//!   and claims nothing until the bus is back; then it joins again and is handed its share.
+//!   store) are live: after a lease without the bus, when the store shows another live replica
+//!   reaching NATS since, it lets its servers go, says it is not up, and claims nothing until
+//!   the bus is back; then it joins again and is handed its share. When NATS is down for every
+//!   replica, each keeps serving what it holds (to its own callers) and claims nothing new.
+//!   Without the bus a replica takes no hand-over back: it cannot hear the new holder is ready.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
@@ -52,6 +55,8 @@ struct Balance {
     bus_lost: Option<Instant>,
     /// Whether this replica let its servers go because it is cut off from the bus.
     let_go: bool,
+    /// Whether it kept them through an outage of NATS for every replica (said once).
+    kept: bool,
     /// Servers this replica is handing over: their lease is the new holder's already, the
     /// connection here serves until that one is ready.
     handing: Arc<Mutex<HashSet<String>>>,
@@ -150,7 +155,7 @@ async fn keep_leases(registry: Weak<Registry>, cluster: Arc<Cluster>) {
         if !stopping.is_cancelled()
             && let Err(error) = registry
                 .store
-                .replica_alive(&cluster.replica, cluster.lease)
+                .replica_alive(&cluster.replica, cluster.lease, cluster.bus.connected())
                 .await
         {
             tracing::warn!(%error, "cannot say this replica is up");
@@ -426,10 +431,16 @@ async fn hand_over(store: &Store, cluster: &Cluster, entry: &ServerEntry, to: &s
     let config = entry.config();
     let connecting = config.connect_bound() + cluster.lease;
     let started = Instant::now();
-    while !cluster.ready_on(to, server_id) && started.elapsed() < connecting {
+    while !cluster.ready_on(to, server_id)
+        && started.elapsed() < connecting
+        && cluster.holds(server_id)
+    {
         tokio::time::sleep(HANDOVER_POLL).await;
     }
-    if !cluster.ready_on(to, server_id) && take_back(store, cluster, server_id, to).await {
+    let ready = cluster.ready_on(to, server_id);
+    if taking_back(ready, cluster.bus.connected(), cluster.holds(server_id))
+        && take_back(store, cluster, server_id, to).await
+    {
         return false;
     }
     let calls = Duration::from_secs(config.timeout);
@@ -442,6 +453,14 @@ async fn hand_over(store: &Store, cluster: &Cluster, entry: &ServerEntry, to: &s
     }
     cluster.end(server_id);
     true
+}
+
+/// Whether a hand-over whose new holder is not `ready` (as heard over NATS) is taken back: only
+/// while this replica's `bus` is connected (without it, it cannot hear that the new holder is
+/// ready, and may well serve fine), and only while it is still `serving` the server (not once
+/// it let its servers go).
+fn taking_back(ready: bool, bus: bool, serving: bool) -> bool {
+    !ready && bus && serving
 }
 
 /// Takes back the lease of `server_id` handed to `to`, which did not become ready with it (it
@@ -477,34 +496,63 @@ async fn take_back(store: &Store, cluster: &Cluster, server_id: &str, to: &str) 
     back
 }
 
-/// Follows whether NATS is reachable: after a lease without it, lets every server held here go
-/// (released in the store, so the others take them at once) and says this replica is not up,
-/// once. Whether this replica is cut off (then the lease loop does nothing else this round).
+/// Follows whether NATS is reachable. After a lease without it, when another live replica
+/// still reaches NATS (the store says so: this replica alone is cut off, and the others cannot
+/// reach its servers), lets every server held here go (released in the store, so the others take
+/// them at once) and says this replica is not up, once. When NATS is down for all, it keeps
+/// serving what it holds (the others forward nothing meanwhile anyway; its own callers are
+/// served) and claims nothing new. Whether this replica let go (then the lease loop does nothing
+/// else this round).
 async fn cut_off(registry: &Registry, cluster: &Cluster, balance: &mut Balance) -> bool {
     if cluster.bus.connected() {
         if balance.bus_lost.take().is_some() {
             tracing::info!("NATS is reachable again; taking servers again");
         }
         balance.let_go = false;
+        balance.kept = false;
         return false;
     }
     let since = *balance.bus_lost.get_or_insert_with(Instant::now);
     if since.elapsed() < cluster.lease {
         return false;
     }
-    if !balance.let_go {
-        tracing::error!("NATS unreachable for a lease: letting this replica's servers go");
-        for id in cluster.held_ids() {
-            cluster.end(&id);
-        }
-        let released = registry.store.release_leases(&cluster.replica).await;
-        let gone = registry.store.replica_gone(&cluster.replica).await;
-        match (released, gone) {
-            (Ok(()), Ok(())) => balance.let_go = true,
-            // Tried again next round; the leases lapse meanwhile, not renewed.
-            (Err(error), _) | (_, Err(error)) => {
-                tracing::warn!(%error, "cannot release this replica's leases yet")
+    if balance.let_go {
+        return true;
+    }
+    // Another replica reached NATS half a lease or more after this one last did: NATS is up.
+    let elsewhere = registry
+        .store
+        .bus_reached_elsewhere(&cluster.replica, cluster.lease, cluster.lease / 2)
+        .await;
+    match elsewhere {
+        Ok(true) => {}
+        Ok(false) => {
+            if !std::mem::replace(&mut balance.kept, true) {
+                tracing::error!(
+                    "NATS unreachable for a lease, for every replica: serving the servers held here meanwhile"
+                );
             }
+            return false;
+        }
+        // The store away too: the renewals fail as well, and let them go past a lease.
+        Err(error) => {
+            tracing::warn!(%error, "cannot tell whether the other replicas reach NATS");
+            return false;
+        }
+    }
+    tracing::error!(
+        "NATS unreachable for a lease, the others reaching it: letting this replica's servers go"
+    );
+    for id in cluster.held_ids() {
+        cluster.end(&id);
+    }
+    let released = registry.store.release_leases(&cluster.replica).await;
+    let gone = registry.store.replica_gone(&cluster.replica).await;
+    match (released, gone) {
+        (Ok(()), Ok(())) => balance.let_go = true,
+        // Tried again next round; the leases lapse meanwhile, not renewed.
+        (Err(error), _) | (_, Err(error)) => {
+            tracing::warn!(%error, "cannot release this replica's leases yet")
         }
     }
     true
@@ -554,6 +602,17 @@ mod tests {
         assert_eq!(loads.len(), 2);
         assert_eq!(loads["a"], 1);
         assert_eq!(loads["b"], 0);
+    }
+
+    #[test]
+    fn a_hand_over_is_taken_back_only_while_the_bus_is_connected_and_the_server_served() {
+        assert!(taking_back(false, true, true));
+        // Ready: nothing to take back.
+        assert!(!taking_back(true, true, true));
+        // Without the bus this replica cannot know the new holder is ready.
+        assert!(!taking_back(false, false, true));
+        // It let its servers go (cut off from the bus): it takes none back.
+        assert!(!taking_back(false, true, false));
     }
 
     #[test]

@@ -60,16 +60,20 @@ impl Registry {
                 answer = attempt(holder.clone(), left) => answer.map_err(undelivered),
                 () = self.gone(&holder) => Err(Gone::WhileWaiting),
             };
-            match answer {
+            let refused = match answer {
                 Ok(answer) => return Relayed::Done(Ok(answer)),
                 Err(Gone::Failed(error)) => return Relayed::Done(Err(error)),
                 Err(Gone::WhileWaiting) if repeat == Repeat::Undelivered => {
                     return Relayed::Done(Err(died_with_call(&entry.id, &holder)));
                 }
-                Err(Gone::WhileWaiting | Gone::Undelivered) => {}
-            }
+                Err(Gone::Refused) => true,
+                Err(Gone::WhileWaiting | Gone::Undelivered) => false,
+            };
             tracing::info!(server_id = %entry.id, %holder, "the replica holding the server is gone; waiting for the next");
-            match self.next_holder(entry, &holder, started + within).await {
+            match self
+                .next_holder(entry, &holder, refused, started + within)
+                .await
+            {
                 Some(Some(next)) => holder = next,
                 Some(None) => return Relayed::HereNow,
                 None => return Relayed::Done(Err(Error::Unavailable(entry.id.clone()))),
@@ -127,15 +131,30 @@ impl Registry {
     }
 
     /// The server's next holder other than `dead` once it is ready there (`Some(None)` when it
-    /// is this replica), before `deadline`.
+    /// is this replica), before `deadline`. When `dead` `refused` the request (it does not hold
+    /// the server) and this replica's view still names it after a lease (the view is read again
+    /// from the store every third of a lease), none: the request fails now, retryable, rather
+    /// than at its deadline.
     async fn next_holder(
         &self,
         entry: &ServerEntry,
         dead: &str,
+        refused: bool,
         deadline: Instant,
     ) -> Option<Option<String>> {
         let cluster = self.cluster()?;
+        let since = Instant::now();
         while Instant::now() < deadline {
+            let named = entry.held_elsewhere();
+            if gives_up(
+                refused,
+                named.as_deref(),
+                dead,
+                since.elapsed(),
+                cluster.lease,
+            ) {
+                return None;
+            }
             if entry.held_here() && entry.connection().is_some() {
                 return Some(None);
             }
@@ -152,13 +171,28 @@ impl Registry {
     }
 }
 
+/// Whether a request refused by `dead` stops waiting for the next holder: this replica's view
+/// still names `dead` (`named`) a lease after the refusal, so it is not a view behind the store.
+fn gives_up(
+    refused: bool,
+    named: Option<&str>,
+    dead: &str,
+    waited: Duration,
+    lease: Duration,
+) -> bool {
+    refused && named == Some(dead) && waited >= lease
+}
+
 /// An attempt's error: "no responders" means nobody listens for the holder on the bus, and
 /// "not held" that the replica no longer holds the server (another took it over since this one
 /// last looked); either way the request did not run there.
 fn undelivered(error: Error) -> Gone {
     match &error {
+        Error::Remote(ErrorCode::McpServerUnavailable, message) if message.contains(NOT_HELD) => {
+            Gone::Refused
+        }
         Error::Remote(ErrorCode::McpServerUnavailable, message)
-            if message.contains("no responders") || message.contains(NOT_HELD) =>
+            if message.contains("no responders") =>
         {
             Gone::Undelivered
         }
@@ -172,6 +206,8 @@ enum Gone {
     WhileWaiting,
     /// The holder was gone before the request reached it.
     Undelivered,
+    /// The replica the request reached does not hold the server (the request did not run).
+    Refused,
     /// The holder answered with this error.
     Failed(Error),
 }
@@ -202,9 +238,24 @@ mod tests {
     #[test]
     fn a_request_refused_by_a_replica_not_holding_its_server_was_not_delivered() {
         let refused = over_the_bus(crate::registry::replicas::not_held("fs"));
-        assert!(matches!(undelivered(refused), Gone::Undelivered));
+        assert!(matches!(undelivered(refused), Gone::Refused));
         // A holder that holds the server but cannot reach it answered: that is its answer.
         let down = over_the_bus(Error::Unavailable("fs".into()));
         assert!(matches!(undelivered(down), Gone::Failed(_)));
+    }
+
+    #[test]
+    fn a_refused_request_stops_waiting_once_the_view_still_names_the_refuser_after_a_lease() {
+        let lease = Duration::from_secs(10);
+        let (soon, later) = (Duration::from_secs(1), Duration::from_secs(10));
+        // A view behind the store, a moment after the refusal: wait for it to catch up.
+        assert!(!gives_up(true, Some("b"), "b", soon, lease));
+        // Still naming the refuser a lease later: fail now, not at the request's deadline.
+        assert!(gives_up(true, Some("b"), "b", later, lease));
+        // Another holder named, or none yet: wait for it as before.
+        assert!(!gives_up(true, Some("c"), "b", later, lease));
+        assert!(!gives_up(true, None, "b", later, lease));
+        // A holder that died (not a refusal) is waited for until the deadline, as before.
+        assert!(!gives_up(false, Some("b"), "b", later, lease));
     }
 }

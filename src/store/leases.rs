@@ -144,19 +144,28 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Says `replica` is up for `ttl` more; `joined_at` starts again when its row had lapsed.
+    /// Says `replica` is up for `ttl` more, and, when `bus` (its NATS is connected), that it
+    /// reaches NATS now; `joined_at` starts again when its row had lapsed.
     #[instrument(skip_all, fields(replica))]
-    pub async fn replica_alive(&self, replica: &str, ttl: Duration) -> Result<(), StoreError> {
+    pub async fn replica_alive(
+        &self,
+        replica: &str,
+        ttl: Duration,
+        bus: bool,
+    ) -> Result<(), StoreError> {
         let now = self.backend.now();
         let alive = format!(
-            "INSERT INTO replicas (replica, expires_at, joined_at) VALUES ($1, {now} + $2, {now}) \
+            "INSERT INTO replicas (replica, expires_at, joined_at, bus_at) \
+             VALUES ($1, {now} + $2, {now}, CASE WHEN $3 = 1 THEN {now} ELSE NULL END) \
              ON CONFLICT (replica) DO UPDATE SET expires_at = excluded.expires_at, \
              joined_at = CASE WHEN replicas.expires_at >= {now} \
-             THEN replicas.joined_at ELSE excluded.joined_at END"
+             THEN replicas.joined_at ELSE excluded.joined_at END, \
+             bus_at = COALESCE(excluded.bus_at, replicas.bus_at)"
         );
         sqlx::query(sqlx::AssertSqlSafe(alive))
             .bind(replica)
             .bind(ttl.as_secs_f64())
+            .bind(i64::from(bus))
             .execute(&self.pool)
             .await?;
         // The rows of replicas that died without saying so (killed, their node lost), once
@@ -178,6 +187,31 @@ impl Store {
             .execute(&self.pool)
             .await?;
         Ok(())
+    }
+
+    /// Whether another live replica than `replica` reached NATS within the last `lease`, and
+    /// at least `margin` after `replica` last did: NATS is up and `replica` alone is cut off
+    /// from it (when NATS is down for all, the others lost it about when `replica` did).
+    #[instrument(skip_all, fields(replica))]
+    pub async fn bus_reached_elsewhere(
+        &self,
+        replica: &str,
+        lease: Duration,
+        margin: Duration,
+    ) -> Result<bool, StoreError> {
+        let now = self.backend.now();
+        let reached = format!(
+            "SELECT COUNT(*) FROM replicas WHERE replica <> $1 AND expires_at >= {now} \
+             AND bus_at >= {now} - $2 \
+             AND bus_at >= COALESCE((SELECT bus_at FROM replicas WHERE replica = $1), 0) + $3"
+        );
+        let count: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(reached))
+            .bind(replica)
+            .bind(lease.as_secs_f64())
+            .bind(margin.as_secs_f64())
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(count > 0)
     }
 
     /// The replicas up now, each with how long (seconds) it has been up without a break.
@@ -327,13 +361,13 @@ mod tests {
     async fn replicas_are_live_while_they_say_so_and_rejoin_afresh() {
         for db in backends().await {
             let store = db.open().await;
-            store.replica_alive("r1", TTL).await.unwrap();
-            store.replica_alive("r2", TTL).await.unwrap();
+            store.replica_alive("r1", TTL, true).await.unwrap();
+            store.replica_alive("r2", TTL, true).await.unwrap();
             sqlx::query("UPDATE replicas SET joined_at = joined_at - 30")
                 .execute(&store.pool)
                 .await
                 .unwrap();
-            store.replica_alive("r1", TTL).await.unwrap();
+            store.replica_alive("r1", TTL, true).await.unwrap();
             let live = store.live_replicas().await.unwrap();
             assert_eq!(live.len(), 2);
             assert!(live["r1"] >= 29.0, "kept its start: {live:?}");
@@ -345,7 +379,7 @@ mod tests {
                 .await
                 .unwrap();
             assert!(store.live_replicas().await.unwrap().is_empty());
-            store.replica_alive("r1", TTL).await.unwrap();
+            store.replica_alive("r1", TTL, true).await.unwrap();
             assert!(store.live_replicas().await.unwrap()["r1"] < 5.0);
         }
     }
@@ -381,9 +415,9 @@ mod tests {
     async fn the_rows_of_replicas_long_gone_are_deleted() {
         for db in backends().await {
             let store = db.open().await;
-            store.replica_alive("r1", TTL).await.unwrap();
-            store.replica_alive("dead", TTL).await.unwrap();
-            store.replica_alive("lapsed", TTL).await.unwrap();
+            store.replica_alive("r1", TTL, true).await.unwrap();
+            store.replica_alive("dead", TTL, true).await.unwrap();
+            store.replica_alive("lapsed", TTL, true).await.unwrap();
             // `dead` stopped renewing long ago, `lapsed` only just.
             sqlx::query("UPDATE replicas SET expires_at = expires_at - $1 WHERE replica = 'dead'")
                 .bind(100.0 * TTL.as_secs_f64())
@@ -397,13 +431,78 @@ mod tests {
             .execute(&store.pool)
             .await
             .unwrap();
-            store.replica_alive("r1", TTL).await.unwrap();
+            store.replica_alive("r1", TTL, true).await.unwrap();
             let mut rows: Vec<String> = sqlx::query_scalar("SELECT replica FROM replicas")
                 .fetch_all(&store.pool)
                 .await
                 .unwrap();
             rows.sort();
             assert_eq!(rows, ["lapsed", "r1"]);
+        }
+    }
+
+    #[tokio::test]
+    async fn the_bus_is_reached_elsewhere_only_when_another_replica_reached_it_well_after() {
+        let lease = Duration::from_secs(10);
+        let margin = Duration::from_secs(5);
+        for db in backends().await {
+            let store = db.open().await;
+            // Both reach NATS now: nobody is cut off.
+            store.replica_alive("r1", TTL, true).await.unwrap();
+            store.replica_alive("r2", TTL, true).await.unwrap();
+            assert!(
+                !store
+                    .bus_reached_elsewhere("r1", lease, margin)
+                    .await
+                    .unwrap()
+            );
+            // Both lost it 8 seconds ago (NATS down for all), and say they are up without it:
+            // their last contact with the bus stays where it was.
+            sqlx::query("UPDATE replicas SET bus_at = bus_at - 8")
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            store.replica_alive("r1", TTL, false).await.unwrap();
+            store.replica_alive("r2", TTL, false).await.unwrap();
+            assert!(
+                !store
+                    .bus_reached_elsewhere("r1", lease, margin)
+                    .await
+                    .unwrap()
+            );
+            // r2 reaches it again, r1 not: r1 alone is cut off.
+            store.replica_alive("r2", TTL, true).await.unwrap();
+            assert!(
+                store
+                    .bus_reached_elsewhere("r1", lease, margin)
+                    .await
+                    .unwrap()
+            );
+            assert!(
+                !store
+                    .bus_reached_elsewhere("r2", lease, margin)
+                    .await
+                    .unwrap()
+            );
+            // Only while r2 is live, and its contact recent.
+            sqlx::query("UPDATE replicas SET bus_at = bus_at - 11 WHERE replica = 'r2'")
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            assert!(
+                !store
+                    .bus_reached_elsewhere("r1", lease, margin)
+                    .await
+                    .unwrap()
+            );
+            store.replica_alive("r2", TTL, true).await.unwrap();
+            store.replica_gone("r2").await.unwrap();
+            assert!(
+                !store
+                    .bus_reached_elsewhere("r1", lease, margin)
+                    .await
+                    .unwrap()
+            );
         }
     }
 }

@@ -1181,3 +1181,139 @@ async fn a_subscription_through_another_replica_survives_its_holder_being_killed
         killed.elapsed()
     );
 }
+
+/// When NATS is down for every replica (not one replica cut off from it), no replica can tell
+/// another is better placed: each keeps serving the servers it holds, for longer than a lease,
+/// on the same connection, and its callers are answered all along.
+#[tokio::test]
+async fn a_nats_outage_for_all_replicas_keeps_each_serving_what_it_holds() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut nats = PrivateNats::start().await;
+    replicas.nats = nats.url();
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("alldown");
+    a.app.register(everything_stdio(&id)).await;
+    let held = wait_until("the server held somewhere", WAIT, async || {
+        let (_, body) = a.app.server(&id).await;
+        let server = &body["server"];
+        match (server["status"].as_str(), server["replica"].as_str()) {
+            (Some("ready"), Some(holder)) if !holder.is_empty() => Ok(server.clone()),
+            _ => Err(body.to_string()),
+        }
+    })
+    .await;
+    let holder = if held["replica"] == "a" { &a } else { &b };
+    let server = holder.wait_held(&id, &holder.id, WAIT).await;
+    let connected_at = server["connected_at"].as_f64().unwrap();
+
+    nats.stop().await;
+    wait_until(
+        "the holder not ready without NATS",
+        WAIT,
+        async || match holder
+            .app
+            .send(reqwest::Method::GET, "/readyz", None, None)
+            .await
+        {
+            (StatusCode::SERVICE_UNAVAILABLE, body) if body.to_string().contains("NATS") => Ok(()),
+            other => Err(format!("{other:?}")),
+        },
+    )
+    .await;
+    // Calls through the holder itself, for well over a lease without NATS.
+    let outage = Duration::from_secs(3 * LEASE_SECS);
+    let started = Instant::now();
+    let mut pace = tokio::time::interval(Duration::from_millis(250));
+    let mut calls = 0;
+    while started.elapsed() < outage {
+        pace.tick().await;
+        let (status, body) = holder
+            .app
+            .call(&format!("{id}__echo"), json!({"message": "still"}))
+            .await;
+        assert_eq!(
+            status,
+            StatusCode::OK,
+            "{:?} into the outage: {body}",
+            started.elapsed()
+        );
+        assert!(echo(&body).contains("still"), "{body}");
+        calls += 1;
+    }
+    eprintln!("{calls} calls answered by {} without NATS", holder.id);
+    // On the connection it had before: never ended, nothing restarted.
+    let (_, body) = holder.app.server(&id).await;
+    assert_eq!(body["server"]["status"], "ready", "{body}");
+    assert_eq!(body["server"]["replica"], holder.id.as_str(), "{body}");
+    assert_eq!(
+        body["server"]["connected_at"].as_f64(),
+        Some(connected_at),
+        "{body}"
+    );
+    assert_eq!(
+        replicas.lease_holder(&id).await.as_deref(),
+        Some(holder.id.as_str())
+    );
+
+    nats.run().await;
+    for replica in [&a, &b] {
+        replica.wait_ready().await;
+    }
+    let other = if holder.id == "a" { &b } else { &a };
+    let server = other.wait_held(&id, &holder.id, WAIT).await;
+    assert_eq!(server["connected_at"].as_f64(), Some(connected_at));
+    nats.stop().await;
+}
+
+/// A replica that loses NATS while it hands a server over cannot hear that the new holder is
+/// ready with it, so it must not take the lease back from it (the new holder may serve it fine):
+/// here c never gets ready, and still a, cut off, takes nothing back.
+#[tokio::test]
+async fn a_replica_cut_off_mid_hand_over_takes_nothing_back() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let (mut bus, through) = replicas.bus_through_proxy().await;
+    let a = replicas
+        .start_with("a", &[("MCP_BRIDGE_NATS_URL", through.as_str())])
+        .await;
+    const CONNECT_SECS: u64 = 2;
+    let ids: Vec<String> = (0..3).map(|_| unique("cuthand")).collect();
+    for id in &ids {
+        let mut config = everything_stdio(id);
+        config["connect_timeout"] = json!(CONNECT_SECS);
+        a.app.register(config).await;
+        a.wait_held(id, "a", WAIT).await;
+    }
+    let _c = replicas
+        .start_with("c", &[("MCP_BRIDGE_STDIO_ALLOWED_COMMANDS", "/bin/false")])
+        .await;
+    let handed = wait_until("a handing a server to c", WAIT, async || {
+        for id in &ids {
+            if replicas.lease_holder(id).await.as_deref() == Some("c") {
+                return Ok(id.clone());
+            }
+        }
+        Err("not yet".to_owned())
+    })
+    .await;
+    bus.cut().await;
+    // Past the connect bound and a lease (when a took it back before), and a lease more.
+    let watch = Duration::from_secs(CONNECT_SECS + 3 * LEASE_SECS);
+    let started = Instant::now();
+    let mut pace = tokio::time::interval(Duration::from_millis(200));
+    while started.elapsed() < watch {
+        pace.tick().await;
+        let holder = replicas.lease_holder(&handed).await;
+        assert_ne!(
+            holder.as_deref(),
+            Some("a"),
+            "{:?} after a lost NATS it took {handed} back",
+            started.elapsed()
+        );
+    }
+    bus.restore().await;
+}
