@@ -377,7 +377,7 @@ mod tests {
             // each. A replica that is not up takes none.
             let minute = std::time::Duration::from_secs(60);
             assert!(store.orphaned_tasks("r-2").await.unwrap().is_empty());
-            store.replica_alive("r-2", minute).await.unwrap();
+            store.replica_alive("r-2", minute, true).await.unwrap();
             let orphans = store.orphaned_tasks("r-2").await.unwrap();
             let mut ids: Vec<_> = orphans.iter().map(|t| t.task_id.as_str()).collect();
             ids.sort();
@@ -388,7 +388,7 @@ mod tests {
             assert!(!store.move_task("a", "r-1", "r-2").await.unwrap());
             assert_eq!(store.running_tasks("r-2").await.unwrap().len(), 1);
             store.replica_gone("r-2").await.unwrap();
-            store.replica_alive("r-1", minute).await.unwrap();
+            store.replica_alive("r-1", minute, true).await.unwrap();
             let orphans = store.orphaned_tasks("r-1").await.unwrap();
             let ids: Vec<_> = orphans.iter().map(|t| t.task_id.as_str()).collect();
             assert_eq!(ids, ["c"]);
