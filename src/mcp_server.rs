@@ -6,6 +6,7 @@
 mod answers;
 mod direct;
 mod hop;
+mod ids;
 mod inputs;
 mod owners;
 mod recipient;
@@ -85,7 +86,11 @@ pub fn router(state: AppState) -> Router<AppState> {
             sessions: server.sessions.clone(),
         }));
     }
-    let service = service(&state, server.clone(), manager.clone(), shared.clone());
+    let named = ids::NamedIds {
+        inner: manager.clone(),
+        hub: state.hub.clone(),
+    };
+    let service = service(&state, server.clone(), named, shared.clone());
     let front = Front {
         state: state.clone(),
         shared: shared.clone(),
@@ -106,9 +111,9 @@ pub fn router(state: AppState) -> Router<AppState> {
 fn service(
     state: &AppState,
     server: BridgeServer,
-    manager: Arc<LocalSessionManager>,
+    manager: ids::NamedIds,
     shared: Option<SharedSessions>,
-) -> StreamableHttpService<BridgeServer, LocalSessionManager> {
+) -> StreamableHttpService<BridgeServer, ids::NamedIds> {
     // A stateless (2026-07-28) call whose first message is its answer gets plain JSON; one that
     // streams first (progress, a sampling or elicitation request) still gets SSE.
     let mut config = StreamableHttpServerConfig::default()
@@ -122,7 +127,7 @@ fn service(
     if let Some(shared) = shared {
         config.session_store = Some(Arc::new(shared));
     }
-    StreamableHttpService::new(move || Ok(server.clone()), manager, config)
+    StreamableHttpService::new(move || Ok(server.clone()), Arc::new(manager), config)
 }
 
 /// What the `/mcp` middleware needs.
@@ -134,7 +139,7 @@ struct Front {
     owners: Arc<SessionOwners>,
     server: BridgeServer,
     /// rmcp's service, to restore a shared session before the bridge answers it itself.
-    service: StreamableHttpService<BridgeServer, LocalSessionManager>,
+    service: StreamableHttpService<BridgeServer, ids::NamedIds>,
 }
 
 /// Across replicas: restores shared session `session`, which this replica does not have, by
@@ -1109,6 +1114,7 @@ impl ServerHandler for BridgeServer {
                     shared,
                     hub: self.state.hub.clone(),
                 }),
+            during: Some(context.id.clone()),
         });
         let arguments = request.arguments.unwrap_or_default();
         let Some(asks) = asks else {
@@ -1332,6 +1338,7 @@ impl BridgeServer {
             inputs: None,
             channel: AgentChannel::new(self.state.hub.clone(), agent.id.clone(), id_text(id)),
             session: None,
+            during: None,
         });
         let call = self
             .state

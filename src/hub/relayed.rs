@@ -8,8 +8,9 @@
 //! ([`Request::ToCaller`], [`Request::ToSession`]), their bodies the JSON this file writes.
 //!
 //! Likewise for the sessions of `/mcp` that replicas share: a server's request for a session
-//! goes out from the replica holding the session's GET stream, and a client's answer to it,
-//! whichever replica it reaches, is relayed there ([`SessionPeers`]); a session deleted on one
+//! goes out from the replica holding the session's GET stream (or the one whose call's stream
+//! carries it), and a client's answer to it, whichever replica it reaches, is relayed to the
+//! replica its id names ([`SessionPeers`]); a session deleted on one
 //! replica is ended on the one holding its GET stream at once, which closes the stream.
 
 use std::collections::HashMap;

@@ -1,8 +1,9 @@
 //! Across replicas: a shared session's client answers the server's requests on whichever
 //! replica its POST reaches, but only the replica that sent a request (the one holding the
-//! session's GET stream, shared.rs) waits for its answer. An answer that reaches another
-//! replica is relayed there over the bus, and that replica gives it to its session as if
-//! the client had posted it there. It also asks its session's client what a call on another
+//! session's GET stream, or the one whose call's stream carried it) waits for its answer. The
+//! request's id names that replica (ids.rs); an answer that reaches another replica is relayed
+//! there over the bus, and that replica gives it to its session as if the client had posted it
+//! there. It also asks its session's client what a call on another
 //! replica needs asked.
 
 use std::sync::Arc;
@@ -45,7 +46,7 @@ impl SessionPeers for SessionRelay {
                 .sessions
                 .peer_of(&session)
                 .ok_or("the session is not open on this replica")?;
-            super::recipient::ask_peer(&peer, &request).await
+            super::recipient::ask_peer(&peer, &request, None).await
         })
     }
 
@@ -64,11 +65,12 @@ impl SessionPeers for SessionRelay {
 }
 
 /// The answer to `body`, a POST of shared session `session`, when it is the client's answer to
-/// a request another replica sent: relayed there, 202 as rmcp answers a response. `None`
-/// leaves it to this replica.
+/// a request another replica sent (its id names that replica, ids.rs): relayed there, 202 as
+/// rmcp answers a response; when that replica is gone, dropped with a log line, 202 too (no
+/// request waits for it any more). `None` leaves it to this replica.
 pub async fn relay(
     hub: &Arc<Hub>,
-    shared: &SharedSessions,
+    _shared: &SharedSessions,
     session: &str,
     body: &Bytes,
 ) -> Option<Response> {
@@ -79,17 +81,16 @@ pub async fn relay(
     }
     let message: Value = serde_json::from_slice(body).ok()?;
     let answer = message.get("method").is_none()
-        && message.get("id").is_some()
         && (message.get("result").is_some() || message.get("error").is_some());
     if !answer {
         return None;
     }
-    let replica = shared.stream_elsewhere(session, hub.replica()?).await?;
-    match hub.answer_session(&replica, session, message).await {
-        Ok(()) => Some(StatusCode::ACCEPTED.into_response()),
-        Err(error) => {
-            tracing::warn!(%error, %replica, "cannot relay an /mcp client's answer");
-            None
-        }
+    let replica = super::ids::replica_of(message.get("id")?)?.to_owned();
+    if replica == hub.replica()? {
+        return None;
     }
+    if let Err(error) = hub.answer_session(&replica, session, message).await {
+        tracing::warn!(%error, %replica, "an /mcp client's answer to a replica that is gone: dropped");
+    }
+    Some(StatusCode::ACCEPTED.into_response())
 }

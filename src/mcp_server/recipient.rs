@@ -8,9 +8,10 @@
 
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CreateMessageRequest, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams,
-    InputRequest, ProgressNotificationParam, ProgressToken,
+    CreateMessageRequest, ElicitRequest, GetExtensions, InputRequest, ProgressNotificationParam,
+    ProgressToken, RequestId,
 };
+use rmcp::service::OriginatingRequestId;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -45,6 +46,9 @@ pub struct McpCaller {
     /// Across replicas, the session the call was made in: its GET stream may be on another
     /// replica, which then asks the client (shared.rs).
     pub session: Option<SessionRoute>,
+    /// The client's request whose call this is: what the client is asked during it goes on
+    /// that request's stream, unless the session's GET stream is on another replica.
+    pub during: Option<RequestId>,
 }
 
 /// A shared session, and how to reach the replica that holds its GET stream.
@@ -118,7 +122,7 @@ impl McpCaller {
         {
             return route.hub.ask_session(&replica, &route.id, request).await;
         }
-        ask_peer(&self.peer, request).await
+        ask_peer(&self.peer, request, self.during.as_ref()).await
     }
 
     /// Asks a stateless client through its call's input-required result.
@@ -149,26 +153,41 @@ impl McpCaller {
     }
 }
 
-/// Asks the client of session `peer` a server's request; its MCP result.
-pub async fn ask_peer(peer: &Peer<RoleServer>, request: &ServerRequest) -> Result<Value, String> {
-    let params = request.params.clone();
-    let asked = async {
-        match request.kind {
-            AskKind::Sampling => {
-                let params: CreateMessageRequestParams = parse(params)?;
-                let result = peer.create_message(params).await;
-                serde_json::to_value(result.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
-            }
-            AskKind::Elicitation => {
-                let params: ElicitRequestParams = parse(params)?;
-                let result = peer.create_elicitation(params).await;
-                serde_json::to_value(result.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
-            }
-        }
+/// Asks the client of session `peer` a server's request; its MCP result. With `during`, the
+/// client's request whose call it is, the request goes on that request's own stream, so that a
+/// session without a GET stream is asked too. It is sent from a task of its own: rmcp marks a
+/// request with the request its task serves, and the task asking is the one in which the
+/// bridge's upstream client serves its server's request (whose id means nothing here).
+pub async fn ask_peer(
+    peer: &Peer<RoleServer>,
+    request: &ServerRequest,
+    during: Option<&RequestId>,
+) -> Result<Value, String> {
+    let mut asked = match request.kind {
+        AskKind::Sampling => rmcp::model::ServerRequest::CreateMessageRequest(
+            CreateMessageRequest::new(parse(request.params.clone())?),
+        ),
+        AskKind::Elicitation => rmcp::model::ServerRequest::ElicitRequest(ElicitRequest::new(
+            parse(request.params.clone())?,
+        )),
     };
-    tokio::time::timeout(request.deadline, asked)
-        .await
-        .unwrap_or_else(|_| Err("the MCP client did not answer in time".into()))
+    if let Some(during) = during {
+        asked
+            .extensions_mut()
+            .insert(OriginatingRequestId(during.clone()));
+    }
+    let peer = peer.clone();
+    let sending = tokio::spawn(async move { peer.send_request(asked).await });
+    let abort = sending.abort_handle();
+    match tokio::time::timeout(request.deadline, sending).await {
+        Ok(Ok(Ok(result))) => serde_json::to_value(result).map_err(|e| e.to_string()),
+        Ok(Ok(Err(error))) => Err(error.to_string()),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => {
+            abort.abort();
+            Err("the MCP client did not answer in time".into())
+        }
+    }
 }
 
 /// A server's request params as the MCP type they are.
