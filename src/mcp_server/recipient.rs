@@ -164,9 +164,21 @@ pub async fn ask_peer(
     during: Option<&RequestId>,
 ) -> Result<Value, String> {
     let mut asked = match request.kind {
-        AskKind::Sampling => rmcp::model::ServerRequest::CreateMessageRequest(
-            CreateMessageRequest::new(parse(request.params.clone())?),
-        ),
+        AskKind::Sampling => {
+            // What rmcp's `create_message` checks before it asks, since it is not used here.
+            let params: rmcp::model::CreateMessageRequestParams = parse(request.params.clone())?;
+            if (params.tools.is_some() || params.tool_choice.is_some())
+                && !peer.supports_sampling_tools()
+            {
+                return Err(
+                    "tools or toolChoice provided but the MCP client does not support \
+                            the sampling tools capability"
+                        .into(),
+                );
+            }
+            params.validate()?;
+            rmcp::model::ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params))
+        }
         AskKind::Elicitation => rmcp::model::ServerRequest::ElicitRequest(ElicitRequest::new(
             parse(request.params.clone())?,
         )),
@@ -180,7 +192,13 @@ pub async fn ask_peer(
     let sending = tokio::spawn(async move { peer.send_request(asked).await });
     let abort = sending.abort_handle();
     match tokio::time::timeout(request.deadline, sending).await {
-        Ok(Ok(Ok(result))) => serde_json::to_value(result).map_err(|e| e.to_string()),
+        Ok(Ok(Ok(result))) => match (&request.kind, &result) {
+            (AskKind::Sampling, rmcp::model::ClientResult::CreateMessageResult(_))
+            | (AskKind::Elicitation, rmcp::model::ClientResult::ElicitResult(_)) => {
+                serde_json::to_value(result).map_err(|e| e.to_string())
+            }
+            _ => Err("the MCP client answered with a result of another kind".into()),
+        },
         Ok(Ok(Err(error))) => Err(error.to_string()),
         Ok(Err(error)) => Err(error.to_string()),
         Err(_) => {
