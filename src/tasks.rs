@@ -95,6 +95,9 @@ pub struct TaskLimits {
     pub live: usize,
     /// Bytes of stored results per agent (`MCP_BRIDGE_AGENT_TASK_RESULT_BYTES`); 0: no limit.
     pub result_bytes: usize,
+    /// How long a replica's row in `replicas` lasts (`MCP_BRIDGE_LEASE_SECS`): the grace
+    /// before tasks are taken over.
+    pub lease: Duration,
 }
 
 /// What went wrong with a task request.
@@ -724,7 +727,11 @@ impl Tasks {
     /// queued there ends `failed` ([`ORPHANED_QUEUED`]), its arguments are not kept to make it.
     /// Then polls the tasks handed to this replica.
     async fn take_over(self: &Arc<Self>) -> Result<(), StoreError> {
-        for mut task in self.store.orphaned_tasks(&self.replica).await? {
+        for mut task in self
+            .store
+            .orphaned_tasks(&self.replica, self.limits.lease)
+            .await?
+        {
             let gone = task.replica.clone();
             if !self
                 .store
