@@ -1,7 +1,7 @@
 //! Tasks across replicas when the replica running one is killed: a survivor takes the task over
 //! once the dead replica's row in `replicas` has lapsed (the lease, 3 s here). A task its server
 //! runs is polled from the survivor and completes; a call the dead replica made itself ends
-//! `failed`, retryably, and is not made again. Skipped unless `MCP_BRIDGE_TEST_POSTGRES` and
+//! `failed`, retryably, and is not made again (its start mark is not made again). Skipped unless `MCP_BRIDGE_TEST_POSTGRES` and
 //! `MCP_BRIDGE_TEST_NATS` are set.
 
 use reqwest::StatusCode;
@@ -58,6 +58,9 @@ async fn the_tasks_of_a_killed_replica_finish_on_a_survivor() {
     let bridge_run = start(format!("{id}__slow"), marks.arguments()).await;
     let upstream = start(format!("{tasks_id}__slow_task"), json!({"seconds": 3})).await;
     marks.started.wait().await;
+    // The fixture creates the mark at each start of the call: gone now, it comes back only if
+    // the call is made again.
+    std::fs::remove_file(&marks.started.path).unwrap();
     wait_until("the server's task polled", WAIT, async || {
         let (_, body) = b
             .app
@@ -92,4 +95,9 @@ async fn the_tasks_of_a_killed_replica_finish_on_a_survivor() {
     assert_eq!(result["retryable"], true, "{result}");
     let error = result["error"].as_str().unwrap_or_default();
     assert!(error.contains("may have run"), "{result}");
+    // Started once: the survivor did not make the call again on taking it over, nor since.
+    assert!(
+        !std::path::Path::new(&marks.started.path).exists(),
+        "the slow call was started again after the takeover"
+    );
 }
