@@ -145,6 +145,7 @@ impl Application {
             slots: Some(limits.clone() as Arc<dyn crate::tasks::Slots>),
             live: config.agent_tasks,
             result_bytes: config.agent_task_result_bytes,
+            lease: std::time::Duration::from_secs(config.lease_secs),
         };
         let tasks = crate::tasks::Tasks::new(
             tools.clone(),

@@ -95,6 +95,9 @@ pub struct TaskLimits {
     pub live: usize,
     /// Bytes of stored results per agent (`MCP_BRIDGE_AGENT_TASK_RESULT_BYTES`); 0: no limit.
     pub result_bytes: usize,
+    /// How long a replica's row in `replicas` lasts (`MCP_BRIDGE_LEASE_SECS`): the grace
+    /// before tasks are taken over.
+    pub lease: Duration,
 }
 
 /// What went wrong with a task request.
@@ -663,7 +666,8 @@ impl Tasks {
     }
 
     /// Stops the calls this replica runs for tasks that ended elsewhere (cancelled through
-    /// another replica).
+    /// another replica), and stops polling the tasks whose row names another replica now
+    /// (taken over, handed on): those are polled there, so they are not cancelled upstream.
     async fn stop_ended(&self) -> Result<(), StoreError> {
         let ids: Vec<String> = {
             let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
@@ -676,10 +680,37 @@ impl Tasks {
         let still: std::collections::HashSet<&str> =
             still.iter().map(|t| t.task_id.as_str()).collect();
         for id in ids.iter().filter(|id| !still.contains(id.as_str())) {
-            // Ended by this replica meanwhile: its handle is gone already.
-            self.stop_running(id);
+            let elsewhere = self
+                .store
+                .task(id, a2e::now())
+                .await?
+                .filter(|task| {
+                    [TaskStatus::Working, TaskStatus::InputRequired]
+                        .iter()
+                        .any(|status| task.status == status.as_str())
+                })
+                .is_some_and(|task| task.replica != self.replica);
+            match elsewhere {
+                true => self.stop_following(id),
+                // Ended by this replica meanwhile: its handle is gone already.
+                false => self.stop_running(id),
+            }
         }
         Ok(())
+    }
+
+    /// Stops polling a task its row no longer names this replica for, leaving it running on
+    /// its server for the replica that polls it now.
+    fn stop_following(&self, task_id: &str) {
+        let run = self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(task_id);
+        if let Some(run) = run {
+            run.abort.abort();
+            tracing::info!(%task_id, "stopped polling a task another replica polls now");
+        }
     }
 
     /// After a start, once the servers are restored: the tasks this replica was polling on
@@ -724,7 +755,11 @@ impl Tasks {
     /// queued there ends `failed` ([`ORPHANED_QUEUED`]), its arguments are not kept to make it.
     /// Then polls the tasks handed to this replica.
     async fn take_over(self: &Arc<Self>) -> Result<(), StoreError> {
-        for mut task in self.store.orphaned_tasks(&self.replica).await? {
+        for mut task in self
+            .store
+            .orphaned_tasks(&self.replica, self.limits.lease)
+            .await?
+        {
             let gone = task.replica.clone();
             if !self
                 .store

@@ -212,20 +212,29 @@ impl Store {
         rows.iter().map(StoredTask::from_row).collect()
     }
 
-    /// The running tasks of replicas other than `replica` that are not up (their row in
-    /// `replicas` has lapsed or is gone: killed, or stopped without ending them), while
-    /// `replica` itself is up (none otherwise: a replica that does not say it is up, as one
-    /// alone, takes nothing over). The time is the database's, as for the leases.
+    /// The running tasks of replicas other than `replica` that are gone (their row in
+    /// `replicas` lapsed more than a `lease` ago, or is deleted: killed, or stopped without
+    /// ending them), while `replica` itself is up and has been for a `lease` (none otherwise:
+    /// a replica that does not say it is up, as one alone, takes nothing over). The grace on
+    /// both sides keeps a store outage longer than a lease, after which every row has lapsed,
+    /// from handing the first replica back the tasks of all the others, which are alive. The
+    /// time is the database's, as for the leases.
     #[instrument(skip_all, fields(replica))]
-    pub async fn orphaned_tasks(&self, replica: &str) -> Result<Vec<StoredTask>, StoreError> {
+    pub async fn orphaned_tasks(
+        &self,
+        replica: &str,
+        lease: std::time::Duration,
+    ) -> Result<Vec<StoredTask>, StoreError> {
         let now = self.backend.now();
         let sql = format!(
             "SELECT {COLUMNS} FROM tasks WHERE replica <> $1 AND {RUNNING} AND replica NOT IN \
-             (SELECT replica FROM replicas WHERE expires_at >= {now}) AND EXISTS \
-             (SELECT 1 FROM replicas WHERE replica = $1 AND expires_at >= {now})"
+             (SELECT replica FROM replicas WHERE expires_at >= {now} - $2) AND EXISTS \
+             (SELECT 1 FROM replicas WHERE replica = $1 AND expires_at >= {now} \
+             AND joined_at <= {now} - $2)"
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(replica)
+            .bind(lease.as_secs_f64())
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(StoredTask::from_row).collect()
@@ -376,23 +385,77 @@ mod tests {
             // Only r-2 is up: r-1's running tasks are its orphans, and only one replica takes
             // each. A replica that is not up takes none.
             let minute = std::time::Duration::from_secs(60);
-            assert!(store.orphaned_tasks("r-2").await.unwrap().is_empty());
+            assert!(
+                store
+                    .orphaned_tasks("r-2", minute)
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
             store.replica_alive("r-2", minute, true).await.unwrap();
-            let orphans = store.orphaned_tasks("r-2").await.unwrap();
+            // Up for less than a lease: it may just be back from an outage the others rode
+            // out too, and takes nothing yet.
+            assert!(
+                store
+                    .orphaned_tasks("r-2", minute)
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+            sqlx::query("UPDATE replicas SET joined_at = joined_at - 61 WHERE replica = 'r-2'")
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            let orphans = store.orphaned_tasks("r-2", minute).await.unwrap();
             let mut ids: Vec<_> = orphans.iter().map(|t| t.task_id.as_str()).collect();
             ids.sort();
             assert_eq!(ids, ["b", "c", "d", "e"]);
-            assert!(store.orphaned_tasks("r-1").await.unwrap().is_empty());
+            assert!(
+                store
+                    .orphaned_tasks("r-1", minute)
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
             assert!(store.move_task("c", "r-1", "r-2").await.unwrap());
             assert!(!store.move_task("c", "r-1", "r-3").await.unwrap());
             assert!(!store.move_task("a", "r-1", "r-2").await.unwrap());
             assert_eq!(store.running_tasks("r-2").await.unwrap().len(), 1);
             store.replica_gone("r-2").await.unwrap();
             store.replica_alive("r-1", minute, true).await.unwrap();
-            let orphans = store.orphaned_tasks("r-1").await.unwrap();
+            sqlx::query("UPDATE replicas SET joined_at = joined_at - 61 WHERE replica = 'r-1'")
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            let orphans = store.orphaned_tasks("r-1", minute).await.unwrap();
             let ids: Vec<_> = orphans.iter().map(|t| t.task_id.as_str()).collect();
             assert_eq!(ids, ["c"]);
-            assert!(store.orphaned_tasks("r-2").await.unwrap().is_empty());
+            assert!(
+                store
+                    .orphaned_tasks("r-2", minute)
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+            // A replica whose row lapsed less than a lease ago (a store outage all rode out)
+            // keeps its tasks; one lapsed longer ago loses them.
+            store.replica_alive("r-2", minute, true).await.unwrap();
+            sqlx::query("UPDATE replicas SET expires_at = expires_at - 90 WHERE replica = 'r-2'")
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            assert!(
+                store
+                    .orphaned_tasks("r-1", minute)
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+            sqlx::query("UPDATE replicas SET expires_at = expires_at - 40 WHERE replica = 'r-2'")
+                .execute(&store.pool)
+                .await
+                .unwrap();
+            assert_eq!(store.orphaned_tasks("r-1", minute).await.unwrap().len(), 1);
             let gone = store.expire_tasks(11.0).await.unwrap();
             assert_eq!(gone, vec![("b".to_owned(), "bob".to_owned())]);
             assert!(store.task("b", 5.0).await.unwrap().is_none());

@@ -4,6 +4,9 @@
 //! `per_agent` server's session, to the agent whose session it is, and to no one else).
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -25,29 +28,38 @@ pub async fn progress(server_id: &str, origin: &CallOrigin, params: Value) {
 
 /// How long a `resources/updated` waits for the store to tell its subscribers (a database
 /// restarting), and how often it asks meanwhile: the update goes out once the store answers, in
-/// order, instead of being dropped while the call that caused it was answered.
-const SUBSCRIBERS_WAIT: (std::time::Duration, std::time::Duration) = (
-    std::time::Duration::from_secs(60),
-    std::time::Duration::from_millis(250),
-);
+/// order, instead of being dropped while the call that caused it was answered. The wait counts
+/// from when the store was first found away by this pump, so a long outage stalls the server's
+/// other notifications (progress, list changes) once, not for each update.
+const SUBSCRIBERS_WAIT: (Duration, Duration) =
+    (Duration::from_secs(60), Duration::from_millis(250));
 
-/// The agents subscribed to `uri` on the server, asking the store again while it fails, up to
-/// [`SUBSCRIBERS_WAIT`].
-async fn subscribers(ctx: &Context, uri: &str) -> Result<Vec<String>, crate::store::StoreError> {
-    let (most, every) = SUBSCRIBERS_WAIT;
-    let started = std::time::Instant::now();
+/// Reads with `read`, asking again every `every` while it fails, until `most` after `away` (when
+/// this pump first found the store away; set here on a failure, cleared on a success). Once past
+/// `most`, one failed read returns at once until a read succeeds.
+async fn retried<T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
+    away: &mut Option<Instant>,
+    (most, every): (Duration, Duration),
+    mut read: impl FnMut() -> F,
+) -> Result<T, E> {
     loop {
-        match ctx.store.subscribers(&ctx.server_id, uri).await {
-            Err(error) if started.elapsed() < most => {
-                tracing::debug!(%error, "cannot read the subscribers of {uri} yet");
+        match read().await {
+            Ok(value) => {
+                *away = None;
+                return Ok(value);
+            }
+            Err(error) if away.get_or_insert_with(Instant::now).elapsed() < most => {
+                tracing::debug!(%error, "cannot read from the store yet");
                 tokio::time::sleep(every).await;
             }
-            read => return read,
+            Err(error) => return Err(error),
         }
     }
 }
 
 pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedReceiver<Value>) {
+    // Since when the store has failed to say who is subscribed (none: it answered last).
+    let mut away = None;
     while let Some(notification) = notifications.recv().await {
         let method = notification
             .get("method")
@@ -87,7 +99,8 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
                     ctx.hub
                         .to_mcp_clients(&ctx.server_id, &method, params.clone());
                 }
-                match subscribers(&ctx, uri).await {
+                let read = || ctx.store.subscribers(&ctx.server_id, uri);
+                match retried(&mut away, SUBSCRIBERS_WAIT, read).await {
                     Ok(agents) => {
                         for agent in agents
                             .into_iter()
@@ -118,5 +131,47 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedR
             }
             _ => ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[tokio::test]
+    async fn a_store_away_past_the_wait_is_asked_once_per_read_until_it_answers() {
+        const WAIT: (Duration, Duration) = (Duration::from_millis(300), Duration::from_millis(20));
+        let reads = AtomicUsize::new(0);
+        let answers = std::sync::atomic::AtomicBool::new(false);
+        let read = || async {
+            reads.fetch_add(1, Ordering::SeqCst);
+            match answers.load(Ordering::SeqCst) {
+                true => Ok(()),
+                false => Err("store away"),
+            }
+        };
+        let mut away = None;
+        // The first read waits the whole time, asking again meanwhile.
+        let started = Instant::now();
+        assert!(retried(&mut away, WAIT, read).await.is_err());
+        assert!(started.elapsed() >= WAIT.0);
+        assert!(reads.load(Ordering::SeqCst) > 2);
+        // Past the wait, the next reads ask once each and do not wait.
+        for _ in 0..3 {
+            reads.store(0, Ordering::SeqCst);
+            let started = Instant::now();
+            assert!(retried(&mut away, WAIT, read).await.is_err());
+            assert!(started.elapsed() < WAIT.1, "{:?}", started.elapsed());
+            assert_eq!(reads.load(Ordering::SeqCst), 1);
+        }
+        // Once the store answers, a later outage gets the whole wait again.
+        answers.store(true, Ordering::SeqCst);
+        assert!(retried(&mut away, WAIT, read).await.is_ok());
+        assert_eq!(away, None);
+        answers.store(false, Ordering::SeqCst);
+        let started = Instant::now();
+        assert!(retried(&mut away, WAIT, read).await.is_err());
+        assert!(started.elapsed() >= WAIT.0);
     }
 }
