@@ -649,7 +649,7 @@ impl Bus {
         };
         let seen = match envelope.message {
             // A log entry is sealed when it is published (again, after an outage), and the log
-            // keeps entries for LOG_MAX_AGE: one sealed longer ago than that (less the skew) is
+            // keeps entries for LOG_MAX_AGE: one sealed longer ago than that (plus the skew) is
             // no entry the log can still hold, so a replay of it is refused by its time, and
             // one younger is in the log after its original, whose id is known by then.
             Message::Log(_) => &self.seen_log,
@@ -1116,9 +1116,10 @@ fn without_password_one(url: &str) -> String {
 }
 
 /// How long after it was sealed a log entry is applied: while the log can still hold it (it
-/// keeps entries LOG_MAX_AGE), less the clock skew.
+/// keeps entries LOG_MAX_AGE), plus the clock skew of a sender whose clock lags. Ids are kept
+/// as long, so a replay of one the log still holds is refused by its id.
 fn log_fresh_ms() -> u64 {
-    LOG_MAX_AGE.saturating_sub(CLOCK_SKEW).as_millis() as u64
+    LOG_MAX_AGE.saturating_add(CLOCK_SKEW).as_millis() as u64
 }
 
 /// Now, in milliseconds since the Unix epoch.
@@ -1387,6 +1388,13 @@ mod tests {
             bus.unwrap(&log, &sealed(&log, "l3", now_ms(), &open))
                 .is_ok()
         );
+        // The log still holds an entry stored just inside its max age, and one from a sender
+        // whose clock lags by up to the skew: both are taken.
+        let hour = LOG_MAX_AGE.as_millis() as u64;
+        let kept = bus.unwrap(&log, &sealed(&log, "l4", now_ms() - hour + 5_000, &open));
+        assert!(kept.is_ok(), "{kept:?}");
+        let lagging = bus.unwrap(&log, &sealed(&log, "l5", now_ms() - hour - 5_000, &open));
+        assert!(lagging.is_ok(), "{lagging:?}");
     }
 
     /// A shared value captured and stored again later (the stream keeps the last value of
