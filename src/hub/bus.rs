@@ -155,6 +155,8 @@ pub struct Bus {
     outbox_bytes: usize,
     /// Log entries dropped since start (NATS away past the outbox's bound).
     dropped: AtomicU64,
+    /// The most log entries awaiting their acknowledgement at once since start.
+    most_in_flight: AtomicU64,
     /// Ids of the messages taken lately on core NATS, and of the log's entries applied.
     seen: Mutex<Seen>,
     seen_log: Mutex<Seen>,
@@ -281,6 +283,7 @@ impl Bus {
             key: config.key,
             outbox_bytes: config.outbox_bytes,
             dropped: AtomicU64::new(0),
+            most_in_flight: AtomicU64::new(0),
             seen: Mutex::new(seen),
             seen_log: Mutex::new(seen_log),
             shared_at: Mutex::default(),
@@ -704,6 +707,11 @@ impl Bus {
     /// Log entries dropped since start, NATS away past the outbox's bound.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// The most log entries awaiting their acknowledgement at once since start.
+    pub fn most_in_flight(&self) -> usize {
+        self.most_in_flight.load(Ordering::Relaxed) as usize
     }
 
     /// Messages refused since start.
@@ -1532,6 +1540,38 @@ mod tests {
             at >= back,
             "sealed at {at}, before the log was back at {back}"
         );
+    }
+
+    /// The outbox keeps a window of entries in flight rather than one per round trip: a burst
+    /// reaches the log with many entries awaiting their acknowledgement at once.
+    #[tokio::test]
+    async fn a_burst_reaches_the_log_with_a_window_in_flight() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let mut log = js
+            .get_stream(stream_names(&replicas.prefix).0)
+            .await
+            .unwrap();
+        let _on_a = a.open("alice", None).await;
+        let start = Instant::now();
+        for n in 0..1000 {
+            a.publish("alice", "mcp/server/push", &serde_json::json!({"n": n}));
+        }
+        while log.info().await.unwrap().state.messages < 1001 {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the burst is not in the log"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        eprintln!("1,000 entries in the log after {:?}", start.elapsed());
+        let most = bus.most_in_flight();
+        assert!(most > 1, "at most {most} entry in flight");
+        assert!(most <= outbox::WINDOW, "{most} in flight");
     }
 
     #[tokio::test]
