@@ -1542,6 +1542,64 @@ mod tests {
         );
     }
 
+    /// An agent reconnecting again and again while the log takes nothing adds one opening of
+    /// its stream to the outbox, not one per attempt: the log gets one from this replica.
+    #[tokio::test]
+    async fn an_agent_reopening_during_an_outage_waits_as_one_opening() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let name = stream_names(&replicas.prefix).0;
+        js.delete_stream(&name).await.unwrap();
+        let errors = bus.errors();
+        for _ in 0..50 {
+            drop(a.open("alice", None).await);
+        }
+        let _on_a = a.open("alice", None).await;
+        a.publish(
+            "alice",
+            "mcp/server/push",
+            &serde_json::json!({"last": true}),
+        );
+        let wait = Instant::now();
+        while bus.errors() == errors {
+            assert!(wait.elapsed() < Duration::from_secs(5), "no append failed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // b makes the log again; a's outbox publishes into it.
+        let _b = replicas.hub("b").await;
+        let log = js.get_stream(&name).await.unwrap();
+        let key = BusKey::derive(&TEST_KEY);
+        let wait = Instant::now();
+        let opens = 'found: loop {
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "the event is not in the log"
+            );
+            let last = log.get_info().await.unwrap().state.last_sequence;
+            let mut opens = 0;
+            for seq in 1..=last {
+                let Ok(stored) = log.get_raw_message(seq).await else {
+                    continue;
+                };
+                let (_, plain) = key.open(&stored.subject, &stored.payload).unwrap();
+                let envelope = protocol::decode(&plain).unwrap();
+                match &envelope.message {
+                    Message::Log(Entry::Open { .. }) if envelope.from == "a" => opens += 1,
+                    Message::Log(Entry::Event { data, .. }) if data.contains("last") => {
+                        break 'found opens;
+                    }
+                    _ => {}
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(opens, 1);
+    }
+
     /// The outbox keeps a window of entries in flight rather than one per round trip: a burst
     /// reaches the log with many entries awaiting their acknowledgement at once.
     #[tokio::test]

@@ -12,6 +12,9 @@
 //! Past the bound the oldest waiting events are dropped (counted, said once per outage); an
 //! agent's stream opening (`Open`) and a request's end (`Done`) are never dropped: without
 //! them the replicas would disagree on who has a channel and on which requests still wait.
+//! An agent has one `Open` waiting at most (one reconnecting all through an outage adds no
+//! more); a `Done` is one per request that ended, and requests wait for their answer on this
+//! replica (bounded by their deadlines), so these stay few next to the events.
 //! Once NATS is back the agents whose events were dropped are told `bridge/events_lost`.
 
 use std::collections::{BTreeSet, VecDeque};
@@ -99,6 +102,11 @@ impl Bus {
                             waiting: &mut VecDeque<Waiting>,
                             bytes: &mut usize,
                             lost: &mut Lost| {
+                // An agent reconnecting while NATS is away opens its stream again and again:
+                // one opening waiting is enough (applying it twice changes nothing).
+                if opening_waits(waiting, &entry) {
+                    return;
+                }
                 next_id += 1;
                 let id = format!("{}-{run}-{next_id}", self.replica);
                 let size = self
@@ -262,6 +270,16 @@ impl Bus {
             self.append(entry);
         }
     }
+}
+
+/// Whether `entry` opens an agent's stream that an entry waiting opens already.
+fn opening_waits(waiting: &VecDeque<Waiting>, entry: &Entry) -> bool {
+    let Entry::Open { agent } = entry else {
+        return false;
+    };
+    waiting
+        .iter()
+        .any(|w| matches!(&w.entry, Message::Log(Entry::Open { agent: a }) if a == agent))
 }
 
 /// Drops the oldest droppable entries past `bound` bytes, never the first `in_flight` (nor
