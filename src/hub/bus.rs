@@ -1406,7 +1406,9 @@ mod tests {
     }
 
     /// A shared value captured and stored again later (the stream keeps the last value of
-    /// each key) is refused: its sealed time is far from when NATS stored it.
+    /// each key) is refused: its sealed time is far from when NATS stored it. The replay is
+    /// stored while the watcher runs (a value on another key shows it does) and is the first
+    /// value of its key it sees, so only its time refuses it.
     #[tokio::test]
     async fn a_shared_value_stored_again_later_is_refused() {
         let Some(replicas) = Replicas::new() else {
@@ -1415,6 +1417,21 @@ mod tests {
         let a = replicas.hub("a").await;
         let bus = a.bus().unwrap();
         let mut values = bus.shared_values();
+        let mut next_value = async || {
+            tokio::time::timeout(Duration::from_secs(5), values.recv())
+                .await
+                .expect("a value within 5 s")
+                .unwrap()
+        };
+        bus.share("ready", &serde_json::json!("first"))
+            .await
+            .unwrap();
+        let (key, value) = next_value().await;
+        assert_eq!(
+            (key.as_str(), value),
+            ("ready", Some(serde_json::json!("first")))
+        );
+        let refused = bus.refused();
         let subject = format!("{}.shared.k", replicas.prefix);
         let replayed = sealed(
             &subject,
@@ -1428,11 +1445,16 @@ mod tests {
             .unwrap()
             .await
             .unwrap();
+        let wait = Instant::now();
+        while bus.refused() == refused {
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "the replayed value is not refused"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         bus.share("k", &serde_json::json!("new")).await.unwrap();
-        let (key, value) = tokio::time::timeout(Duration::from_secs(5), values.recv())
-            .await
-            .expect("a value within 5 s")
-            .unwrap();
+        let (key, value) = next_value().await;
         assert_eq!((key.as_str(), value), ("k", Some(serde_json::json!("new"))));
     }
 
