@@ -157,6 +157,9 @@ pub struct Bus {
     dropped: AtomicU64,
     /// The most log entries awaiting their acknowledgement at once since start.
     most_in_flight: AtomicU64,
+    /// The last value this replica put under each shared key (`None`: withdrawn), held while
+    /// one is stored so that puts of a key stay in order.
+    own_shared: tokio::sync::Mutex<HashMap<String, Option<Value>>>,
     /// Ids of the messages taken lately on core NATS, and of the log's entries applied.
     seen: Mutex<Seen>,
     seen_log: Mutex<Seen>,
@@ -284,6 +287,7 @@ impl Bus {
             outbox_bytes: config.outbox_bytes,
             dropped: AtomicU64::new(0),
             most_in_flight: AtomicU64::new(0),
+            own_shared: Default::default(),
             seen: Mutex::new(seen),
             seen_log: Mutex::new(seen_log),
             shared_at: Mutex::default(),
@@ -296,6 +300,7 @@ impl Bus {
         let messages = bus.read_log(1).await?;
         tokio::spawn(bus.clone().apply_log(messages, applier.clone()));
         tokio::spawn(bus.clone().append_log(outgoing));
+        tokio::spawn(bus.clone().share_again_on_reconnect());
         bus.clone().listen(applier).await?;
         tokio::spawn(bus.clone().announce_presence());
         if !bus.caught_up_to(at_start, Duration::from_secs(60)).await {
@@ -747,6 +752,32 @@ impl Bus {
     }
 
     async fn put_shared(&self, key: &str, value: Option<Value>) -> Result<(), BusError> {
+        let mut own = self.own_shared.lock().await;
+        own.insert(key.to_owned(), value.clone());
+        self.store_shared(key, value).await
+    }
+
+    /// A share buffered by the NATS client across a reconnect may be stored long after it was
+    /// sealed, and then refused by every replica for good: after each reconnect this replica
+    /// puts its shared values again, sealed anew.
+    async fn share_again_on_reconnect(self: Arc<Self>) {
+        let mut reconnected = self.connections.subscribe();
+        reconnected.mark_unchanged();
+        loop {
+            tokio::select! {
+                _ = self.shutdown.cancelled() => return,
+                changed = reconnected.changed() => if changed.is_err() { return },
+            }
+            let own = self.own_shared.lock().await;
+            for (key, value) in own.iter() {
+                if self.store_shared(key, value.clone()).await.is_err() {
+                    tracing::warn!(key, "cannot share a value again after a reconnect");
+                }
+            }
+        }
+    }
+
+    async fn store_shared(&self, key: &str, value: Option<Value>) -> Result<(), BusError> {
         let subject = format!("{}.shared.{key}", self.prefix);
         let payload = self.wrap(&subject, &Message::Shared(value));
         let stored = match self.js.publish(subject, payload).await {
@@ -1620,6 +1651,53 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
         assert_eq!(opens, 1);
+    }
+
+    /// After a reconnect the replica puts what it shares again, sealed anew: a put the client
+    /// buffered across the reconnect and NATS stored late is replaced by a fresh one.
+    #[tokio::test]
+    async fn a_shared_value_is_put_again_after_a_reconnect() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        bus.share("k", &serde_json::json!("v")).await.unwrap();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let shared = js
+            .get_stream(stream_names(&replicas.prefix).1)
+            .await
+            .unwrap();
+        let subject = format!("{}.shared.k", replicas.prefix);
+        let first = shared
+            .get_last_raw_message_by_subject(&subject)
+            .await
+            .unwrap()
+            .sequence;
+        bus.client.force_reconnect().await.unwrap();
+        let wait = Instant::now();
+        loop {
+            let last = shared
+                .get_last_raw_message_by_subject(&subject)
+                .await
+                .unwrap();
+            if last.sequence > first {
+                let (_, plain) = BusKey::derive(&TEST_KEY)
+                    .open(&last.subject, &last.payload)
+                    .unwrap();
+                let envelope = protocol::decode(&plain).unwrap();
+                assert!(matches!(
+                    envelope.message,
+                    Message::Shared(Some(ref v)) if v == "v"
+                ));
+                break;
+            }
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "the value is not put again"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// The outbox keeps a window of entries in flight rather than one per round trip: a burst
