@@ -155,6 +155,11 @@ pub struct Bus {
     outbox_bytes: usize,
     /// Log entries dropped since start (NATS away past the outbox's bound).
     dropped: AtomicU64,
+    /// The most log entries awaiting their acknowledgement at once since start.
+    most_in_flight: AtomicU64,
+    /// The last value this replica put under each shared key (`None`: withdrawn), held while
+    /// one is stored so that puts of a key stay in order.
+    own_shared: tokio::sync::Mutex<HashMap<String, Option<Value>>>,
     /// Ids of the messages taken lately on core NATS, and of the log's entries applied.
     seen: Mutex<Seen>,
     seen_log: Mutex<Seen>,
@@ -281,6 +286,8 @@ impl Bus {
             key: config.key,
             outbox_bytes: config.outbox_bytes,
             dropped: AtomicU64::new(0),
+            most_in_flight: AtomicU64::new(0),
+            own_shared: Default::default(),
             seen: Mutex::new(seen),
             seen_log: Mutex::new(seen_log),
             shared_at: Mutex::default(),
@@ -293,6 +300,7 @@ impl Bus {
         let messages = bus.read_log(1).await?;
         tokio::spawn(bus.clone().apply_log(messages, applier.clone()));
         tokio::spawn(bus.clone().append_log(outgoing));
+        tokio::spawn(bus.clone().share_again_on_reconnect());
         bus.clone().listen(applier).await?;
         tokio::spawn(bus.clone().announce_presence());
         if !bus.caught_up_to(at_start, Duration::from_secs(60)).await {
@@ -649,7 +657,7 @@ impl Bus {
         };
         let seen = match envelope.message {
             // A log entry is sealed when it is published (again, after an outage), and the log
-            // keeps entries for LOG_MAX_AGE: one sealed longer ago than that (less the skew) is
+            // keeps entries for LOG_MAX_AGE: one sealed longer ago than that (plus the skew) is
             // no entry the log can still hold, so a replay of it is refused by its time, and
             // one younger is in the log after its original, whose id is known by then.
             Message::Log(_) => &self.seen_log,
@@ -706,6 +714,11 @@ impl Bus {
         self.dropped.load(Ordering::Relaxed)
     }
 
+    /// The most log entries awaiting their acknowledgement at once since start.
+    pub fn most_in_flight(&self) -> usize {
+        self.most_in_flight.load(Ordering::Relaxed) as usize
+    }
+
     /// Messages refused since start.
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
@@ -739,6 +752,32 @@ impl Bus {
     }
 
     async fn put_shared(&self, key: &str, value: Option<Value>) -> Result<(), BusError> {
+        let mut own = self.own_shared.lock().await;
+        own.insert(key.to_owned(), value.clone());
+        self.store_shared(key, value).await
+    }
+
+    /// A share buffered by the NATS client across a reconnect may be stored long after it was
+    /// sealed, and then refused by every replica for good: after each reconnect this replica
+    /// puts its shared values again, sealed anew.
+    async fn share_again_on_reconnect(self: Arc<Self>) {
+        let mut reconnected = self.connections.subscribe();
+        reconnected.mark_unchanged();
+        loop {
+            tokio::select! {
+                _ = self.shutdown.cancelled() => return,
+                changed = reconnected.changed() => if changed.is_err() { return },
+            }
+            let own = self.own_shared.lock().await;
+            for (key, value) in own.iter() {
+                if self.store_shared(key, value.clone()).await.is_err() {
+                    tracing::warn!(key, "cannot share a value again after a reconnect");
+                }
+            }
+        }
+    }
+
+    async fn store_shared(&self, key: &str, value: Option<Value>) -> Result<(), BusError> {
         let subject = format!("{}.shared.{key}", self.prefix);
         let payload = self.wrap(&subject, &Message::Shared(value));
         let stored = match self.js.publish(subject, payload).await {
@@ -1116,9 +1155,10 @@ fn without_password_one(url: &str) -> String {
 }
 
 /// How long after it was sealed a log entry is applied: while the log can still hold it (it
-/// keeps entries LOG_MAX_AGE), less the clock skew.
+/// keeps entries LOG_MAX_AGE), plus the clock skew of a sender whose clock lags. Ids are kept
+/// as long, so a replay of one the log still holds is refused by its id.
 fn log_fresh_ms() -> u64 {
-    LOG_MAX_AGE.saturating_sub(CLOCK_SKEW).as_millis() as u64
+    LOG_MAX_AGE.saturating_add(CLOCK_SKEW).as_millis() as u64
 }
 
 /// Now, in milliseconds since the Unix epoch.
@@ -1387,10 +1427,19 @@ mod tests {
             bus.unwrap(&log, &sealed(&log, "l3", now_ms(), &open))
                 .is_ok()
         );
+        // The log still holds an entry stored just inside its max age, and one from a sender
+        // whose clock lags by up to the skew: both are taken.
+        let hour = LOG_MAX_AGE.as_millis() as u64;
+        let kept = bus.unwrap(&log, &sealed(&log, "l4", now_ms() - hour + 5_000, &open));
+        assert!(kept.is_ok(), "{kept:?}");
+        let lagging = bus.unwrap(&log, &sealed(&log, "l5", now_ms() - hour - 5_000, &open));
+        assert!(lagging.is_ok(), "{lagging:?}");
     }
 
     /// A shared value captured and stored again later (the stream keeps the last value of
-    /// each key) is refused: its sealed time is far from when NATS stored it.
+    /// each key) is refused: its sealed time is far from when NATS stored it. The replay is
+    /// stored while the watcher runs (a value on another key shows it does) and is the first
+    /// value of its key it sees, so only its time refuses it.
     #[tokio::test]
     async fn a_shared_value_stored_again_later_is_refused() {
         let Some(replicas) = Replicas::new() else {
@@ -1399,6 +1448,21 @@ mod tests {
         let a = replicas.hub("a").await;
         let bus = a.bus().unwrap();
         let mut values = bus.shared_values();
+        let mut next_value = async || {
+            tokio::time::timeout(Duration::from_secs(5), values.recv())
+                .await
+                .expect("a value within 5 s")
+                .unwrap()
+        };
+        bus.share("ready", &serde_json::json!("first"))
+            .await
+            .unwrap();
+        let (key, value) = next_value().await;
+        assert_eq!(
+            (key.as_str(), value),
+            ("ready", Some(serde_json::json!("first")))
+        );
+        let refused = bus.refused();
         let subject = format!("{}.shared.k", replicas.prefix);
         let replayed = sealed(
             &subject,
@@ -1412,11 +1476,16 @@ mod tests {
             .unwrap()
             .await
             .unwrap();
+        let wait = Instant::now();
+        while bus.refused() == refused {
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "the replayed value is not refused"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         bus.share("k", &serde_json::json!("new")).await.unwrap();
-        let (key, value) = tokio::time::timeout(Duration::from_secs(5), values.recv())
-            .await
-            .expect("a value within 5 s")
-            .unwrap();
+        let (key, value) = next_value().await;
         assert_eq!((key.as_str(), value), ("k", Some(serde_json::json!("new"))));
     }
 
@@ -1524,6 +1593,143 @@ mod tests {
             at >= back,
             "sealed at {at}, before the log was back at {back}"
         );
+    }
+
+    /// An agent reconnecting again and again while the log takes nothing adds one opening of
+    /// its stream to the outbox, not one per attempt: the log gets one from this replica.
+    #[tokio::test]
+    async fn an_agent_reopening_during_an_outage_waits_as_one_opening() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let name = stream_names(&replicas.prefix).0;
+        js.delete_stream(&name).await.unwrap();
+        let errors = bus.errors();
+        for _ in 0..50 {
+            drop(a.open("alice", None).await);
+        }
+        let _on_a = a.open("alice", None).await;
+        a.publish(
+            "alice",
+            "mcp/server/push",
+            &serde_json::json!({"last": true}),
+        );
+        let wait = Instant::now();
+        while bus.errors() == errors {
+            assert!(wait.elapsed() < Duration::from_secs(5), "no append failed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // b makes the log again; a's outbox publishes into it.
+        let _b = replicas.hub("b").await;
+        let log = js.get_stream(&name).await.unwrap();
+        let key = BusKey::derive(&TEST_KEY);
+        let wait = Instant::now();
+        let opens = 'found: loop {
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "the event is not in the log"
+            );
+            let last = log.get_info().await.unwrap().state.last_sequence;
+            let mut opens = 0;
+            for seq in 1..=last {
+                let Ok(stored) = log.get_raw_message(seq).await else {
+                    continue;
+                };
+                let (_, plain) = key.open(&stored.subject, &stored.payload).unwrap();
+                let envelope = protocol::decode(&plain).unwrap();
+                match &envelope.message {
+                    Message::Log(Entry::Open { .. }) if envelope.from == "a" => opens += 1,
+                    Message::Log(Entry::Event { data, .. }) if data.contains("last") => {
+                        break 'found opens;
+                    }
+                    _ => {}
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(opens, 1);
+    }
+
+    /// After a reconnect the replica puts what it shares again, sealed anew: a put the client
+    /// buffered across the reconnect and NATS stored late is replaced by a fresh one.
+    #[tokio::test]
+    async fn a_shared_value_is_put_again_after_a_reconnect() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        bus.share("k", &serde_json::json!("v")).await.unwrap();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let shared = js
+            .get_stream(stream_names(&replicas.prefix).1)
+            .await
+            .unwrap();
+        let subject = format!("{}.shared.k", replicas.prefix);
+        let first = shared
+            .get_last_raw_message_by_subject(&subject)
+            .await
+            .unwrap()
+            .sequence;
+        bus.client.force_reconnect().await.unwrap();
+        let wait = Instant::now();
+        loop {
+            let last = shared
+                .get_last_raw_message_by_subject(&subject)
+                .await
+                .unwrap();
+            if last.sequence > first {
+                let (_, plain) = BusKey::derive(&TEST_KEY)
+                    .open(&last.subject, &last.payload)
+                    .unwrap();
+                let envelope = protocol::decode(&plain).unwrap();
+                assert!(matches!(
+                    envelope.message,
+                    Message::Shared(Some(ref v)) if v == "v"
+                ));
+                break;
+            }
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "the value is not put again"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The outbox keeps a window of entries in flight rather than one per round trip: a burst
+    /// reaches the log with many entries awaiting their acknowledgement at once.
+    #[tokio::test]
+    async fn a_burst_reaches_the_log_with_a_window_in_flight() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let mut log = js
+            .get_stream(stream_names(&replicas.prefix).0)
+            .await
+            .unwrap();
+        let _on_a = a.open("alice", None).await;
+        let start = Instant::now();
+        for n in 0..1000 {
+            a.publish("alice", "mcp/server/push", &serde_json::json!({"n": n}));
+        }
+        while log.info().await.unwrap().state.messages < 1001 {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the burst is not in the log"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        eprintln!("1,000 entries in the log after {:?}", start.elapsed());
+        let most = bus.most_in_flight();
+        assert!(most > 1, "at most {most} entry in flight");
+        assert!(most <= outbox::WINDOW, "{most} in flight");
     }
 
     #[tokio::test]

@@ -1,14 +1,20 @@
 //! The outbox of the replicas' log: this replica's entries, appended in order, and kept while
 //! NATS is away for as long as it takes, bounded in bytes (`MCP_BRIDGE_BUS_OUTBOX_BYTES`).
-//! Entries are published one at a time, each once the one before is acknowledged: one that
-//! fails is published again, under the same message id, before any later one (JetStream drops
-//! a duplicate within its window, and the log's appliers apply an id once whenever it comes),
-//! so the log holds this replica's entries in the order they were appended. Each publication
+//! Entries are published in order with up to `WINDOW` of them awaiting their acknowledgement
+//! (not one per round trip: a burst of events would hold up every request and push behind it,
+//! and a backlog would drain slowly after an outage). When one fails, every entry not yet
+//! acknowledged is published again in order, under the same message ids (JetStream drops a
+//! duplicate within its window, and the log's appliers apply an id once whenever it comes).
+//! NATS keeps the order of one connection, so the log holds this replica's entries in the
+//! order they were appended but for a failure that loses one and keeps a later one. Each publication
 //! is sealed anew (same id, the time it is sent): an entry that waited out a long outage is as
 //! fresh as any to the replicas applying it.
 //! Past the bound the oldest waiting events are dropped (counted, said once per outage); an
 //! agent's stream opening (`Open`) and a request's end (`Done`) are never dropped: without
 //! them the replicas would disagree on who has a channel and on which requests still wait.
+//! An agent has one `Open` waiting at most (one reconnecting all through an outage adds no
+//! more); a `Done` is one per request that ended, and requests wait for their answer on this
+//! replica (bounded by their deadlines), so these stay few next to the events.
 //! Once NATS is back the agents whose events were dropped are told `bridge/events_lost`.
 
 use std::collections::{BTreeSet, VecDeque};
@@ -23,6 +29,9 @@ use tokio::sync::mpsc;
 
 use super::{Bus, Entry, Message};
 use crate::a2e::{Message as _, NotificationMethod, ServerPush};
+
+/// How many entries are published at most before the first of them is acknowledged.
+pub(super) const WINDOW: usize = 64;
 
 /// An entry waiting for its acknowledgement.
 struct Waiting {
@@ -83,8 +92,8 @@ impl Bus {
         let mut failing = false;
         let mut said = false;
         let mut pause = Duration::from_millis(50);
-        // The head's acknowledgement, once it is published.
-        let mut ack: Option<BoxFuture<'static, Result<(), PublishError>>> = None;
+        // The acknowledgements of the first entries waiting, published in order.
+        let mut in_flight: VecDeque<BoxFuture<'static, Result<(), PublishError>>> = VecDeque::new();
         // Ids name this run of the process: a replica restarted under the same id (and, in a
         // container, always PID 1) must not reuse ids the others have applied already.
         let run = crate::a2e::new_id();
@@ -93,6 +102,11 @@ impl Bus {
                             waiting: &mut VecDeque<Waiting>,
                             bytes: &mut usize,
                             lost: &mut Lost| {
+                // An agent reconnecting while NATS is away opens its stream again and again:
+                // one opening waiting is enough (applying it twice changes nothing).
+                if opening_waits(waiting, &entry) {
+                    return;
+                }
                 next_id += 1;
                 let id = format!("{}-{run}-{next_id}", self.replica);
                 let size = self
@@ -121,7 +135,13 @@ impl Bus {
             while let Ok(entry) = outgoing.try_recv() {
                 take(entry, &mut waiting, &mut bytes, &mut lost);
             }
-            let dropped = keep_within(self.outbox_bytes, &mut waiting, &mut bytes, &mut lost);
+            let dropped = keep_within(
+                self.outbox_bytes,
+                in_flight.len(),
+                &mut waiting,
+                &mut bytes,
+                &mut lost,
+            );
             self.dropped
                 .fetch_add(dropped, std::sync::atomic::Ordering::Relaxed);
             if dropped > 0 && !said {
@@ -131,7 +151,7 @@ impl Bus {
                     "NATS has been away so long that the events waiting for it passed MCP_BRIDGE_BUS_OUTBOX_BYTES: dropping the oldest (their agents are told bridge/events_lost)"
                 );
             }
-            let Some(head) = waiting.front() else {
+            if waiting.is_empty() {
                 if !failing && (lost.everyone || !lost.agents.is_empty()) {
                     self.tell_lost(std::mem::take(&mut lost));
                     continue;
@@ -141,15 +161,21 @@ impl Bus {
                     None => return,
                 }
                 continue;
-            };
-            if ack.is_none() {
-                // Not while NATS is away: the client would keep the message, sealed now, and
-                // send it whenever it reconnects.
-                if self.connected() {
-                    ack = self.publish_entry(head).await;
-                }
             }
-            let acked = match ack.as_mut() {
+            // Up to a window of entries in flight, in order, each sealed as it is published.
+            // Not while NATS is away: the client would keep them, sealed now, and send them
+            // whenever it reconnects.
+            if self.connected() {
+                while in_flight.len() < WINDOW && in_flight.len() < waiting.len() {
+                    match self.publish_entry(&waiting[in_flight.len()]).await {
+                        Some(pending) => in_flight.push_back(pending),
+                        None => break,
+                    }
+                }
+                self.most_in_flight
+                    .fetch_max(in_flight.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            }
+            let acked = match in_flight.front_mut() {
                 None => false,
                 Some(pending) => {
                     let came = tokio::select! {
@@ -158,7 +184,7 @@ impl Bus {
                     };
                     match came {
                         Ok(acked) => {
-                            ack = None;
+                            in_flight.pop_front();
                             acked
                         }
                         Err(Some(entry)) => {
@@ -181,7 +207,9 @@ impl Bus {
                 }
                 continue;
             }
-            // The head goes again (sealed anew, under the same id) before anything after it.
+            // Everything unacknowledged goes again, in order (sealed anew, under the same ids)
+            // once the pause is over; what the log took already it drops as a duplicate.
+            in_flight.clear();
             if !failing {
                 failing = true;
                 self.error();
@@ -244,10 +272,21 @@ impl Bus {
     }
 }
 
-/// Drops the oldest droppable entries past `bound` bytes, never the head (it may be in
-/// flight) nor an `Open` or `Done`; how many.
+/// Whether `entry` opens an agent's stream that an entry waiting opens already.
+fn opening_waits(waiting: &VecDeque<Waiting>, entry: &Entry) -> bool {
+    let Entry::Open { agent } = entry else {
+        return false;
+    };
+    waiting
+        .iter()
+        .any(|w| matches!(&w.entry, Message::Log(Entry::Open { agent: a }) if a == agent))
+}
+
+/// Drops the oldest droppable entries past `bound` bytes, never the first `in_flight` (nor
+/// the head, which may be published next) nor an `Open` or `Done`; how many.
 fn keep_within(
     bound: usize,
+    in_flight: usize,
     waiting: &mut VecDeque<Waiting>,
     bytes: &mut usize,
     lost: &mut Lost,
@@ -257,7 +296,9 @@ fn keep_within(
     }
     let mut dropped = 0u64;
     let mut kept = VecDeque::with_capacity(waiting.len());
-    kept.extend(waiting.pop_front());
+    for _ in 0..in_flight.max(1) {
+        kept.extend(waiting.pop_front());
+    }
     while let Some(w) = waiting.pop_front() {
         if *bytes > bound && w.droppable {
             *bytes -= w.size;
@@ -322,7 +363,7 @@ mod tests {
             event("erin"),
         ]);
         let mut lost = Lost::default();
-        assert_eq!(keep_within(450, &mut queue, &mut bytes, &mut lost), 3);
+        assert_eq!(keep_within(450, 1, &mut queue, &mut bytes, &mut lost), 3);
         assert_eq!(bytes, 400);
         let ids: Vec<&str> = queue.iter().map(|w| w.id.as_str()).collect();
         assert_eq!(ids, ["w-0", "w-1", "w-3", "w-6"]);
@@ -342,7 +383,7 @@ mod tests {
             },
         ]);
         let mut lost = Lost::default();
-        assert_eq!(keep_within(100, &mut queue, &mut bytes, &mut lost), 0);
+        assert_eq!(keep_within(100, 1, &mut queue, &mut bytes, &mut lost), 0);
         assert_eq!((queue.len(), bytes), (3, 300));
         assert!(!lost.everyone && lost.agents.is_empty());
     }

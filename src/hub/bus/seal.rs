@@ -174,6 +174,11 @@ impl Seen {
         if self.ids.contains(id) {
             return Err(Unfit::Replayed);
         }
+        // At the cap the oldest is forgotten and nothing as old taken any more: a message no
+        // later than it is refused before anything is forgotten for it.
+        if self.ids.len() >= self.cap && self.order.first().is_some_and(|(sent, _)| at <= *sent) {
+            return Err(Unfit::Old);
+        }
         while self.ids.len() >= self.cap {
             let Some((sent, old)) = self.order.pop_first() else {
                 break;
@@ -262,5 +267,25 @@ mod tests {
         seen.raise_floor(1_000);
         assert_eq!(seen.take("f", 999, 1_000), Err(Unfit::Old));
         assert_eq!(seen.take("g", 1_000, 1_000), Ok(()));
+    }
+
+    /// At the cap, a message older than every id kept is refused without forgetting one:
+    /// the ids kept and the floor stay as they were.
+    #[test]
+    fn at_the_cap_an_older_message_evicts_nothing() {
+        let mut seen = Seen::new(10_000, 10, 3);
+        for (i, id) in ["a", "b", "c"].iter().enumerate() {
+            assert_eq!(seen.take(id, 100 + i as u64, 200), Ok(()));
+        }
+        assert_eq!(seen.take("x", 50, 200), Err(Unfit::Old));
+        assert_eq!(seen.len(), 3);
+        assert_eq!(seen.take("a", 100, 200), Err(Unfit::Replayed));
+        // Sent as early as the oldest kept is refused too (forgetting it would refuse it).
+        assert_eq!(seen.take("y", 100, 200), Err(Unfit::Old));
+        assert_eq!(seen.len(), 3);
+        assert_eq!(seen.take("a", 100, 200), Err(Unfit::Replayed));
+        // A later one takes the oldest's place.
+        assert_eq!(seen.take("d", 103, 200), Ok(()));
+        assert_eq!(seen.take("b", 101, 200), Err(Unfit::Replayed));
     }
 }
