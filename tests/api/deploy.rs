@@ -27,18 +27,31 @@ fn dockerfile_env() -> HashMap<String, String> {
         .collect()
 }
 
-/// The `environment` entries of each of the compose file's services (a service that `extends`
-/// another starts from its entries), `${VAR…}` standing for a value the service accepts.
+/// The `environment` entries of each of the compose file's services (YAML merge keys read as
+/// Compose reads them: `<<: *service` starts a service from another's entries, which its own
+/// `environment:` replaces, and `<<: *environment` inside one merges another's), `${VAR…}`
+/// standing for a value the service accepts.
 fn compose_env() -> BTreeMap<String, HashMap<String, String>> {
     let compose = repo_file("docker-compose.yml");
     let mut services: BTreeMap<String, HashMap<String, String>> = BTreeMap::new();
+    // Anchors (`&name`) on a service or on its environment, and the service that holds them.
+    let mut anchors: HashMap<String, String> = HashMap::new();
     let mut service = String::new();
     let mut inside = false;
     for line in compose.lines() {
         let trimmed = line.trim();
-        if line.starts_with("  ") && !line.starts_with("   ") && trimmed.ends_with(':') {
-            service = trimmed.trim_end_matches(':').to_owned();
+        let (key, value) = trimmed.split_once(':').unwrap_or((trimmed, ""));
+        let (key, value) = (key.trim(), value.trim());
+        let anchor = value.strip_prefix('&');
+        if line.starts_with("  ")
+            && !line.starts_with("   ")
+            && (value.is_empty() || anchor.is_some())
+        {
+            service = key.to_owned();
             inside = false;
+            if let Some(anchor) = anchor {
+                anchors.insert(anchor.to_owned(), service.clone());
+            }
             continue;
         }
         if let Some(base) = trimmed.strip_prefix("extends:") {
@@ -49,23 +62,39 @@ fn compose_env() -> BTreeMap<String, HashMap<String, String>> {
                 .extend(inherited);
             continue;
         }
-        if trimmed == "environment:" {
+        if key == "<<" {
+            let from = value.trim_start_matches('*');
+            let inherited = anchors
+                .get(from)
+                .and_then(|base| services.get(base))
+                .cloned()
+                .unwrap_or_default();
+            services
+                .entry(service.clone())
+                .or_default()
+                .extend(inherited);
+            continue;
+        }
+        if key == "environment" && (value.is_empty() || anchor.is_some()) {
             inside = true;
+            if let Some(anchor) = anchor {
+                anchors.insert(anchor.to_owned(), service.clone());
+            }
+            // A service's own environment replaces what a service-level merge brought.
+            services.insert(service.clone(), HashMap::new());
             continue;
         }
         if inside && line.starts_with("      ") {
-            if let Some((key, value)) = trimmed.split_once(':') {
-                let value = value.trim().trim_matches('"');
-                let value = match (value.starts_with("${"), key.trim()) {
-                    (true, "MCP_BRIDGE_SECRETS_KEY") => "00".repeat(32),
-                    (true, _) => "a-value-from-the-environment".to_owned(),
-                    (false, _) => value.to_owned(),
-                };
-                services
-                    .entry(service.clone())
-                    .or_default()
-                    .insert(key.trim().to_owned(), value);
-            }
+            let value = value.trim_matches('"');
+            let value = match (value.starts_with("${"), key) {
+                (true, "MCP_BRIDGE_SECRETS_KEY") => "00".repeat(32),
+                (true, _) => "a-value-from-the-environment".to_owned(),
+                (false, _) => value.to_owned(),
+            };
+            services
+                .entry(service.clone())
+                .or_default()
+                .insert(key.to_owned(), value);
         } else {
             inside = false;
         }

@@ -263,16 +263,24 @@ async fn tasks_queue_within_the_agents_concurrency_and_are_capped_and_paged() {
         }
     })
     .await;
-    let (_, listed) = app.get("/v1/tasks", &app.alice).await;
-    let queued = listed["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| {
-            t["status"] == "working" && t["status_message"].as_str().unwrap().starts_with("queued")
-        })
-        .count();
-    assert_eq!(queued, 3, "{listed}");
+    // A task is marked queued once it finds no slot, a moment after it is made.
+    wait_until("three tasks marked queued", WAIT, async || {
+        let (_, listed) = app.get("/v1/tasks", &app.alice).await;
+        let queued = listed["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| {
+                t["status"] == "working"
+                    && t["status_message"].as_str().unwrap().starts_with("queued")
+            })
+            .count();
+        match queued == 3 {
+            true => Ok(()),
+            false => Err(format!("{queued} queued: {listed}")),
+        }
+    })
+    .await;
     // The agent's own requests still get its last slot.
     let (status, body) = app.call("py__echo", json!({"text": "meanwhile"})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
