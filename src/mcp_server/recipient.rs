@@ -188,10 +188,12 @@ pub async fn ask_peer(
             .extensions_mut()
             .insert(OriginatingRequestId(during.clone()));
     }
-    let peer = peer.clone();
-    let sending = tokio::spawn(async move { peer.send_request(asked).await });
-    let abort = sending.abort_handle();
-    match tokio::time::timeout(request.deadline, sending).await {
+    // The deadline is the task's own, so that it ends with it even when this caller is
+    // dropped (its call cancelled) before the client answers.
+    let (peer, deadline) = (peer.clone(), request.deadline);
+    let sending =
+        tokio::spawn(async move { tokio::time::timeout(deadline, peer.send_request(asked)).await });
+    match sending.await {
         Ok(Ok(Ok(result))) => match (&request.kind, &result) {
             (AskKind::Sampling, rmcp::model::ClientResult::CreateMessageResult(_))
             | (AskKind::Elicitation, rmcp::model::ClientResult::ElicitResult(_)) => {
@@ -200,11 +202,8 @@ pub async fn ask_peer(
             _ => Err("the MCP client answered with a result of another kind".into()),
         },
         Ok(Ok(Err(error))) => Err(error.to_string()),
-        Ok(Err(error)) => Err(error.to_string()),
-        Err(_) => {
-            abort.abort();
-            Err("the MCP client did not answer in time".into())
-        }
+        Ok(Err(_)) => Err("the MCP client did not answer in time".into()),
+        Err(error) => Err(error.to_string()),
     }
 }
 

@@ -39,6 +39,11 @@ use crate::store::{Store, StoreError};
 /// move never just swaps which replica holds one more.
 const SLACK: usize = 3;
 
+/// How long a replica cut off from NATS, seeing another reach it, waits for its own reconnect
+/// before it lets its servers go: the NATS client's longest delay between attempts (4 s) and a
+/// renewal.
+const RECONNECT_GRACE: Duration = Duration::from_secs(5);
+
 /// How often a replica handing a server over looks whether the new holder is ready.
 const HANDOVER_POLL: Duration = Duration::from_millis(50);
 
@@ -57,6 +62,8 @@ struct Balance {
     let_go: bool,
     /// Whether it kept them through an outage of NATS for every replica (said once).
     kept: bool,
+    /// Since when, while this replica is cut off, the store has shown another reaching NATS.
+    elsewhere_since: Option<Instant>,
     /// Servers this replica is handing over: their lease is the new holder's already, the
     /// connection here serves until that one is ready.
     handing: Arc<Mutex<HashSet<String>>>,
@@ -510,6 +517,7 @@ async fn cut_off(registry: &Registry, cluster: &Cluster, balance: &mut Balance) 
         }
         balance.let_go = false;
         balance.kept = false;
+        balance.elsewhere_since = None;
         return false;
     }
     let since = *balance.bus_lost.get_or_insert_with(Instant::now);
@@ -525,8 +533,16 @@ async fn cut_off(registry: &Registry, cluster: &Cluster, balance: &mut Balance) 
         .bus_reached_elsewhere(&cluster.replica, cluster.lease, cluster.lease / 2)
         .await;
     match elsewhere {
-        Ok(true) => {}
+        // After an outage for all, replicas reconnect some seconds apart: the first back is
+        // not yet a sign that this one alone is cut off.
+        Ok(true) => {
+            let first = *balance.elsewhere_since.get_or_insert_with(Instant::now);
+            if first.elapsed() < RECONNECT_GRACE {
+                return false;
+            }
+        }
         Ok(false) => {
+            balance.elsewhere_since = None;
             if !std::mem::replace(&mut balance.kept, true) {
                 tracing::error!(
                     "NATS unreachable for a lease, for every replica: serving the servers held here meanwhile"

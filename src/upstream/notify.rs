@@ -162,7 +162,8 @@ mod tests {
             reads.store(0, Ordering::SeqCst);
             let started = Instant::now();
             assert!(retried(&mut away, WAIT, read).await.is_err());
-            assert!(started.elapsed() < WAIT.1, "{:?}", started.elapsed());
+            // (One read each says it did not wait; the bound is loose for a loaded machine.)
+            assert!(started.elapsed() < WAIT.0 / 2, "{:?}", started.elapsed());
             assert_eq!(reads.load(Ordering::SeqCst), 1);
         }
         // Once the store answers, a later outage gets the whole wait again.

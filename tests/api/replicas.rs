@@ -1043,7 +1043,8 @@ async fn a_replica_cut_off_from_the_bus_lets_its_servers_go_and_comes_back_for_i
 
     bus.cut().await;
     let cut = Instant::now();
-    a.wait_held(&id, "a", WAIT).await;
+    // The lease, a grace for b's own reconnect, then a's claim and connect.
+    a.wait_held(&id, "a", 2 * WAIT).await;
     eprintln!(
         "a holds the server {:?} after b's bus was cut",
         cut.elapsed()
