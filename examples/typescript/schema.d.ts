@@ -28,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the store answers and every stored server has been handed to its supervisor. */
+        /**
+         * Readiness: every stored server has been handed to its supervisor, NATS is connected (across
+         *     replicas), and the store answers or has been silent for less than one lease.
+         */
         get: operations["readyz"];
         put?: never;
         post?: never;

@@ -53,7 +53,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[Health]:
-    """Readiness: the store answers and every stored server has been handed to its supervisor.
+    """Readiness: every stored server has been handed to its supervisor, NATS is connected (across
+    replicas), and the store answers or has been silent for less than one lease.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -76,7 +77,8 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> Health | None:
-    """Readiness: the store answers and every stored server has been handed to its supervisor.
+    """Readiness: every stored server has been handed to its supervisor, NATS is connected (across
+    replicas), and the store answers or has been silent for less than one lease.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -95,7 +97,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[Health]:
-    """Readiness: the store answers and every stored server has been handed to its supervisor.
+    """Readiness: every stored server has been handed to its supervisor, NATS is connected (across
+    replicas), and the store answers or has been silent for less than one lease.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -116,7 +119,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> Health | None:
-    """Readiness: the store answers and every stored server has been handed to its supervisor.
+    """Readiness: every stored server has been handed to its supervisor, NATS is connected (across
+    replicas), and the store answers or has been silent for less than one lease.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
