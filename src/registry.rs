@@ -790,6 +790,7 @@ impl Registry {
         let (entry, tool) = self.route_tool(name)?;
         let server_id = entry.id.as_str();
         let config = entry.config();
+        self.settle(&entry).await;
         if let Some(holder) = entry.held_elsewhere() {
             // The full name: the holder resolves it whatever aliases it would give.
             let full = format!("{server_id}{}{tool}", naming::SEPARATOR);

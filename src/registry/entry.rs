@@ -273,6 +273,13 @@ impl ServerEntry {
         }
     }
 
+    /// Across replicas: whether nobody holds the server now (its holder died, and no replica
+    /// has taken it over yet).
+    pub fn orphaned(&self) -> bool {
+        let live = self.live.read().unwrap_or_else(|e| e.into_inner());
+        live.conn.is_none() && live.remote.as_ref().is_some_and(|r| r.replica.is_empty())
+    }
+
     /// Whether the server can be reached now: connected here, or ready on its holder.
     pub fn reachable(&self) -> bool {
         let live = self.live.read().unwrap_or_else(|e| e.into_inner());

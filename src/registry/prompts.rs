@@ -81,6 +81,7 @@ impl Registry {
             lists.prompts.iter().any(|p| p.name == name)
         };
         let entry = self.route(server_id, offers, Error::PromptNotFound(name.to_owned()))?;
+        self.settle(&entry).await;
         if let Some(holder) = entry.held_elsewhere() {
             let op = super::replicas::Op::GetPrompt {
                 agent: agent.to_owned(),

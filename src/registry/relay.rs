@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 
 use super::{Error, Registry, ServerEntry};
-use crate::a2e::ErrorCode;
+use crate::a2e::{ErrorCode, McpServerStatus};
 use crate::hub::bus::Request;
 
 /// What the answer of a replica that does not hold the server says (`replicas::not_held`): the
@@ -43,6 +43,31 @@ pub(super) enum Repeat {
 }
 
 impl Registry {
+    /// Across replicas, while the server changes hands (nobody holds it since its holder died,
+    /// or its new holder is making its first connection), waits until it is ready there (this
+    /// replica or another), within the server's timeout and two leases, so that a request made
+    /// meanwhile goes there rather than failing. Otherwise, and once an attempt fails, it
+    /// returns at once.
+    pub(super) async fn settle(&self, entry: &ServerEntry) {
+        let Some(cluster) = self.cluster() else {
+            return;
+        };
+        let changing_hands = || {
+            let state = entry.state();
+            !entry.reachable()
+                && (entry.orphaned()
+                    || (state.status == McpServerStatus::Connecting && state.error.is_empty()))
+        };
+        if !changing_hands() {
+            return;
+        }
+        let within = Duration::from_secs(entry.config().timeout).min(2 * cluster.lease);
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline && changing_hands() {
+            tokio::time::sleep(WATCH_EVERY).await;
+        }
+    }
+
     /// Forwards `request` to `holder`, the replica holding `entry`'s server, and survives its
     /// death as `repeat` allows, within `within` (the request's own timeout) overall.
     pub(super) async fn relay<'a, T>(

@@ -273,6 +273,7 @@ impl Registry {
         uri: &str,
     ) -> Result<(String, ReadResourceResult), Error> {
         let entry = self.route_uri(server_id, uri)?;
+        self.settle(&entry).await;
         if let Some(holder) = entry.held_elsewhere() {
             let op = Op::ReadResource {
                 agent: agent.to_owned(),

@@ -869,6 +869,57 @@ async fn a_killed_replicas_servers_go_to_the_others() {
     }
 }
 
+/// A call made at any moment of a takeover, on any survivor, answers: before the survivors
+/// see the lease lapse (relayed to the dead holder, undelivered, sent to the next), in the gap
+/// when nobody holds the server (waits for the successor), and after.
+#[tokio::test]
+async fn calls_made_throughout_a_takeover_all_answer() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let c = replicas.start("c").await;
+    let id = unique("through");
+    a.app.register(everything_stdio(&id)).await;
+    b.wait_held(&id, "a", WAIT).await;
+    c.wait_held(&id, "a", WAIT).await;
+    a.bridge.signal("KILL");
+    a.bridge.exited_within(WAIT).await.expect("a is gone");
+    let killed = Instant::now();
+    let name = format!("{id}__echo");
+    let calls = |on: &Replica| {
+        let app = std::sync::Arc::new(TestApp::at(&on.app.base, on.app.data_dir.clone()));
+        let name = name.clone();
+        async move {
+            // A call starts every 100 ms, whether the ones before it answered or not.
+            let mut calls = Vec::new();
+            while killed.elapsed() < Duration::from_secs(LEASE_SECS) * 2 {
+                let (app, name) = (app.clone(), name.clone());
+                calls.push(tokio::spawn(async move {
+                    let started = Instant::now();
+                    let (status, body) = app.call(&name, json!({"message": "now"})).await;
+                    (status, started.elapsed(), body)
+                }));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            let mut answers = Vec::new();
+            for call in calls {
+                answers.push(call.await.unwrap());
+            }
+            answers
+        }
+    };
+    let (on_b, on_c) = tokio::join!(calls(&b), calls(&c));
+    for (replica, answers) in [("b", &on_b), ("c", &on_c)] {
+        let slowest = answers.iter().map(|(_, took, _)| *took).max();
+        eprintln!("{} calls on {replica}, slowest {slowest:?}", answers.len());
+        for (status, _, body) in answers {
+            assert_eq!(*status, StatusCode::OK, "on {replica}: {body}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_read_through_another_replica_survives_its_holder_being_killed() {
     let Some(mut replicas) = Replicas::new().await else {
