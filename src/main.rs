@@ -48,6 +48,13 @@ enum Command {
     },
     /// Print the OpenAPI document.
     Openapi,
+    /// Exit 0 when the running bridge answers `/healthz` within 4 s, 1 otherwise (the image's
+    /// health check; it needs no curl, and follows MCP_BRIDGE_BIND).
+    Health {
+        /// The bridge's base URL (default: from MCP_BRIDGE_BIND).
+        #[arg(long)]
+        url: Option<String>,
+    },
     /// Register the servers of a Claude Desktop / Cursor / VS Code configuration file with the
     /// running bridge (as an admin token minted with this machine's secret).
     Import {
@@ -137,6 +144,7 @@ async fn main() -> ExitCode {
             }
         }
         Command::Import { file, url, replace } => import(&config, &file, url, replace).await,
+        Command::Health { url } => health(&config, url).await,
         Command::Openapi => {
             match mcp_bridge::api::openapi().to_pretty_json() {
                 Ok(json) => println!("{json}"),
@@ -184,8 +192,7 @@ async fn import(
     if replace && let Some(fields) = document.as_object_mut() {
         fields.insert("replace".into(), serde_json::Value::Bool(true));
     }
-    let base =
-        url.unwrap_or_else(|| format!("http://{}", config.bind.replace("0.0.0.0", "127.0.0.1")));
+    let base = url.unwrap_or_else(|| local_url(config));
     let token = match Auth::for_minting(config)
         .and_then(|(auth, _)| auth.mint("import", true, Duration::from_secs(600)))
     {
@@ -224,6 +231,37 @@ async fn import(
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// The URL this machine reaches the bridge at: its bind address, a wildcard one made loopback.
+fn local_url(config: &Config) -> String {
+    let bind = config
+        .bind
+        .replace("0.0.0.0", "127.0.0.1")
+        .replace("[::]", "[::1]");
+    format!("http://{bind}")
+}
+
+async fn health(config: &Config, url: Option<String>) -> ExitCode {
+    let base = url.unwrap_or_else(|| local_url(config));
+    let url = format!("{}/healthz", base.trim_end_matches('/'));
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let answer = reqwest::Client::new()
+        .get(&url)
+        .timeout(Duration::from_secs(4))
+        .send()
+        .await;
+    match answer {
+        Ok(resp) if resp.status().is_success() => ExitCode::SUCCESS,
+        Ok(resp) => {
+            eprintln!("mcp-bridge: {url} answered {}", resp.status());
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("mcp-bridge: cannot reach {url}: {error}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -242,8 +242,10 @@ pub fn spawn(
     Ok((transport, tail))
 }
 
-/// How long a closing child gets to exit, first after its stdin closes, then after SIGTERM.
-const EXIT_WAIT: Duration = Duration::from_secs(3);
+/// How long a closing child gets to exit, first after its stdin closes, then after SIGTERM: 2 s
+/// as in the Python and TypeScript SDKs, so that a bridge told to stop has ended its children
+/// within 5 s (`docker stop` waits 10 before it kills).
+const EXIT_WAIT: Duration = Duration::from_secs(2);
 
 /// Whether the child exits within [`EXIT_WAIT`].
 async fn exited(child: &mut Box<dyn ChildWrapper>) -> bool {

@@ -340,3 +340,48 @@ async fn editor_files_are_honoured_or_refused_entry_by_entry() {
     assert!(!body.to_string().contains("root:"), "{body}");
     app.stop().await;
 }
+
+/// `mcp-bridge health`, the image's health check: 0 while the bridge answers `/healthz` at the
+/// address given (or the one MCP_BRIDGE_BIND says), 1 with the reason once it does not.
+#[tokio::test]
+async fn the_health_command_says_whether_the_bridge_answers() {
+    let app = spawn_app().await;
+    let data_dir = tempfile::tempdir().unwrap();
+    let health = |bind: String, url: Option<String>| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-bridge"));
+        command
+            .arg("health")
+            .args(
+                url.map(|url| vec!["--url".to_owned(), url])
+                    .unwrap_or_default(),
+            )
+            .env("MCP_BRIDGE_BIND", bind)
+            .env("MCP_BRIDGE_DATA_DIR", data_dir.path())
+            .env("MCP_BRIDGE_JWT_SECRET", SECRET);
+        async move { command.output().await.unwrap() }
+    };
+    let bind = app.base.trim_start_matches("http://").to_owned();
+    let up = health(bind.clone(), None).await;
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let up = health("127.0.0.1:1".into(), Some(app.base.clone())).await;
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    // A port nobody listens on, found by binding one and letting it go.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", free.local_addr().unwrap());
+    drop(free);
+    let down = health(bind, Some(url.clone())).await;
+    assert_eq!(down.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&down.stderr);
+    assert!(
+        said.contains(&format!("cannot reach {url}/healthz")),
+        "{said}"
+    );
+}
