@@ -160,8 +160,15 @@ fn the_image_and_compose_set_only_variables_the_service_reads() {
 #[test]
 fn the_image_builds_as_this_repository_does() {
     let dockerfile = repo_file("Dockerfile");
-    assert!(dockerfile.contains("cargo build --release --locked"));
-    assert!(dockerfile.contains("HEALTHCHECK") && dockerfile.contains("/healthz"));
+    assert!(dockerfile.contains("cargo build --profile dist --locked"));
+    assert!(
+        dockerfile.contains(r#"CMD ["mcp-bridge", "health"]"#),
+        "the health check is the binary's own (the image has no curl)"
+    );
+    assert!(
+        dockerfile.contains(r#"ENTRYPOINT ["tini", "--", "mcp-bridge"]"#),
+        "an init as PID 1 passes SIGTERM on and reaps orphans"
+    );
     assert!(
         dockerfile.contains("USER mcp-bridge"),
         "runs as a non-root user"
@@ -177,17 +184,21 @@ fn the_image_builds_as_this_repository_does() {
     );
 }
 
-/// The image's build stage copies only what the Dockerfile names (the manifest, the lock file,
-/// `src`, `migrations`, `console`): cargo must be able to plan the release build from just that. Planned
-/// without compiling (`--unit-graph`), offline, in a copy of those files.
+/// The image's build stage (`compiled`) copies only what the Dockerfile names (the manifest, the
+/// lock file, `src`, `migrations`, `console`): cargo must be able to plan the release build from
+/// just that. Planned without compiling (`--unit-graph`), offline, in a copy of those files.
 #[test]
 fn the_build_stage_has_every_file_cargo_needs() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let dockerfile = repo_file("Dockerfile");
     let context = tempfile::tempdir().unwrap();
     let mut copied = 0;
+    let mut stage = "";
     for line in dockerfile.lines() {
-        let Some(args) = line.strip_prefix("COPY ") else {
+        if let Some(from) = line.strip_prefix("FROM ") {
+            stage = from.split_once(" AS ").map_or("", |(_, name)| name.trim());
+        }
+        let Some(args) = line.strip_prefix("COPY ").filter(|_| stage == "compiled") else {
             continue;
         };
         if args.starts_with("--from") {
@@ -215,7 +226,7 @@ fn the_build_stage_has_every_file_cargo_needs() {
         );
     }
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["build", "--release", "--locked", "--offline"])
+        .args(["build", "--profile", "dist", "--locked", "--offline"])
         .args(["-Z", "unstable-options", "--unit-graph"])
         .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_TARGET_DIR", context.path().join("target"))
