@@ -1,10 +1,13 @@
 //! The A2A agent bridge: a registry of A2A agents (their cards fetched, stored, refreshed on
-//! demand), a JSON-RPC client for them (A2A 1.0 with `A2A-Version: 1.0`, or 0.3 method names when
-//! the card says so), and the four agent-bridge tools on top. A streaming agent's updates reach
+//! demand), a client for them (JSON-RPC: A2A 1.0 with `A2A-Version: 1.0`, or 0.3 method names
+//! when the card says so; A2A 1.0 HTTP+JSON when that is the only binding the card offers), and
+//! the four agent-bridge tools on top. An agent's extended card is fetched with its card when it
+//! has one. A streaming agent's updates reach
 //! the caller as `bridge/a2a_update` pushes on its event channel.
 
 mod body;
 mod card;
+mod rest;
 mod stream;
 pub mod tools;
 
@@ -22,7 +25,7 @@ use crate::hub::Hub;
 use crate::registry::naming;
 use crate::store::{Owned, Store, StoreError, StoredAgent};
 use body::BodyError;
-pub use card::{AgentCard, Endpoint, MAX_CARD_BYTES};
+pub use card::{AgentCard, Binding, Endpoint, MAX_CARD_BYTES};
 use stream::{Assembly, Kind, StreamError, Update};
 
 /// The `method` of the `mcp/server/push` events that carry a streamed A2A task's updates
@@ -53,6 +56,10 @@ pub enum A2aError {
     Protocol(String),
     #[error("{0}")]
     Rpc(Value),
+    /// An HTTP+JSON agent's error: its `google.rpc.Status` (`code`, `status`, `message`,
+    /// `details`).
+    #[error("{}", rest::describe(.0))]
+    Status(Value),
     #[error("the agent did not answer within {0:?}")]
     Timeout(Duration),
     /// A task unknown to the agent, or started by another caller: the same to the caller.
@@ -79,7 +86,34 @@ impl A2aError {
             Self::Unreachable(_) => ErrorCode::McpTransportError,
             Self::Protocol(_) | Self::Rpc(_) => ErrorCode::McpProtocolError,
             Self::Timeout(_) | Self::StillRunning { .. } => ErrorCode::Timeout,
+            Self::Status(status) => {
+                match status.get("status").and_then(Value::as_str).unwrap_or("") {
+                    "NOT_FOUND" => ErrorCode::NotFound,
+                    "INVALID_ARGUMENT" | "OUT_OF_RANGE" => ErrorCode::InvalidRequest,
+                    "FAILED_PRECONDITION" | "ALREADY_EXISTS" | "ABORTED" => ErrorCode::Conflict,
+                    "PERMISSION_DENIED" | "UNAUTHENTICATED" => ErrorCode::Forbidden,
+                    "RESOURCE_EXHAUSTED" => ErrorCode::RateLimited,
+                    "DEADLINE_EXCEEDED" => ErrorCode::Timeout,
+                    "UNAVAILABLE" => ErrorCode::McpTransportError,
+                    "UNIMPLEMENTED" => ErrorCode::McpCapabilityMissing,
+                    _ => ErrorCode::McpProtocolError,
+                }
+            }
             Self::Store(error) => error.code(),
+        }
+    }
+
+    /// The A2A reason of an agent's error, in either binding: `TASK_NOT_FOUND` for JSON-RPC
+    /// code -32001 or an HTTP+JSON `ErrorInfo` with that reason, and so on.
+    fn reason(&self) -> Option<&str> {
+        match self {
+            Self::Rpc(error) => match error.get("code").and_then(Value::as_i64)? {
+                -32001 => Some("TASK_NOT_FOUND"),
+                -32002 => Some("TASK_NOT_CANCELABLE"),
+                _ => None,
+            },
+            Self::Status(status) => rest::reason(status),
+            _ => None,
         }
     }
 }
@@ -310,12 +344,21 @@ impl A2a {
             .map_err(|_| A2aError::Timeout(CARD_TIMEOUT))??;
         let endpoint = card.endpoint()?;
         check_url(&self.guard, "the card's endpoint", &endpoint.url).await?;
+        let mut agent = A2aAgent {
+            agent_id: agent_id.clone(),
+            owner: caller.id.clone(),
+            url: url.to_owned(),
+            headers,
+            card,
+            endpoint,
+        };
+        self.add_extended(&mut agent).await;
         let stored = StoredAgent {
             agent_id: agent_id.clone(),
             owner: caller.id.clone(),
             url: url.to_owned(),
-            headers: headers.clone(),
-            card: card.to_value(),
+            headers: agent.headers.clone(),
+            card: agent.card.to_value(),
         };
         self.store
             .insert_agent(&stored)
@@ -326,14 +369,7 @@ impl A2a {
                 }
                 other => other.into(),
             })?;
-        let agent = Arc::new(A2aAgent {
-            agent_id: agent_id.clone(),
-            owner: caller.id.clone(),
-            url: url.to_owned(),
-            headers,
-            card,
-            endpoint,
-        });
+        let agent = Arc::new(agent);
         let detail = crate::a2e::redact_url(url);
         self.store
             .record(&caller.id, "agent.register", &agent_id, &detail)
@@ -410,17 +446,19 @@ impl A2a {
         .map_err(|_| A2aError::Timeout(CARD_TIMEOUT))??;
         let endpoint = card.endpoint()?;
         check_url(&self.guard, "the card's endpoint", &endpoint.url).await?;
-        self.store
-            .update_agent_card(agent_id, &card.to_value())
-            .await?;
-        let agent = Arc::new(A2aAgent {
+        let mut agent = A2aAgent {
             agent_id: old.agent_id.clone(),
             owner: old.owner.clone(),
             url: old.url.clone(),
             headers: old.headers.clone(),
             card,
             endpoint,
-        });
+        };
+        self.add_extended(&mut agent).await;
+        self.store
+            .update_agent_card(agent_id, &agent.card.to_value())
+            .await?;
+        let agent = Arc::new(agent);
         self.agents
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -429,6 +467,37 @@ impl A2a {
             .record(&caller.id, "agent.refresh", agent_id, "")
             .await;
         Ok(agent)
+    }
+
+    /// Fetches the agent's extended card (`GetExtendedAgentCard`, with the registrant's
+    /// headers) into its card when the card says it has one. An agent that refuses it, or one
+    /// too large to keep with the card, is kept without it: the public card is enough to call
+    /// the agent.
+    async fn add_extended(&self, agent: &mut A2aAgent) {
+        agent.card.extended_card = None;
+        if !agent.card.has_extended() {
+            return;
+        }
+        let method = translate("GetExtendedAgentCard", agent.endpoint.protocol);
+        match self
+            .rpc(agent, method, json!({}), CARD_TIMEOUT.as_secs())
+            .await
+        {
+            Ok(extended) if extended.is_object() => {
+                agent.card.extended_card = Some(extended);
+                let bytes = serde_json::to_string(&agent.card).map_or(0, |s| s.len());
+                if bytes > MAX_CARD_BYTES {
+                    tracing::warn!(agent_id = %agent.agent_id, bytes, "card with its extended card larger than the card limit; kept without it");
+                    agent.card.extended_card = None;
+                }
+            }
+            Ok(_) => {
+                tracing::warn!(agent_id = %agent.agent_id, "the extended card is not an object; kept without it")
+            }
+            Err(error) => {
+                tracing::warn!(agent_id = %agent.agent_id, %error, "no extended card; kept without it")
+            }
+        }
     }
 
     /// Whether `caller` created task or context `id` at `agent` through the bridge.
@@ -661,7 +730,7 @@ impl A2a {
             .await
         {
             // TaskNotCancelableError: it ended meanwhile.
-            Err(A2aError::Rpc(error)) if error.get("code") == Some(&json!(-32002)) => {
+            Err(error) if error.reason() == Some("TASK_NOT_CANCELABLE") => {
                 Err(already_over(task_id, "finished"))
             }
             other => other.map_err(|e| task_error(e, agent, task_id)),
@@ -761,7 +830,7 @@ impl A2a {
         let mut seen: Option<String> = None;
         if !streamed {
             // An error (or an agent that answers a stream with one reply).
-            let result = self.answer(resp, limit + TIMEOUT_BUFFER).await?;
+            let result = self.answer(agent, resp, limit + TIMEOUT_BUFFER).await?;
             if let Some(update) = stream::classify(&result) {
                 self.deliver(origin, agent, &update, &mut seen).await;
                 assembly.apply(&update);
@@ -776,7 +845,7 @@ impl A2a {
                 StreamError::TooLarge => self.too_large("an event of the agent's stream"),
                 StreamError::Read(e) => A2aError::Unreachable(e),
             })?;
-            let result = stream::result_of(&data)?;
+            let result = stream::result_of(&data, agent.endpoint.binding)?;
             let Some(update) = stream::classify(&result) else {
                 tracing::debug!(agent_id = %agent.agent_id, "a streamed event the bridge does not know; skipped");
                 continue;
@@ -887,10 +956,11 @@ impl A2a {
     ) -> Result<Value, A2aError> {
         let wait = Duration::from_secs(timeout_secs) + TIMEOUT_BUFFER;
         let resp = self.post(agent, method, params, wait, false).await?;
-        self.answer(resp, wait).await
+        self.answer(agent, resp, wait).await
     }
 
-    /// Sends one JSON-RPC request to the agent (asking for a stream when `stream`).
+    /// Sends one request to the agent (asking for a stream when `stream`): a JSON-RPC request,
+    /// or the HTTP+JSON request of `method` for an agent that offers only that binding.
     async fn post(
         &self,
         agent: &A2aAgent,
@@ -899,18 +969,36 @@ impl A2a {
         wait: Duration,
         stream: bool,
     ) -> Result<reqwest::Response, A2aError> {
-        let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
+        let endpoint = reqwest::Url::parse(&agent.endpoint.url)
+            .map_err(|e| A2aError::Protocol(format!("the card's endpoint: {e}")))?;
         // A literal address is not seen by the client's resolver: checked here, on every call.
-        if let Ok(url) = reqwest::Url::parse(&agent.endpoint.url) {
-            self.guard
-                .check_url(&url)
-                .map_err(|refused| A2aError::Unreachable(refused.to_string()))?;
-        }
-        let mut request = self
-            .client
-            .post(&agent.endpoint.url)
-            .timeout(wait)
-            .json(&body);
+        self.guard
+            .check_url(&endpoint)
+            .map_err(|refused| A2aError::Unreachable(refused.to_string()))?;
+        let mut request = match agent.endpoint.binding {
+            Binding::JsonRpc => {
+                let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
+                self.client.post(endpoint).json(&body)
+            }
+            Binding::HttpJson => {
+                let call = rest::request(method, &params)?;
+                let mut url = endpoint;
+                url.path_segments_mut()
+                    .map_err(|()| A2aError::Protocol("the card's endpoint has no path".into()))?
+                    .pop_if_empty()
+                    .extend(agent.endpoint.tenant.iter())
+                    .extend(&call.segments);
+                if !call.query.is_empty() {
+                    url.query_pairs_mut().extend_pairs(&call.query);
+                }
+                let request = self.client.request(call.method, url);
+                match &call.body {
+                    Some(body) => request.json(body),
+                    None => request,
+                }
+            }
+        };
+        request = request.timeout(wait);
         if stream {
             request = request.header(reqwest::header::ACCEPT, "text/event-stream");
         }
@@ -929,8 +1017,14 @@ impl A2a {
         })
     }
 
-    /// The `result` of a JSON-RPC answer, read bounded.
-    async fn answer(&self, resp: reqwest::Response, wait: Duration) -> Result<Value, A2aError> {
+    /// The `result` of a JSON-RPC answer, or the body of an HTTP+JSON one, read bounded; an
+    /// HTTP+JSON error's `google.rpc.Status` as `A2aError::Status`.
+    async fn answer(
+        &self,
+        agent: &A2aAgent,
+        resp: reqwest::Response,
+        wait: Duration,
+    ) -> Result<Value, A2aError> {
         let status = resp.status();
         let bytes = body::read(resp, self.max_reply_bytes)
             .await
@@ -939,6 +1033,21 @@ impl A2a {
                 BodyError::Read(e) if e.is_timeout() => A2aError::Timeout(wait),
                 BodyError::Read(e) => A2aError::Unreachable(e.to_string()),
             })?;
+        if agent.endpoint.binding == Binding::HttpJson {
+            // A `DELETE` answers with no body.
+            if status.is_success() && bytes.iter().all(u8::is_ascii_whitespace) {
+                return Ok(json!({}));
+            }
+            let answer: Value = serde_json::from_slice(&bytes)
+                .map_err(|e| A2aError::Protocol(format!("HTTP {status}, not JSON: {e}")))?;
+            if let Some(error) = rest::status_of(&answer) {
+                return Err(A2aError::Status(error));
+            }
+            if !status.is_success() {
+                return Err(A2aError::Protocol(format!("HTTP {status}: {answer}")));
+            }
+            return Ok(answer);
+        }
         let answer: Value = serde_json::from_slice(&bytes)
             .map_err(|e| A2aError::Protocol(format!("HTTP {status}, not JSON-RPC: {e}")))?;
         if let Some(error) = answer.get("error") {
@@ -962,7 +1071,7 @@ fn already_over(task_id: &str, state: &str) -> A2aError {
 /// it) as the bridge's own not-found; other errors as they are.
 fn task_error(error: A2aError, agent: &A2aAgent, task_id: &str) -> A2aError {
     match error {
-        A2aError::Rpc(e) if e.get("code") == Some(&json!(-32001)) => A2aError::TaskNotFound {
+        e if e.reason() == Some("TASK_NOT_FOUND") => A2aError::TaskNotFound {
             agent_id: agent.agent_id.clone(),
             task_id: task_id.to_owned(),
         },
@@ -979,12 +1088,13 @@ fn task_not_found() -> A2aError {
 /// A method name in the agent's protocol version: A2A 1.0 names are PascalCase, 0.3 names are
 /// slash-separated; any other name is passed on as it is.
 fn translate(method: &str, protocol: A2aProtocol) -> &str {
-    const PAIRS: [(&str, &str); 5] = [
+    const PAIRS: [(&str, &str); 6] = [
         ("message/send", "SendMessage"),
         ("message/stream", "SendStreamingMessage"),
         ("tasks/get", "GetTask"),
         ("tasks/cancel", "CancelTask"),
         ("tasks/resubscribe", "SubscribeToTask"),
+        ("agent/getAuthenticatedExtendedCard", "GetExtendedAgentCard"),
     ];
     for (old, new) in PAIRS {
         match protocol {
@@ -1006,6 +1116,33 @@ mod tests {
         assert_eq!(translate("GetTask", A2aProtocol::V1_0), "GetTask");
         assert_eq!(translate("GetTask", A2aProtocol::V0_3), "tasks/get");
         assert_eq!(translate("custom/thing", A2aProtocol::V1_0), "custom/thing");
+    }
+
+    #[test]
+    fn http_json_errors_answer_with_their_status() {
+        let status = |s: &str, reason: &str| {
+            A2aError::Status(
+                json!({"code": 400, "status": s, "message": "m", "details": [
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason}]}),
+            )
+        };
+        let not_found = status("NOT_FOUND", "TASK_NOT_FOUND");
+        assert_eq!(not_found.code(), ErrorCode::NotFound);
+        assert_eq!(not_found.reason(), Some("TASK_NOT_FOUND"));
+        assert_eq!(
+            status("INVALID_ARGUMENT", "INVALID_PARAMS").code(),
+            ErrorCode::InvalidRequest
+        );
+        let not_cancelable = status("FAILED_PRECONDITION", "TASK_NOT_CANCELABLE");
+        assert_eq!(not_cancelable.code(), ErrorCode::Conflict);
+        assert_eq!(not_cancelable.reason(), Some("TASK_NOT_CANCELABLE"));
+        assert_eq!(status("UNAUTHENTICATED", "").code(), ErrorCode::Forbidden);
+        assert_eq!(status("INTERNAL", "").code(), ErrorCode::McpProtocolError);
+        assert_eq!(
+            A2aError::Rpc(json!({"code": -32001})).reason(),
+            Some("TASK_NOT_FOUND")
+        );
+        assert!(status("NOT_FOUND", "").to_string().ends_with(": m"));
     }
 
     #[tokio::test]

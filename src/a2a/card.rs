@@ -1,6 +1,6 @@
 //! Agent cards: fetched from `/.well-known/agent-card.json` (A2A 1.0), else from
-//! `/.well-known/agent.json` (older agents), typed as far as the bridge reads them, and where a
-//! card says to send JSON-RPC.
+//! `/.well-known/agent.json` (older agents), typed as far as the bridge reads them, and where and
+//! how a card says to call the agent: JSON-RPC, or A2A 1.0's HTTP+JSON (REST) binding.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +20,19 @@ pub const MAX_CARD_BYTES: usize = 512 * 1024;
 pub struct Endpoint {
     pub url: String,
     pub protocol: A2aProtocol,
+    pub binding: Binding,
+    /// The tenant an HTTP+JSON interface names: its paths are prefixed with `/{tenant}`.
+    pub tenant: Option<String>,
+}
+
+/// The protocol binding the bridge speaks to an agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// JSON-RPC 2.0 requests posted to the endpoint URL.
+    JsonRpc,
+    /// A2A 1.0 HTTP+JSON: one path per operation under the endpoint URL (`/message:send`,
+    /// `/tasks/{id}`, …), errors as `google.rpc.Status` bodies.
+    HttpJson,
 }
 
 /// An agent card: the fields the bridge reads, typed as A2A defines them (camelCase on the
@@ -41,6 +54,12 @@ pub struct AgentCard {
     pub supported_interfaces: Option<Vec<AgentInterface>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skills: Option<Vec<AgentSkill>>,
+    /// The agent's extended card (`GetExtendedAgentCard`), added by the bridge: fetched with the
+    /// registrant's headers when the card says the agent has one, stored with the card, and
+    /// shown with it to whoever may see the agent (agent_info, `GET /v1/a2a/agents/{id}`), as
+    /// the rest of the card is. Not a field of the card the agent serves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extended_card: Option<Value>,
     /// The rest of the card (capabilities, modes, provider, …), as it came.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -83,6 +102,14 @@ impl AgentInterface {
             .is_some_and(|b| b.eq_ignore_ascii_case("JSONRPC"))
     }
 
+    /// An HTTP+JSON interface of a 1.x agent (the 0.3 REST paths differ; they are not spoken).
+    fn is_http_json(&self) -> bool {
+        self.protocol_binding
+            .as_deref()
+            .is_some_and(|b| b.eq_ignore_ascii_case("HTTP+JSON"))
+            && self.protocol() == A2aProtocol::V1_0
+    }
+
     /// Any 1.x version is spoken as 1.0; anything older as 0.3.
     fn protocol(&self) -> A2aProtocol {
         match self.protocol_version.as_deref().unwrap_or("1.0") {
@@ -103,15 +130,17 @@ impl AgentCard {
         serde_json::to_value(self).unwrap_or_default()
     }
 
-    /// The JSON-RPC endpoint: a 1.0 `supportedInterfaces` entry when there is one (a 1.x one
-    /// first), else the top-level `url` of an older card.
+    /// The endpoint to call: a JSON-RPC `supportedInterfaces` entry when there is one (a 1.x one
+    /// first), else a 1.x HTTP+JSON one, else the top-level `url` of an older card (JSON-RPC).
+    /// JSON-RPC comes first so that agents offering both are called as they always were.
     pub fn endpoint(&self) -> Result<Endpoint, A2aError> {
-        let jsonrpc: Vec<&AgentInterface> = self
+        let interfaces: Vec<&AgentInterface> = self
             .supported_interfaces
             .iter()
             .flatten()
-            .filter(|i| i.is_jsonrpc())
+            .filter(|i| i.url.is_some())
             .collect();
+        let jsonrpc: Vec<&&AgentInterface> = interfaces.iter().filter(|i| i.is_jsonrpc()).collect();
         let chosen = jsonrpc
             .iter()
             .find(|i| i.protocol() == A2aProtocol::V1_0)
@@ -122,17 +151,48 @@ impl AgentCard {
             return Ok(Endpoint {
                 url: url.clone(),
                 protocol: interface.protocol(),
+                binding: Binding::JsonRpc,
+                tenant: None,
+            });
+        }
+        if let Some(interface) = interfaces.iter().find(|i| i.is_http_json())
+            && let Some(url) = &interface.url
+        {
+            let tenant = interface
+                .other
+                .get("tenant")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned);
+            return Ok(Endpoint {
+                url: url.clone(),
+                protocol: A2aProtocol::V1_0,
+                binding: Binding::HttpJson,
+                tenant,
             });
         }
         match &self.url {
             Some(url) => Ok(Endpoint {
                 url: url.clone(),
                 protocol: A2aProtocol::V0_3,
+                binding: Binding::JsonRpc,
+                tenant: None,
             }),
             None => Err(A2aError::Protocol(
-                "the agent card names no JSON-RPC endpoint".into(),
+                "the agent card names no JSON-RPC nor A2A 1.0 HTTP+JSON endpoint".into(),
             )),
         }
+    }
+
+    /// Whether the card says the agent serves an extended card to authenticated callers
+    /// (1.0 `capabilities.extendedAgentCard`, 0.3 `supportsAuthenticatedExtendedCard`).
+    pub fn has_extended(&self) -> bool {
+        let flag = |v: Option<&Value>| v.and_then(Value::as_bool) == Some(true);
+        flag(
+            self.other
+                .get("capabilities")
+                .and_then(|c| c.get("extendedAgentCard")),
+        ) || flag(self.other.get("supportsAuthenticatedExtendedCard"))
     }
 
     /// The skill tags the card advertises.
@@ -209,7 +269,9 @@ mod tests {
             card1.endpoint().unwrap(),
             Endpoint {
                 url: "http://a/".into(),
-                protocol: A2aProtocol::V1_0
+                protocol: A2aProtocol::V1_0,
+                binding: Binding::JsonRpc,
+                tenant: None,
             }
         );
         let only_v03 = card(json!({"supportedInterfaces": [
@@ -220,6 +282,34 @@ mod tests {
         let old = card(json!({"url": "http://b/rpc", "protocolVersion": "0.3.0"}));
         assert_eq!(old.endpoint().unwrap().protocol, A2aProtocol::V0_3);
         assert!(card(json!({"name": "x"})).endpoint().is_err());
+    }
+
+    #[test]
+    fn http_json_is_called_only_when_no_jsonrpc_is_offered() {
+        let both = card(json!({"supportedInterfaces": [
+            {"url": "http://a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": "http://a/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ]}));
+        assert_eq!(both.endpoint().unwrap().binding, Binding::JsonRpc);
+        let rest = card(json!({"supportedInterfaces": [
+            {"url": "http://a/v03", "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"},
+            {"url": "http://a/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0", "tenant": "t1"}
+        ]}));
+        assert_eq!(
+            rest.endpoint().unwrap(),
+            Endpoint {
+                url: "http://a/rest".into(),
+                protocol: A2aProtocol::V1_0,
+                binding: Binding::HttpJson,
+                tenant: Some("t1".into()),
+            }
+        );
+        let grpc = card(json!({"supportedInterfaces": [
+            {"url": "http://a/", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+        ]}));
+        assert!(grpc.endpoint().is_err());
+        assert!(card(json!({"capabilities": {"extendedAgentCard": true}})).has_extended());
+        assert!(!card(json!({"capabilities": {"streaming": true}})).has_extended());
     }
 
     #[test]

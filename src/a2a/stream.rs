@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures::{Stream, StreamExt};
 use serde_json::{Map, Value, json};
 
-use super::A2aError;
+use super::{A2aError, Binding};
 use crate::a2e::A2aProtocol;
 
 /// What one event of a stream says.
@@ -273,10 +273,17 @@ pub fn events(
     })
 }
 
-/// The `result` of one event's JSON-RPC answer; the agent's JSON-RPC error as it is.
-pub fn result_of(data: &str) -> Result<Value, A2aError> {
+/// The `result` of one event's JSON-RPC answer (the agent's JSON-RPC error as it is), or an
+/// HTTP+JSON event as it is (its `google.rpc.Status` error as `A2aError::Status`).
+pub fn result_of(data: &str, binding: Binding) -> Result<Value, A2aError> {
     let answer: Value = serde_json::from_str(data)
         .map_err(|e| A2aError::Protocol(format!("a streamed event that is not JSON: {e}")))?;
+    if binding == Binding::HttpJson {
+        return match super::rest::status_of(&answer) {
+            Some(status) => Err(A2aError::Status(status)),
+            None => Ok(answer),
+        };
+    }
     if let Some(error) = answer.get("error") {
         return Err(A2aError::Rpc(error.clone()));
     }

@@ -1,6 +1,7 @@
 //! Integration tests: the real service on port 0 against real MCP peers.
 
 mod a2a;
+mod a2a_rest;
 mod a2a_stream;
 mod a2e;
 mod access;
