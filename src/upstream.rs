@@ -203,7 +203,7 @@ pub struct Connection {
     /// refreshes as it posts) and on 2026-07-28, which has no session.
     direct: Option<direct::Direct>,
     /// The pump of the server's notifications (those of a call's stream read in `direct.rs`).
-    notifications: tokio::sync::mpsc::WeakUnboundedSender<serde_json::Value>,
+    notifications: tokio::sync::mpsc::WeakUnboundedSender<notify::Note>,
 }
 
 /// A new connection with the server's catalogue as first listed.
@@ -312,6 +312,23 @@ impl Connection {
         ))
     }
 
+    /// Waits (at most [`DELIVERY_WAIT`]) until the pump has handed on every notification the
+    /// server sent before now: a call calls it once it has its answer, while it is still known
+    /// as in flight, so that its progress and log messages reach its caller before the answer.
+    async fn delivered(&self) {
+        let Some(pump) = self.notifications.upgrade() else {
+            return;
+        };
+        let (flush, flushed) = tokio::sync::oneshot::channel();
+        if pump.send(notify::Note::Flush(flush)).is_err() {
+            return;
+        }
+        drop(pump);
+        if tokio::time::timeout(DELIVERY_WAIT, flushed).await.is_err() {
+            tracing::debug!("the server's notifications before an answer are still on their way");
+        }
+    }
+
     /// Checks the server answers: a ping (a cheap listing on 2026-07-28, which has no ping).
     /// A server that does not implement ping still answered, so that counts as alive.
     pub async fn ping(&self, timeout: Duration) -> Result<Duration, CallError> {
@@ -378,6 +395,8 @@ impl Connection {
                 let answer = handle.await_response().await;
                 // Answered, or rmcp's own deadline passed (it has told the server then).
                 cancel.disarm();
+                // What the server sent before its answer reaches the caller first.
+                self.delivered().await;
                 answer
             };
             let result = self.run(timeout + Duration::from_secs(1), call).await?;
@@ -592,6 +611,11 @@ async fn optional<T>(
         other => other,
     }
 }
+
+/// How long a call's answer waits for the notifications the server sent before it to be handed
+/// on: they are handed on at once, unless the pump is waiting out a store outage for a
+/// `resources/updated` (`notify.rs`), which does not hold an answer up for longer than this.
+const DELIVERY_WAIT: Duration = Duration::from_secs(5);
 
 /// Why the bridge cancels a call it dropped (`notifications/cancelled`'s `reason`).
 pub const CANCEL_REASON: &str = "the caller cancelled the call (or closed its request)";
@@ -944,7 +968,7 @@ fn needs_authorization(challenge: Option<String>) -> Option<ConnectError> {
 struct Taps {
     lost: CancellationToken,
     closed: CancellationToken,
-    notifications: tokio::sync::mpsc::UnboundedSender<serde_json::Value>,
+    notifications: tokio::sync::mpsc::UnboundedSender<notify::Note>,
 }
 
 impl Taps {

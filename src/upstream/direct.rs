@@ -144,7 +144,10 @@ impl Connection {
                 Ok(StreamableHttpPostResponse::Sse(events, _)) => {
                     // Rare (the server sent something before the answer): boxed.
                     let follow = self.follow(direct, &session, events, &id, &token, origin);
-                    Some(Box::pin(follow).await)
+                    let answered = Box::pin(follow).await;
+                    // The call's own progress went inline; the rest went to the pump.
+                    self.delivered().await;
+                    Some(answered)
                 }
                 Ok(_) => Some(Err(CallError::Protocol(
                     "the server accepted the tool call without answering it (HTTP 202)".into(),
@@ -289,7 +292,7 @@ impl Connection {
             return;
         };
         if let Ok(value) = serde_json::to_value(&notification) {
-            let _ = pump.send(value);
+            let _ = pump.send(notify::Note::Notified(value));
         }
     }
 

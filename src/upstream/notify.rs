@@ -2,6 +2,12 @@
 //! supervisor (which re-syncs, then tells every agent), `resources/updated` to the agents
 //! subscribed to that URI, progress to the caller, log messages and the rest to the owner (on a
 //! `per_agent` server's session, to the agent whose session it is, and to no one else).
+//!
+//! A call's answer waits for this pump: once it has its answer, the call hands the pump a
+//! [`Note::Flush`] and keeps itself known until the pump reaches it, so the notifications the
+//! server sent before the answer (which the transport queued here before it handed the answer
+//! on) have gone to the call's recipient before the answer does, not after the call has ended,
+//! when they would go to no one.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,10 +16,20 @@ use tokio::time::Instant;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::oneshot;
 
 use super::calls::{CallOrigin, Calls};
 use super::handler::Context;
 use crate::a2e::{Message, NotificationMethod, ServerPush};
+
+/// What the pump is handed, in the order the server sent it.
+#[derive(Debug)]
+pub enum Note {
+    /// A notification of the server's, as JSON (`method`, `params`).
+    Notified(Value),
+    /// Answered once everything handed before it has gone where it goes.
+    Flush(oneshot::Sender<()>),
+}
 
 /// Progress of the call `origin` made, to it.
 pub async fn progress(server_id: &str, origin: &CallOrigin, params: Value) {
@@ -57,10 +73,17 @@ async fn retried<T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
     }
 }
 
-pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notifications: UnboundedReceiver<Value>) {
+pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notes: UnboundedReceiver<Note>) {
     // Since when the store has failed to say who is subscribed (none: it answered last).
     let mut away = None;
-    while let Some(notification) = notifications.recv().await {
+    while let Some(note) = notes.recv().await {
+        let notification = match note {
+            Note::Notified(notification) => notification,
+            Note::Flush(flushed) => {
+                let _ = flushed.send(());
+                continue;
+            }
+        };
         let method = notification
             .get("method")
             .and_then(Value::as_str)

@@ -8,9 +8,10 @@ use rmcp::RoleClient;
 use rmcp::model::JsonRpcMessage;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
+
+use super::notify::Note;
 
 pub struct Watched<T> {
     inner: T,
@@ -19,7 +20,7 @@ pub struct Watched<T> {
     /// Fired once the inner transport has closed.
     closed: CancellationToken,
     /// Every notification the server sends, as JSON (`method`, `params`), in order.
-    notifications: UnboundedSender<Value>,
+    notifications: UnboundedSender<Note>,
 }
 
 impl<T> Watched<T> {
@@ -27,7 +28,7 @@ impl<T> Watched<T> {
         inner: T,
         lost: CancellationToken,
         closed: CancellationToken,
-        notifications: UnboundedSender<Value>,
+        notifications: UnboundedSender<Note>,
     ) -> Self {
         Self {
             inner,
@@ -65,7 +66,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Watched<T> {
                 None => lost.cancel(),
                 Some(JsonRpcMessage::Notification(n)) => {
                     if let Ok(value) = serde_json::to_value(&n.notification) {
-                        let _ = notifications.send(value);
+                        let _ = notifications.send(Note::Notified(value));
                     }
                 }
                 Some(_) => {}

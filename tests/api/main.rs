@@ -28,6 +28,7 @@ mod mcp_tasks;
 mod messages;
 mod metrics;
 mod names;
+mod notify_order;
 mod nulls;
 mod oauth;
 mod oauth_boundary;
