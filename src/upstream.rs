@@ -11,6 +11,7 @@ mod handler;
 mod http;
 pub mod limit;
 mod lines;
+mod listen;
 mod notify;
 pub mod oauth;
 mod sse;
@@ -188,8 +189,11 @@ pub struct Connection {
     pub server_version: String,
     pub capabilities: ServerCapabilities,
     pub connected_at: f64,
-    /// Resource URIs subscribed to upstream on this connection.
+    /// Resource URIs subscribed to upstream on this connection (by `resources/subscribe`).
     subscribed: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// On 2026-07-28, the `subscriptions/listen` stream that carries the list changes and the
+    /// resource URIs followed instead (`listen.rs`).
+    listen: Option<Arc<listen::Listen>>,
     /// The calls in flight, by request id and progress token.
     calls: Arc<Calls>,
     /// The config's secret values, hidden in every error text a call makes.
@@ -539,9 +543,13 @@ impl Connection {
         self.run(timeout, self.client.complete(params)).await
     }
 
-    /// Subscribes upstream to `uri` unless this connection already is.
+    /// Subscribes upstream to `uri` unless this connection already is: on 2026-07-28 by a new
+    /// listen that carries it too, before by `resources/subscribe`.
     #[allow(deprecated)] // resources/subscribe is how 2025-11-25 servers are subscribed to.
     pub async fn subscribe(&self, uri: &str, timeout: Duration) -> Result<(), CallError> {
+        if let Some(listen) = &self.listen {
+            return self.run(timeout, listen.follow([uri.to_owned()])).await;
+        }
         if self
             .subscribed
             .lock()
@@ -562,9 +570,13 @@ impl Connection {
         Ok(())
     }
 
-    /// Unsubscribes upstream from `uri` if this connection is subscribed.
+    /// Unsubscribes upstream from `uri` if this connection is subscribed: on 2026-07-28 by a
+    /// new listen without it.
     #[allow(deprecated)]
     pub async fn unsubscribe(&self, uri: &str, timeout: Duration) -> Result<(), CallError> {
+        if let Some(listen) = &self.listen {
+            return self.run(timeout, listen.unfollow(uri)).await;
+        }
         if !self
             .subscribed
             .lock()
@@ -578,6 +590,18 @@ impl Connection {
             self.client.unsubscribe(UnsubscribeRequestParams::new(uri)),
         )
         .await
+    }
+
+    /// On 2026-07-28, follows every URI of `uris` (those agents follow, on a new connection) in
+    /// one listen, so they are subscribed to together or not at all; none on a connection that
+    /// subscribes by `resources/subscribe`, one URI at a time.
+    pub async fn follow_all(
+        &self,
+        uris: &[String],
+        timeout: Duration,
+    ) -> Option<Result<(), CallError>> {
+        let listen = self.listen.as_ref()?;
+        Some(self.run(timeout, listen.follow(uris.to_vec())).await)
     }
 
     /// Lists everything the server offers that its capabilities announce. A list the server does
@@ -867,8 +891,12 @@ async fn connect_unredacted(
         .as_ref()
         .map(|i| i.protocol_version.to_string())
         .unwrap_or_default();
-    // 2026-07-28 and later have no session, and name each request in its headers.
-    let direct = direct.filter(|_| mcp_version.as_str() < McpProtocol::Stateless.as_str());
+    // 2026-07-28 and later have no session, and name each request in its headers; what the
+    // server sends outside a call comes only on a listen.
+    let modern = mcp_version.as_str() >= McpProtocol::Stateless.as_str();
+    let direct = direct.filter(|_| !modern);
+    let listen = modern
+        .then(|| listen::Listen::new(client.peer().clone(), config, &capabilities, lost.clone()));
     let conn = Arc::new(Connection {
         mcp_version,
         server_name: implementation
@@ -879,6 +907,7 @@ async fn connect_unredacted(
         capabilities,
         connected_at: crate::a2e::now(),
         subscribed: Default::default(),
+        listen,
         calls,
         secrets: config.secret_values(),
         challenges,
@@ -895,6 +924,21 @@ async fn connect_unredacted(
     if let Some(why) = chain::Chain::of(&conn.capabilities).and_then(|c| c.refusal()) {
         conn.shutdown().await;
         return Err(ConnectError::Config(why));
+    }
+    // Listening before the first listing: a change made between the two is then in the listing
+    // or announced on the stream. A server that will not listen is still served (its calls work);
+    // a subscription to one of its resources then says why.
+    if let Some(listen) = &conn.listen {
+        match tokio::time::timeout_at(deadline, listen.start()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                let error = conn.redact(&error.to_string());
+                tracing::warn!(server_id = %config.server_id, %error, "cannot open subscriptions/listen");
+            }
+            Err(_) => {
+                tracing::warn!(server_id = %config.server_id, "no acknowledgement of subscriptions/listen")
+            }
+        }
     }
     match tokio::time::timeout_at(deadline, conn.list_all()).await {
         Ok(Ok(lists)) => {

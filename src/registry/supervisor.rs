@@ -231,7 +231,8 @@ async fn connect(
     }
 }
 
-/// Subscribes the new connection to every URI an agent follows on this server.
+/// Subscribes the new connection to every URI an agent follows on this server (on 2026-07-28,
+/// with the listen it opened at connect).
 async fn resubscribe(entry: &ServerEntry, conn: &Connection, store: &Store) {
     if entry.per_agent() {
         // Each agent follows resources on its own session, with its own grant: none of them is
@@ -246,6 +247,17 @@ async fn resubscribe(entry: &ServerEntry, conn: &Connection, store: &Store) {
         }
     };
     let timeout = Duration::from_secs(entry.config().timeout);
+    if let Some(followed) = conn.follow_all(&uris, timeout).await {
+        match followed {
+            Ok(()) => {
+                tracing::debug!(server_id = %entry.id, count = uris.len(), "subscriptions restored")
+            }
+            Err(error) => {
+                tracing::warn!(server_id = %entry.id, %error, "cannot restore the subscriptions")
+            }
+        }
+        return;
+    }
     for uri in uris {
         match conn.subscribe(&uri, timeout).await {
             Ok(()) => tracing::debug!(server_id = %entry.id, %uri, "subscription restored"),

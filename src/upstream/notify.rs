@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use rmcp::model::{ConstString, SubscriptionsAcknowledgedNotificationMethod};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::oneshot;
@@ -73,6 +74,23 @@ async fn retried<T, E: std::fmt::Display, F: Future<Output = Result<T, E>>>(
     }
 }
 
+/// Where a 2026-07-28 server names the listen a notification came on.
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// `params` without the id of the bridge's listen (and without a `_meta` left empty): it names
+/// the bridge's own request upstream, nothing an agent could use.
+fn without_subscription_id(params: &mut Value) {
+    let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) else {
+        return;
+    };
+    meta.remove(SUBSCRIPTION_ID);
+    if meta.is_empty()
+        && let Some(params) = params.as_object_mut()
+    {
+        params.remove("_meta");
+    }
+}
+
 pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notes: UnboundedReceiver<Note>) {
     // Since when the store has failed to say who is subscribed (none: it answered last).
     let mut away = None;
@@ -89,10 +107,15 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notes: UnboundedReceiver<
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let params = notification
+        if method == <SubscriptionsAcknowledgedNotificationMethod as ConstString>::VALUE {
+            // The server's answer to the bridge's own listen (`listen.rs`): no one else's news.
+            continue;
+        }
+        let mut params = notification
             .get("params")
             .cloned()
             .unwrap_or_else(|| json!({}));
+        without_subscription_id(&mut params);
         let push = |req_id: Option<String>| ServerPush {
             server_id: ctx.server_id.clone(),
             method: method.clone(),
@@ -160,6 +183,19 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notes: UnboundedReceiver<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_listen_id_is_taken_out_of_what_agents_get() {
+        let mut params = json!({"uri": "a://b", "_meta": {SUBSCRIPTION_ID: 7}});
+        without_subscription_id(&mut params);
+        assert_eq!(params, json!({"uri": "a://b"}));
+        let mut params = json!({"uri": "a://b", "_meta": {SUBSCRIPTION_ID: 7, "other": 1}});
+        without_subscription_id(&mut params);
+        assert_eq!(params, json!({"uri": "a://b", "_meta": {"other": 1}}));
+        let mut params = json!({"uri": "a://b"});
+        without_subscription_id(&mut params);
+        assert_eq!(params, json!({"uri": "a://b"}));
+    }
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[tokio::test]

@@ -21,6 +21,7 @@ mod helpers;
 mod import;
 mod inputs;
 mod limits;
+mod listen;
 mod loops;
 mod mcp;
 mod mcp_replicas;
