@@ -3,42 +3,12 @@
 //! registrant's headers, called by the agent-bridge tools and the REST task cancel, and its
 //! `google.rpc.Status` errors shown.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::helpers::*;
-
-/// The HTTP+JSON agent, killed when dropped.
-struct RestAgent {
-    _child: tokio::process::Child,
-    url: String,
-}
-
-async fn rest_agent() -> RestAgent {
-    let script = peers_dir().join("a2a_rest_agent.py");
-    let mut child = tokio::process::Command::new(python())
-        .args([script.to_str().unwrap(), "--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-        .await
-        .expect("the agent reports its port within 20 s")
-        .unwrap()
-        .expect("a PORT= line");
-    let port = line.strip_prefix("PORT=").expect("PORT=<n>").trim();
-    RestAgent {
-        _child: child,
-        url: format!("http://127.0.0.1:{port}/"),
-    }
-}
 
 async fn tool(app: &TestApp, name: &str, arguments: Value) -> (bool, String) {
     let (status, body) = app.call(name, arguments).await;
@@ -51,7 +21,7 @@ async fn tool(app: &TestApp, name: &str, arguments: Value) -> (bool, String) {
 
 #[tokio::test]
 async fn an_agent_that_speaks_only_http_json_is_called_over_it() {
-    let agent = rest_agent().await;
+    let agent = a2a_rest_agent_py().await;
     let app = spawn_app().await;
     let (status, body) = app
         .post(

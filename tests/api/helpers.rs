@@ -767,6 +767,29 @@ pub async fn a2a_agent_py() -> Peer {
     reporting_peer(command, "/", "http").await
 }
 
+/// The a2a-sdk (Python) agent that offers only A2A 1.0's HTTP+JSON binding.
+pub async fn a2a_rest_agent_py() -> Peer {
+    let mut command = tokio::process::Command::new(python());
+    command.args([
+        installed(peers_dir().join("a2a_rest_agent.py")).as_str(),
+        "--port",
+        "0",
+    ]);
+    reporting_peer(command, "/", "http").await
+}
+
+/// The 2026-07-28 server of `listen_server.py` (Python `mcp` 2.x, stateless) on `port` (0: any).
+pub async fn listen_server_on(port: u16) -> Peer {
+    let port = port.to_string();
+    let mut command = tokio::process::Command::new(python());
+    command.args([
+        installed(peers_dir().join("listen_server.py")).as_str(),
+        "--port",
+        &port,
+    ]);
+    reporting_peer(command, "/mcp", "http").await
+}
+
 /// The @a2a-js/sdk echo agent.
 pub async fn a2a_agent_js() -> Peer {
     let mut command = tokio::process::Command::new("node");

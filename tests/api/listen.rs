@@ -2,12 +2,10 @@
 //! its news comes only on a `subscriptions/listen` stream, which the bridge keeps open with the
 //! URIs agents follow, renews as they change and opens again after a reconnect.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::helpers::*;
 
@@ -15,46 +13,6 @@ const CLOCK: &str = "listen://clock";
 
 /// The fixture's clock moves every second; an update reaches a subscriber within this.
 const TICK_WAIT: Duration = Duration::from_secs(2);
-
-/// The listen fixture, killed when dropped.
-struct Fixture {
-    child: tokio::process::Child,
-    url: String,
-}
-
-impl Fixture {
-    /// Starts it on `port` (0: any) and waits until it listens.
-    async fn start(port: u16) -> Self {
-        let peers = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers");
-        let mut child = tokio::process::Command::new(python())
-            .arg(peers.join("listen_server.py"))
-            .args(["--port", &port.to_string()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await
-            .expect("the listen fixture reports its port within 20 s")
-            .unwrap()
-            .expect("a PORT= line");
-        let port = line.strip_prefix("PORT=").expect("PORT=<n>").trim();
-        Self {
-            url: format!("http://127.0.0.1:{port}/mcp"),
-            child,
-        }
-    }
-
-    fn port(&self) -> u16 {
-        reqwest::Url::parse(&self.url).unwrap().port().unwrap()
-    }
-
-    async fn stop(mut self) {
-        let _ = self.child.kill().await;
-    }
-}
 
 /// The text a fixture tool answers.
 async fn answer(app: &TestApp, tool: &str) -> String {
@@ -102,7 +60,7 @@ async fn a_2026_server_is_followed_with_subscriptions_listen() {
     let app = spawn_app().await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
     let mut bob = EventStream::open(&app, &app.bob, None).await;
-    let peer = Fixture::start(0).await;
+    let peer = listen_server_on(0).await;
     let server = app
         .register(json!({
             "server_id": "clock", "transport": "http", "url": peer.url,
@@ -174,7 +132,7 @@ async fn a_2026_server_is_followed_with_subscriptions_listen() {
 #[tokio::test]
 async fn a_restarted_2026_server_is_listened_to_again() {
     let app = spawn_app().await;
-    let peer = Fixture::start(0).await;
+    let peer = listen_server_on(0).await;
     let port = peer.port();
     app.register(json!({
         "server_id": "clock", "transport": "http", "url": peer.url,
@@ -191,7 +149,7 @@ async fn a_restarted_2026_server_is_listened_to_again() {
     // A new process on the same address knows nothing of the bridge: the stream the old one
     // ended is opened again there, with the clock in it.
     peer.stop().await;
-    let _peer = Fixture::start(port).await;
+    let _peer = listen_server_on(port).await;
     wait_answer(&app, "clock__following", CLOCK).await;
     alice.drain(Duration::from_millis(200)).await;
     next_tick(&mut alice).await;

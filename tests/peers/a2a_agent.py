@@ -237,6 +237,33 @@ class _Server(uvicorn.Server):
                 loop.remove_signal_handler(sig)
 
 
+async def serve(app, sock: socket.socket, handler) -> None:
+    """Serves `app` on `sock`, prints ``PORT=<port>`` once it listens, and returns after a
+    graceful shutdown on SIGTERM/SIGINT (exit status 0), the request handler closed."""
+    config = uvicorn.Config(
+        app,
+        log_level='warning',
+        lifespan='off',
+        timeout_graceful_shutdown=2,
+    )
+    server = _Server(config)
+
+    async def announce() -> None:
+        while not server.started:
+            if server.should_exit:
+                return
+            await asyncio.sleep(0.01)
+        sys.stdout.write(f'PORT={sock.getsockname()[1]}\n')
+        sys.stdout.flush()
+
+    announcer = asyncio.create_task(announce())
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        announcer.cancel()
+        await handler.aclose()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--port', type=int, default=0)
@@ -268,29 +295,7 @@ async def main() -> None:
     )
     app = Starlette(routes=routes)
 
-    config = uvicorn.Config(
-        app,
-        log_level='warning',
-        lifespan='off',
-        timeout_graceful_shutdown=2,
-    )
-    server = _Server(config)
-
-    async def announce() -> None:
-        while not server.started:
-            if server.should_exit:
-                return
-            await asyncio.sleep(0.01)
-        sys.stdout.write(f'PORT={port}\n')
-        sys.stdout.flush()
-
-    announcer = asyncio.create_task(announce())
-    try:
-        # SIGTERM/SIGINT -> graceful shutdown, then return (exit status 0).
-        await server.serve(sockets=[sock])
-    finally:
-        announcer.cancel()
-        await handler.aclose()
+    await serve(app, sock, handler)
 
 
 if __name__ == '__main__':

@@ -30,8 +30,6 @@ import signal
 import socket
 import sys
 
-import uvicorn
-
 from starlette.applications import Starlette
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.responses import JSONResponse
@@ -49,7 +47,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import InvalidParamsError
 
-from a2a_agent import EchoAgentExecutor, _Server
+from a2a_agent import EchoAgentExecutor, serve
 
 SECRET = 'Bearer rest-secret'
 
@@ -151,28 +149,7 @@ async def main() -> None:
     app = Starlette(routes=routes)
     app.add_middleware(ExtendedCardAuth)
 
-    config = uvicorn.Config(
-        app,
-        log_level='warning',
-        lifespan='off',
-        timeout_graceful_shutdown=2,
-    )
-    server = _Server(config)
-
-    async def announce() -> None:
-        while not server.started:
-            if server.should_exit:
-                return
-            await asyncio.sleep(0.01)
-        sys.stdout.write(f'PORT={port}\n')
-        sys.stdout.flush()
-
-    announcer = asyncio.create_task(announce())
-    try:
-        await server.serve(sockets=[sock])
-    finally:
-        announcer.cancel()
-        await handler.aclose()
+    await serve(app, sock, handler)
 
 
 if __name__ == '__main__':
