@@ -187,6 +187,7 @@ impl A2aAgent {
             url: self.url.clone(),
             endpoint: self.endpoint.url.clone(),
             protocol_version: self.endpoint.protocol,
+            binding: self.endpoint.binding,
             skill_tags: self.card.tags(),
             owner: self.owner.clone(),
             headers: self

@@ -832,6 +832,12 @@ export interface components {
              * @default 1.0
              */
             protocol_version: components["schemas"]["A2aProtocol"];
+            /**
+             * @description How the bridge calls it: `JSONRPC`, or `HTTP+JSON` when that is the only binding of a
+             *     1.0 card the bridge speaks.
+             * @default JSONRPC
+             */
+            binding: components["schemas"]["A2aBinding"];
             /** @default [] */
             skill_tags: string[];
             /**
@@ -851,6 +857,12 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description How the bridge calls an A2A agent (`binding` of an A2A agent): the protocol binding of the
+         *     card's interface it chose, named as cards name it (`protocolBinding`).
+         * @enum {string}
+         */
+        A2aBinding: "JSONRPC" | "HTTP+JSON";
         /** @description a2a/agent/get/resp. */
         A2aGetResponse: {
             /**

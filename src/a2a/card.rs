@@ -26,14 +26,7 @@ pub struct Endpoint {
 }
 
 /// The protocol binding the bridge speaks to an agent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binding {
-    /// JSON-RPC 2.0 requests posted to the endpoint URL.
-    JsonRpc,
-    /// A2A 1.0 HTTP+JSON: one path per operation under the endpoint URL (`/message:send`,
-    /// `/tasks/{id}`, …), errors as `google.rpc.Status` bodies.
-    HttpJson,
-}
+pub use crate::a2e::A2aBinding as Binding;
 
 /// An agent card: the fields the bridge reads, typed as A2A defines them (camelCase on the
 /// wire), and every other field kept as it came, so a card stored or shown loses nothing.

@@ -8,7 +8,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::{
-    A2aProtocol, ContentKind, ImportAction, McpProtocol, OAuthGrant, OAuthKind, Role,
+    A2aBinding, A2aProtocol, ContentKind, ImportAction, McpProtocol, OAuthGrant, OAuthKind, Role,
     TokenEndpointAuth, ToolSource,
 };
 
@@ -625,6 +625,9 @@ pub struct A2aAgentInfo {
     pub endpoint: String,
     /// `1.0` or `0.3`.
     pub protocol_version: A2aProtocol,
+    /// How the bridge calls it: `JSONRPC`, or `HTTP+JSON` when that is the only binding of a
+    /// 1.0 card the bridge speaks.
+    pub binding: A2aBinding,
     pub skill_tags: Vec<String>,
     /// The agent that registered it.
     pub owner: String,

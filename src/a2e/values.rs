@@ -178,6 +178,20 @@ impl A2aProtocol {
     }
 }
 
+/// How the bridge calls an A2A agent (`binding` of an A2A agent): the protocol binding of the
+/// card's interface it chose, named as cards name it (`protocolBinding`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+pub enum A2aBinding {
+    /// JSON-RPC 2.0 requests posted to the endpoint URL.
+    #[default]
+    #[serde(rename = "JSONRPC")]
+    JsonRpc,
+    /// A2A 1.0 HTTP+JSON: one path per operation under the endpoint URL (`/message:send`,
+    /// `/tasks/{id}`, …), errors as `google.rpc.Status` bodies.
+    #[serde(rename = "HTTP+JSON")]
+    HttpJson,
+}
+
 /// `#[serde(with)]` for an optional filter whose absence is written as an empty string, as A2E
 /// filters are (`""` = all): `""` reads as `None`, and `None` is written `""`.
 pub mod empty_is_none {

@@ -39,6 +39,7 @@ async fn agents_are_registered_by_their_card_and_survive_a_restart() {
     assert_eq!(body["type"], "a2a/agent/register/resp");
     assert_eq!(body["agent"]["name"], "Echo Agent (python)");
     assert_eq!(body["agent"]["protocol_version"], "1.0");
+    assert_eq!(body["agent"]["binding"], "JSONRPC");
     assert_eq!(body["agent"]["skill_tags"], json!(["echo", "test"]));
     let (status, _) = app
         .post(

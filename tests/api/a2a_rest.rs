@@ -34,6 +34,7 @@ async fn an_agent_that_speaks_only_http_json_is_called_over_it() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["agent"]["name"], "Echo Agent (rest)");
     assert_eq!(body["agent"]["protocol_version"], "1.0");
+    assert_eq!(body["agent"]["binding"], "HTTP+JSON", "{body}");
 
     // The extended card, fetched with the registrant's header, is shown with the card.
     let (_, body) = app.get("/v1/a2a/agents/rest", &app.bob).await;
@@ -126,6 +127,67 @@ async fn an_agent_that_speaks_only_http_json_is_called_over_it() {
     )
     .await;
     assert!(!is_error && text.contains("echo: later"), "{text}");
+
+    // Followed again after it was started (GET /tasks/{id}:subscribe): its chunks reach the
+    // caller's event stream and the result is the final task.
+    let (_, text) = tool(
+        &app,
+        "agent_send",
+        json!({"agent_id": "rest", "message": "long 4 0.3", "blocking": false}),
+    )
+    .await;
+    let task: Value = serde_json::from_str(&text).unwrap();
+    let followed = task["task"]["id"].as_str().expect(&text).to_owned();
+    let mut events = EventStream::open(&app, &app.alice, None).await;
+    let (is_error, text) = tool(
+        &app,
+        "agent_query",
+        json!({"agent_id": "rest", "action": "subscribe", "task_id": followed}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    let reply: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        reply["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{reply}"
+    );
+    assert_eq!(reply["task"]["id"], followed.as_str(), "{reply}");
+    let last = events
+        .wait_for(
+            "the followed task's last update",
+            Duration::from_secs(5),
+            |m| {
+                m.data["params"]["task_id"] == followed.as_str()
+                    && m.data["params"]["final"] == true
+            },
+        )
+        .await;
+    assert_eq!(last.data["method"], "bridge/a2a_update", "{:?}", last.data);
+    assert_eq!(
+        last.data["params"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{:?}",
+        last.data
+    );
+
+    // Listed (GET /tasks): the tasks above are the agent's.
+    let (is_error, text) = tool(
+        &app,
+        "agent_query",
+        json!({"agent_id": "rest", "method": "ListTasks", "params": {}}),
+    )
+    .await;
+    assert!(!is_error, "{text}");
+    let listed: Value = serde_json::from_str(&text).unwrap();
+    let ids: Vec<&str> = listed["tasks"]
+        .as_array()
+        .expect(&text)
+        .iter()
+        .filter_map(|t| t["id"].as_str())
+        .collect();
+    assert!(
+        ids.contains(&task_id.as_str()) && ids.contains(&followed.as_str()),
+        "{text}"
+    );
 
     // Cancelled over REST (GetTask, then POST /tasks/{id}:cancel at the agent).
     let (_, text) = tool(

@@ -3,6 +3,7 @@
 from .a2a_agent_info import A2AAgentInfo
 from .a2a_agent_info_card import A2AAgentInfoCard
 from .a2a_agent_info_headers import A2AAgentInfoHeaders
+from .a2a_binding import A2ABinding
 from .a2a_get_response import A2AGetResponse
 from .a2a_get_response_type import A2AGetResponseType
 from .a2a_list_response import A2AListResponse
@@ -235,6 +236,7 @@ __all__ = (
     "A2AAgentInfo",
     "A2AAgentInfoCard",
     "A2AAgentInfoHeaders",
+    "A2ABinding",
     "A2AGetResponse",
     "A2AGetResponseType",
     "A2AListResponse",

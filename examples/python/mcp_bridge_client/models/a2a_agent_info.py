@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.a2a_binding import A2ABinding, check_a2a_binding
 from ..models.a2a_protocol import A2AProtocol, check_a2a_protocol
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ class A2AAgentInfo:
         endpoint (str): Where JSON-RPC goes, as its card says. Default: ''.
         protocol_version (A2AProtocol): The A2A protocol an agent speaks, as its card says (`protocol_version` of an A2A
             agent).
+        binding (A2ABinding): How the bridge calls an A2A agent (`binding` of an A2A agent): the protocol binding of the
+            card's interface it chose, named as cards name it (`protocolBinding`).
         skill_tags (list[str]):
         owner (str): The agent that registered it. Default: ''.
         headers (A2AAgentInfoHeaders): Headers sent to it (values shown as `***`).
@@ -36,6 +39,7 @@ class A2AAgentInfo:
     """
 
     protocol_version: A2AProtocol
+    binding: A2ABinding
     skill_tags: list[str]
     headers: A2AAgentInfoHeaders
     card: A2AAgentInfoCard
@@ -63,6 +67,8 @@ class A2AAgentInfo:
 
         protocol_version: str = self.protocol_version
 
+        binding: str = self.binding
+
         skill_tags = self.skill_tags
 
         owner = self.owner
@@ -82,6 +88,7 @@ class A2AAgentInfo:
                 "url": url,
                 "endpoint": endpoint,
                 "protocol_version": protocol_version,
+                "binding": binding,
                 "skill_tags": skill_tags,
                 "owner": owner,
                 "headers": headers,
@@ -111,6 +118,8 @@ class A2AAgentInfo:
 
         protocol_version = check_a2a_protocol(d.pop("protocol_version"))
 
+        binding = check_a2a_binding(d.pop("binding"))
+
         skill_tags = cast(list[str], d.pop("skill_tags"))
 
         owner = d.pop("owner")
@@ -127,6 +136,7 @@ class A2AAgentInfo:
             url=url,
             endpoint=endpoint,
             protocol_version=protocol_version,
+            binding=binding,
             skill_tags=skill_tags,
             owner=owner,
             headers=headers,
