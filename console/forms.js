@@ -103,11 +103,63 @@ function inputType(format) {
   return { email: "email", uri: "url", date: "date", "date-time": "datetime-local" }[format] || "text";
 }
 
+/** How many references deep, and how many nodes in all, resolveRefs follows (as the bridge's src/schema.rs). */
+const MAX_REF_DEPTH = 8;
+const MAX_NODES = 10000;
+
+/**
+ * The schema with its local `$ref`s (`#/$defs/…`, `#/definitions/…`, any `#/` pointer) replaced by
+ * what they point at, keywords beside a `$ref` winning; a remote, dangling or cyclic reference,
+ * or one past the bounds, stays as it is, and the top level's `$defs`/`definitions` are left out:
+ * the same copy as the bridge's `schema::resolve` (tests/api/console.rs compares the two).
+ */
+export function resolveRefs(root) {
+  let budget = MAX_NODES;
+  const target = (ref) => {
+    if (typeof ref !== "string" || !ref.startsWith("#")) return undefined;
+    let node = root;
+    for (const raw of ref.slice(1).split("/").slice(1)) {
+      let key;
+      try {
+        key = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
+      } catch {
+        return undefined;
+      }
+      if (!node || typeof node !== "object" || !Object.hasOwn(node, key)) return undefined;
+      node = node[key];
+    }
+    return node;
+  };
+  const copy = (node, path, top = false) => {
+    if (!node || typeof node !== "object") return node;
+    if (budget <= 0) return Array.isArray(node) ? [] : node.$ref !== undefined ? { $ref: node.$ref } : {};
+    budget -= 1;
+    if (Array.isArray(node)) return node.map((item) => copy(item, path));
+    const found = target(node.$ref);
+    if (found !== undefined && path.length < MAX_REF_DEPTH && !path.includes(node.$ref)) {
+      const resolved = copy(found, [...path, node.$ref]);
+      if (!resolved || typeof resolved !== "object" || Array.isArray(resolved)) return resolved;
+      for (const [key, value] of Object.entries(node)) {
+        if (key !== "$ref" && !(top && (key === "$defs" || key === "definitions"))) resolved[key] = copy(value, path);
+      }
+      return resolved;
+    }
+    const out = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (top && (key === "$defs" || key === "definitions")) continue;
+      out[key] = copy(value, path);
+    }
+    return out;
+  };
+  return copy(root, [], true);
+}
+
 /**
  * A form for an object schema: `{el, read}`, where read() answers the arguments object (fields
  * left empty and not required are left out) or throws with the field that is wrong.
  */
 export function schemaForm(schema) {
+  schema = resolveRefs(schema);
   const props = schema && typeof schema.properties === "object" && schema.properties ? schema.properties : {};
   const required = Array.isArray(schema?.required) ? schema.required : [];
   // Required fields first: the bridge's JSON objects keep no order of their own.

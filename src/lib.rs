@@ -15,6 +15,7 @@ pub mod keyfile;
 pub mod mcp_server;
 pub mod metrics;
 pub mod registry;
+pub mod schema;
 pub mod startup;
 pub mod store;
 pub mod tasks;

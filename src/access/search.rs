@@ -169,11 +169,15 @@ fn fields(tool: &ToolInfo) -> [Vec<String>; 5] {
         .and_then(|rest| rest.strip_prefix("__"))
         .unwrap_or(&tool.name);
     let mut params = Vec::new();
-    if let Some(properties) = tool
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-    {
+    let resolved;
+    let schema = match crate::schema::has_local_definitions(&tool.input_schema) {
+        true => {
+            resolved = crate::schema::resolve(&tool.input_schema);
+            &resolved
+        }
+        false => &tool.input_schema,
+    };
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
         for (name, schema) in properties {
             params.extend(tokens(name));
             if let Some(text) = schema.get("description").and_then(Value::as_str) {
@@ -412,6 +416,19 @@ mod tests {
             names(&tools, &index.search("podName", 3)),
             ["k8s__kubectl.logs"]
         );
+    }
+
+    #[test]
+    fn parameters_behind_a_ref_are_found() {
+        // As pydantic writes a model argument: the description is in the definition.
+        let mut update = tool("crm", "update", "Updates a record", json!({}));
+        update.input_schema = json!({"$ref": "#/$defs/Args", "$defs": {
+            "Args": {"type": "object", "properties": {"shipping": {"$ref": "#/$defs/Address"}}},
+            "Address": {"type": "object", "description": "a postal address"}}});
+        let tools = vec![update, tool("crm", "delete", "Deletes a record", json!({}))];
+        let index = Index::build(&tools);
+        assert_eq!(names(&tools, &index.search("shipping", 3)), ["crm__update"]);
+        assert_eq!(names(&tools, &index.search("postal", 3)), ["crm__update"]);
     }
 
     #[test]

@@ -164,3 +164,63 @@ async fn the_console_works_in_a_real_browser() {
     app.stop().await;
     oauth.stop().await;
 }
+
+/// The console's forms resolve `$ref`s (console/forms.js `resolveRefs`) as the bridge does for
+/// search (`mcp_bridge::schema::resolve`): the same copy of the same schemas, bounds included.
+#[tokio::test]
+async fn the_consoles_ref_resolution_is_the_bridges() {
+    let mut laughs = serde_json::Map::new();
+    laughs.insert("l0".into(), serde_json::json!({"type": "string"}));
+    for level in 1..20 {
+        let below = format!("#/$defs/l{}", level - 1);
+        laughs.insert(
+            format!("l{level}"),
+            serde_json::json!({"type": "array", "items": [{"$ref": below}, {"$ref": below}]}),
+        );
+    }
+    let schemas = serde_json::json!([
+        {"$ref": "#/$defs/Args", "$defs": {
+            "Args": {"type": "object", "required": ["home"], "properties": {
+                "home": {"$ref": "#/$defs/Address", "description": "where they live"},
+                "work": {"$ref": "#/definitions/Place"},
+                "odd": {"$ref": "#/$defs/a~1b%20c"},
+                "remote": {"$ref": "https://example.com/schema.json"},
+                "missing": {"$ref": "#/$defs/Nope"},
+                "node": {"$ref": "#/$defs/Node"}}},
+            "Address": {"type": "object", "properties": {"city": {"type": "string"}}},
+            "a/b c": {"type": "integer"},
+            "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
+         "definitions": {"Place": {"$ref": "#/$defs/Address"}}},
+        {"type": "object", "properties": {"deep": {"$ref": "#/$defs/l19"}}, "$defs": laughs},
+        {"type": "object", "properties": {"plain": {"type": "boolean"}}}
+    ]);
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = tokio::process::Command::new("node")
+        .arg(repo.join("tests/browser/refs.mjs"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, schemas.to_string().as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().await.unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let console: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for (i, schema) in schemas.as_array().unwrap().iter().enumerate() {
+        assert_eq!(
+            console[i],
+            mcp_bridge::schema::resolve(schema),
+            "schema {i}"
+        );
+    }
+    // And it resolved: the parameter's description and its target's properties are inline.
+    assert_eq!(
+        console[0]["properties"]["home"]["properties"]["city"]["type"],
+        "string"
+    );
+    assert!(console[0].get("$defs").is_none());
+}
