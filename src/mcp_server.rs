@@ -8,6 +8,7 @@ mod direct;
 mod hop;
 mod ids;
 mod inputs;
+mod listen;
 mod owners;
 mod recipient;
 mod shared;
@@ -79,6 +80,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         sessions,
         suspended: Suspended::default(),
         direct: Arc::default(),
+        listens: Arc::default(),
     };
     if shared.is_some() {
         state.hub.serve_sessions(Arc::new(answers::SessionRelay {
@@ -726,6 +728,8 @@ pub struct BridgeServer {
     suspended: Suspended,
     /// The sessions whose plain calls are answered in front of rmcp.
     direct: Arc<direct::Direct>,
+    /// What the open `subscriptions/listen` streams follow.
+    listens: Arc<listen::Listens>,
 }
 
 /// The agent the request runs as, put there by [`authenticate`].
@@ -1041,6 +1045,22 @@ impl ServerHandler for BridgeServer {
             Ok(_) | Err(registry::Error::NotFound(_)) => Ok(()),
             Err(error) => Err(Self::registry_error(error)),
         }
+    }
+
+    /// A 2026-07-28 client's `subscriptions/listen` is acknowledged as asked (what its caller may
+    /// not read is left out by [`BridgeServer::run_listen`]: this hook knows no caller).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(
+        &self,
+        subscription: rmcp::service::SubscriptionContext,
+    ) -> Result<(), ErrorData> {
+        self.run_listen(subscription).await
     }
 
     async fn list_tools(

@@ -9,7 +9,8 @@ notifications/resources/updated for it to the listen streams that asked for that
 the first listen stream opens, the server adds the tool `late` (answers "late") and sends
 notifications/tools/list_changed to the streams that asked for list changes. The tool `listeners`
 answers how many listen streams are open now, and `following` the resource URIs they follow (sorted,
-one per line, "" when none).
+one per line, "" when none). The tool `grow {name}` adds a tool `name` (answering its name) and sends
+notifications/tools/list_changed to the streams that asked for list changes.
 """
 
 import argparse
@@ -44,6 +45,18 @@ def build_server():
     def following() -> str:
         """The resource URIs the open listen streams follow, sorted, one per line ("" when none)."""
         return "\n".join(sorted({uri for uris in state["streams"].values() for uri in uris}))
+
+    @mcp.tool()
+    async def grow(name: str) -> str:
+        """Adds a tool `name` (answering its name) and announces the change."""
+        from mcp.server.subscriptions import ToolsListChanged
+
+        def added() -> str:
+            return name
+
+        mcp.add_tool(added, name=name, description="A tool added by grow.")
+        await bus.publish(ToolsListChanged())
+        return name
 
     # The SDK's own listen handler, with each stream's URIs noted for as long as it is open (the
     # handler returns, or is cancelled when the client goes, as the stream ends).
