@@ -620,11 +620,12 @@ impl Sessions {
                     return Vec::new();
                 };
                 let qualified = naming::qualify_uri(&notice.server_id, uri);
+                let ui = naming::qualify_ui(&notice.server_id, uri).unwrap_or_default();
                 open.iter()
                     .filter_map(|s| {
-                        let form = [uri, qualified.as_str()]
+                        let form = [uri, qualified.as_str(), ui.as_str()]
                             .into_iter()
-                            .find(|form| s.uris.contains(*form))?;
+                            .find(|form| !form.is_empty() && s.uris.contains(*form))?;
                         let mut params = params.clone();
                         params["uri"] = json!(form);
                         Some((s.peer.clone(), params))
@@ -891,6 +892,25 @@ impl BridgeServer {
         }
     }
 
+    /// Holds a call that names its app (`_meta["mcp-bridge/app"]`) to the MCP Apps host rules;
+    /// one that does not is the host's to judge, as the extension says.
+    fn check_app(
+        state: &AppState,
+        scope: Scope<'_>,
+        name: &str,
+        app: Option<&str>,
+    ) -> Result<(), ErrorData> {
+        let via = app.map_or(crate::tools::Via::Host, crate::tools::Via::App);
+        let full = match scope {
+            Scope::Catalogue => full_tool_name(state, name).unwrap_or_else(|_| name.to_owned()),
+            _ => name.to_owned(),
+        };
+        state
+            .tools
+            .check_app_call(scope, &full, via)
+            .map_err(Self::registry_error)
+    }
+
     fn registry_error(error: registry::Error) -> ErrorData {
         let message = error.to_string();
         let code = error.code();
@@ -901,6 +921,7 @@ impl BridgeServer {
             | registry::Error::PromptNotFound(_)
             | registry::Error::ServerNotFound(_)
             | registry::Error::Conflict(_) => ErrorData::invalid_params(message, None),
+            registry::Error::Forbidden(_) => ErrorData::invalid_request(message, None),
             registry::Error::CapabilityMissing { .. } => {
                 ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, message, None)
             }
@@ -1093,6 +1114,8 @@ impl ServerHandler for BridgeServer {
             return self.respond(&request.name, step);
         }
         let scope = scope_path(&context);
+        let app = crate::tools::app_of(request.meta.as_ref().map(|m| &m.0.0));
+        Self::check_app(&self.state, scope.scope(), &request.name, app.as_deref())?;
         let full = match scope.scope() {
             Scope::Catalogue => full_tool_name(&self.state, &request.name)?,
             _ => request.name.to_string(),
@@ -1173,7 +1196,9 @@ impl ServerHandler for BridgeServer {
         let page = self.only_visible(&agent, Kind::Resource, page, |r: &Resource| r.uri.as_str());
         let (shared, _) = registry.shared_uris();
         let (resources, next, meta) = self.paged(page, |server_id, resource: &mut Resource| {
-            if self.qualifies(server_id, &resource.uri, &shared) {
+            if let Some(ui) = naming::qualify_ui(server_id, &resource.uri) {
+                resource.uri = ui;
+            } else if self.qualifies(server_id, &resource.uri, &shared) {
                 resource.uri = naming::qualify_uri(server_id, &resource.uri);
             }
         })?;
@@ -1199,7 +1224,9 @@ impl ServerHandler for BridgeServer {
         let (_, shared) = registry.shared_uris();
         let (templates, next, meta) =
             self.paged(page, |server_id, template: &mut ResourceTemplate| {
-                if self.qualifies(server_id, &template.uri_template, &shared) {
+                if let Some(ui) = naming::qualify_ui(server_id, &template.uri_template) {
+                    template.uri_template = ui;
+                } else if self.qualifies(server_id, &template.uri_template, &shared) {
                     template.uri_template = naming::qualify_uri(server_id, &template.uri_template);
                 }
             })?;
@@ -1217,19 +1244,22 @@ impl ServerHandler for BridgeServer {
         let agent = caller(&context)?;
         let uri = request.uri.as_str();
         let target = self.resource_route(&agent, uri).await?;
-        let (_, mut result) = self
+        let (server_id, mut result) = self
             .state
             .registry
             .read_resource_raw(&agent.id, &target.server_id, &target.item)
             .await
             .map_err(|e| Self::uri_error(e, uri))?;
-        // Contents read by a qualified URI answer to it too.
-        if let Some((_, inner)) = naming::split_uri(uri) {
-            for content in &mut result.contents {
-                if let ResourceContents::TextResourceContents { uri: given, .. }
-                | ResourceContents::BlobResourceContents { uri: given, .. } = content
-                    && given == inner
-                {
+        // Contents read by a qualified URI answer to it too; a `ui://` URI is always shown
+        // qualified, however it was asked for.
+        let inner = naming::split_uri(uri).map(|(_, inner)| inner);
+        for content in &mut result.contents {
+            if let ResourceContents::TextResourceContents { uri: given, .. }
+            | ResourceContents::BlobResourceContents { uri: given, .. } = content
+            {
+                if let Some(ui) = naming::qualify_ui(&server_id, given) {
+                    *given = ui;
+                } else if inner == Some(given.as_str()) {
                     *given = uri.to_owned();
                 }
             }
@@ -1342,9 +1372,11 @@ impl BridgeServer {
             name,
             arguments,
             progress,
+            app,
         } = call;
         let (id, name) = (&id, name.as_str());
         let scope = scope_of(uri);
+        Self::check_app(&self.state, scope.scope(), name, app.as_deref())?;
         let full = match scope.scope() {
             Scope::Catalogue => full_tool_name(&self.state, name)?,
             _ => name.to_owned(),

@@ -1,6 +1,7 @@
 //! The registry: every registered server (config, owner, live connection, status) and the synced
 //! catalogue built from them. Allow lists are applied here, on listing and on every call.
 
+pub mod apps;
 mod authorize;
 mod balance;
 mod catalogue;

@@ -3,6 +3,7 @@
 //! member by the name the toolset shows; every call is counted and every refused one audited.
 //! Also what a caller may list and find: the catalogue or a toolset, after its policies.
 
+mod apps;
 mod items;
 mod meta;
 
@@ -28,6 +29,7 @@ pub const MAX_SEARCH_LIMIT: usize = 100;
 pub const DEFAULT_SEARCH_LIMIT: usize = 10;
 
 /// The meta-tool that calls a tool of a deferred scope.
+pub use apps::{APP_META, Via, app_of, app_only};
 pub use items::Resolved;
 pub use meta::CALL as META_CALL;
 
@@ -218,16 +220,25 @@ impl Tools {
             return Ok(meta::items());
         }
         let view = self.access.view(caller);
-        Ok(members.visible(&view).cloned().collect())
+        Ok(members
+            .visible(&view)
+            .cloned()
+            .map(|mut item| {
+                self.fit_item(&view, &mut item);
+                item
+            })
+            .collect())
     }
 
-    /// Up to `limit` tools of `scope` that `caller` sees, best match of `query` first.
+    /// Up to `limit` tools of `scope` that `caller` sees, best match of `query` first; app-only
+    /// tools only with `apps` (a model must not be shown them).
     pub async fn search(
         &self,
         caller: &Caller,
         scope: Scope<'_>,
         query: &str,
         limit: usize,
+        apps: bool,
     ) -> Result<Vec<ToolInfo>, NoToolset> {
         let members = self.members(scope)?;
         if !members.indexed() {
@@ -239,10 +250,19 @@ impl Tools {
             .await;
         }
         let view = self.access.view(caller);
+        let for_models = |item: &Item| !app_only(&item.info);
+        let keep: Option<&dyn Fn(&Item) -> bool> = match apps {
+            true => None,
+            false => Some(&for_models),
+        };
         Ok(members
-            .search(&view, query, limit)
+            .search(&view, query, limit, keep)
             .into_iter()
-            .map(|item| item.info.clone())
+            .map(|item| {
+                let mut info = item.info.clone();
+                self.fit_info(&view, &mut info);
+                info
+            })
             .collect())
     }
 

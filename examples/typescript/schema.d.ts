@@ -1493,6 +1493,13 @@ export interface components {
             annotations: {
                 [key: string]: unknown;
             };
+            /**
+             * @description MCP `_meta`, as the server sent it (for MCP Apps: `ui` with `csp`, `permissions`, …).
+             * @default null
+             */
+            _meta?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** @description MCPResourceContent: one block of a resource's contents. */
         McpResourceContent: {
@@ -1512,6 +1519,13 @@ export interface components {
              * @default text
              */
             type: components["schemas"]["ContentKind"];
+            /**
+             * @description MCP `_meta`, as the server sent it: an MCP App's HTML carries `ui` (`csp`, `permissions`, …) here.
+             * @default null
+             */
+            _meta?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** @description A resource template a server offers (beyond the seed, shaped like MCPResource). */
         McpResourceTemplate: {
@@ -1532,6 +1546,13 @@ export interface components {
             annotations: {
                 [key: string]: unknown;
             };
+            /**
+             * @description MCP `_meta`, as the server sent it (for MCP Apps: `ui` with `csp`, `permissions`, …).
+             * @default null
+             */
+            _meta?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** @description MCPRoot: a filesystem root an agent exposes to servers. */
         McpRoot: {
@@ -3318,6 +3339,13 @@ export interface components {
             timeout?: number | null;
             /** @default null */
             task?: components["schemas"]["TaskParams"] | null;
+            /**
+             * @description The app the call comes from (MCP Apps), by the `ui://{server_id}/…` URI the bridge
+             *     lists it under (beyond the seed). Needed to call an app-only tool, which only an app
+             *     of the same server may call; a tool not visible to apps is refused with it.
+             * @default
+             */
+            app?: string | null;
         };
         /** @description tool/call/resp: the MCP result. An upstream `isError: true` is a 200 with `is_error: true`. */
         ToolCallResponse: {
@@ -3398,6 +3426,14 @@ export interface components {
              * @default null
              */
             annotations?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description MCP `_meta`, as the server sent it; a `ui://` URI in `ui.resourceUri` (and the deprecated
+             *     `ui/resourceUri`) in the form the bridge lists it, `ui://{server_id}/{rest}`.
+             * @default null
+             */
+            _meta?: {
                 [key: string]: unknown;
             } | null;
         };
@@ -4044,6 +4080,11 @@ export interface operations {
                 q?: string;
                 /** @description Most tools `q` answers: 1 to 100 (default 10). */
                 limit?: number;
+                /**
+                 * @description `app`: list app-only tools too (MCP Apps tools whose `_meta.ui.visibility` leaves out
+                 *     `"model"`); without it they are left out, as a model must not be shown them.
+                 */
+                include?: string;
                 /** @description The A2E request id, echoed as `req_id`. */
                 id?: string;
             };

@@ -502,6 +502,10 @@ a2e_message! {
         /// Most tools a query answers: 1 to 100, 10 when absent (beyond the seed).
         #[serde(skip_serializing_if = "Option::is_none")]
         limit: Option<u32>,
+        /// `app` to list app-only tools too (MCP Apps: `_meta.ui.visibility` without
+        /// `"model"`), which are left out for models otherwise (beyond the seed).
+        #[serde(skip_serializing_if = "String::is_empty")]
+        include: String,
     }
 }
 
@@ -531,6 +535,11 @@ a2e_message! {
         /// once; follow it on `/v1/tasks/{task_id}` and the event stream.
         #[serde(skip_serializing_if = "Option::is_none")]
         task: Option<super::TaskParams>,
+        /// The app the call comes from (MCP Apps), by the `ui://{server_id}/…` URI the bridge
+        /// lists it under (beyond the seed). Needed to call an app-only tool, which only an app
+        /// of the same server may call; a tool not visible to apps is refused with it.
+        #[serde(skip_serializing_if = "String::is_empty")]
+        app: String,
     }
 }
 

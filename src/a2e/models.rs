@@ -462,6 +462,10 @@ pub struct McpResource {
     pub server_id: String,
     /// MCP annotations, as MCP defines them.
     pub annotations: BTreeMap<String, Value>,
+    /// MCP `_meta`, as the server sent it (for MCP Apps: `ui` with `csp`, `permissions`, …).
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<HashMap<String, Value>>)]
+    pub meta: Option<Value>,
 }
 
 /// A resource template a server offers (beyond the seed, shaped like MCPResource).
@@ -475,6 +479,10 @@ pub struct McpResourceTemplate {
     pub mime_type: String,
     pub server_id: String,
     pub annotations: BTreeMap<String, Value>,
+    /// MCP `_meta`, as the server sent it (for MCP Apps: `ui` with `csp`, `permissions`, …).
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<HashMap<String, Value>>)]
+    pub meta: Option<Value>,
 }
 
 /// A server a merged listing left out: it did not answer within the listing's bound
@@ -499,6 +507,10 @@ pub struct McpResourceContent {
     /// `text` or `blob`.
     #[serde(rename = "type")]
     pub kind: ContentKind,
+    /// MCP `_meta`, as the server sent it: an MCP App's HTML carries `ui` (`csp`, `permissions`, …) here.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<HashMap<String, Value>>)]
+    pub meta: Option<Value>,
 }
 
 impl Default for McpResourceContent {
@@ -509,6 +521,7 @@ impl Default for McpResourceContent {
             text: String::new(),
             blob: String::new(),
             kind: ContentKind::Text,
+            meta: None,
         }
     }
 }
@@ -593,6 +606,11 @@ pub struct ToolInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<HashMap<String, Value>>)]
     pub annotations: Option<Value>,
+    /// MCP `_meta`, as the server sent it; a `ui://` URI in `ui.resourceUri` (and the deprecated
+    /// `ui/resourceUri`) in the form the bridge lists it, `ui://{server_id}/{rest}`.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<HashMap<String, Value>>)]
+    pub meta: Option<Value>,
 }
 
 /// An empty entry; its input schema an object schema, as MCP requires of every tool.
@@ -607,6 +625,7 @@ impl Default for ToolInfo {
             input_schema: serde_json::json!({"type": "object"}),
             output_schema: None,
             annotations: None,
+            meta: None,
         }
     }
 }

@@ -81,6 +81,11 @@ impl Members {
             .filter(move |item| view.tool(item.owner.as_deref(), &item.full))
     }
 
+    /// The member shown as `name`, whoever asks.
+    pub fn get(&self, name: &str) -> Option<&Item> {
+        self.by_name.get(name).map(|&i| &self.items[i])
+    }
+
     /// The member shown as `name`, if `view` may see it.
     pub fn find(&self, view: &View, name: &str) -> Option<&Item> {
         let item = &self.items[*self.by_name.get(name)?];
@@ -100,11 +105,17 @@ impl Members {
         })
     }
 
-    /// Up to `limit` members `view` may see, best match of `query` first.
-    pub fn search(&self, view: &View, query: &str, limit: usize) -> Vec<&Item> {
+    /// Up to `limit` members `view` may see and `keep` keeps, best match of `query` first.
+    pub fn search(
+        &self,
+        view: &View,
+        query: &str,
+        limit: usize,
+        keep: Option<&dyn Fn(&Item) -> bool>,
+    ) -> Vec<&Item> {
         let index = self.index();
         // Ranked over every member, then narrowed to what the caller sees.
-        let wanted = match view.sees_everything() {
+        let wanted = match view.sees_everything() && keep.is_none() {
             true => limit,
             false => self.items.len(),
         };
@@ -113,6 +124,7 @@ impl Members {
             .into_iter()
             .map(|(position, _)| &self.items[position])
             .filter(|item| view.tool(item.owner.as_deref(), &item.full))
+            .filter(|item| keep.is_none_or(|keep| keep(item)))
             .take(limit)
             .collect()
     }

@@ -49,6 +49,8 @@ pub async fn start(
     req: ToolCallRequest,
 ) -> Result<Reply<TaskCreateResponse>, Failure> {
     let id = req.id.clone();
+    super::tools::check_app(state, &req)
+        .map_err(|e| ApiError::from(e).answering::<TaskCreateResponse>(&id))?;
     let task = state
         .tasks
         .start(agent, req)

@@ -31,7 +31,7 @@ use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::http::state::AppState;
 use crate::hub::{AgentChannel, Answer, Recipient, ServerRequest};
 use crate::registry;
-use crate::tools::Scope;
+use crate::tools::{Scope, Via};
 use crate::upstream::CallOrigin;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -62,6 +62,10 @@ pub struct ToolsQuery {
     pub q: String,
     /// Most tools `q` answers: 1 to 100 (default 10).
     pub limit: Option<u32>,
+    /// `app`: list app-only tools too (MCP Apps tools whose `_meta.ui.visibility` leaves out
+    /// `"model"`); without it they are left out, as a model must not be shown them.
+    #[serde(default)]
+    pub include: String,
     /// The A2E request id, echoed as `req_id`.
     pub id: Option<String>,
 }
@@ -84,6 +88,7 @@ async fn list_tools(
     req.toolset = query.toolset;
     req.q = query.q;
     req.limit = query.limit;
+    req.include = query.include;
     list(&state, &agent, req).await
 }
 
@@ -96,10 +101,21 @@ pub async fn list(
     let invalid = |message: String| fail(ApiError::new(ErrorCode::InvalidRequest, message));
     let mut resp = ToolListResponse::answering(&req.id);
     let scope = Scope::of(&req.toolset);
+    let apps = match req.include.as_str() {
+        "" => false,
+        "app" => true,
+        other => {
+            return Err(invalid(format!(
+                "`include` is \"{other}\"; it can only be `app`"
+            )));
+        }
+    };
     let wanted = |tool: &ToolInfo| {
         (req.server_id.is_empty() || tool.server_id == req.server_id)
             && req.source.is_none_or(|source| tool.source == source)
+            && (apps || !crate::tools::app_only(tool))
     };
+    let view = state.tools.access().view(agent);
     if !req.q.trim().is_empty() {
         if !req.cursor.is_empty() {
             return Err(invalid("`q` answers one page: leave `cursor` out".into()));
@@ -118,7 +134,7 @@ pub async fn list(
         let asked = if filtered { usize::MAX } else { limit };
         let mut found = state
             .tools
-            .search(agent, scope, &req.q, asked)
+            .search(agent, scope, &req.q, asked, apps)
             .await
             .map_err(|e| fail(registry::Error::from(e).into()))?;
         found.retain(|tool| wanted(tool));
@@ -164,11 +180,13 @@ pub async fn list(
             }
         }
     }
-    // What the caller's policies hide is left out (a page may then hold fewer tools).
-    let view = state.tools.access().view(agent);
-    if !view.sees_everything() {
-        resp.tools
-            .retain(|tool| state.tools.shows(&view, &tool.name));
+    // What the caller's policies hide is left out (a page may then hold fewer tools), and so
+    // are app-only tools unless asked for.
+    resp.tools.retain(|tool| {
+        (apps || !crate::tools::app_only(tool)) && state.tools.shows(&view, &tool.name)
+    });
+    for tool in &mut resp.tools {
+        state.tools.fit_info(&view, tool);
     }
     Ok(ok(resp))
 }
@@ -318,6 +336,7 @@ async fn call_for(
     progress: Option<mpsc::UnboundedSender<Value>>,
 ) -> Result<Reply<ToolCallResponse>, Failure> {
     tracing::debug!(agent = %agent.id, tool = %req.name, "tool call");
+    check_app(state, &req).map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
     let channel = AgentChannel::new(state.hub.clone(), agent.id.clone(), req.id.clone());
     let origin: CallOrigin = match progress {
         Some(stream) => Arc::new(StreamedCall { channel, stream }),
@@ -343,4 +362,16 @@ async fn call_for(
     resp.structured_content = result.structured_content;
     resp.is_error = result.is_error.unwrap_or(false);
     Ok(ok(resp))
+}
+
+/// Refuses what the call's `app` (or its absence: a model) may not call: an app-only tool
+/// without `app` or from another server's app, a tool not visible to apps with it.
+pub fn check_app(state: &AppState, req: &ToolCallRequest) -> Result<(), registry::Error> {
+    let via = match req.app.as_str() {
+        "" => Via::Model,
+        app => Via::App(app),
+    };
+    state
+        .tools
+        .check_app_call(Scope::of(&req.toolset), &req.name, via)
 }

@@ -174,6 +174,8 @@ pub struct Call {
         ProgressToken,
         mpsc::UnboundedSender<ProgressNotificationParam>,
     )>,
+    /// The app the call says it comes from (`_meta["mcp-bridge/app"]`), if any.
+    pub app: Option<String>,
 }
 
 /// The answer to `body`, a request of session `id` by `agent`, when it is a call answered here;
@@ -216,7 +218,9 @@ pub async fn call(
         None => (None, None),
     };
     let request = peek.id.clone();
+    let app = crate::tools::app_of(peek.params.meta.as_ref());
     let call = Call {
+        app,
         id: peek.id,
         name: peek.params.name,
         arguments: peek.params.arguments.unwrap_or_default(),

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Live, ServerEntry, naming};
+use super::{Live, ServerEntry, apps, naming};
 use crate::a2e::{McpServerConfig, ToolInfo, ToolSource};
 
 /// Most tools one page holds.
@@ -14,7 +14,7 @@ pub struct Entry {
     /// The upstream name.
     pub tool: String,
     pub info: ToolInfo,
-    /// The tool as the server described it.
+    /// The tool as the server described it, its `ui://` URIs qualified with the server.
     pub definition: rmcp::model::Tool,
 }
 
@@ -45,10 +45,14 @@ pub fn rebuild(live: &mut Live, config: &McpServerConfig, max_name: usize) {
             ));
             continue;
         };
+        let mut definition = tool.clone();
+        if let Some(meta) = &mut definition.meta {
+            apps::qualify_tool_meta(&config.server_id, &mut meta.0);
+        }
         entries.push(Entry {
-            definition: tool.clone(),
             tool: tool.name.to_string(),
-            info: info(&config.server_id, name, tool),
+            info: info(&config.server_id, name, &definition),
+            definition,
         });
     }
     entries.sort_by(|a, b| a.tool.cmp(&b.tool));
@@ -78,6 +82,7 @@ fn info(server_id: &str, name: String, tool: &rmcp::model::Tool) -> ToolInfo {
             .annotations
             .as_ref()
             .and_then(|a| serde_json::to_value(a).ok()),
+        meta: tool.meta.as_ref().map(|m| Value::Object(m.0.clone())),
     }
 }
 

@@ -93,6 +93,29 @@ pub fn split_uri(uri: &str) -> Option<(&str, &str)> {
     (check_server_id(server_id).is_ok() && !uri.is_empty()).then_some((server_id, uri))
 }
 
+/// The scheme of MCP Apps' user interfaces (extension `io.modelcontextprotocol/ui`): such a URI
+/// must keep it, so it is qualified inside the scheme rather than with [`URI_SCHEME`].
+pub const UI_SCHEME: &str = "ui://";
+
+/// A `ui://` URI qualified with the server that offers it: `ui://{server_id}/{rest}` for the
+/// upstream `ui://{rest}`, so two servers' `ui://dashboard` stay apart and stay `ui://`.
+/// `None` for any other URI. Reversible by [`split_ui`] for every `ui://` URI, since a server
+/// id holds no `/`.
+pub fn qualify_ui(server_id: &str, uri: &str) -> Option<String> {
+    let rest = uri.strip_prefix(UI_SCHEME)?;
+    Some(format!("{UI_SCHEME}{server_id}/{rest}"))
+}
+
+/// The server id and upstream `ui://` URI of a URI [`qualify_ui`] made; `None` when `uri` is not
+/// `ui://{server_id}/{rest}` with a valid server id.
+pub fn split_ui(uri: &str) -> Option<(&str, String)> {
+    let rest = uri.strip_prefix(UI_SCHEME)?;
+    let (server_id, inner) = rest.split_once('/')?;
+    check_server_id(server_id)
+        .is_ok()
+        .then(|| (server_id, format!("{UI_SCHEME}{inner}")))
+}
+
 /// Splits a catalogue name at its first `__` into server id and upstream tool name.
 pub fn split(name: &str) -> Option<(&str, &str)> {
     let (server_id, tool) = name.split_once(SEPARATOR)?;
@@ -133,6 +156,29 @@ mod tests {
         assert_eq!(split_uri("mcp-bridge://a__b/x"), None);
         assert_eq!(split_uri("mcp-bridge://ev/"), None);
         assert_eq!(split_uri("mcp-bridge://ev"), None);
+    }
+
+    #[test]
+    fn ui_uris_stay_ui_and_give_back_their_parts() {
+        for uri in [
+            "ui://dashboard",
+            "ui://weather-server/dashboard-template",
+            "ui:///absolute",
+            "ui://a__b/c?x=1#f",
+            "ui://",
+        ] {
+            let qualified = qualify_ui("ev.1", uri).unwrap();
+            assert!(qualified.starts_with("ui://ev.1/"), "{qualified}");
+            assert_eq!(
+                split_ui(&qualified),
+                Some(("ev.1", uri.to_owned())),
+                "{qualified}"
+            );
+        }
+        assert_eq!(qualify_ui("ev", "info://x"), None);
+        assert_eq!(split_ui("ui://dashboard"), None);
+        assert_eq!(split_ui("ui://a__b/x"), None);
+        assert_eq!(split_ui("mcp-bridge://ev/ui://x"), None);
     }
 
     #[test]

@@ -133,19 +133,26 @@ impl Registry {
 
     /// The server and upstream URI a resource is asked for by: as given, or, for a URI qualified
     /// with a registered server (`mcp-bridge://{server_id}/{uri}`, as `/mcp` shows a URI several
-    /// servers offer), that server and the URI inside. A `server_id` beside it must be the same.
+    /// servers offer, or `ui://{server_id}/{rest}`, as every `ui://` URI is shown), that server
+    /// and the URI inside. A `server_id` beside it must be the same.
     ///
     /// `Tools::resolve_item` calls it before the caller's policies are applied; reads, subscriptions
     /// and completions take the canonical (server, URI) it gives and never unwrap a URI again,
     /// so a policy always judges the resource that is reached.
-    pub fn address_uri<'a>(&self, server_id: &'a str, uri: &'a str) -> (&'a str, &'a str) {
-        match naming::split_uri(uri) {
-            Some((id, inner))
-                if (server_id.is_empty() || server_id == id) && self.get(id).is_ok() =>
-            {
-                (id, inner)
-            }
-            _ => (server_id, uri),
+    pub fn address_uri<'a>(
+        &self,
+        server_id: &'a str,
+        uri: &'a str,
+    ) -> (&'a str, std::borrow::Cow<'a, str>) {
+        let names = |id: &str| (server_id.is_empty() || server_id == id) && self.get(id).is_ok();
+        if let Some((id, inner)) = naming::split_uri(uri)
+            && names(id)
+        {
+            return (id, inner.into());
+        }
+        match naming::split_ui(uri) {
+            Some((id, inner)) if names(id) => (id, inner.into()),
+            _ => (server_id, uri.into()),
         }
     }
 
@@ -258,10 +265,16 @@ impl Registry {
         uri: &str,
     ) -> Result<(String, Vec<McpResourceContent>), Error> {
         let (server_id, result) = self.read_resource_raw(agent, server_id, uri).await?;
-        Ok((
-            server_id,
-            result.contents.into_iter().map(content_model).collect(),
-        ))
+        let contents = result
+            .contents
+            .into_iter()
+            .map(content_model)
+            .map(|mut c| {
+                c.uri = shown_uri(&server_id, std::mem::take(&mut c.uri));
+                c
+            })
+            .collect();
+        Ok((server_id, contents))
     }
 
     /// Reads a resource for `agent`; answers the server it came from and its result as MCP
@@ -359,6 +372,7 @@ impl Registry {
         uri: &str,
     ) -> Result<String, Error> {
         let (server_id, uri) = self.address_uri(server_id, uri);
+        let uri = uri.as_ref();
         let server_id = match server_id {
             "" => {
                 let mut servers = self.store.subscription_servers(agent_id, uri).await?;
@@ -435,9 +449,15 @@ fn annotations(value: Option<impl serde::Serialize>) -> std::collections::BTreeM
         .unwrap_or_default()
 }
 
+/// A `ui://` URI of `server_id` in the form the bridge shows it; any other URI as it is.
+pub fn shown_uri(server_id: &str, uri: String) -> String {
+    naming::qualify_ui(server_id, &uri).unwrap_or(uri)
+}
+
 fn resource_model(server_id: String, r: Resource) -> McpResource {
     McpResource {
-        uri: r.uri,
+        uri: shown_uri(&server_id, r.uri),
+        meta: r.meta.map(|m| Value::Object(m.0)),
         name: r.name,
         description: r.description.unwrap_or_default(),
         mime_type: r.mime_type.unwrap_or_default(),
@@ -448,7 +468,8 @@ fn resource_model(server_id: String, r: Resource) -> McpResource {
 
 fn template_model(server_id: String, t: ResourceTemplate) -> McpResourceTemplate {
     McpResourceTemplate {
-        uri_template: t.uri_template,
+        uri_template: shown_uri(&server_id, t.uri_template),
+        meta: t.meta.map(|m| Value::Object(m.0)),
         name: t.name,
         description: t.description.unwrap_or_default(),
         mime_type: t.mime_type.unwrap_or_default(),
@@ -481,6 +502,7 @@ fn content_model(contents: ResourceContents) -> McpResourceContent {
         text: field("text").unwrap_or_default(),
         blob: blob.unwrap_or_default(),
         kind,
+        meta: value.get("_meta").cloned(),
     }
 }
 

@@ -4,7 +4,7 @@
 //!
 //! [`Tools::resolve_item`] is the one place a resource or prompt named by a request becomes the
 //! (server, item) it stands for, whatever form it was written in (plain, a URI qualified as
-//! `mcp-bridge://{server_id}/{uri}`, a prompt as `{server_id}__{prompt}`), and that canonical
+//! `mcp-bridge://{server_id}/{uri}` or `ui://{server_id}/{rest}`, a prompt as `{server_id}__{prompt}`), and that canonical
 //! pair is what the policies judge and what the registry is then asked for. REST, `/v1/a2e` and
 //! `/mcp` all go through it, so no form of a name reaches past a policy.
 
@@ -38,13 +38,16 @@ impl Tools {
         item: &str,
     ) -> Result<Resolved, registry::Error> {
         let (server_id, item) = match kind {
-            Kind::Prompt => self.registry.prompt_address(server_id, item),
+            Kind::Prompt => {
+                let (server_id, item) = self.registry.prompt_address(server_id, item);
+                (server_id, item.into())
+            }
             _ => self.registry.address_uri(server_id, item),
         };
-        let server_id = self.visible_route(caller, kind, server_id, item).await?;
+        let server_id = self.visible_route(caller, kind, server_id, &item).await?;
         Ok(Resolved {
             server_id,
-            item: item.to_owned(),
+            item: item.into_owned(),
         })
     }
 

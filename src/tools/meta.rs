@@ -121,7 +121,7 @@ pub async fn call(
                         ))
                     })? as usize,
             };
-            let found = tools.search(caller, inner, &query, limit).await?;
+            let found = tools.search(caller, inner, &query, limit, false).await?;
             let listed: Vec<Value> = found
                 .iter()
                 .map(|t| {
@@ -138,9 +138,13 @@ pub async fn call(
             let wanted = text(&arguments, "name")?;
             let members = tools.members(inner)?;
             let view = tools.access.view(caller);
-            let item = members
+            // An app-only tool is not for the model these meta-tools serve.
+            let mut item = members
                 .find(&view, &wanted)
-                .ok_or_else(|| registry::Error::ToolNotFound(wanted.clone()))?;
+                .filter(|item| !super::app_only(&item.info))
+                .ok_or_else(|| registry::Error::ToolNotFound(wanted.clone()))?
+                .clone();
+            tools.fit_item(&view, &mut item);
             let definition = serde_json::to_value(&item.definition)
                 .map_err(|e| registry::Error::Internal(e.to_string()))?;
             Ok((String::new(), structured(definition)))
@@ -156,6 +160,7 @@ pub async fn call(
                     ));
                 }
             };
+            tools.check_app_call(inner, &wanted, super::Via::Model)?;
             // A deferred toolset's members are called by the names it shows.
             tools
                 .call_member(caller, inner, &wanted, inner_arguments, timeout, origin)

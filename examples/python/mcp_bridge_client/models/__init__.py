@@ -67,8 +67,11 @@ from .mcp_protocol import McpProtocol
 from .mcp_resource import McpResource
 from .mcp_resource_annotations import McpResourceAnnotations
 from .mcp_resource_content import McpResourceContent
+from .mcp_resource_content_meta_type_0 import McpResourceContentMetaType0
+from .mcp_resource_meta_type_0 import McpResourceMetaType0
 from .mcp_resource_template import McpResourceTemplate
 from .mcp_resource_template_annotations import McpResourceTemplateAnnotations
+from .mcp_resource_template_meta_type_0 import McpResourceTemplateMetaType0
 from .mcp_root import McpRoot
 from .mcp_server_config import McpServerConfig
 from .mcp_server_config_env import McpServerConfigEnv
@@ -223,6 +226,7 @@ from .tool_call_response_type import ToolCallResponseType
 from .tool_info import ToolInfo
 from .tool_info_annotations_type_0 import ToolInfoAnnotationsType0
 from .tool_info_input_schema import ToolInfoInputSchema
+from .tool_info_meta_type_0 import ToolInfoMetaType0
 from .tool_info_output_schema_type_0 import ToolInfoOutputSchemaType0
 from .tool_list_response import ToolListResponse
 from .tool_list_response_type import ToolListResponseType
@@ -300,8 +304,11 @@ __all__ = (
     "McpResource",
     "McpResourceAnnotations",
     "McpResourceContent",
+    "McpResourceContentMetaType0",
+    "McpResourceMetaType0",
     "McpResourceTemplate",
     "McpResourceTemplateAnnotations",
+    "McpResourceTemplateMetaType0",
     "McpRoot",
     "McpServerConfig",
     "McpServerConfigEnv",
@@ -440,6 +447,7 @@ __all__ = (
     "ToolInfo",
     "ToolInfoAnnotationsType0",
     "ToolInfoInputSchema",
+    "ToolInfoMetaType0",
     "ToolInfoOutputSchemaType0",
     "ToolListResponse",
     "ToolListResponseType",

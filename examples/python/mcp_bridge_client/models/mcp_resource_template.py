@@ -1,15 +1,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.mcp_resource_template_annotations import (
         McpResourceTemplateAnnotations,
     )
+    from ..models.mcp_resource_template_meta_type_0 import McpResourceTemplateMetaType0
 
 
 T = TypeVar("T", bound="McpResourceTemplate")
@@ -26,6 +29,8 @@ class McpResourceTemplate:
         mime_type (str):  Default: ''.
         server_id (str):  Default: ''.
         annotations (McpResourceTemplateAnnotations):
+        field_meta (McpResourceTemplateMetaType0 | None | Unset): MCP `_meta`, as the server sent it (for MCP Apps: `ui`
+            with `csp`, `permissions`, …).
     """
 
     annotations: McpResourceTemplateAnnotations
@@ -34,9 +39,14 @@ class McpResourceTemplate:
     description: str = ""
     mime_type: str = ""
     server_id: str = ""
+    field_meta: McpResourceTemplateMetaType0 | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.mcp_resource_template_meta_type_0 import (
+            McpResourceTemplateMetaType0,
+        )
+
         uri_template = self.uri_template
 
         name = self.name
@@ -48,6 +58,14 @@ class McpResourceTemplate:
         server_id = self.server_id
 
         annotations = self.annotations.to_dict()
+
+        field_meta: dict[str, Any] | None | Unset
+        if isinstance(self.field_meta, Unset):
+            field_meta = UNSET
+        elif isinstance(self.field_meta, McpResourceTemplateMetaType0):
+            field_meta = self.field_meta.to_dict()
+        else:
+            field_meta = self.field_meta
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -61,6 +79,8 @@ class McpResourceTemplate:
                 "annotations": annotations,
             }
         )
+        if field_meta is not UNSET:
+            field_dict["_meta"] = field_meta
 
         return field_dict
 
@@ -68,6 +88,9 @@ class McpResourceTemplate:
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.mcp_resource_template_annotations import (
             McpResourceTemplateAnnotations,
+        )
+        from ..models.mcp_resource_template_meta_type_0 import (
+            McpResourceTemplateMetaType0,
         )
 
         d = dict(src_dict)
@@ -83,6 +106,25 @@ class McpResourceTemplate:
 
         annotations = McpResourceTemplateAnnotations.from_dict(d.pop("annotations"))
 
+        def _parse_field_meta(
+            data: object,
+        ) -> McpResourceTemplateMetaType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                field_meta_type_0 = McpResourceTemplateMetaType0.from_dict(data)
+
+                return field_meta_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(McpResourceTemplateMetaType0 | None | Unset, data)
+
+        field_meta = _parse_field_meta(d.pop("_meta", UNSET))
+
         mcp_resource_template = cls(
             uri_template=uri_template,
             name=name,
@@ -90,6 +132,7 @@ class McpResourceTemplate:
             mime_type=mime_type,
             server_id=server_id,
             annotations=annotations,
+            field_meta=field_meta,
         )
 
         mcp_resource_template.additional_properties = d

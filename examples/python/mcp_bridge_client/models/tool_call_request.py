@@ -44,6 +44,9 @@ class ToolCallRequest:
         toolset (None | str | Unset): The toolset `name` is a tool of (beyond the seed). Default: ''.
         timeout (float | None | Unset): Seconds; bounded by the server's own `timeout`.
         task (None | TaskParams | Unset):
+        app (None | str | Unset): The app the call comes from (MCP Apps), by the `ui://{server_id}/…` URI the bridge
+            lists it under (beyond the seed). Needed to call an app-only tool, which only an app
+            of the same server may call; a tool not visible to apps is refused with it. Default: ''.
     """
 
     type_: (
@@ -61,6 +64,7 @@ class ToolCallRequest:
     toolset: None | str | Unset = ""
     timeout: float | None | Unset = UNSET
     task: None | TaskParams | Unset = UNSET
+    app: None | str | Unset = ""
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -126,6 +130,12 @@ class ToolCallRequest:
         else:
             task = self.task
 
+        app: None | str | Unset
+        if isinstance(self.app, Unset):
+            app = UNSET
+        else:
+            app = self.app
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -147,6 +157,8 @@ class ToolCallRequest:
             field_dict["timeout"] = timeout
         if task is not UNSET:
             field_dict["task"] = task
+        if app is not UNSET:
+            field_dict["app"] = app
 
         return field_dict
 
@@ -283,6 +295,15 @@ class ToolCallRequest:
 
         task = _parse_task(d.pop("task", UNSET))
 
+        def _parse_app(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        app = _parse_app(d.pop("app", UNSET))
+
         tool_call_request = cls(
             type_=type_,
             id=id,
@@ -293,6 +314,7 @@ class ToolCallRequest:
             toolset=toolset,
             timeout=timeout,
             task=task,
+            app=app,
         )
 
         tool_call_request.additional_properties = d

@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.tool_info_annotations_type_0 import ToolInfoAnnotationsType0
     from ..models.tool_info_input_schema import ToolInfoInputSchema
+    from ..models.tool_info_meta_type_0 import ToolInfoMetaType0
     from ..models.tool_info_output_schema_type_0 import ToolInfoOutputSchemaType0
 
 
@@ -33,6 +34,9 @@ class ToolInfo:
         output_schema (None | ToolInfoOutputSchemaType0 | Unset): JSON Schema of the structured result, when the tool
             declares one.
         annotations (None | ToolInfoAnnotationsType0 | Unset): MCP tool annotations.
+        field_meta (None | ToolInfoMetaType0 | Unset): MCP `_meta`, as the server sent it; a `ui://` URI in
+            `ui.resourceUri` (and the deprecated
+            `ui/resourceUri`) in the form the bridge lists it, `ui://{server_id}/{rest}`.
     """
 
     source: ToolSource
@@ -43,10 +47,12 @@ class ToolInfo:
     title: None | str | Unset = UNSET
     output_schema: None | ToolInfoOutputSchemaType0 | Unset = UNSET
     annotations: None | ToolInfoAnnotationsType0 | Unset = UNSET
+    field_meta: None | ToolInfoMetaType0 | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.tool_info_annotations_type_0 import ToolInfoAnnotationsType0
+        from ..models.tool_info_meta_type_0 import ToolInfoMetaType0
         from ..models.tool_info_output_schema_type_0 import ToolInfoOutputSchemaType0
 
         name = self.name
@@ -81,6 +87,14 @@ class ToolInfo:
         else:
             annotations = self.annotations
 
+        field_meta: dict[str, Any] | None | Unset
+        if isinstance(self.field_meta, Unset):
+            field_meta = UNSET
+        elif isinstance(self.field_meta, ToolInfoMetaType0):
+            field_meta = self.field_meta.to_dict()
+        else:
+            field_meta = self.field_meta
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -98,6 +112,8 @@ class ToolInfo:
             field_dict["output_schema"] = output_schema
         if annotations is not UNSET:
             field_dict["annotations"] = annotations
+        if field_meta is not UNSET:
+            field_dict["_meta"] = field_meta
 
         return field_dict
 
@@ -105,6 +121,7 @@ class ToolInfo:
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.tool_info_annotations_type_0 import ToolInfoAnnotationsType0
         from ..models.tool_info_input_schema import ToolInfoInputSchema
+        from ..models.tool_info_meta_type_0 import ToolInfoMetaType0
         from ..models.tool_info_output_schema_type_0 import ToolInfoOutputSchemaType0
 
         d = dict(src_dict)
@@ -163,6 +180,23 @@ class ToolInfo:
 
         annotations = _parse_annotations(d.pop("annotations", UNSET))
 
+        def _parse_field_meta(data: object) -> None | ToolInfoMetaType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                field_meta_type_0 = ToolInfoMetaType0.from_dict(data)
+
+                return field_meta_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | ToolInfoMetaType0 | Unset, data)
+
+        field_meta = _parse_field_meta(d.pop("_meta", UNSET))
+
         tool_info = cls(
             name=name,
             server_id=server_id,
@@ -172,6 +206,7 @@ class ToolInfo:
             title=title,
             output_schema=output_schema,
             annotations=annotations,
+            field_meta=field_meta,
         )
 
         tool_info.additional_properties = d

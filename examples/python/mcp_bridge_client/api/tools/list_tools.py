@@ -18,6 +18,7 @@ def _get_kwargs(
     toolset: str | Unset = UNSET,
     q: str | Unset = UNSET,
     limit: int | Unset = UNSET,
+    include: str | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> dict[str, Any]:
 
@@ -34,6 +35,8 @@ def _get_kwargs(
     params["q"] = q
 
     params["limit"] = limit
+
+    params["include"] = include
 
     params["id"] = id
 
@@ -102,6 +105,7 @@ def sync_detailed(
     toolset: str | Unset = UNSET,
     q: str | Unset = UNSET,
     limit: int | Unset = UNSET,
+    include: str | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> Response[ErrorBody | ToolListResponse]:
     """The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
@@ -115,6 +119,7 @@ def sync_detailed(
         toolset (str | Unset):
         q (str | Unset):
         limit (int | Unset):
+        include (str | Unset):
         id (str | Unset):
 
     Raises:
@@ -132,6 +137,7 @@ def sync_detailed(
         toolset=toolset,
         q=q,
         limit=limit,
+        include=include,
         id=id,
     )
 
@@ -151,6 +157,7 @@ def sync(
     toolset: str | Unset = UNSET,
     q: str | Unset = UNSET,
     limit: int | Unset = UNSET,
+    include: str | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> ErrorBody | ToolListResponse | None:
     """The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
@@ -164,6 +171,7 @@ def sync(
         toolset (str | Unset):
         q (str | Unset):
         limit (int | Unset):
+        include (str | Unset):
         id (str | Unset):
 
     Raises:
@@ -182,6 +190,7 @@ def sync(
         toolset=toolset,
         q=q,
         limit=limit,
+        include=include,
         id=id,
     ).parsed
 
@@ -195,6 +204,7 @@ async def asyncio_detailed(
     toolset: str | Unset = UNSET,
     q: str | Unset = UNSET,
     limit: int | Unset = UNSET,
+    include: str | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> Response[ErrorBody | ToolListResponse]:
     """The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
@@ -208,6 +218,7 @@ async def asyncio_detailed(
         toolset (str | Unset):
         q (str | Unset):
         limit (int | Unset):
+        include (str | Unset):
         id (str | Unset):
 
     Raises:
@@ -225,6 +236,7 @@ async def asyncio_detailed(
         toolset=toolset,
         q=q,
         limit=limit,
+        include=include,
         id=id,
     )
 
@@ -242,6 +254,7 @@ async def asyncio(
     toolset: str | Unset = UNSET,
     q: str | Unset = UNSET,
     limit: int | Unset = UNSET,
+    include: str | Unset = UNSET,
     id: str | Unset = UNSET,
 ) -> ErrorBody | ToolListResponse | None:
     """The catalogue: every ready server's tools as `{server_id}__{tool}` after its allow list
@@ -255,6 +268,7 @@ async def asyncio(
         toolset (str | Unset):
         q (str | Unset):
         limit (int | Unset):
+        include (str | Unset):
         id (str | Unset):
 
     Raises:
@@ -274,6 +288,7 @@ async def asyncio(
             toolset=toolset,
             q=q,
             limit=limit,
+            include=include,
             id=id,
         )
     ).parsed
