@@ -228,6 +228,7 @@ impl Hub {
             method: method.to_owned(),
             params,
             agents: None,
+            except_session: None,
         });
     }
 
@@ -253,6 +254,26 @@ impl Hub {
             method: method.to_owned(),
             params,
             agents: Some(agents),
+            except_session: None,
+        });
+    }
+
+    /// Like [`to_mcp_clients_of`](Self::to_mcp_clients_of), but not for the session `except`,
+    /// which had it on its call's own stream.
+    pub fn to_mcp_clients_but(
+        &self,
+        server_id: &str,
+        agents: Vec<String>,
+        except: String,
+        method: &str,
+        params: Value,
+    ) {
+        self.notice(McpNotice {
+            server_id: server_id.to_owned(),
+            method: method.to_owned(),
+            params,
+            agents: Some(agents),
+            except_session: Some(except),
         });
     }
 

@@ -489,6 +489,14 @@ impl Sessions {
         self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The lowest log level session `id` asked for, as this replica knows it.
+    fn log_level_of(&self, id: &str) -> Option<usize> {
+        self.lock()
+            .iter()
+            .find(|s| s.id.as_deref() == Some(id))
+            .and_then(|s| s.log_level)
+    }
+
     /// The peer of session `id`, while it is open here.
     fn peer_of(&self, id: &str) -> Option<Peer<RoleServer>> {
         self.lock()
@@ -635,6 +643,7 @@ impl Sessions {
             // A server's log is its owner's, and its caller's during the only call in flight.
             Some(Method::Message) => open
                 .iter()
+                .filter(|s| notice.except_session.is_none() || s.id != notice.except_session)
                 .filter(|s| {
                     notice
                         .agents
@@ -668,6 +677,7 @@ fn spawn_change_notifier(state: &AppState, sessions: Arc<Sessions>) {
                         method: crate::a2e::NotificationMethod::ToolsListChanged.as_str().to_owned(),
                         params: json!({}),
                         agents: None,
+                        except_session: None,
                     },
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 },
@@ -1143,7 +1153,8 @@ impl ServerHandler for BridgeServer {
             sampling,
             elicitation,
             progress_token: context.meta.get_progress_token(),
-            progress_sink: None,
+            sink: None,
+            log: None,
             inputs,
             channel: AgentChannel::new(
                 self.state.hub.clone(),
@@ -1373,6 +1384,8 @@ impl BridgeServer {
             arguments,
             progress,
             app,
+            sink,
+            log,
         } = call;
         let (id, name) = (&id, name.as_str());
         let scope = scope_of(uri);
@@ -1385,8 +1398,9 @@ impl BridgeServer {
             peer,
             sampling: false,
             elicitation: false,
-            progress_token: progress.as_ref().map(|(token, _)| token.clone()),
-            progress_sink: progress.map(|(_, sink)| sink),
+            progress_token: progress,
+            sink,
+            log,
             inputs: None,
             channel: AgentChannel::new(self.state.hub.clone(), agent.id.clone(), id_text(id)),
             session: None,

@@ -62,6 +62,13 @@ pub trait Recipient: Send + Sync + std::fmt::Debug {
     /// Asks the recipient a server's request; `Err` says why there is no answer.
     fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>>;
 
+    /// Takes a log message (`notifications/message`) the server sent during the call, on the
+    /// call's own stream, so that it comes before the call's result: the id of the `/mcp`
+    /// session it went to, or `None` when it cannot (it goes where log messages go).
+    fn log(&self, _push: &ServerPush) -> Option<String> {
+        None
+    }
+
     /// The A2E `id` of the call this recipient made, when it has one (a forwarded call's
     /// progress carries it on another replica).
     fn call_id(&self) -> Option<String> {

@@ -6,7 +6,9 @@
 //! worker, the service and a task of its own to an SSE stream. Here it is parsed once, called as
 //! `call_tool` calls it, and answered as JSON, or, when the call sends progress (the client gave
 //! a progress token) before it ends, as an SSE stream of that progress and then the answer: as
-//! rmcp answers. Everything else, and any request this does not recognise, goes to rmcp.
+//! rmcp answers. The server's log messages during the call, when the session asked for them
+//! (`logging/setLevel`), come on that stream too, so that they reach the client before the answer
+//! (rmcp would send them on the session's GET stream, which the answer can overtake). Everything else, and any request this does not recognise, goes to rmcp.
 //!
 //! What rmcp would do for the call is kept: the session must be one rmcp still has (its peer is
 //! open), a request uses it as rmcp's idle timer counts use (it is touched every
@@ -24,8 +26,8 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use foldhash::HashMap;
 use rmcp::model::{
-    ErrorData, NumberOrString, ProgressNotification, ProgressNotificationParam, ProgressToken,
-    ServerJsonRpcMessage, ServerNotification, ServerResult,
+    ErrorData, NumberOrString, ProgressToken, ServerJsonRpcMessage, ServerNotification,
+    ServerResult,
 };
 use rmcp::{Peer, RoleServer};
 use serde::Deserialize;
@@ -169,11 +171,12 @@ pub struct Call {
     pub id: NumberOrString,
     pub name: String,
     pub arguments: Map<String, Value>,
-    /// The client's progress token, and where the call's progress is to go.
-    pub progress: Option<(
-        ProgressToken,
-        mpsc::UnboundedSender<ProgressNotificationParam>,
-    )>,
+    /// The client's progress token, if it asked for progress.
+    pub progress: Option<ProgressToken>,
+    /// Where the call's progress and log messages go, when it may have some: the answer's stream.
+    pub sink: Option<mpsc::UnboundedSender<ServerNotification>>,
+    /// The session's id and the lowest log level it asked for (`logging/setLevel`), if it did.
+    pub log: Option<(String, usize)>,
     /// The app the call says it comes from (`_meta["mcp-bridge/app"]`), if any.
     pub app: Option<String>,
 }
@@ -210,12 +213,18 @@ pub async fn call(
     let session = front.server.direct.get(id)?;
     let (peek, token) = serde_json::from_slice::<Peek>(body).ok()?.plain()?;
     touch(front, id, &session).await;
-    let (progress, progressed) = match token {
-        Some(token) => {
+    // The server's log messages during the call come on its stream too, before its answer.
+    let log = front
+        .server
+        .sessions
+        .log_level_of(id)
+        .map(|lowest| (id.to_owned(), lowest));
+    let (sink, progressed) = match token.is_some() || log.is_some() {
+        true => {
             let (sink, progressed) = mpsc::unbounded_channel();
-            (Some((token, sink)), Some(progressed))
+            (Some(sink), Some(progressed))
         }
-        None => (None, None),
+        false => (None, None),
     };
     let request = peek.id.clone();
     let app = crate::tools::app_of(peek.params.meta.as_ref());
@@ -224,7 +233,9 @@ pub async fn call(
         id: peek.id,
         name: peek.params.name,
         arguments: peek.params.arguments.unwrap_or_default(),
-        progress,
+        progress: token,
+        sink,
+        log,
     };
     let cancel = CancellationToken::new();
     lock(&session.running).insert(request.clone(), cancel.clone());
@@ -264,17 +275,14 @@ pub async fn call(
     }
 }
 
-/// An SSE answer: the call's progress from `first` on as it comes, then its answer. Dropping it
-/// (the client went away) drops the call, which cancels it upstream.
+/// An SSE answer: the call's progress and log messages from `first` on as they come, then its
+/// answer. Dropping it (the client went away) drops the call, which cancels it upstream.
 fn stream(
-    first: ProgressNotificationParam,
-    progressed: mpsc::UnboundedReceiver<ProgressNotificationParam>,
+    first: ServerNotification,
+    progressed: mpsc::UnboundedReceiver<ServerNotification>,
     answer: Pin<Box<dyn Future<Output = ServerJsonRpcMessage> + Send>>,
 ) -> Response {
-    let progress = |param| {
-        let progress = ProgressNotification::new(param);
-        ServerJsonRpcMessage::notification(ServerNotification::ProgressNotification(progress))
-    };
+    let progress = ServerJsonRpcMessage::notification;
     let events = futures::stream::unfold(
         (Some(first), Some(answer), progressed),
         move |(first, answer, mut progressed)| async move {

@@ -98,6 +98,7 @@ impl BridgeServer {
                         method: NotificationMethod::ToolsListChanged.as_str().to_owned(),
                         params: Value::Null,
                         agents: None,
+                        except_session: None,
                     },
                     Err(RecvError::Closed) => break,
                 },

@@ -8,8 +8,8 @@
 
 use futures::future::BoxFuture;
 use rmcp::model::{
-    CreateMessageRequest, ElicitRequest, GetExtensions, InputRequest, ProgressNotificationParam,
-    ProgressToken, RequestId,
+    CreateMessageRequest, ElicitRequest, GetExtensions, InputRequest, LoggingMessageNotification,
+    ProgressNotification, ProgressToken, RequestId, ServerNotification,
 };
 use rmcp::service::OriginatingRequestId;
 use rmcp::{Peer, RoleServer};
@@ -35,9 +35,11 @@ pub struct McpCaller {
     pub elicitation: bool,
     /// The client's own progress token for the call, when it asked for progress.
     pub progress_token: Option<ProgressToken>,
-    /// Where the call's progress goes when the bridge answers the call itself (direct.rs), not
-    /// rmcp: the stream of its answer.
-    pub progress_sink: Option<mpsc::UnboundedSender<ProgressNotificationParam>>,
+    /// Where the call's progress and log messages go when the bridge answers the call itself
+    /// (direct.rs), not rmcp: the stream of its answer.
+    pub sink: Option<mpsc::UnboundedSender<ServerNotification>>,
+    /// With a sink: the session's id and the lowest log level it asked for, when it asked.
+    pub log: Option<(String, usize)>,
     /// A stateless client cannot be sent a request: what the server asks during its call goes
     /// here, to come back to the client as the call's input-required result.
     pub inputs: Option<mpsc::UnboundedSender<InputAsk>>,
@@ -85,13 +87,27 @@ impl Recipient for McpCaller {
         forwarded["progressToken"] = serde_json::to_value(token).unwrap_or_default();
         Box::pin(async move {
             match serde_json::from_value(forwarded) {
-                Ok(param) => match &self.progress_sink {
-                    Some(sink) => drop(sink.send(param)),
+                Ok(param) => match &self.sink {
+                    Some(sink) => drop(sink.send(ServerNotification::ProgressNotification(
+                        ProgressNotification::new(param),
+                    ))),
                     None => drop(self.peer.notify_progress(param).await),
                 },
                 Err(error) => tracing::debug!(%error, "progress that is not MCP progress"),
             }
         })
+    }
+
+    fn log(&self, push: &ServerPush) -> Option<String> {
+        let (sink, (session, lowest)) = (self.sink.as_ref()?, self.log.as_ref()?);
+        let level = push.params.get("level").and_then(super::log_rank)?;
+        if level >= *lowest {
+            let param = serde_json::from_value(push.params.clone()).ok()?;
+            let note = LoggingMessageNotification::new(param);
+            sink.send(ServerNotification::LoggingMessageNotification(note))
+                .ok()?;
+        }
+        Some(session.clone())
     }
 
     fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>> {

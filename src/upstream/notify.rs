@@ -169,10 +169,23 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notes: UnboundedReceiver<
             Some(NotificationMethod::Message) => {
                 // A server's log is its owner's, and the caller's when it came during the only
                 // call in flight (it may be that call's): never every session's.
+                // The caller's own session has it on its call's stream, before the result.
+                let sole = calls.sole();
                 let mut agents = vec![ctx.owner.clone()];
-                agents.extend(calls.sole().map(|origin| origin.agent_id().to_owned()));
-                ctx.hub
-                    .to_mcp_clients_of(&ctx.server_id, agents, &method, params.clone());
+                agents.extend(sole.as_ref().map(|origin| origin.agent_id().to_owned()));
+                match sole.and_then(|origin| origin.log(&push(None))) {
+                    Some(session) => ctx.hub.to_mcp_clients_but(
+                        &ctx.server_id,
+                        agents,
+                        session,
+                        &method,
+                        params.clone(),
+                    ),
+                    None => {
+                        ctx.hub
+                            .to_mcp_clients_of(&ctx.server_id, agents, &method, params.clone())
+                    }
+                }
                 ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None));
             }
             _ => ctx.hub.publish(&ctx.owner, ServerPush::TYPE, &push(None)),

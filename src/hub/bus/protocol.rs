@@ -212,6 +212,9 @@ pub struct Notice {
     pub params: Value,
     /// The agents whose sessions may have it; `None`: any session.
     pub agents: Option<Vec<String>>,
+    /// The `/mcp` session that had it already, on its call's own stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub except_session: Option<String>,
 }
 
 /// One entry of the log.
@@ -465,6 +468,7 @@ mod tests {
                 method: "notifications/message".into(),
                 params: json!({}),
                 agents: Some(vec!["alice".into()]),
+                except_session: Some("s-1".into()),
             }),
             Message::Shared(Some(json!({"k": 1}))),
             Message::Shared(None),
