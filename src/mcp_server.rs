@@ -894,7 +894,8 @@ impl BridgeServer {
             registry::Error::Conflict(message) => ErrorData::invalid_params(
                 format!(
                     "{message}; on /mcp, name the server in the URI: {}",
-                    naming::qualify_uri("{server_id}", uri)
+                    naming::qualify_ui("{server_id}", uri)
+                        .unwrap_or_else(|| naming::qualify_uri("{server_id}", uri))
                 ),
                 None,
             ),

@@ -49,7 +49,9 @@ pub async fn start(
     req: ToolCallRequest,
 ) -> Result<Reply<TaskCreateResponse>, Failure> {
     let id = req.id.clone();
-    super::tools::check_app(state, &req)
+    state
+        .tools
+        .check_call_request(&req)
         .map_err(|e| ApiError::from(e).answering::<TaskCreateResponse>(&id))?;
     let task = state
         .tasks

@@ -31,7 +31,7 @@ use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::http::state::AppState;
 use crate::hub::{AgentChannel, Answer, Recipient, ServerRequest};
 use crate::registry;
-use crate::tools::{Scope, Via};
+use crate::tools::Scope;
 use crate::upstream::CallOrigin;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -336,7 +336,10 @@ async fn call_for(
     progress: Option<mpsc::UnboundedSender<Value>>,
 ) -> Result<Reply<ToolCallResponse>, Failure> {
     tracing::debug!(agent = %agent.id, tool = %req.name, "tool call");
-    check_app(state, &req).map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
+    state
+        .tools
+        .check_call_request(&req)
+        .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
     let channel = AgentChannel::new(state.hub.clone(), agent.id.clone(), req.id.clone());
     let origin: CallOrigin = match progress {
         Some(stream) => Arc::new(StreamedCall { channel, stream }),
@@ -362,16 +365,4 @@ async fn call_for(
     resp.structured_content = result.structured_content;
     resp.is_error = result.is_error.unwrap_or(false);
     Ok(ok(resp))
-}
-
-/// Refuses what the call's `app` (or its absence: a model) may not call: an app-only tool
-/// without `app` or from another server's app, a tool not visible to apps with it.
-pub fn check_app(state: &AppState, req: &ToolCallRequest) -> Result<(), registry::Error> {
-    let via = match req.app.as_str() {
-        "" => Via::Model,
-        app => Via::App(app),
-    };
-    state
-        .tools
-        .check_app_call(Scope::of(&req.toolset), &req.name, via)
 }

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::{Scope, Tools};
-use crate::a2e::ToolInfo;
+use crate::a2e::{ToolCallRequest, ToolInfo};
 use crate::access::toolsets::Item;
 use crate::access::{Kind, View};
 use crate::registry::{self, apps, naming};
@@ -109,6 +109,16 @@ impl Tools {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// [`Tools::check_app_call`] for a REST or A2E `tool/call/req`: its `app`, or a model
+    /// when it names none.
+    pub fn check_call_request(&self, req: &ToolCallRequest) -> Result<(), registry::Error> {
+        let via = match req.app.as_str() {
+            "" => Via::Model,
+            app => Via::App(app),
+        };
+        self.check_app_call(Scope::of(&req.toolset), &req.name, via)
     }
 
     /// The member of `scope` shown as `name` (a catalogue tool also by its full name).

@@ -327,3 +327,51 @@ async fn a_policy_hiding_ui_resources_takes_the_interface_off_tools() {
     }
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_meta_tools_serve_a_model_and_keep_app_only_tools_from_it() {
+    let app = with_two_app_servers().await;
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp?deferred=1", app.base))
+            .auth_header(app.alice.clone());
+    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let client = ().serve(transport).await.unwrap();
+    let meta_call = |name: &'static str, arguments: Value| {
+        CallToolRequestParams::new(name).with_arguments(arguments.as_object().cloned().unwrap())
+    };
+    let found = client
+        .call_tool(meta_call(
+            "search_tools",
+            json!({"query": "refresh dashboard", "limit": 50}),
+        ))
+        .await
+        .unwrap();
+    let found = found.structured_content.unwrap();
+    let names: Vec<&str> = found["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"red__show_dashboard"), "{found}");
+    assert!(
+        !names.iter().any(|n| n.ends_with("refresh_dashboard")),
+        "{found}"
+    );
+    for (tool, arguments) in [
+        ("describe_tool", json!({"name": "red__refresh_dashboard"})),
+        (
+            "call_tool",
+            json!({"name": "red__refresh_dashboard", "arguments": {}}),
+        ),
+    ] {
+        let refused = client.call_tool(meta_call(tool, arguments)).await;
+        let refused = format!("{refused:?}");
+        assert!(
+            refused.contains("is_error: Some(true)") || refused.contains("Err("),
+            "{tool}: {refused}"
+        );
+        assert!(!refused.contains("red refreshed"), "{tool}: {refused}");
+    }
+    client.cancel().await.unwrap();
+}
