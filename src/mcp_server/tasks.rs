@@ -296,6 +296,31 @@ mod tests {
     }
 
     #[test]
+    fn listed_tools_say_they_run_as_tasks() {
+        let listing = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+            {"name": "search_tools", "inputSchema": {}}, {"name": "call_tool", "inputSchema": {}}
+        ]}})
+        .to_string();
+        let shown: Value =
+            serde_json::from_str(&with_task_support(&listing, false).unwrap()).unwrap();
+        for tool in shown["result"]["tools"].as_array().unwrap() {
+            assert_eq!(
+                tool["execution"],
+                json!({"taskSupport": "optional"}),
+                "{tool}"
+            );
+        }
+        let deferred: Value =
+            serde_json::from_str(&with_task_support(&listing, true).unwrap()).unwrap();
+        assert!(deferred["result"]["tools"][0].get("execution").is_none());
+        assert_eq!(
+            deferred["result"]["tools"][1]["execution"]["taskSupport"],
+            "optional"
+        );
+        assert!(with_task_support(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, false).is_none());
+    }
+
+    #[test]
     fn tasks_are_declared_from_2025_11_25() {
         let answer = |version: &str| {
             json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": version,
