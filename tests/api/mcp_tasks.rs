@@ -1,6 +1,7 @@
 //! 2025-11-25 tasks on mcp-bridge's own `/mcp`: the capability, task-augmented `tools/call`
 //! and `tasks/*`, with the Python `mcp` 1.x client (2.x dropped tasks) and raw JSON-RPC; the
-//! tasks are the agent's REST tasks.
+//! tasks are the agent's REST tasks. Then the 2026-07-28 tasks extension (SEP-2663) with a
+//! Python `mcp` 2.x client built on its extension API (mcp_tasks_ext_client.py).
 
 use std::collections::HashMap;
 use std::time::Duration;
