@@ -973,6 +973,12 @@ impl ServerHandler for BridgeServer {
         // Who this bridge is, on any transport: a bridge that reaches this /mcp through a proxy
         // (which drops the hop header) recognises itself, or a chain too long, by it.
         self.state.registry.chain().advertise(&mut capabilities);
+        // The 2026-07-28 tasks extension (tasks/extension.rs); rmcp keeps its methods from
+        // clients that do not declare it.
+        capabilities.extensions.get_or_insert_default().insert(
+            rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+            Default::default(),
+        );
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("mcp-bridge", env!("CARGO_PKG_VERSION")))
             .with_instructions(
@@ -1095,6 +1101,40 @@ impl ServerHandler for BridgeServer {
         self.run_listen(subscription).await
     }
 
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let agent = caller(&context)?;
+        let task = tasks::extension::get(&self.state, &agent, &request.task_id).await?;
+        Ok(rmcp::model::GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let agent = caller(&context)?;
+        tasks::extension::update(
+            &self.state,
+            &agent,
+            &request.task_id,
+            request.input_responses,
+        )
+        .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let agent = caller(&context)?;
+        tasks::extension::cancel(&self.state, &agent, &request.task_id).await
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -1127,14 +1167,23 @@ impl ServerHandler for BridgeServer {
         let scope = scope_path(&context);
         let app = crate::tools::app_of(request.meta.as_ref().map(|m| &m.0.0));
         Self::check_app(&self.state, scope.scope(), &request.name, app.as_deref())?;
-        let full = match scope.scope() {
-            Scope::Catalogue => full_tool_name(&self.state, &request.name)?,
-            _ => request.name.to_string(),
-        };
         let capabilities = context.client_capabilities();
         let stateless = context
             .protocol_version()
             .is_some_and(|v| !v.has_initialize());
+        // A stateless client that declares the tasks extension gets a task handle at once.
+        if stateless && capabilities.as_ref().is_some_and(|c| c.supports_tasks()) {
+            let arguments = request.arguments.clone().unwrap_or_default();
+            let started =
+                tasks::extension::start(&self.state, &agent, &scope, &request.name, arguments);
+            if let Some(task) = started.await? {
+                return Ok(CallToolResponse::Task(task));
+            }
+        }
+        let full = match scope.scope() {
+            Scope::Catalogue => full_tool_name(&self.state, &request.name)?,
+            _ => request.name.to_string(),
+        };
         let sampling = capabilities.as_ref().is_some_and(|c| c.sampling.is_some());
         let elicitation = capabilities
             .as_ref()

@@ -46,7 +46,7 @@ use crate::a2e::{
     ToolCallRequest, ToolCallResponse,
 };
 use crate::caller::Caller;
-use crate::hub::{AgentChannel, Answer, Hub, Recipient, ServerRequest};
+use crate::hub::{AgentChannel, Answer, AskKind, Hub, Recipient, ServerRequest};
 use crate::registry::{self, TaskStart};
 use crate::store::{Store, StoreError, StoredTask};
 use crate::tools::{Scope, Tools};
@@ -155,6 +155,40 @@ pub struct Tasks {
     /// Set once the servers are restored (`resume`): from then on this replica takes over the
     /// tasks of replicas that are gone, and polls the ones handed to it.
     resumed: AtomicBool,
+    /// The tasks whose server requests are kept for their client to poll ([`Asks::Polled`]),
+    /// with the requests that wait for an answer, by task id.
+    polled: Mutex<HashMap<String, Vec<InputWait>>>,
+}
+
+/// Where the requests a task's server makes during its call (sampling, elicitation) go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Asks {
+    /// To the agent's event stream, answered over REST (`/v1/elicitation/responses`, ...).
+    #[default]
+    Channel,
+    /// Kept on the task for its MCP client, which polls them (`tasks/get` `inputRequests`)
+    /// and answers them (`tasks/update`): the 2026-07-28 tasks extension on `/mcp`. Held by
+    /// the replica running the call, in memory: the server's request is lost with its
+    /// connection anyway when the bridge stops.
+    Polled,
+}
+
+/// A server's request that a polled task waits on.
+struct InputWait {
+    key: String,
+    kind: AskKind,
+    params: serde_json::Value,
+    answer: Option<tokio::sync::oneshot::Sender<serde_json::Value>>,
+}
+
+/// A request a polled task waits on, as its client is shown it.
+#[derive(Debug, Clone)]
+pub struct InputRequest {
+    /// Unique over the task's life; the client's answer names it.
+    pub key: String,
+    pub kind: AskKind,
+    /// The MCP request's params.
+    pub params: serde_json::Value,
 }
 
 impl Tasks {
@@ -174,6 +208,7 @@ impl Tasks {
             limits,
             room: tokio::sync::Mutex::default(),
             resumed: AtomicBool::new(false),
+            polled: Mutex::default(),
         })
     }
 
@@ -181,7 +216,17 @@ impl Tasks {
     pub async fn start(
         self: &Arc<Self>,
         caller: &Caller,
+        req: ToolCallRequest,
+    ) -> Result<TaskInfo, TaskError> {
+        self.start_with(caller, req, Asks::Channel).await
+    }
+
+    /// [`Tasks::start`], with the server's requests during the call going where `asks` says.
+    pub async fn start_with(
+        self: &Arc<Self>,
+        caller: &Caller,
         mut req: ToolCallRequest,
+        asks: Asks,
     ) -> Result<TaskInfo, TaskError> {
         let params = req.task.take().unwrap_or_default();
         if !(a2e::MIN_TASK_TTL_MS..=a2e::MAX_TASK_TTL_MS).contains(&params.ttl) {
@@ -214,9 +259,16 @@ impl Tasks {
         let tasks = self.clone();
         let caller = caller.clone();
         let record = task.clone();
+        if asks == Asks::Polled {
+            self.polled_lock().insert(task.task_id.clone(), Vec::new());
+        }
         // Registered before it can finish, so a quick call does not leave its handle behind.
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        let handle = tokio::spawn(async move { tasks.run(caller, record, req).await });
+        let handle = tokio::spawn(async move {
+            let task_id = record.task_id.clone();
+            tasks.clone().run(caller, record, req).await;
+            tasks.polled_lock().remove(&task_id);
+        });
         running.insert(task.task_id.clone(), Running::new(handle.abort_handle()));
         Ok(info(&task))
     }
@@ -620,6 +672,109 @@ impl Tasks {
         })
     }
 
+    /// The server requests one of the caller's tasks waits on, when its requests are polled
+    /// ([`Asks::Polled`]) and this replica runs it; none otherwise.
+    pub async fn input_requests(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+    ) -> Result<Vec<InputRequest>, TaskError> {
+        self.own(caller, task_id).await?;
+        Ok(self
+            .polled_lock()
+            .get(task_id)
+            .map(|waits| {
+                waits
+                    .iter()
+                    .map(|w| InputRequest {
+                        key: w.key.clone(),
+                        kind: w.kind,
+                        params: w.params.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// Hands the caller's answers (by request key) to the requests its task waits on. A key
+    /// the task does not wait on (unknown, answered already, or the task runs elsewhere or has
+    /// ended) is `Invalid`, and no answer is handed over.
+    pub async fn answer_inputs(
+        &self,
+        caller: &Caller,
+        task_id: &str,
+        answers: impl IntoIterator<Item = (String, serde_json::Value)>,
+    ) -> Result<(), TaskError> {
+        self.own(caller, task_id).await?;
+        let answers: Vec<_> = answers.into_iter().collect();
+        let mut polled = self.polled_lock();
+        let waits = polled.get_mut(task_id);
+        let waits = match waits {
+            Some(waits) => waits,
+            None if answers.is_empty() => return Ok(()),
+            None => {
+                return Err(TaskError::Invalid(format!(
+                    "task \"{task_id}\" waits on no input request here"
+                )));
+            }
+        };
+        if let Some((key, _)) = answers
+            .iter()
+            .find(|(key, _)| !waits.iter().any(|w| &w.key == key && w.answer.is_some()))
+        {
+            return Err(TaskError::Invalid(format!(
+                "task \"{task_id}\" waits on no input request \"{key}\""
+            )));
+        }
+        for (key, answer) in answers {
+            if let Some(wait) = waits.iter_mut().find(|w| w.key == key)
+                && let Some(tx) = wait.answer.take()
+            {
+                let _ = tx.send(answer);
+            }
+        }
+        waits.retain(|w| w.answer.is_some());
+        Ok(())
+    }
+
+    fn polled_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<InputWait>>> {
+        self.polled.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Asks a polled task's client `request` (kept until `tasks/update` answers it, or its
+    /// deadline); `None` when the task's requests are not polled.
+    async fn ask_polled(
+        &self,
+        task_id: &str,
+        request: &ServerRequest,
+    ) -> Option<Result<Answer, String>> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let key = {
+            let mut polled = self.polled_lock();
+            let waits = polled.get_mut(task_id)?;
+            let key = format!("input-{}", a2e::new_id());
+            waits.push(InputWait {
+                key: key.clone(),
+                kind: request.kind,
+                params: request.params.clone(),
+                answer: Some(tx),
+            });
+            key
+        };
+        let answered = match tokio::time::timeout(request.deadline, rx).await {
+            Ok(Ok(answer)) => Ok(Answer::Mcp(answer)),
+            Ok(Err(_)) => Err("the task ended before its client answered".to_owned()),
+            Err(_) => Err(format!(
+                "the task's client did not answer within {} s",
+                request.deadline.as_secs()
+            )),
+        };
+        if let Some(waits) = self.polled_lock().get_mut(task_id) {
+            waits.retain(|w| w.key != key);
+        }
+        Some(answered)
+    }
+
     /// Cancels one of the caller's running tasks; a finished one is `Finished` (409), and
     /// nothing changes.
     pub async fn cancel(&self, caller: &Caller, task_id: &str) -> Result<TaskInfo, TaskError> {
@@ -635,6 +790,7 @@ impl Tasks {
         }
         // Here at once; another replica running it stops within SWEEP_EVERY (`stop_ended`).
         self.stop_running(task_id);
+        self.polled_lock().remove(task_id);
         Ok(info(&task))
     }
 
@@ -881,6 +1037,11 @@ impl TaskOrigin {
         *self.task.lock().unwrap_or_else(|e| e.into_inner()) = task.clone();
     }
 
+    fn task_id(&self) -> String {
+        let task = self.task.lock().unwrap_or_else(|e| e.into_inner());
+        task.task_id.clone()
+    }
+
     async fn set(&self, status: TaskStatus, message: &str) {
         let mut task = self.task.lock().unwrap_or_else(|e| e.into_inner()).clone();
         task.status = status.as_str().to_owned();
@@ -909,7 +1070,11 @@ impl Recipient for TaskOrigin {
                 request.kind.a2e_type()
             );
             self.set(TaskStatus::InputRequired, &asking).await;
-            let answer = self.channel.ask(request).await;
+            let task_id = self.task_id();
+            let answer = match self.tasks.ask_polled(&task_id, &request).await {
+                Some(answer) => answer,
+                None => self.channel.ask(request).await,
+            };
             self.set(TaskStatus::Working, "").await;
             answer
         })

@@ -9,6 +9,7 @@
 //! the extension, and it has no `tasks/result` nor `tasks/list`. Only requests of a 2025-11-25
 //! session (one with `Mcp-Session-Id`) are taken; every other request reaches rmcp unchanged.
 
+pub(super) mod extension;
 mod methods;
 
 use std::borrow::Cow;
@@ -34,7 +35,7 @@ use methods::{Rpc, answer};
 const TASK_METHODS: [&str; 4] = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"];
 /// The first protocol version with tasks.
 const TASKS_SINCE: &str = "2025-11-25";
-/// How long the initialize answer may take to be read whole (it is one message).
+/// How long an answer rewritten here may take to be read whole (it is one message).
 const INITIALIZE_READ: Duration = Duration::from_secs(30);
 
 /// What the `/mcp` middleware does inside the caller's check and limits: declares
@@ -55,6 +56,11 @@ pub async fn intercept(front: &Front, req: Request, next: Next) -> Response {
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let wanted = wanted(&bytes, session.is_some());
+    // The tools of a listing that can run as tasks, in the eras that have them.
+    let listing = (wanted == Wanted::Pass
+        && version_of(&parts.headers).is_some_and(|v| v.as_str() >= TASKS_SINCE)
+        && memchr::memmem::find(&bytes, b"\"tools/list\"").is_some())
+    .then(|| super::scope_of(&parts.uri));
     let agent = parts.extensions.get::<Caller>().cloned();
     match (&wanted, &session, agent) {
         (Wanted::Task, Some(session), Some(agent)) => {
@@ -88,10 +94,44 @@ pub async fn intercept(front: &Front, req: Request, next: Next) -> Response {
     let resp = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
-    match wanted {
-        Wanted::Initialize => declare_tasks(resp).await,
+    match (wanted, listing) {
+        (Wanted::Initialize, _) => rewrite(resp, with_tasks).await,
+        (_, Some(scope)) => {
+            let deferred = matches!(scope, super::ScopePath::Deferred);
+            rewrite(resp, |message| with_task_support(message, deferred)).await
+        }
         _ => resp,
     }
+}
+
+/// The `MCP-Protocol-Version` a request carries.
+fn version_of(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// A `tools/list` result whose tools say they can run as tasks (`execution.taskSupport`:
+/// "optional"): every tool of the catalogue and of a toolset, and on a deferred path only
+/// `call_tool` (which runs the tool it names). None for another message.
+fn with_task_support(message: &str, deferred: bool) -> Option<String> {
+    let mut message: Value = serde_json::from_str(message).ok()?;
+    let tools = message
+        .get_mut("result")?
+        .get_mut("tools")?
+        .as_array_mut()?;
+    for tool in tools {
+        let Some(tool) = tool.as_object_mut() else {
+            continue;
+        };
+        let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+        if deferred && name != crate::tools::META_CALL {
+            continue;
+        }
+        tool.insert("execution".to_owned(), json!({ "taskSupport": "optional" }));
+    }
+    Some(message.to_string())
 }
 
 /// The request body, bounded as rmcp bounds it.
@@ -167,10 +207,11 @@ fn wanted(body: &[u8], in_session: bool) -> Wanted {
     }
 }
 
-/// The answer to `initialize` with `capabilities.tasks` (2025-11-25 on): tasks can be listed
-/// and cancelled, and `tools/call` can be task-augmented. rmcp's `ServerCapabilities` cannot
-/// say so, so its answer is rewritten (a single message, as JSON or one SSE event).
-async fn declare_tasks(resp: Response) -> Response {
+/// rmcp's answer with each message rewritten by `rewrite` (none: left as it is): the answer
+/// to `initialize` with `capabilities.tasks` ([`with_tasks`]), or a `tools/list` result with
+/// `execution.taskSupport` ([`with_task_support`]), which rmcp's types cannot say. The answer
+/// is a single message, as JSON or one SSE event.
+async fn rewrite(resp: Response, rewrite: impl Fn(&str) -> Option<String>) -> Response {
     if resp.status() != StatusCode::OK {
         return resp;
     }
@@ -179,8 +220,8 @@ async fn declare_tasks(resp: Response) -> Response {
     let bytes = match read.await {
         Ok(Ok(bytes)) => bytes,
         _ => {
-            tracing::warn!("cannot read rmcp's answer to initialize");
-            return ApiError::internal("the initialize answer could not be read").into_response();
+            tracing::warn!("cannot read rmcp's answer");
+            return ApiError::internal("the answer could not be read").into_response();
         }
     };
     let text = String::from_utf8_lossy(&bytes);
@@ -201,14 +242,14 @@ async fn declare_tasks(resp: Response) -> Response {
                     Some(data) => (data, "\r"),
                     None => (data, ""),
                 };
-                match with_tasks(data.trim_start()) {
+                match rewrite(data.trim_start()) {
                     Some(message) => Cow::Owned(format!("data: {message}{cr}")),
                     None => Cow::Borrowed(line),
                 }
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        false => with_tasks(&text).unwrap_or_else(|| text.into_owned()),
+        false => rewrite(&text).unwrap_or_else(|| text.into_owned()),
     };
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from(rewritten))
@@ -252,6 +293,31 @@ mod tests {
         assert_eq!(wanted(b"not json", true), Wanted::Pass);
         let notice = br#"{"jsonrpc":"2.0","method":"tasks/get","params":{"taskId":"t"}}"#;
         assert_eq!(wanted(notice, true), Wanted::Pass);
+    }
+
+    #[test]
+    fn listed_tools_say_they_run_as_tasks() {
+        let listing = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+            {"name": "search_tools", "inputSchema": {}}, {"name": "call_tool", "inputSchema": {}}
+        ]}})
+        .to_string();
+        let shown: Value =
+            serde_json::from_str(&with_task_support(&listing, false).unwrap()).unwrap();
+        for tool in shown["result"]["tools"].as_array().unwrap() {
+            assert_eq!(
+                tool["execution"],
+                json!({"taskSupport": "optional"}),
+                "{tool}"
+            );
+        }
+        let deferred: Value =
+            serde_json::from_str(&with_task_support(&listing, true).unwrap()).unwrap();
+        assert!(deferred["result"]["tools"][0].get("execution").is_none());
+        assert_eq!(
+            deferred["result"]["tools"][1]["execution"]["taskSupport"],
+            "optional"
+        );
+        assert!(with_task_support(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, false).is_none());
     }
 
     #[test]

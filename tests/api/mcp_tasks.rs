@@ -1,6 +1,7 @@
 //! 2025-11-25 tasks on mcp-bridge's own `/mcp`: the capability, task-augmented `tools/call`
 //! and `tasks/*`, with the Python `mcp` 1.x client (2.x dropped tasks) and raw JSON-RPC; the
-//! tasks are the agent's REST tasks.
+//! tasks are the agent's REST tasks. Then the 2026-07-28 tasks extension (SEP-2663) with a
+//! Python `mcp` 2.x client built on its extension API (mcp_tasks_ext_client.py).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -370,4 +371,131 @@ async fn a_task_names_its_tool_as_a_plain_call_on_the_same_path() {
     .await;
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
     app.stop().await;
+}
+
+/// Runs mcp_tasks_ext_client.py (the 2026-07-28 tasks extension, Python `mcp` 2.x) against
+/// `/mcp`; its JSON report.
+async fn tasks_ext_client(app: &TestApp, token: &str, args: &[&str]) -> Value {
+    let url = format!("{}/mcp", app.base);
+    let mut all = vec![url.as_str(), token];
+    all.extend_from_slice(args);
+    crate::mcp::run_peer("mcp_tasks_ext_client.py", &all).await
+}
+
+/// A 2026 client that declares the tasks extension gets a handle for its `tools/call` and
+/// polls it with `tasks/get` to the tool's result; the task is the agent's REST task; and the
+/// tools it lists say they can run as tasks.
+#[tokio::test]
+async fn a_2026_client_polls_a_task_call_to_its_result() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("exttask"))).await;
+    let args = json!({"seconds": 0.5}).to_string();
+    let report = tasks_ext_client(&app, &app.alice, &["run", "py__slow", &args]).await;
+    assert_eq!(report["protocol_version"], "2026-07-28", "{report}");
+    let handle = &report["handle"];
+    assert_eq!(handle["resultType"], "task", "{report}");
+    assert_eq!(handle["status"], "working", "{report}");
+    assert!(is_iso8601(&handle["createdAt"]), "{report}");
+    assert!(handle["pollIntervalMs"].as_u64().is_some(), "{report}");
+    let task = &report["task"];
+    assert_eq!(task["status"], "completed", "{report}");
+    assert_eq!(task["taskId"], handle["taskId"], "{report}");
+    assert_eq!(task["result"]["content"][0]["text"], "done", "{report}");
+    assert_eq!(task["result"]["isError"], false, "{report}");
+    assert_eq!(
+        report["statuses"].as_array().unwrap().last(),
+        Some(&json!("completed"))
+    );
+    assert_eq!(
+        report["tools"]["py__slow"]["execution"]["taskSupport"], "optional",
+        "{report}"
+    );
+    // The same task over REST.
+    let task_id = handle["taskId"].as_str().unwrap();
+    let (status, body) = app.get(&format!("/v1/tasks/{task_id}"), &app.alice).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["task"]["status"], "completed", "{body}");
+    assert_eq!(body["task"]["name"], "py__slow", "{body}");
+    // Another agent's task is not there for it.
+    let (status, body) = app.get(&format!("/v1/tasks/{task_id}"), &app.bob).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    app.stop().await;
+}
+
+/// A task whose server asks the client something (a form elicitation) is `input_required`
+/// with the request in `inputRequests`; the client's `tasks/update` answers it and the task
+/// completes with the answer.
+#[tokio::test]
+async fn a_2026_client_answers_a_tasks_elicitation_with_tasks_update() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("exttask"))).await;
+    let report = tasks_ext_client(
+        &app,
+        &app.alice,
+        &["run", "py__ask_name", "{}", "--answer", "Grace"],
+    )
+    .await;
+    assert_eq!(report["task"]["status"], "completed", "{report}");
+    assert_eq!(
+        report["task"]["result"]["content"][0]["text"], "name: Grace",
+        "{report}"
+    );
+    let statuses = report["statuses"].as_array().unwrap();
+    assert!(statuses.contains(&json!("input_required")), "{report}");
+    let asked = &report["input_requests"][0];
+    assert_eq!(asked["method"], "elicitation/create", "{report}");
+    assert_eq!(asked["params"]["message"], "What is your name?", "{report}");
+    assert_eq!(
+        report["answered"][0]["ack"]["resultType"], "complete",
+        "{report}"
+    );
+    app.stop().await;
+}
+
+/// `tasks/cancel` stops the task's call; the task ends `cancelled`.
+#[tokio::test]
+async fn a_2026_client_cancels_a_task() {
+    let app = spawn_app().await;
+    app.register(py_stdio("py", &unique("exttask"))).await;
+    let args = json!({"seconds": 60}).to_string();
+    let report = tasks_ext_client(&app, &app.alice, &["cancel", "py__slow", &args]).await;
+    assert_eq!(report["cancel_ack"]["resultType"], "complete", "{report}");
+    assert_eq!(report["task"]["status"], "cancelled", "{report}");
+    app.stop().await;
+}
+
+/// A bridge killed while a 2026 client's task runs on a server that runs tasks: after the
+/// restart the client's `tasks/get` finds the same task, which completes.
+#[tokio::test]
+async fn a_2026_clients_task_survives_a_restart_of_the_bridge() {
+    let marks = tempfile::NamedTempFile::new().unwrap();
+    let tasks_peer = tasks_server("http", marks.path()).await;
+    let data_dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
+    let mut bridge = start_bridge(data_dir.path()).await;
+    let app = TestApp::at(&bridge.base, data_dir.clone());
+    app.register(json!({"server_id": "tk", "transport": "http", "url": tasks_peer.url}))
+        .await;
+    let args = json!({"seconds": 4}).to_string();
+    let report = tasks_ext_client(&app, &app.alice, &["start", "tk__slow_task", &args]).await;
+    let task_id = report["handle"]["taskId"].as_str().unwrap().to_owned();
+    wait_until("the server runs the task", WAIT, async || {
+        let (_, body) = app.get(&format!("/v1/tasks/{task_id}"), &app.alice).await;
+        match body["task"]["upstream"] == true {
+            true => Ok(()),
+            false => Err(body.to_string()),
+        }
+    })
+    .await;
+    bridge.signal("KILL");
+    bridge.exited_within(Duration::from_secs(10)).await.unwrap();
+
+    let bridge = start_bridge(data_dir.path()).await;
+    let app = TestApp::at(&bridge.base, data_dir.clone());
+    let report = tasks_ext_client(&app, &app.alice, &["poll", &task_id]).await;
+    assert_eq!(report["task"]["status"], "completed", "{report}");
+    assert_eq!(
+        report["task"]["result"]["content"][0]["text"], "done",
+        "{report}"
+    );
+    drop(bridge);
 }

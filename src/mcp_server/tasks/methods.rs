@@ -132,29 +132,43 @@ async fn start(
 ) -> Result<Value, ErrorData> {
     let params: CallParams = serde_json::from_value(params)
         .map_err(|e| ErrorData::invalid_params(format!("tools/call: {e}"), None))?;
+    // The receiver keeps a task as long as it can: a ttl out of bounds is brought within.
+    let ttl = params
+        .task
+        .ttl
+        .unwrap_or(a2e::DEFAULT_TASK_TTL_MS)
+        .clamp(a2e::MIN_TASK_TTL_MS, a2e::MAX_TASK_TTL_MS);
+    let arguments = params.arguments.unwrap_or_default();
+    let req = task_request(state, agent, &scope_of(uri), params.name, arguments, ttl)?;
+    let task = state.tasks.start(agent, req).await.map_err(task_error)?;
+    Ok(json!({ "task": task_json(&task) }))
+}
+
+/// The call a task runs for a `tools/call` of tool `name` on the `/mcp` path `scope`: the tool
+/// named as a plain call on the same path names it. An unknown tool is refused at once, as a
+/// plain call refuses it, rather than with a task that fails.
+pub(super) fn task_request(
+    state: &AppState,
+    agent: &Caller,
+    scope: &ScopePath,
+    name: String,
+    arguments: Map<String, Value>,
+    ttl: u64,
+) -> Result<ToolCallRequest, ErrorData> {
     let mut req = ToolCallRequest {
-        arguments: params.arguments.unwrap_or_default(),
-        // The receiver keeps a task as long as it can: a ttl out of bounds is brought within.
-        task: Some(TaskParams {
-            ttl: params
-                .task
-                .ttl
-                .unwrap_or(a2e::DEFAULT_TASK_TTL_MS)
-                .clamp(a2e::MIN_TASK_TTL_MS, a2e::MAX_TASK_TTL_MS),
-        }),
+        arguments,
+        task: Some(TaskParams { ttl }),
         ..Default::default()
     };
-    let shown = params.name.clone();
-    match scope_of(uri) {
-        ScopePath::Catalogue => req.name = full_tool_name(state, &params.name)?,
+    let shown = name.clone();
+    match scope {
+        ScopePath::Catalogue => req.name = full_tool_name(state, &name)?,
         ScopePath::Toolset(toolset) => {
-            req.name = params.name;
-            req.toolset = toolset;
+            req.name = name;
+            req.toolset = toolset.clone();
         }
-        ScopePath::Deferred => deferred(&mut req, params.name)?,
+        ScopePath::Deferred => deferred(&mut req, name)?,
     }
-    // A plain call answers an unknown tool at once; so does this, rather than with a task
-    // that fails.
     if !offered(state, agent, &req) {
         let unknown = match req.toolset.is_empty() {
             true => &req.name,
@@ -165,8 +179,7 @@ async fn start(
             None,
         ));
     }
-    let task = state.tasks.start(agent, req).await.map_err(task_error)?;
-    Ok(json!({ "task": task_json(&task) }))
+    Ok(req)
 }
 
 /// Whether the tool `req` names is there for `agent` to call: a catalogue tool (its full name
@@ -248,7 +261,7 @@ fn task_id(params: Value) -> Result<String, ErrorData> {
 
 /// A task request's error: a task that is unknown, another agent's, expired or already
 /// finished is invalid params, as MCP says.
-fn task_error(error: TaskError) -> ErrorData {
+pub(super) fn task_error(error: TaskError) -> ErrorData {
     match error {
         TaskError::NotFound(_) | TaskError::Invalid(_) | TaskError::Finished { .. } => {
             ErrorData::invalid_params(error.to_string(), None)
@@ -275,7 +288,7 @@ fn task_json(task: &TaskInfo) -> Value {
 }
 
 /// Seconds since the Unix epoch as an ISO 8601 UTC timestamp (milliseconds).
-fn iso8601(seconds: f64) -> String {
+pub(super) fn iso8601(seconds: f64) -> String {
     chrono::DateTime::from_timestamp_millis((seconds * 1000.0).round() as i64)
         .unwrap_or_default()
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -323,7 +336,7 @@ async fn result(state: &AppState, agent: &Caller, task_id: &str) -> Result<Value
 /// What an ended task's call answers, as a plain `tools/call` would have: its `CallToolResult`,
 /// or the JSON-RPC error a plain call answers its error with (bad arguments, an unknown tool),
 /// or, for what went wrong upstream, a tool error for the model to read.
-fn finished(outcome: Outcome) -> Result<Value, ErrorData> {
+pub(super) fn finished(outcome: Outcome) -> Result<Value, ErrorData> {
     let task_id = outcome.task.task_id.clone();
     let related = json!({ RELATED_TASK: { "taskId": task_id } });
     match outcome.task.status {
