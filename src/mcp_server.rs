@@ -884,6 +884,14 @@ impl BridgeServer {
                 ),
                 None,
             ),
+            // The URI as the client gave it (SEP-2164: `data.uri`).
+            error @ registry::Error::ResourceNotFound(_) => {
+                let mut answer = Self::registry_error(error);
+                if let Some(Value::Object(data)) = answer.data.as_mut() {
+                    data.insert("uri".into(), uri.into());
+                }
+                answer
+            }
             other => Self::registry_error(other),
         }
     }

@@ -3,7 +3,8 @@
 #
 # Source: github.com/modelcontextprotocol/python-sdk, examples/servers/everything-server/
 # mcp_everything_server/server.py at commit 57394b054 (MIT, Model Context Protocol a Series of LF Projects,
-# LLC.), unchanged except for this comment and main() at the bottom: `--port 0` picks a free port, and the
+# LLC.), unchanged except for this comment, two diagnostic tools (test_logging_tool and
+# test_streaming_elicitation, marked below) and main() at the bottom: `--port 0` picks a free port, and the
 # port is printed as one line "PORT=<port>" on stdout (as conformance_server.py does) before serving.
 # Runs with tests/peers/.venv (mcp 2.3.0). Directly, @modelcontextprotocol/conformance 0.2.0-alpha.12's
 # server scenarios pass against it at --spec-version 2026-07-28 and 2025-11-25; scripts/conformance.sh
@@ -385,6 +386,26 @@ NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "re
 
 def _name_elicitation(message: str = "What is your name?") -> ElicitRequest:
     return ElicitRequest(params=ElicitRequestFormParams(message=message, requested_schema=NAME_SCHEMA))
+
+
+# Added for mcp-bridge (not in the SDK's server): the two diagnostic tools conformance 0.2.0-alpha.12's
+# server-stateless calls. Against the SDK's server directly their checks pass without them (it answers an
+# unknown tool with an isError result, which the checks take as an answer); the bridge answers an unknown
+# tool with the JSON-RPC error -32602 (2025-11-25 and 2026-07-28 say so), which leaves them untestable.
+@mcp.tool()
+async def test_logging_tool(ctx: Context) -> str:
+    """Logs one message (which goes out only when the request's _meta asked for a logLevel)"""
+    await ctx.info("test_logging_tool ran")  # pyright: ignore[reportDeprecated]
+    return "logged"
+
+
+@mcp.tool()
+async def test_streaming_elicitation(ctx: Context) -> str | InputRequiredResult:
+    """Needs an elicitation: an input-required result on the call's own response, never a request"""
+    responses = ctx.input_responses
+    if responses and "user_name" in responses:
+        return "elicited"
+    return InputRequiredResult(input_requests={"user_name": _name_elicitation()})
 
 
 @mcp.tool()
