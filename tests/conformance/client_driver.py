@@ -494,7 +494,9 @@ class AuthPlan:
     auth: Optional[Callable[[dict], dict]] = None  # the registration's `auth`, from the scenario context
     person: bool = True  # authorization_code: the driver opens the authorization URLs the bridge hands out
     # "call": ready, then <id>__test-tool answers; "gives_up": the bridge stops asking for authorization after
-    # 1..3 authorizations; "refuses": the bridge never asks for one and the server never becomes ready
+    # 1..3 authorizations; "refuses": the bridge never asks for one and the server never becomes ready;
+    # "rejects_response": the bridge asks for one, then refuses the authorization server's response at its
+    # callback (SEP-2468: an `iss` that is missing or not the issuer's) and the server never becomes ready
     expect: str = "call"
     unsupported: str = ""  # why the REST contract cannot express the scenario
 
@@ -519,6 +521,16 @@ AUTH_PLANS = {
     "auth/resource-mismatch": AuthPlan(expect="refuses"),
     "auth/offline-access-scope": AuthPlan(),
     "auth/offline-access-not-supported": AuthPlan(),
+    # Conformance 0.2 (2026-07-28): SEP-2468, the authorization response's `iss` (RFC 9207) and the metadata's
+    # issuer; SEP-2352, a protected resource that moves to another authorization server.
+    "auth/iss-supported": AuthPlan(),
+    "auth/iss-not-advertised": AuthPlan(),
+    "auth/iss-normalized": AuthPlan(expect="rejects_response"),
+    "auth/iss-supported-missing": AuthPlan(expect="rejects_response"),
+    "auth/iss-wrong-issuer": AuthPlan(expect="rejects_response"),
+    "auth/iss-unexpected": AuthPlan(expect="rejects_response"),
+    "auth/metadata-issuer-mismatch": AuthPlan(expect="refuses"),
+    "auth/authorization-server-migration": AuthPlan(),
     "auth/client-credentials-jwt": AuthPlan(auth=_private_key_jwt, person=False),
     "auth/client-credentials-basic": AuthPlan(auth=_client_secret, person=False),
     "auth/cross-app-access-complete-flow": AuthPlan(
@@ -706,6 +718,16 @@ def run_auth(scenario: str, server_url: str, bridge: Bridge, server_id: str) -> 
                 raise StepFailed(f"the bridge asked for an authorization the scenario forbids, then: {err}") from err
             log("the bridge refused, as it should:", err)
             return
+        raise StepFailed(f"the server became ready after {flow.authorizations} authorization(s): it should not")
+
+    if plan.expect == "rejects_response":
+        try:
+            flow.until_ready(register(bridge, server_id, server_url, deadline, auth, need_ready=False))
+        except StepFailed as err:
+            if flow.authorizations == 1 and "/oauth/callback answered" in str(err):
+                log("the bridge refused the authorization response, as it should:", err)
+                return
+            raise
         raise StepFailed(f"the server became ready after {flow.authorizations} authorization(s): it should not")
 
     server = register(bridge, server_id, server_url, deadline, auth, need_ready=False)
