@@ -61,6 +61,11 @@ for _ in $(seq 200); do
     sleep 0.1
 done
 fixture_url=http://127.0.0.1:$(sed -n 's/^PORT=//p' "$data/fixture.out")/mcp
+# py_everything_server.py says its port before it listens: wait for any HTTP answer.
+for _ in $(seq 200); do
+    curl -s -o /dev/null -m 2 "$fixture_url" && break
+    sleep 0.1
+done
 curl -fsS "http://127.0.0.1:$port/v1/servers" -H "Authorization: Bearer $token" -H 'content-type: application/json' \
     -d "{\"config\": {\"server_id\": \"conformance\", \"transport\": \"http\", \"url\": \"$fixture_url\", \"protocol_version\": \"$upstream_protocol\"}}" > /dev/null
 
