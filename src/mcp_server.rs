@@ -1080,7 +1080,7 @@ impl ServerHandler for BridgeServer {
             if let Some(step) = self.suspended.resume(&agent.id, state, answers).await {
                 return self.respond(&request.name, step, None);
             }
-            if !stateless {
+            if !(stateless && self.suspended.take_handed(&agent.id, state)) {
                 return Err(ErrorData::invalid_params(
                     "this requestState is unknown or has expired: call the tool again without it",
                     None,
@@ -1109,6 +1109,7 @@ impl ServerHandler for BridgeServer {
         // A stateless client answers its server's input requests itself (hub::InputRounds).
         let rounds = stateless.then(|| {
             Arc::new(InputRounds {
+                agent_id: agent.id.clone(),
                 responses: request.input_responses.clone(),
                 request_state: request.request_state.clone(),
                 capabilities: capabilities.clone(),
@@ -1278,7 +1279,17 @@ impl ServerHandler for BridgeServer {
         let stateless = context
             .protocol_version()
             .is_some_and(|v| !v.has_initialize());
+        // Only the agent a server's state went to brings it back (inputs.rs).
+        if let Some(state) = request.request_state.as_deref()
+            && !(stateless && self.suspended.take_handed(&agent.id, state))
+        {
+            return Err(ErrorData::invalid_params(
+                "this requestState is unknown or has expired: get the prompt again without it",
+                None,
+            ));
+        }
         let rounds = stateless.then(|| InputRounds {
+            agent_id: agent.id.clone(),
             responses: request.input_responses.clone(),
             request_state: request.request_state.clone(),
             capabilities: context.client_capabilities(),
@@ -1297,6 +1308,7 @@ impl ServerHandler for BridgeServer {
             )
             .await;
         if let Some(required) = rounds.as_ref().and_then(InputRounds::take) {
+            self.handed_out(rounds.as_ref(), &required);
             return Ok(GetPromptResponse::InputRequired(required));
         }
         let (_, mut result) = rendered.map_err(Self::registry_error)?;
@@ -1465,6 +1477,14 @@ impl BridgeServer {
         }
     }
 
+    /// Notes whom a server's input-required result went to, so that only they bring its state
+    /// back.
+    fn handed_out(&self, rounds: Option<&InputRounds>, required: &rmcp::model::InputRequiredResult) {
+        if let (Some(rounds), Some(state)) = (rounds, required.request_state.as_deref()) {
+            self.suspended.handed_out(&rounds.agent_id, state);
+        }
+    }
+
     /// The answer to a `tools/call` once the call has ended or needs the client's input.
     /// `rounds`: a stateless client's, whose server may have answered with an input-required
     /// result for it.
@@ -1479,6 +1499,7 @@ impl BridgeServer {
             Step::Done(called) => called,
         };
         if let Some(required) = rounds.and_then(InputRounds::take) {
+            self.handed_out(rounds, &required);
             return Ok(CallToolResponse::InputRequired(required));
         }
         match called {

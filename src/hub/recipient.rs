@@ -89,6 +89,8 @@ pub trait Recipient: Send + Sync + std::fmt::Debug {
 /// capabilities, not the bridge's, so that it asks only for what the client can give.
 #[derive(Debug, Default)]
 pub struct InputRounds {
+    /// The agent whose client it is.
+    pub agent_id: String,
     /// What the client's call carries for the server from the round before.
     pub responses: Option<rmcp::model::InputResponses>,
     pub request_state: Option<String>,
