@@ -1479,7 +1479,11 @@ impl BridgeServer {
 
     /// Notes whom a server's input-required result went to, so that only they bring its state
     /// back.
-    fn handed_out(&self, rounds: Option<&InputRounds>, required: &rmcp::model::InputRequiredResult) {
+    fn handed_out(
+        &self,
+        rounds: Option<&InputRounds>,
+        required: &rmcp::model::InputRequiredResult,
+    ) {
         if let (Some(rounds), Some(state)) = (rounds, required.request_state.as_deref()) {
             self.suspended.handed_out(&rounds.agent_id, state);
         }
