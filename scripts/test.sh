@@ -132,8 +132,8 @@ step "API fuzzing: schemathesis against /openapi.json, in a loopback-only networ
 # A fixed seed keeps CI repeatable; scripts/fuzz-api.sh alone draws a new one each run.
 FUZZ_MAX_TIME=${FUZZ_MAX_TIME:-120} scripts/fuzz-api.sh --seed "${FUZZ_SEED:-253689785907115869621322676869123798626}"
 
-step "MCP conformance suite (tests/conformance/expected-failures.yml)"
-scripts/conformance.sh
+step "MCP conformance suites, side by side: 0.1.16, and 0.2.0-alpha.12 at 2026-07-28 and 2025-11-25 (tests/conformance/expected-failures*.yml)"
+scripts/conformance-all.sh
 
 step "examples (examples/: curl walkthrough, Python and TypeScript agents)"
 scripts/examples.sh

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 pub use bus::{BusConfig, BusError};
 pub use channel::{Event, Opened};
 pub use pending::AnswerError;
-pub use recipient::{AgentChannel, Answer, AskKind, Recipient, ServerRequest};
+pub use recipient::{AgentChannel, Answer, AskKind, InputRounds, Recipient, ServerRequest};
 
 use bus::{Asked, Bus, Entry, RelayOutcome, RelayedAnswer};
 use channel::Channel;

@@ -40,6 +40,7 @@ use crate::access::Kind;
 use crate::caller::Caller;
 use crate::http::state::AppState;
 use crate::hub::AgentChannel;
+use crate::hub::InputRounds;
 use crate::hub::McpNotice;
 use crate::registry::{self, MergedPage, naming};
 use crate::store::SessionClaim;
@@ -899,6 +900,14 @@ impl BridgeServer {
                 ),
                 None,
             ),
+            // The URI as the client gave it (SEP-2164: `data.uri`).
+            error @ registry::Error::ResourceNotFound(_) => {
+                let mut answer = Self::registry_error(error);
+                if let Some(Value::Object(data)) = answer.data.as_mut() {
+                    data.insert("uri".into(), uri.into());
+                }
+                answer
+            }
             other => Self::registry_error(other),
         }
     }
@@ -1153,24 +1162,27 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = caller(&context)?;
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        // The bridge's own state (a 2025 server's requests, inputs.rs); any other state is the
+        // server's, and goes back to it with the client's answers.
         if let Some(state) = request.request_state.as_deref() {
             let answers = request.input_responses.clone().unwrap_or_default();
-            let step = self.suspended.resume(&agent.id, state, answers).await;
-            let step = step.ok_or_else(|| {
-                ErrorData::invalid_params(
+            if let Some(step) = self.suspended.resume(&agent.id, state, answers).await {
+                return self.respond(&request.name, step, None);
+            }
+            if !(stateless && self.suspended.take_handed(&agent.id, state)) {
+                return Err(ErrorData::invalid_params(
                     "this requestState is unknown or has expired: call the tool again without it",
                     None,
-                )
-            })?;
-            return self.respond(&request.name, step);
+                ));
+            }
         }
         let scope = scope_path(&context);
         let app = crate::tools::app_of(request.meta.as_ref().map(|m| &m.0.0));
         Self::check_app(&self.state, scope.scope(), &request.name, app.as_deref())?;
         let capabilities = context.client_capabilities();
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
         // A stateless client that declares the tasks extension gets a task handle at once.
         if stateless && capabilities.as_ref().is_some_and(|c| c.supports_tasks()) {
             let arguments = request.arguments.clone().unwrap_or_default();
@@ -1197,6 +1209,16 @@ impl ServerHandler for BridgeServer {
             }
             false => (None, None),
         };
+        // A stateless client answers its server's input requests itself (hub::InputRounds).
+        let rounds = stateless.then(|| {
+            Arc::new(InputRounds {
+                agent_id: agent.id.clone(),
+                responses: request.input_responses.clone(),
+                request_state: request.request_state.clone(),
+                capabilities: capabilities.clone(),
+                required: Default::default(),
+            })
+        });
         // Progress goes back on the call's own stream in both eras.
         let origin = Arc::new(McpCaller {
             peer: context.peer.clone(),
@@ -1219,6 +1241,7 @@ impl ServerHandler for BridgeServer {
                     hub: self.state.hub.clone(),
                 }),
             during: Some(context.id.clone()),
+            rounds: rounds.clone(),
         });
         let arguments = request.arguments.unwrap_or_default();
         let Some(asks) = asks else {
@@ -1228,7 +1251,7 @@ impl ServerHandler for BridgeServer {
                 .call(&agent, scope.scope(), &full, arguments, None, origin);
             let called =
                 until_cancelled(call, &context.ct, &agent, &request.name, &context.id).await;
-            return self.respond(&request.name, Step::Done(called));
+            return self.respond(&request.name, Step::Done(called), rounds.as_deref());
         };
         let (state, caller) = (self.state.clone(), agent.clone());
         let result = tokio::spawn(async move {
@@ -1241,7 +1264,7 @@ impl ServerHandler for BridgeServer {
             .suspended
             .drive(&agent.id, Running::new(result, asks))
             .await;
-        self.respond(&request.name, step)
+        self.respond(&request.name, step, rounds.as_deref())
     }
 
     async fn list_resources(
@@ -1363,13 +1386,43 @@ impl ServerHandler for BridgeServer {
             .resolve_item(&agent, Kind::Prompt, &server_id, &name)
             .await
             .map_err(Self::registry_error)?;
+        // A stateless client answers its server's input requests itself (hub::InputRounds).
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| !v.has_initialize());
+        // Only the agent a server's state went to brings it back (inputs.rs).
+        if let Some(state) = request.request_state.as_deref()
+            && !(stateless && self.suspended.take_handed(&agent.id, state))
+        {
+            return Err(ErrorData::invalid_params(
+                "this requestState is unknown or has expired: get the prompt again without it",
+                None,
+            ));
+        }
+        let rounds = stateless.then(|| InputRounds {
+            agent_id: agent.id.clone(),
+            responses: request.input_responses.clone(),
+            request_state: request.request_state.clone(),
+            capabilities: context.client_capabilities(),
+            required: Default::default(),
+        });
         let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
-        let (_, mut result) = self
+        let rendered = self
             .state
             .registry
-            .get_prompt(&agent.id, &target.server_id, &target.item, arguments)
-            .await
-            .map_err(Self::registry_error)?;
+            .get_prompt_for(
+                &agent.id,
+                &target.server_id,
+                &target.item,
+                arguments,
+                rounds.as_ref(),
+            )
+            .await;
+        if let Some(required) = rounds.as_ref().and_then(InputRounds::take) {
+            self.handed_out(rounds.as_ref(), &required);
+            return Ok(GetPromptResponse::InputRequired(required));
+        }
+        let (_, mut result) = rendered.map_err(Self::registry_error)?;
         result.result_type = Some(ResultType::COMPLETE);
         Ok(GetPromptResponse::Complete(result))
     }
@@ -1455,13 +1508,14 @@ impl BridgeServer {
             channel: AgentChannel::new(self.state.hub.clone(), agent.id.clone(), id_text(id)),
             session: None,
             during: None,
+            rounds: None,
         });
         let call = self
             .state
             .tools
             .call(agent, scope.scope(), &full, arguments, None, origin);
         let called = until_cancelled(call, cancelled, agent, name, id).await;
-        self.respond(name, Step::Done(called))
+        self.respond(name, Step::Done(called), None)
     }
 
     /// Whether `/mcp` shows a server's resource URI (or template) qualified with the server:
@@ -1539,12 +1593,35 @@ impl BridgeServer {
         }
     }
 
+    /// Notes whom a server's input-required result went to, so that only they bring its state
+    /// back.
+    fn handed_out(
+        &self,
+        rounds: Option<&InputRounds>,
+        required: &rmcp::model::InputRequiredResult,
+    ) {
+        if let (Some(rounds), Some(state)) = (rounds, required.request_state.as_deref()) {
+            self.suspended.handed_out(&rounds.agent_id, state);
+        }
+    }
+
     /// The answer to a `tools/call` once the call has ended or needs the client's input.
-    fn respond(&self, name: &str, step: Step) -> Result<CallToolResponse, ErrorData> {
+    /// `rounds`: a stateless client's, whose server may have answered with an input-required
+    /// result for it.
+    fn respond(
+        &self,
+        name: &str,
+        step: Step,
+        rounds: Option<&InputRounds>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let called = match step {
             Step::InputRequired(required) => return Ok(CallToolResponse::InputRequired(required)),
             Step::Done(called) => called,
         };
+        if let Some(required) = rounds.and_then(InputRounds::take) {
+            self.handed_out(rounds, &required);
+            return Ok(CallToolResponse::InputRequired(required));
+        }
         match called {
             Ok((_, mut result)) => {
                 // A 2026-07-28 client needs the result's type, which a 2025 upstream leaves out.
@@ -1574,6 +1651,15 @@ impl BridgeServer {
                     },
                 ..
             }) => Err(ErrorData::invalid_params(message, None)),
+            // The client's to declare (2026-07-28): it may call again with it.
+            Err(registry::Error::Upstream {
+                error: CallError::MissingClientCapability(required),
+                ..
+            }) => Err(ErrorData::new(
+                rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                "Missing required client capability",
+                Some(json!({ "requiredCapabilities": required })),
+            )),
             // What went wrong upstream is for the model to read, as a tool error; whether to
             // call again is for the client, in `_meta`, as the REST answer's `retryable`.
             Err(error) => {

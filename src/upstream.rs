@@ -27,14 +27,17 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, CompleteRequestParams,
-    CompleteResult, ErrorCode, GetPromptRequestParams, GetPromptResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, Prompt,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
-    ServerResult, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    CompleteResult, ErrorCode, GetPromptRequest, GetPromptRequestParams, GetPromptResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    Prompt, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
+    ServerCapabilities, ServerResult, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
-use rmcp::model::{InputRequest, InputRequests, InputResponses, ProtocolVersion};
+use rmcp::model::{
+    InputRequest, InputRequests, InputResponses, ProtocolVersion, RequestMetaObject,
+};
 
 use crate::guard::Refused;
+use crate::hub::InputRounds;
 use rmcp::service::{ClientInitializeError, PeerRequestOptions};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::Transport;
@@ -360,13 +363,31 @@ impl Connection {
         timeout: Duration,
         origin: CallOrigin,
     ) -> Result<CallToolResult, CallError> {
+        let mut params = params;
+        // A 2026-07-28 client answering input requests itself: its answers and the server's state
+        // go on to the server, and the server sees what the client can do, not the bridge.
+        let rounds = origin.input_rounds();
+        let mut client_meta = None;
+        if let Some(rounds) = rounds {
+            params.input_responses = rounds.responses.clone();
+            params.request_state = rounds.request_state.clone();
+            if let Some(capabilities) = &rounds.capabilities {
+                let mut meta = RequestMetaObject::default();
+                meta.set_client_capabilities(capabilities.clone());
+                params
+                    .meta
+                    .get_or_insert_default()
+                    .set_client_capabilities(capabilities.clone());
+                client_meta = Some(meta);
+            }
+        }
         // rmcp's own deadline also tells the server the call is cancelled.
         let options = || {
             let mut options = PeerRequestOptions::no_options();
             options.timeout = Some(timeout);
+            options.meta = client_meta.clone();
             options
         };
-        let mut params = params;
         for _round in 0..MAX_INPUT_ROUNDS {
             // Posted without rmcp's client when it can be (`direct.rs`); through it when the
             // server has forgotten the session, or on a connection without a direct way.
@@ -426,6 +447,13 @@ impl Connection {
             // 2026-07-28: the server needs input first; the caller gives it, then the call is
             // made again with the answers and the server's state.
             ServerResult::InputRequiredResult(required) => {
+                if let Some(rounds) = origin.input_rounds() {
+                    rounds.hand_over(required);
+                    return Err(CallError::Rejected {
+                        code: INPUT_HANDED_OVER,
+                        message: "the server needs the MCP client's input first".into(),
+                    });
+                }
                 let requests = required.input_requests.unwrap_or_default();
                 if requests.is_empty() && required.request_state.is_none() {
                     return Err(CallError::Protocol(
@@ -527,12 +555,47 @@ impl Connection {
         self.run(timeout, self.client.read_resource(params)).await
     }
 
+    /// Renders a prompt; with `rounds` (a 2026-07-28 client that answers input requests
+    /// itself), once, carrying the client's answers and capabilities: a server's input-required
+    /// result is handed to the client (hub::InputRounds) instead of being answered here.
     pub async fn get_prompt(
         &self,
         params: GetPromptRequestParams,
         timeout: Duration,
+        rounds: Option<&InputRounds>,
     ) -> Result<GetPromptResult, CallError> {
-        self.run(timeout, self.client.get_prompt(params)).await
+        let Some(rounds) = rounds else {
+            return self.run(timeout, self.client.get_prompt(params)).await;
+        };
+        let mut params = params;
+        params.input_responses = rounds.responses.clone();
+        params.request_state = rounds.request_state.clone();
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(timeout);
+        if let Some(capabilities) = &rounds.capabilities {
+            let mut meta = RequestMetaObject::default();
+            meta.set_client_capabilities(capabilities.clone());
+            options.meta = Some(meta);
+        }
+        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+        let peer = self.client.peer().clone();
+        let call = async move {
+            let handle = peer.send_request_with_option(request, options).await?;
+            handle.await_response().await
+        };
+        match self.run(timeout + Duration::from_secs(1), call).await? {
+            ServerResult::GetPromptResult(result) => Ok(result),
+            ServerResult::InputRequiredResult(required) => {
+                rounds.hand_over(required);
+                Err(CallError::Rejected {
+                    code: INPUT_HANDED_OVER,
+                    message: "the server needs the MCP client's input first".into(),
+                })
+            }
+            _ => Err(CallError::Protocol(
+                "the server answered prompts/get with something else".into(),
+            )),
+        }
     }
 
     pub async fn complete(
@@ -690,6 +753,10 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// The code of the error a call ends with when its server's input-required result went to a
+/// client that answers it itself (`hub::InputRounds`): the front end answers with that result.
+pub const INPUT_HANDED_OVER: i32 = -32_090;
+
 /// What went wrong with a call on a live connection.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
@@ -699,6 +766,10 @@ pub enum CallError {
     Timeout(Duration),
     #[error("the server refused the request: {message}")]
     Rejected { code: i32, message: String },
+    /// 2026-07-28: the server needs a capability the client did not declare (-32021); what it
+    /// needs, as `ClientCapabilities` (its error's `data.requiredCapabilities`).
+    #[error("the server needs a client capability that was not declared: {0}")]
+    MissingClientCapability(serde_json::Value),
     #[error("the transport failed: {0}")]
     Transport(String),
     #[error("the server answered something unexpected: {0}")]
@@ -720,7 +791,9 @@ impl CallError {
             Self::Timeout(_) => a2e::ErrorCode::Timeout,
             // -32602: invalid params; -32601: method not found; -32002: resource not found.
             Self::Rejected { code: -32602, .. } => a2e::ErrorCode::InvalidRequest,
-            Self::Rejected { code: -32601, .. } => a2e::ErrorCode::McpCapabilityMissing,
+            Self::Rejected { code: -32601, .. } | Self::MissingClientCapability(_) => {
+                a2e::ErrorCode::McpCapabilityMissing
+            }
             Self::Rejected { code: -32002, .. } => a2e::ErrorCode::McpResourceNotFound,
             // An answer over max_message_bytes: the same call would get it again.
             Self::Rejected { .. } | Self::Protocol(_) | Self::TooLarge(_) => {
@@ -742,7 +815,10 @@ impl CallError {
             Self::Transport(why) => Self::Transport(hide(why)),
             Self::Protocol(why) => Self::Protocol(hide(why)),
             Self::TooLarge(why) => Self::TooLarge(hide(why)),
-            other @ (Self::Lost | Self::Timeout(_) | Self::AuthRequired(_)) => other,
+            other @ (Self::Lost
+            | Self::Timeout(_)
+            | Self::AuthRequired(_)
+            | Self::MissingClientCapability(_)) => other,
         }
     }
 
@@ -750,6 +826,14 @@ impl CallError {
         match error {
             ServiceError::McpError(e) if e.code.0 == limit::MESSAGE_TOO_LARGE => {
                 Self::TooLarge(e.message.into_owned())
+            }
+            ServiceError::McpError(e)
+                if e.code == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+            {
+                let required = e.data.as_ref().and_then(|d| d.get("requiredCapabilities"));
+                Self::MissingClientCapability(
+                    required.cloned().unwrap_or_else(|| serde_json::json!({})),
+                )
             }
             ServiceError::McpError(e) => Self::Rejected {
                 code: e.code.0,

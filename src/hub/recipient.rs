@@ -81,6 +81,45 @@ pub trait Recipient: Send + Sync + std::fmt::Debug {
     fn relayed(&self) -> bool {
         false
     }
+
+    /// A 2026-07-28 client that answers a server's input requests itself: the server's
+    /// input-required result goes back to it as it is, and its answers come back to the server.
+    fn input_rounds(&self) -> Option<&InputRounds> {
+        None
+    }
+}
+
+/// A 2026-07-28 (stateless) client's part in its server's input-required rounds (SEP-2322). The
+/// server's `InputRequiredResult` reaches the client unchanged (its keys, all its requests at
+/// once, its `requestState`), and the client's next call carries `inputResponses` and
+/// `requestState` back to the server, which checks its own state. The server sees the client's
+/// capabilities, not the bridge's, so that it asks only for what the client can give.
+#[derive(Debug, Default)]
+pub struct InputRounds {
+    /// The agent whose client it is.
+    pub agent_id: String,
+    /// What the client's call carries for the server from the round before.
+    pub responses: Option<rmcp::model::InputResponses>,
+    pub request_state: Option<String>,
+    /// What the client declared in its request's `_meta`.
+    pub capabilities: Option<rmcp::model::ClientCapabilities>,
+    /// The server's input-required result, once it answered with one.
+    pub required: std::sync::Mutex<Option<rmcp::model::InputRequiredResult>>,
+}
+
+impl InputRounds {
+    /// Keeps the server's input-required result for the client.
+    pub fn hand_over(&self, required: rmcp::model::InputRequiredResult) {
+        *self.required.lock().unwrap_or_else(|e| e.into_inner()) = Some(required);
+    }
+
+    /// The server's input-required result, when the call ended with one.
+    pub fn take(&self) -> Option<rmcp::model::InputRequiredResult> {
+        self.required
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
 }
 
 /// An agent's event channel as the recipient of its call: progress is pushed to the channel,

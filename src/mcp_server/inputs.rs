@@ -60,9 +60,32 @@ struct Paused {
 #[derive(Default, Clone)]
 pub struct Suspended {
     paused: Arc<Mutex<HashMap<String, Paused>>>,
+    /// The `requestState`s of servers' input-required results handed to stateless clients
+    /// (hub::InputRounds), with the agent each went to: only that agent may bring one back.
+    handed: Arc<Mutex<HashMap<String, String>>>,
 }
 
 impl Suspended {
+    /// Notes that a server's input-required result with `state` went to `agent_id`.
+    pub fn handed_out(&self, agent_id: &str, state: &str) {
+        let handed = self.handed.clone();
+        let state = state.to_owned();
+        lock(&handed).insert(state.clone(), agent_id.to_owned());
+        tokio::spawn(async move {
+            tokio::time::sleep(COME_BACK_WITHIN).await;
+            lock(&handed).remove(&state);
+        });
+    }
+
+    /// Whether `state` is a server's, handed to `agent_id` (and not yet brought back).
+    pub fn take_handed(&self, agent_id: &str, state: &str) -> bool {
+        let mut handed = lock(&self.handed);
+        match handed.get(state) {
+            Some(agent) if agent == agent_id => handed.remove(state).is_some(),
+            _ => false,
+        }
+    }
+
     /// Runs the call until it ends or its server asks the client something.
     pub async fn drive(&self, agent_id: &str, mut running: Running) -> Step {
         let first = tokio::select! {
@@ -131,6 +154,10 @@ impl Suspended {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Paused>> {
-        self.paused.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.paused)
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::a2e::ServerPush;
-use crate::hub::{AgentChannel, Answer, AskKind, Recipient, ServerRequest};
+use crate::hub::{AgentChannel, Answer, AskKind, InputRounds, Recipient, ServerRequest};
 
 /// A server's request for a stateless `/mcp` client, and where its answer goes (the client's
 /// answer as JSON, or why there is none).
@@ -51,6 +51,8 @@ pub struct McpCaller {
     /// The client's request whose call this is: what the client is asked during it goes on
     /// that request's stream, unless the session's GET stream is on another replica.
     pub during: Option<RequestId>,
+    /// A stateless client's part in its server's input-required rounds (hub::InputRounds).
+    pub rounds: Option<std::sync::Arc<InputRounds>>,
 }
 
 /// A shared session, and how to reach the replica that holds its GET stream.
@@ -77,6 +79,10 @@ impl Recipient for McpCaller {
     /// here from the replica holding the server.
     fn relayed(&self) -> bool {
         self.sampling || self.elicitation || self.progress_token.is_some()
+    }
+
+    fn input_rounds(&self) -> Option<&InputRounds> {
+        self.rounds.as_deref()
     }
 
     fn progress(&self, push: ServerPush) -> BoxFuture<'_, ()> {

