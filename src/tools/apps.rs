@@ -87,7 +87,17 @@ impl Tools {
                 })?),
             _ => None,
         };
-        let Some(item) = self.member(scope, name) else {
+        // Looked up in place: this runs on every REST call, and a member holds its schemas.
+        let inner = match scope {
+            Scope::Deferred => Scope::Catalogue,
+            other => other,
+        };
+        let Ok(members) = self.members(inner) else {
+            return Ok(());
+        };
+        let found = members.get(name);
+        let Some(item) = found.or_else(|| members.items.iter().find(|item| item.full == name))
+        else {
             return Ok(());
         };
         let meta = item.info.meta.as_ref().and_then(Value::as_object);
@@ -119,18 +129,5 @@ impl Tools {
             app => Via::App(app),
         };
         self.check_app_call(Scope::of(&req.toolset), &req.name, via)
-    }
-
-    /// The member of `scope` shown as `name` (a catalogue tool also by its full name).
-    fn member(&self, scope: Scope<'_>, name: &str) -> Option<Item> {
-        let inner = match scope {
-            Scope::Deferred => Scope::Catalogue,
-            other => other,
-        };
-        let members = self.members(inner).ok()?;
-        members
-            .get(name)
-            .or_else(|| members.items.iter().find(|item| item.full == name))
-            .cloned()
     }
 }
