@@ -28,9 +28,9 @@ pub const MAX_SEARCH_LIMIT: usize = 100;
 /// Results a search answers when it does not say.
 pub const DEFAULT_SEARCH_LIMIT: usize = 10;
 
-/// The meta-tool that calls a tool of a deferred scope.
 pub use apps::{APP_META, Via, app_of, app_only};
 pub use items::Resolved;
+/// The meta-tool that calls a tool of a deferred scope.
 pub use meta::CALL as META_CALL;
 
 /// Whether `name` is one of the meta-tools of a deferred scope.
