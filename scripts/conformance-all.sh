@@ -3,8 +3,8 @@
 #
 #   0.1.16              the 2025 suite, as before: /mcp serving tests/peers/conformance_server.py, and the
 #                       client scenarios (tests/conformance/expected-failures.yml)
-#   0.2 at 2026-07-28   conformance 0.2.0-alpha.12 --spec-version 2026-07-28: /mcp serving the Python SDK's
-#                       conformance server (tests/peers/py_everything_server.py), and the 2026 client scenarios
+#   0.2 at 2026-07-28   conformance 0.2.0-alpha.12 --spec-version 2026-07-28: /mcp serving our fixture for it
+#                       (tests/peers/conformance_server_2026.py), and the 2026 client scenarios
 #                       (tests/conformance/expected-failures-0.2-2026-07-28.yml)
 #   0.2 at 2025-11-25   the same suite at 2025-11-25 (tests/conformance/expected-failures-0.2-2025-11-25.yml)
 #

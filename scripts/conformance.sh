@@ -8,8 +8,8 @@
 #
 # CONFORMANCE_FIXTURE picks the server registered behind `/mcp`: "legacy" (default,
 # tests/peers/conformance_server.py, the catalogue of suite 0.1.16) or "everything"
-# (tests/peers/py_everything_server.py, the Python SDK's own conformance server, which suite 0.2 needs:
-# its 2026-07-28 scenarios call tools the legacy fixture lacks). Everything else (CONFORMANCE_SUITE,
+# (tests/peers/conformance_server_2026.py: the legacy catalogue plus what suite 0.2's 2026-07-28
+# scenarios call, which the legacy fixture lacks). Everything else (CONFORMANCE_SUITE,
 # CONFORMANCE_SPEC_VERSION, CONFORMANCE_EXPECTED, CONFORMANCE_RESULTS, ...) goes to tests/conformance/run.sh.
 # Each run starts its own bridge and fixture on free ports, so runs can go side by side.
 set -euo pipefail
@@ -50,7 +50,7 @@ case ${CONFORMANCE_FIXTURE:-legacy} in
     legacy) fixture_cmd=("$peers/conformance_server.py" http --port 0) upstream_protocol=2025-11-25 ;;
     # Registered in the era under test: its 2025 tools (sampling, elicitation and logging during a
     # call) need a session, its 2026 ones (input-required results) the stateless wire.
-    everything) fixture_cmd=("$peers/py_everything_server.py" --port 0 --log-level WARNING)
+    everything) fixture_cmd=("$peers/conformance_server_2026.py" --port 0)
         upstream_protocol=${CONFORMANCE_SPEC_VERSION:-2025-11-25} ;;
     *) echo "conformance.sh: CONFORMANCE_FIXTURE must be legacy or everything" >&2; exit 2 ;;
 esac
@@ -61,11 +61,6 @@ for _ in $(seq 200); do
     sleep 0.1
 done
 fixture_url=http://127.0.0.1:$(sed -n 's/^PORT=//p' "$data/fixture.out")/mcp
-# py_everything_server.py says its port before it listens: wait for any HTTP answer.
-for _ in $(seq 200); do
-    curl -s -o /dev/null -m 2 "$fixture_url" && break
-    sleep 0.1
-done
 curl -fsS "http://127.0.0.1:$port/v1/servers" -H "Authorization: Bearer $token" -H 'content-type: application/json' \
     -d "{\"config\": {\"server_id\": \"conformance\", \"transport\": \"http\", \"url\": \"$fixture_url\", \"protocol_version\": \"$upstream_protocol\"}}" > /dev/null
 

@@ -790,26 +790,17 @@ pub async fn listen_server_on(port: u16) -> Peer {
     reporting_peer(command, "/mcp", "http").await
 }
 
-/// The Python SDK's own conformance server (`py_everything_server.py`, Python `mcp` 2.3.0) over
+/// Our fixture for conformance 0.2 (`conformance_server_2026.py`, Python `mcp` 2.3.0) over
 /// Streamable HTTP: both eras, and the 2026-07-28 input-required tools.
-pub async fn py_everything() -> Peer {
+pub async fn conformance_2026() -> Peer {
     let mut command = tokio::process::Command::new(python());
     command.args([
-        installed(peers_dir().join("py_everything_server.py")).as_str(),
+        installed(peers_dir().join("conformance_server_2026.py")).as_str(),
         "--port",
         "0",
-        "--log-level",
-        "WARNING",
     ]);
-    let peer = reporting_peer(command, "/mcp", "http").await;
-    // It says its port just before it listens.
-    let port = peer
-        .url
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.split('/').next());
-    wait_listening(port.and_then(|p| p.parse().ok()).expect("a port")).await;
-    peer
+    // It says its port once it listens.
+    reporting_peer(command, "/mcp", "http").await
 }
 
 /// The @a2a-js/sdk echo agent.
