@@ -249,13 +249,7 @@ impl Hub {
         method: &str,
         params: Value,
     ) {
-        self.notice(McpNotice {
-            server_id: server_id.to_owned(),
-            method: method.to_owned(),
-            params,
-            agents: Some(agents),
-            except_session: None,
-        });
+        self.to_agents_sessions(server_id, agents, None, method, params);
     }
 
     /// Like [`to_mcp_clients_of`](Self::to_mcp_clients_of), but not for the session `except`,
@@ -268,12 +262,23 @@ impl Hub {
         method: &str,
         params: Value,
     ) {
+        self.to_agents_sessions(server_id, agents, Some(except), method, params);
+    }
+
+    fn to_agents_sessions(
+        &self,
+        server_id: &str,
+        agents: Vec<String>,
+        except_session: Option<String>,
+        method: &str,
+        params: Value,
+    ) {
         self.notice(McpNotice {
             server_id: server_id.to_owned(),
             method: method.to_owned(),
             params,
             agents: Some(agents),
-            except_session: Some(except),
+            except_session,
         });
     }
 

@@ -135,27 +135,15 @@ async fn two_servers_dashboards_stay_ui_apart_and_read_as_their_own_on_rest() {
     assert_eq!(refresh["_meta"]["ui"]["visibility"], json!(["app"]));
     assert_eq!(refresh["_meta"]["ui"]["resourceUri"], "ui://red/dashboard");
     // Search is model-facing too.
-    let names = |body: &Value| -> Vec<String> {
-        body["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_owned())
-            .collect()
-    };
-    let (_, found) = app.get("/v1/tools?q=refresh+dashboard", &app.alice).await;
+    let found = app.tool_names("?q=refresh+dashboard").await;
     assert!(
-        !names(&found)
-            .iter()
-            .any(|n| n.ends_with("refresh_dashboard")),
-        "{found}"
+        !found.iter().any(|n| n.ends_with("refresh_dashboard")),
+        "{found:?}"
     );
-    let (_, found) = app
-        .get("/v1/tools?q=refresh+dashboard&include=app", &app.alice)
-        .await;
+    let found = app.tool_names("?q=refresh+dashboard&include=app").await;
     assert!(
-        names(&found).contains(&"blue__refresh_dashboard".to_owned()),
-        "{found}"
+        found.contains(&"blue__refresh_dashboard".to_owned()),
+        "{found:?}"
     );
     let (status, body) = app.get("/v1/tools?include=everything", &app.alice).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");

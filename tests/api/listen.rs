@@ -133,11 +133,11 @@ async fn a_2026_server_is_followed_with_subscriptions_listen() {
     app.stop().await;
 }
 
-#[tokio::test]
-async fn a_restarted_2026_server_is_listened_to_again() {
+/// The bridge with the 2026 clock server registered, alice following its clock over REST and
+/// one tick of it heard.
+async fn clock_followed_by_alice() -> (TestApp, Peer, EventStream) {
     let app = spawn_app().await;
     let peer = listen_server_on(0).await;
-    let port = peer.port();
     app.register(json!({
         "server_id": "clock", "transport": "http", "url": peer.url,
         "protocol_version": "2026-07-28"
@@ -149,6 +149,13 @@ async fn a_restarted_2026_server_is_listened_to_again() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     next_tick(&mut alice).await;
+    (app, peer, alice)
+}
+
+#[tokio::test]
+async fn a_restarted_2026_server_is_listened_to_again() {
+    let (app, peer, mut alice) = clock_followed_by_alice().await;
+    let port = peer.port();
 
     // A new process on the same address knows nothing of the bridge: the stream the old one
     // ended is opened again there, with the clock in it.
@@ -257,19 +264,7 @@ impl Follower {
 
 #[tokio::test]
 async fn a_rest_agent_and_mcp_clients_of_both_eras_hear_a_2026_server() {
-    let app = spawn_app().await;
-    let peer = listen_server_on(0).await;
-    app.register(json!({
-        "server_id": "clock", "transport": "http", "url": peer.url,
-        "protocol_version": "2026-07-28"
-    }))
-    .await;
-    let mut alice = EventStream::open(&app, &app.alice, None).await;
-    let (status, body) = app
-        .post("/v1/resources/subscribe", &app.alice, json!({"uri": CLOCK}))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    next_tick(&mut alice).await;
+    let (app, _peer, mut alice) = clock_followed_by_alice().await;
 
     let (mut legacy, _) = Follower::start(&app, &app.bob, "legacy", CLOCK).await;
     legacy.next_tick(CLOCK).await;
