@@ -744,6 +744,13 @@ pub struct BridgeServer {
     listens: Arc<listen::Listens>,
 }
 
+/// Whether the request is of a stateless (2026-07-28) client, which has no `initialize`.
+fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| !v.has_initialize())
+}
+
 /// The agent the request runs as, put there by [`authenticate`].
 fn caller(context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
     context
@@ -920,14 +927,14 @@ impl BridgeServer {
         name: &str,
         app: Option<&str>,
     ) -> Result<(), ErrorData> {
-        let via = app.map_or(crate::tools::Via::Host, crate::tools::Via::App);
-        let full = match scope {
-            Scope::Catalogue => full_tool_name(state, name).unwrap_or_else(|_| name.to_owned()),
-            _ => name.to_owned(),
+        // Most calls name no app: nothing to look up.
+        let Some(app) = app else {
+            return Ok(());
         };
+        // The member is found by the name shown or its full name alike.
         state
             .tools
-            .check_app_call(scope, &full, via)
+            .check_app_call(scope, name, crate::tools::Via::App(app))
             .map_err(Self::registry_error)
     }
 
@@ -1162,9 +1169,7 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = caller(&context)?;
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
+        let stateless = stateless(&context);
         // The bridge's own state (a 2025 server's requests, inputs.rs); any other state is the
         // server's, and goes back to it with the client's answers.
         if let Some(state) = request.request_state.as_deref() {
@@ -1211,13 +1216,12 @@ impl ServerHandler for BridgeServer {
         };
         // A stateless client answers its server's input requests itself (hub::InputRounds).
         let rounds = stateless.then(|| {
-            Arc::new(InputRounds {
-                agent_id: agent.id.clone(),
-                responses: request.input_responses.clone(),
-                request_state: request.request_state.clone(),
-                capabilities: capabilities.clone(),
-                required: Default::default(),
-            })
+            Arc::new(InputRounds::new(
+                &agent.id,
+                request.input_responses.clone(),
+                request.request_state.clone(),
+                capabilities.clone(),
+            ))
         });
         // Progress goes back on the call's own stream in both eras.
         let origin = Arc::new(McpCaller {
@@ -1387,9 +1391,7 @@ impl ServerHandler for BridgeServer {
             .await
             .map_err(Self::registry_error)?;
         // A stateless client answers its server's input requests itself (hub::InputRounds).
-        let stateless = context
-            .protocol_version()
-            .is_some_and(|v| !v.has_initialize());
+        let stateless = stateless(&context);
         // Only the agent a server's state went to brings it back (inputs.rs).
         if let Some(state) = request.request_state.as_deref()
             && !(stateless && self.suspended.take_handed(&agent.id, state))
@@ -1399,12 +1401,13 @@ impl ServerHandler for BridgeServer {
                 None,
             ));
         }
-        let rounds = stateless.then(|| InputRounds {
-            agent_id: agent.id.clone(),
-            responses: request.input_responses.clone(),
-            request_state: request.request_state.clone(),
-            capabilities: context.client_capabilities(),
-            required: Default::default(),
+        let rounds = stateless.then(|| {
+            InputRounds::new(
+                &agent.id,
+                request.input_responses.clone(),
+                request.request_state.clone(),
+                context.client_capabilities(),
+            )
         });
         let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
         let rendered = self
@@ -1418,8 +1421,10 @@ impl ServerHandler for BridgeServer {
                 rounds.as_ref(),
             )
             .await;
-        if let Some(required) = rounds.as_ref().and_then(InputRounds::take) {
-            self.handed_out(rounds.as_ref(), &required);
+        if let Some(rounds) = &rounds
+            && let Some(required) = rounds.take()
+        {
+            self.handed_out(rounds, &required);
             return Ok(GetPromptResponse::InputRequired(required));
         }
         let (_, mut result) = rendered.map_err(Self::registry_error)?;
@@ -1595,12 +1600,8 @@ impl BridgeServer {
 
     /// Notes whom a server's input-required result went to, so that only they bring its state
     /// back.
-    fn handed_out(
-        &self,
-        rounds: Option<&InputRounds>,
-        required: &rmcp::model::InputRequiredResult,
-    ) {
-        if let (Some(rounds), Some(state)) = (rounds, required.request_state.as_deref()) {
+    fn handed_out(&self, rounds: &InputRounds, required: &rmcp::model::InputRequiredResult) {
+        if let Some(state) = required.request_state.as_deref() {
             self.suspended.handed_out(&rounds.agent_id, state);
         }
     }
@@ -1618,7 +1619,9 @@ impl BridgeServer {
             Step::InputRequired(required) => return Ok(CallToolResponse::InputRequired(required)),
             Step::Done(called) => called,
         };
-        if let Some(required) = rounds.and_then(InputRounds::take) {
+        if let Some(rounds) = rounds
+            && let Some(required) = rounds.take()
+        {
             self.handed_out(rounds, &required);
             return Ok(CallToolResponse::InputRequired(required));
         }

@@ -108,6 +108,22 @@ pub struct InputRounds {
 }
 
 impl InputRounds {
+    /// What a client's call carries for its server's input rounds.
+    pub fn new(
+        agent_id: &str,
+        responses: Option<rmcp::model::InputResponses>,
+        request_state: Option<String>,
+        capabilities: Option<rmcp::model::ClientCapabilities>,
+    ) -> Self {
+        Self {
+            agent_id: agent_id.to_owned(),
+            responses,
+            request_state,
+            capabilities,
+            required: Default::default(),
+        }
+    }
+
     /// Keeps the server's input-required result for the client.
     pub fn hand_over(&self, required: rmcp::model::InputRequiredResult) {
         *self.required.lock().unwrap_or_else(|e| e.into_inner()) = Some(required);
