@@ -8,7 +8,8 @@
 //! a progress token) before it ends, as an SSE stream of that progress and then the answer: as
 //! rmcp answers. The server's log messages during the call, when the session asked for them
 //! (`logging/setLevel`), come on that stream too, so that they reach the client before the answer
-//! (rmcp would send them on the session's GET stream, which the answer can overtake). Everything else, and any request this does not recognise, goes to rmcp.
+//! (rmcp would send them on the session's GET stream, which the answer can overtake). Everything
+//! else, and any request this does not recognise, goes to rmcp.
 //!
 //! What rmcp would do for the call is kept: the session must be one rmcp still has (its peer is
 //! open), a request uses it as rmcp's idle timer counts use (it is touched every
