@@ -66,6 +66,7 @@ impl Registry {
                 entry.authorized_call(agent);
                 Ok(TaskStart::Done { server_id, result })
             }
+            Ok(Started::Plain) => Ok(TaskStart::Bridge),
             // The tool runs only in the call: nothing ran yet.
             Err(CallError::Rejected {
                 code: METHOD_NOT_FOUND,

@@ -1,19 +1,35 @@
-//! MCP tasks (protocol 2025-11-25) on an upstream: a `tools/call` augmented with `task`, then
-//! `tasks/get`, `tasks/result` and `tasks/cancel`. rmcp models the later tasks extension
-//! (SEP-2663) instead, so these go out as custom requests and their answers are read from JSON
-//! (leniently: an answer rmcp parsed into one of its own types is read back from its JSON).
+//! MCP tasks on an upstream, in both eras.
 //!
-//! Whether a server runs tasks is asked once per connection, on the first task: a `tasks/get`
-//! for an id that cannot exist. A server with tasks answers "not found" (-32602); one without
-//! answers "method not found" (-32601). rmcp drops the `tasks` capability from the initialize
-//! result, or the capability would say so.
+//! - 2025-11-25: a `tools/call` augmented with `task`, then `tasks/get`, `tasks/result` and
+//!   `tasks/cancel`. rmcp models the later tasks extension instead, so these go out as custom
+//!   requests and their answers are read from JSON (leniently: an answer rmcp parsed into one of
+//!   its own types is read back from its JSON). Whether a server runs tasks is asked once per
+//!   connection, on the first task: a `tasks/get` for an id that cannot exist. A server with
+//!   tasks answers "not found" (-32602); one without answers "method not found" (-32601). rmcp
+//!   drops the `tasks` capability from the initialize result, or the capability would say so.
+//! - 2026-07-28 (stateless): the tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`),
+//!   when `server/discover` declares it. The call declares the extension in its own client
+//!   capabilities and may be answered with a task handle; `tasks/get` polls it and carries its
+//!   result, error or the input it waits for, which the caller gives and `tasks/update` sends
+//!   (there is no `tasks/result`: the wait is a poll, so no stream is held for the task's length).
 
+use std::collections::HashSet;
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, CustomRequest};
+use rmcp::ClientHandler;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelTaskParams, ClientRequest,
+    CustomRequest, DetailedTask, GetTaskParams, JsonObject, RequestMetaObject, ServerResult,
+    TASKS_EXTENSION_ID, TaskPayload, UpdateTaskParams,
+};
 use serde_json::{Value, json};
 
 use super::{CallError, CallOrigin, Connection, McpProtocol};
+
+/// How often a 2026-07-28 task is polled when its server does not say (ms).
+const POLL_DEFAULT_MS: u64 = 500;
+/// The longest a 2026-07-28 task's poll waits, whatever its server asks (ms).
+const POLL_MOST_MS: u64 = 5_000;
 
 /// JSON-RPC "method not found": the server has no tasks, or runs this tool only in the call.
 pub const METHOD_NOT_FOUND: i32 = -32601;
@@ -50,6 +66,20 @@ impl UpstreamTask {
                 .and_then(Value::as_u64),
         })
     }
+
+    /// A 2026-07-28 task (tasks extension).
+    fn from_extension(task: &rmcp::model::Task) -> Self {
+        let status = serde_json::to_value(task.status)
+            .ok()
+            .and_then(|s| s.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        Self {
+            task_id: task.task_id.clone(),
+            status,
+            status_message: task.status_message.clone().unwrap_or_default(),
+            poll_interval: task.poll_interval_ms,
+        }
+    }
 }
 
 /// What a task-augmented call started.
@@ -59,13 +89,16 @@ pub enum Started {
     Task(UpstreamTask),
     /// The server answered it in the call (a tool it does not run as a task).
     Done(CallToolResult),
+    /// Nothing ran: the server asked for input before it would start (2026-07-28), so the
+    /// call is to be made plainly, where that input is given.
+    Plain,
 }
 
 impl Connection {
     /// Whether the server runs tasks (asked once per connection; see the module's note).
     pub async fn runs_tasks(&self, timeout: Duration) -> bool {
-        if self.mcp_version == McpProtocol::Stateless.as_str() {
-            return false;
+        if self.stateless() {
+            return self.capabilities.supports_tasks();
         }
         let probe = async {
             let answer = self
@@ -97,6 +130,9 @@ impl Connection {
         ttl: u64,
         timeout: Duration,
     ) -> Result<Started, CallError> {
+        if self.stateless() {
+            return self.call_tool_in_extension(params, timeout).await;
+        }
         let mut params = serde_json::to_value(&params)
             .map_err(|e| CallError::Protocol(format!("cannot encode the call: {e}")))?;
         params["task"] = json!({ "ttl": ttl });
@@ -117,6 +153,10 @@ impl Connection {
         task_id: &str,
         timeout: Duration,
     ) -> Result<UpstreamTask, CallError> {
+        if self.stateless() {
+            let got = self.get_task(task_id, timeout).await?;
+            return Ok(UpstreamTask::from_extension(&got.task));
+        }
         let answer = self
             .custom("tasks/get", json!({ "taskId": task_id }), timeout)
             .await?;
@@ -133,6 +173,9 @@ impl Connection {
         timeout: Duration,
         origin: CallOrigin,
     ) -> Result<CallToolResult, CallError> {
+        if self.stateless() {
+            return self.poll_to_end(task_id, timeout, &origin).await;
+        }
         let request = ClientRequest::CustomRequest(CustomRequest::new(
             "tasks/result",
             Some(json!({ "taskId": task_id })),
@@ -159,9 +202,121 @@ impl Connection {
 
     /// `tasks/cancel`: asks the server to stop the task.
     pub async fn cancel_task(&self, task_id: &str, timeout: Duration) -> Result<(), CallError> {
+        if self.stateless() {
+            let cancel = self
+                .client
+                .peer()
+                .cancel_task(CancelTaskParams::new(task_id));
+            return self.run(timeout, cancel).await;
+        }
         self.custom("tasks/cancel", json!({ "taskId": task_id }), timeout)
             .await
             .map(drop)
+    }
+
+    fn stateless(&self) -> bool {
+        self.mcp_version == McpProtocol::Stateless.as_str()
+    }
+
+    /// A `tools/call` that declares the tasks extension (2026-07-28): a task handle, a result,
+    /// or a request for input first.
+    async fn call_tool_in_extension(
+        &self,
+        params: CallToolRequestParams,
+        timeout: Duration,
+    ) -> Result<Started, CallError> {
+        // The bridge's own capabilities (what rmcp sends on every request), with the extension.
+        let mut capabilities = self.client.service().get_info().capabilities;
+        capabilities
+            .extensions
+            .get_or_insert_default()
+            .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
+        let mut meta = RequestMetaObject::default();
+        meta.set_client_capabilities(capabilities);
+        let mut options = rmcp::service::PeerRequestOptions::no_options();
+        options.timeout = Some(timeout);
+        options.meta = Some(meta);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let call = async {
+            self.client
+                .peer()
+                .send_request_with_option(request, options)
+                .await?
+                .await_response()
+                .await
+        };
+        match self.run(timeout + Duration::from_secs(1), call).await? {
+            ServerResult::CreateTaskResult(created) => {
+                Ok(Started::Task(UpstreamTask::from_extension(&created.task)))
+            }
+            ServerResult::CallToolResult(result) => Ok(Started::Done(result)),
+            ServerResult::InputRequiredResult(_) => Ok(Started::Plain),
+            _ => Err(CallError::Protocol(
+                "the server answered a task-augmented call with something else".into(),
+            )),
+        }
+    }
+
+    async fn get_task(&self, task_id: &str, timeout: Duration) -> Result<DetailedTask, CallError> {
+        let get = self.client.peer().get_task(GetTaskParams::new(task_id));
+        Ok(self.run(timeout, get).await?.task)
+    }
+
+    /// Polls a 2026-07-28 task until it ends (at most `timeout`): its result, or the error it
+    /// failed with. The input it waits for is asked of `origin`, each request once, and sent
+    /// with `tasks/update`.
+    async fn poll_to_end(
+        &self,
+        task_id: &str,
+        timeout: Duration,
+        origin: &CallOrigin,
+    ) -> Result<CallToolResult, CallError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut answered = HashSet::new();
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Err(CallError::Timeout(timeout));
+            }
+            let got = self.get_task(task_id, left).await?;
+            let every = got.task.poll_interval_ms.unwrap_or(POLL_DEFAULT_MS);
+            match got.payload {
+                TaskPayload::Completed { result } => {
+                    return serde_json::from_value(Value::Object(result)).map_err(|e| {
+                        CallError::Protocol(format!("the task's result is no tool result: {e}"))
+                    });
+                }
+                TaskPayload::Failed { error } => return Err(failed(&error)),
+                TaskPayload::Cancelled => {
+                    return Err(CallError::Rejected {
+                        code: rmcp::model::ErrorCode::INTERNAL_ERROR.0,
+                        message: "the server cancelled the task".into(),
+                    });
+                }
+                TaskPayload::InputRequired { mut input_requests } => {
+                    // A request already answered may be shown again until the server has read
+                    // the answer (`tasks/update` is acknowledged before it is applied).
+                    input_requests.retain(|key, _| !answered.contains(key));
+                    if !input_requests.is_empty() {
+                        let keys: Vec<String> = input_requests.keys().cloned().collect();
+                        let responses =
+                            Box::pin(self.answer_inputs(input_requests, origin)).await?;
+                        let update = UpdateTaskParams::new(task_id, responses);
+                        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                        self.run(left, self.client.peer().update_task(update))
+                            .await?;
+                        answered.extend(keys);
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            let pause = Duration::from_millis(every.clamp(1, POLL_MOST_MS));
+            tokio::time::sleep(
+                pause.min(deadline.saturating_duration_since(tokio::time::Instant::now())),
+            )
+            .await;
+        }
     }
 
     /// One custom request; its answer as JSON, whatever type rmcp read it as.
@@ -185,6 +340,22 @@ impl Connection {
         let answer = self.run(timeout + Duration::from_secs(1), call).await?;
         serde_json::to_value(answer)
             .map_err(|e| CallError::Protocol(format!("cannot read the answer to {method}: {e}")))
+    }
+}
+
+/// The error a 2026-07-28 task failed with (a JSON-RPC error object).
+fn failed(error: &JsonObject) -> CallError {
+    CallError::Rejected {
+        code: error
+            .get("code")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok())
+            .unwrap_or(rmcp::model::ErrorCode::INTERNAL_ERROR.0),
+        message: error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("the task failed")
+            .to_owned(),
     }
 }
 

@@ -8,30 +8,6 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-/// Calls a tool as `token` in the background.
-fn call_in_background(
-    app: &TestApp,
-    token: &str,
-    name: &str,
-    arguments: Value,
-) -> tokio::task::JoinHandle<(StatusCode, Value)> {
-    let client = app.client.clone();
-    let url = format!("{}/v1/tools/call", app.base);
-    let token = token.to_owned();
-    let body = json!({"name": name, "arguments": arguments});
-    tokio::spawn(async move {
-        let resp = client
-            .post(url)
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = resp.status();
-        (status, resp.json().await.unwrap())
-    })
-}
-
 #[tokio::test]
 async fn sampling_goes_to_the_owner_and_the_answer_reaches_the_tool_result() {
     let app = spawn_app().await;

@@ -790,6 +790,44 @@ pub async fn listen_server_on(port: u16) -> Peer {
     reporting_peer(command, "/mcp", "http").await
 }
 
+/// Calls a tool as `token` in the background.
+pub fn call_in_background(
+    app: &TestApp,
+    token: &str,
+    name: &str,
+    arguments: Value,
+) -> tokio::task::JoinHandle<(StatusCode, Value)> {
+    let client = app.client.clone();
+    let url = format!("{}/v1/tools/call", app.base);
+    let token = token.to_owned();
+    let body = json!({"name": name, "arguments": arguments});
+    tokio::spawn(async move {
+        let resp = client
+            .post(url)
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status();
+        (status, resp.json().await.unwrap())
+    })
+}
+
+/// The 2026-07-28 server of `tasks_server_2026.py` (Python `mcp` 2.x, stateless, with a tasks
+/// extension of its own); each `tasks/cancel` it is sent is noted in `cancelled`.
+pub async fn tasks_server_2026(cancelled: &Path) -> Peer {
+    let mut command = tokio::process::Command::new(python());
+    command
+        .args([
+            installed(peers_dir().join("tasks_server_2026.py")).as_str(),
+            "--port",
+            "0",
+        ])
+        .env("TASKS_CANCELLED", cancelled);
+    reporting_peer(command, "/mcp", "http").await
+}
+
 /// Our fixture for conformance 0.2 (`conformance_server_2026.py`, Python `mcp` 2.3.0) over
 /// Streamable HTTP: both eras, and the 2026-07-28 input-required tools.
 pub async fn conformance_2026() -> Peer {

@@ -499,3 +499,40 @@ async fn a_2026_clients_task_survives_a_restart_of_the_bridge() {
     );
     drop(bridge);
 }
+
+/// A 2026 client's task on a 2026 server that runs tasks itself (its own tasks extension): the
+/// bridge's task follows the server's, and the server's question reaches the client in
+/// `inputRequests`, its answer the server through both `tasks/update`s.
+#[tokio::test]
+async fn a_2026_clients_task_on_a_2026_task_server_runs_as_the_servers_task() {
+    let app = spawn_app().await;
+    let marks = tempfile::NamedTempFile::new().unwrap();
+    let peer = tasks_server_2026(marks.path()).await;
+    app.register(json!({
+        "server_id": "t26", "transport": "http", "url": peer.url,
+        "protocol_version": "2026-07-28"
+    }))
+    .await;
+    let args = json!({"a": 2, "b": 3}).to_string();
+    let report = tasks_ext_client(
+        &app,
+        &app.alice,
+        &["run", "t26__ask_sum", &args, "--answer", "Grace"],
+    )
+    .await;
+    assert_eq!(report["task"]["status"], "completed", "{report}");
+    assert_eq!(
+        report["task"]["result"]["content"][0]["text"], "Grace: a+b=5",
+        "{report}"
+    );
+    let asked = &report["input_requests"][0];
+    assert_eq!(asked["params"]["message"], "What is your name?", "{report}");
+    let task_id = report["handle"]["taskId"].as_str().unwrap();
+    let (status, body) = app.get(&format!("/v1/tasks/{task_id}"), &app.alice).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["task"]["upstream"], true, "{body}");
+    let (status, body) = app.call("t26__tasks_made", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["text"], "1", "{body}");
+    app.stop().await;
+}

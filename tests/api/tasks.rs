@@ -393,3 +393,126 @@ async fn after_a_kill_a_servers_task_completes_and_the_bridges_own_call_fails() 
     assert_eq!(result["retryable"], true);
     drop(bridge);
 }
+
+/// The text of a plain call of `name`.
+async fn answer(app: &TestApp, name: &str) -> String {
+    let (status, body) = app.call(name, json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
+/// Answers the next form elicitation on `events` (asking for a name) with `name`.
+async fn give_name(app: &TestApp, events: &mut EventStream, name: &str) {
+    let request = events
+        .wait_for("the server's question", WAIT, |m| {
+            m.event == "mcp/elicit/req"
+        })
+        .await;
+    assert_eq!(request.data["server_id"], "t26", "{request:?}");
+    assert_eq!(request.data["message"], "What is your name?", "{request:?}");
+    let answer =
+        json!({"req_id": request.data["id"], "action": "accept", "content": {"name": name}});
+    let (status, body) = app
+        .post("/v1/elicitation/responses", &app.alice, answer)
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+}
+
+/// A 2026-07-28 server that offers the tasks extension (`tasks_server_2026.py`) runs a task call
+/// as its own task: the call declares the extension and gets a handle, which is polled with
+/// `tasks/get` to its result; the input the task waits for reaches the agent's event stream and
+/// goes back with `tasks/update`; a cancel reaches the server as `tasks/cancel`. A plain call of
+/// the same tool is answered in the call (its input-required round included), as no task.
+#[tokio::test]
+async fn a_2026_server_with_the_tasks_extension_runs_the_call_as_its_task() {
+    let app = spawn_app().await;
+    let marks = tempfile::NamedTempFile::new().unwrap();
+    let peer = tasks_server_2026(marks.path()).await;
+    let server = app
+        .register(json!({
+            "server_id": "t26", "transport": "http", "url": peer.url,
+            "protocol_version": "2026-07-28"
+        }))
+        .await;
+    assert_eq!(server["mcp_version"], "2026-07-28", "{server}");
+    let mut events = EventStream::open(&app, &app.alice, None).await;
+
+    let created = start(
+        &app,
+        &app.alice,
+        "t26__slow_task",
+        json!({"seconds": 1}),
+        60_000,
+    )
+    .await;
+    let task_id = created["task_id"].as_str().unwrap().to_owned();
+    events
+        .wait_for("the server's status message", WAIT, |m| {
+            task_event(m, &task_id, "working")
+                && m.data["params"]["status_message"] == "sleeping 1.0 s"
+        })
+        .await;
+    let done = wait_status(&app, &app.alice, &task_id, "completed").await;
+    assert_eq!(done["task"]["upstream"], true, "{done}");
+    let (status, result) = app
+        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{result}");
+    assert_eq!(result["content"][0]["text"], "done", "{result}");
+
+    // The server's question, asked while its task waits.
+    let created = start(
+        &app,
+        &app.alice,
+        "t26__ask_sum",
+        json!({"a": 1, "b": 2}),
+        60_000,
+    )
+    .await;
+    let task_id = created["task_id"].as_str().unwrap().to_owned();
+    events
+        .wait_for("the wait for the agent's answer", WAIT, |m| {
+            task_event(m, &task_id, "input_required")
+        })
+        .await;
+    give_name(&app, &mut events, "Ada").await;
+    let done = wait_status(&app, &app.alice, &task_id, "completed").await;
+    assert_eq!(done["task"]["upstream"], true, "{done}");
+    let (_, result) = app
+        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+        .await;
+    assert_eq!(result["content"][0]["text"], "Ada: a+b=3", "{result}");
+
+    // Cancelled here, cancelled there, once.
+    let created = start(
+        &app,
+        &app.alice,
+        "t26__slow_task",
+        json!({"seconds": 60}),
+        60_000,
+    )
+    .await;
+    let task_id = created["task_id"].as_str().unwrap().to_owned();
+    wait_upstream(&app, &app.alice, &task_id).await;
+    let (status, body) = app
+        .delete(&format!("/v1/tasks/{task_id}"), &app.alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_until("the server told of the cancel", WAIT, async || {
+        let noted = std::fs::read_to_string(marks.path()).unwrap();
+        match noted.lines().collect::<Vec<_>>() {
+            lines if lines.len() == 1 => Ok(()),
+            lines => Err(format!("{lines:?}")),
+        }
+    })
+    .await;
+
+    // A plain call: answered in the call, its question asked on the event stream.
+    let call = call_in_background(&app, &app.alice, "t26__ask_sum", json!({"a": 2, "b": 3}));
+    give_name(&app, &mut events, "Bea").await;
+    let (status, result) = call.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{result}");
+    assert_eq!(result["content"][0]["text"], "Bea: a+b=5", "{result}");
+    assert_eq!(answer(&app, "t26__tasks_made").await, "3");
+    app.stop().await;
+}
