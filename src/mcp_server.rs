@@ -10,6 +10,7 @@ mod ids;
 mod inputs;
 mod listen;
 mod owners;
+mod params;
 mod recipient;
 mod shared;
 mod tasks;
@@ -201,15 +202,16 @@ async fn authenticate(State(front): State<Front>, mut req: Request, next: Next) 
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let agent_id = agent.id.clone();
+    let seen = params::Seen::of(req.headers(), req.uri(), &agent);
     req.extensions_mut().insert(agent);
     // The caller's limits first, then its session (which may ask the shared database), then
     // the 2025-11-25 tasks, which rmcp does not speak (see tasks.rs): one middleware, as each
     // layer boxes a service and a future per request.
     let limits = &front.state.limits;
-    crate::http::limits::admitted(limits, req, |req| {
+    let work = crate::http::limits::admitted(limits, req, |req| {
         in_session(&front, req, next, agent_id, session)
-    })
-    .await
+    });
+    params::seen_by(seen, work).await
 }
 
 /// The rest of [`authenticate`], within the caller's limits: only in a session it opened, up to
@@ -977,6 +979,11 @@ fn error_meta(code: crate::a2e::ErrorCode) -> Value {
 }
 
 impl ServerHandler for BridgeServer {
+    /// For rmcp's check of a 2026-07-28 call's `Mcp-Param-*` headers (params.rs).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        params::tool(&self.state, self.unprefixed(), name)
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut capabilities: ServerCapabilities = serde_json::from_value(json!({
             "tools": { "listChanged": true },

@@ -31,19 +31,6 @@ fn token(sub: &str, roles: &[&str], claims: Value) -> String {
     .unwrap()
 }
 
-async fn put(app: &TestApp, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
-    let resp = app
-        .client
-        .put(format!("{}{path}", app.base))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = resp.status();
-    (status, resp.json().await.unwrap_or(Value::Null))
-}
-
 async fn names(app: &TestApp, query: &str, token: &str) -> Vec<String> {
     let (status, body) = app.get(&format!("/v1/tools{query}"), token).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -98,33 +85,39 @@ async fn two_agents_under_different_policies_see_and_call_different_tools() {
         "allow": {"tools": ["ev__echo", "ev__get-*"]},
         "deny": {"tools": ["ev__get-tiny-image"]}
     });
-    let (status, body) = put(&app, "/v1/policies/readers", &app.alice, readers.clone()).await;
+    let (status, body) = app
+        .put("/v1/policies/readers", &app.alice, readers.clone())
+        .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "only admins: {body}");
-    let (status, body) = put(&app, "/v1/policies/readers", &app.admin, readers.clone()).await;
+    let (status, body) = app
+        .put("/v1/policies/readers", &app.admin, readers.clone())
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["name"], "readers");
     assert_eq!(body["defined_in"], "api");
-    let (status, _) = put(&app, "/v1/policies/readers", &app.admin, readers).await;
+    let (status, _) = app.put("/v1/policies/readers", &app.admin, readers).await;
     assert_eq!(status, StatusCode::OK, "replaced");
-    let (status, body) = put(
-        &app,
-        "/v1/policies/no-echo",
-        &app.admin,
-        json!({"match": {"subs": ["bo*"]}, "deny": {"tools": ["ev__echo"]}}),
-    )
-    .await;
+    let (status, body) = app
+        .put(
+            "/v1/policies/no-echo",
+            &app.admin,
+            json!({"match": {"subs": ["bo*"]}, "deny": {"tools": ["ev__echo"]}}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     // Bad input: a clear error, and nothing stored changes.
-    let (status, body) = put(
-        &app,
-        "/v1/policies/broken",
-        &app.admin,
-        json!({"alow": {"tools": ["x"]}}),
-    )
-    .await;
+    let (status, body) = app
+        .put(
+            "/v1/policies/broken",
+            &app.admin,
+            json!({"alow": {"tools": ["x"]}}),
+        )
+        .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(body["error"].as_str().unwrap().contains("alow"), "{body}");
-    let (status, body) = put(&app, "/v1/policies/bad%20name", &app.admin, json!({})).await;
+    let (status, body) = app
+        .put("/v1/policies/bad%20name", &app.admin, json!({}))
+        .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     let (_, listed) = app.get("/v1/policies", &app.admin).await;
     let listed: Vec<&str> = listed["policies"]
@@ -295,7 +288,9 @@ async fn claims_pick_policies_and_the_default_can_deny() {
         "no prompt rule: the default, deny"
     );
     // The config file's policy cannot be changed through the API.
-    let (status, body) = put(&app, "/v1/policies/payments", &app.admin, json!({})).await;
+    let (status, body) = app
+        .put("/v1/policies/payments", &app.admin, json!({}))
+        .await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     let (_, listed) = app.get("/v1/policies", &app.admin).await;
     assert_eq!(listed["access_default"], "deny");
@@ -314,17 +309,19 @@ async fn a_toolset_renames_and_redescribes_for_the_python_client() {
         "rename": {"ev__echo": "say"},
         "descriptions": {"ev__echo": "Say the message back."}
     });
-    let (status, body) = put(&app, "/v1/toolsets/team", &app.bob, toolset.clone()).await;
+    let (status, body) = app
+        .put("/v1/toolsets/team", &app.bob, toolset.clone())
+        .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    let (status, body) = put(&app, "/v1/toolsets/team", &app.admin, toolset).await;
+    let (status, body) = app.put("/v1/toolsets/team", &app.admin, toolset).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (status, body) = put(
-        &app,
-        "/v1/toolsets/bad",
-        &app.admin,
-        json!({"tools": ["ev__*"], "rename": {"other__x": "x"}}),
-    )
-    .await;
+    let (status, body) = app
+        .put(
+            "/v1/toolsets/bad",
+            &app.admin,
+            json!({"tools": ["ev__*"], "rename": {"other__x": "x"}}),
+        )
+        .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     let (_, listed) = app.get("/v1/tools?toolset=team", &app.alice).await;
     let tools = listed["tools"].as_array().unwrap();
@@ -392,13 +389,13 @@ async fn a_toolset_renames_and_redescribes_for_the_python_client() {
 async fn deferred_meta_tools_find_describe_and_call() {
     let app = spawn_app().await;
     app.register(everything_stdio("ev")).await;
-    let (status, body) = put(
-        &app,
-        "/v1/toolsets/lazy",
-        &app.admin,
-        json!({"tools": ["ev__*"], "deferred": true, "rename": {"ev__get-sum": "add"}}),
-    )
-    .await;
+    let (status, body) = app
+        .put(
+            "/v1/toolsets/lazy",
+            &app.admin,
+            json!({"tools": ["ev__*"], "deferred": true, "rename": {"ev__get-sum": "add"}}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(
         names(&app, "?toolset=lazy", &app.alice).await,
@@ -500,13 +497,13 @@ async fn search_ranks_what_the_caller_may_see() {
         let (status, body) = app.get(&format!("/v1/tools{bad}"), &app.alice).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
     }
-    let (status, _) = put(
-        &app,
-        "/v1/policies/no-echo",
-        &app.admin,
-        json!({"match": {"subs": ["alice"]}, "deny": {"tools": ["ev__echo"]}}),
-    )
-    .await;
+    let (status, _) = app
+        .put(
+            "/v1/policies/no-echo",
+            &app.admin,
+            json!({"match": {"subs": ["alice"]}, "deny": {"tools": ["ev__echo"]}}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED);
     let found = names(&app, "?q=echo%20back%20a%20message", &app.alice).await;
     assert!(!found.contains(&"ev__echo".to_owned()), "{found:?}");
@@ -518,21 +515,21 @@ async fn policies_and_toolsets_survive_a_restart() {
     let data = Arc::new(tempfile::tempdir().unwrap());
     let app = spawn_app_in(data.clone()).await;
     app.register(everything_stdio("ev")).await;
-    let (status, _) = put(
-        &app,
-        "/v1/policies/no-echo",
-        &app.admin,
-        json!({"match": {"subs": ["alice"]}, "deny": {"tools": ["ev__echo"]}}),
-    )
-    .await;
+    let (status, _) = app
+        .put(
+            "/v1/policies/no-echo",
+            &app.admin,
+            json!({"match": {"subs": ["alice"]}, "deny": {"tools": ["ev__echo"]}}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED);
-    let (status, _) = put(
-        &app,
-        "/v1/toolsets/team",
-        &app.admin,
-        json!({"tools": ["ev__get-sum"], "rename": {"ev__get-sum": "add"}}),
-    )
-    .await;
+    let (status, _) = app
+        .put(
+            "/v1/toolsets/team",
+            &app.admin,
+            json!({"tools": ["ev__get-sum"], "rename": {"ev__get-sum": "add"}}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CREATED);
     app.stop().await;
 
@@ -591,7 +588,7 @@ async fn every_form_of_a_name_meets_the_same_policy() {
         "match": {"subs": ["bob"]},
         "allow": {"resources": ["fixture://note/*"], "prompts": ["py__code_review"]}
     });
-    let (status, body) = put(&app, "/v1/policies/bob", &app.admin, policy).await;
+    let (status, body) = app.put("/v1/policies/bob", &app.admin, policy).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
 
     // Every way to name what bob may not see, as (route, A2E type, body fields).

@@ -217,6 +217,10 @@ impl TestApp {
             .await
     }
 
+    pub async fn put(&self, path: &str, token: &str, body: Value) -> (StatusCode, Value) {
+        self.send(Method::PUT, path, Some(token), Some(body)).await
+    }
+
     pub async fn delete(&self, path: &str, token: &str) -> (StatusCode, Value) {
         self.send(Method::DELETE, path, Some(token), None).await
     }

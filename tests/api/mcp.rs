@@ -1106,3 +1106,86 @@ async fn log_messages_reach_the_owner_and_the_caller_only() {
         "another agent's session heard it"
     );
 }
+
+/// A stateless `tools/call` of `name` with `region` on `/mcp` by `token`, with `header` as its
+/// `Mcp-Param-Region` (none when None): its HTTP status and JSON-RPC answer.
+async fn region_call(
+    app: &TestApp,
+    token: &str,
+    name: &str,
+    region: &str,
+    header: Option<&str>,
+) -> (StatusCode, Value) {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    });
+    let body = json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": name, "arguments": {"region": region}, "_meta": meta},
+    });
+    let mut req = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name)
+        .json(&body);
+    if let Some(value) = header {
+        req = req.header("mcp-param-region", value);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status();
+    (status, resp.json().await.unwrap())
+}
+
+/// SEP-2243 on `/mcp`: a 2026 call's `Mcp-Param-*` header must restate the argument of the
+/// tool's `x-mcp-header` parameter (plain or `=?base64?…?=`); a missing, different or badly
+/// encoded one is HTTP 400 with -32020 and the call is not made. A tool the caller does not see
+/// is unknown whatever its headers, as the call itself would be.
+#[tokio::test]
+async fn a_2026_calls_param_headers_must_restate_its_arguments() {
+    let peer = conformance_2026().await;
+    let app = spawn_app().await;
+    app.register(json!({
+        "server_id": "cf", "transport": "http", "url": peer.url,
+        "protocol_version": "2026-07-28"
+    }))
+    .await;
+    let tool = "cf__test_x_mcp_header";
+    let (status, answer) = region_call(&app, &app.alice, tool, "eu-west", Some("eu-west")).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "region=eu-west",
+        "{answer}"
+    );
+    let encoded = "=?base64?ZXUtd2VzdA==?=";
+    let (status, answer) = region_call(&app, &app.alice, tool, "eu-west", Some(encoded)).await;
+    assert_eq!(status, StatusCode::OK, "Base64: {answer}");
+    for (what, header) in [
+        ("missing", None),
+        ("different", Some("us-east")),
+        ("bad Base64", Some("=?base64?ZXUtd2VzdA?=")),
+    ] {
+        let (status, answer) = region_call(&app, &app.alice, tool, "eu-west", header).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{what}: {answer}");
+        assert_eq!(answer["error"]["code"], -32020, "{what}: {answer}");
+    }
+    // Hidden from bob: unknown to him, not a header mismatch.
+    let (status, body) = app
+        .put(
+            "/v1/policies/no-cf",
+            &app.admin,
+            json!({"match": {"subs": ["bo*"]}, "deny": {"tools": ["cf__*"]}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (_, answer) = region_call(&app, &app.bob, tool, "eu-west", None).await;
+    assert_ne!(answer["error"]["code"], -32020, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Unknown tool"), "{answer}");
+    app.stop().await;
+}
