@@ -1107,10 +1107,11 @@ async fn log_messages_reach_the_owner_and_the_caller_only() {
     );
 }
 
-/// A stateless `tools/call` of `name` with `region` on `/mcp` by `token`, with `header` as its
-/// `Mcp-Param-Region` (none when None): its HTTP status and JSON-RPC answer.
+/// A stateless `tools/call` of `name` with `region` on `path` (`/mcp`, …) by `token`, with
+/// `header` as its `Mcp-Param-Region` (none when None): its HTTP status and JSON-RPC answer.
 async fn region_call(
     app: &TestApp,
+    path: &str,
     token: &str,
     name: &str,
     region: &str,
@@ -1127,7 +1128,7 @@ async fn region_call(
     });
     let mut req = app
         .client
-        .post(format!("{}/mcp", app.base))
+        .post(format!("{}{path}", app.base))
         .bearer_auth(token)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
@@ -1156,21 +1157,23 @@ async fn a_2026_calls_param_headers_must_restate_its_arguments() {
     }))
     .await;
     let tool = "cf__test_x_mcp_header";
-    let (status, answer) = region_call(&app, &app.alice, tool, "eu-west", Some("eu-west")).await;
+    let (status, answer) =
+        region_call(&app, "/mcp", &app.alice, tool, "eu-west", Some("eu-west")).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(
         answer["result"]["content"][0]["text"], "region=eu-west",
         "{answer}"
     );
     let encoded = "=?base64?ZXUtd2VzdA==?=";
-    let (status, answer) = region_call(&app, &app.alice, tool, "eu-west", Some(encoded)).await;
+    let (status, answer) =
+        region_call(&app, "/mcp", &app.alice, tool, "eu-west", Some(encoded)).await;
     assert_eq!(status, StatusCode::OK, "Base64: {answer}");
     for (what, header) in [
         ("missing", None),
         ("different", Some("us-east")),
         ("bad Base64", Some("=?base64?ZXUtd2VzdA?=")),
     ] {
-        let (status, answer) = region_call(&app, &app.alice, tool, "eu-west", header).await;
+        let (status, answer) = region_call(&app, "/mcp", &app.alice, tool, "eu-west", header).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{what}: {answer}");
         assert_eq!(answer["error"]["code"], -32020, "{what}: {answer}");
     }
@@ -1183,9 +1186,40 @@ async fn a_2026_calls_param_headers_must_restate_its_arguments() {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (_, answer) = region_call(&app, &app.bob, tool, "eu-west", None).await;
+    let (_, answer) = region_call(&app, "/mcp", &app.bob, tool, "eu-west", None).await;
     assert_ne!(answer["error"]["code"], -32020, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("Unknown tool"), "{answer}");
+    app.stop().await;
+}
+
+/// A tool renamed by a toolset reaches its 2026 server under its own name: the server (the
+/// Python SDK, which refuses an `Mcp-Name` or `Mcp-Param-*` header that differs from the body)
+/// answers the call made as `region` on the toolset's path.
+#[tokio::test]
+async fn an_aliased_tool_reaches_a_2026_server_under_its_own_name() {
+    let peer = conformance_2026().await;
+    let app = spawn_app().await;
+    app.register(json!({
+        "server_id": "cf", "transport": "http", "url": peer.url,
+        "protocol_version": "2026-07-28"
+    }))
+    .await;
+    let toolset = json!({
+        "tools": ["cf__test_x_mcp_header"],
+        "rename": {"cf__test_x_mcp_header": "region"}
+    });
+    let (status, body) = app.put("/v1/toolsets/short", &app.admin, toolset).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let path = "/mcp/toolsets/short";
+    let (status, answer) = region_call(&app, path, &app.alice, "region", "eu", Some("eu")).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "region=eu",
+        "{answer}"
+    );
+    // Its parameters' headers are checked under the alias too.
+    let (status, answer) = region_call(&app, path, &app.alice, "region", "eu", None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     app.stop().await;
 }
