@@ -10,7 +10,7 @@ import sys
 
 # Bottom to top. A module not listed is an error: every new module is placed on purpose.
 LAYERS = [
-    ("leaves", ["a2e", "caller", "config", "guard", "keyfile", "schema", "telemetry", "wake"]),
+    ("leaves", ["a2e", "caller", "config", "guard", "keyfile", "naming", "schema", "telemetry", "wake"]),
     ("store", ["store"]),
     ("hub", ["hub"]),
     ("upstream", ["upstream"]),

@@ -22,7 +22,7 @@ use crate::a2e::{A2aAgentInfo, A2aProtocol, ErrorCode, Message, ServerPush};
 use crate::caller::Caller;
 use crate::guard::{Guard, Refused};
 use crate::hub::Hub;
-use crate::registry::naming;
+use crate::naming;
 use crate::store::{Owned, Store, StoreError, StoredAgent};
 use body::BodyError;
 pub use card::{AgentCard, Binding, Endpoint, MAX_CARD_BYTES};

@@ -14,6 +14,7 @@ pub mod import;
 pub mod keyfile;
 pub mod mcp_server;
 pub mod metrics;
+pub mod naming;
 pub mod registry;
 pub mod schema;
 pub mod startup;

@@ -9,7 +9,7 @@ mod entry;
 mod inflight;
 mod links;
 mod merge;
-pub mod naming;
+pub use crate::naming;
 mod pins;
 mod prompts;
 mod relay;

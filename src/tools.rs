@@ -142,7 +142,7 @@ impl Tools {
                 definition.name = tool.info.name.clone().into();
                 Item {
                     owner: Some(entry.owner.clone()),
-                    full: format!("{}{}{}", entry.id, registry::naming::SEPARATOR, tool.tool),
+                    full: format!("{}{}{}", entry.id, crate::naming::SEPARATOR, tool.tool),
                     info: tool.info.clone(),
                     definition,
                 }
@@ -276,7 +276,7 @@ impl Tools {
         match self.registry.resolve_tool(name) {
             Some((server_id, tool)) => {
                 let owner = self.registry.get(&server_id).map(|e| e.owner.clone()).ok();
-                let full = format!("{server_id}{}{tool}", registry::naming::SEPARATOR);
+                let full = format!("{server_id}{}{tool}", crate::naming::SEPARATOR);
                 view.tool(owner.as_deref(), &full)
             }
             None => view.tool(None, name),

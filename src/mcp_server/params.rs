@@ -14,7 +14,7 @@ use rmcp::model::Tool;
 use super::{ScopePath, scope_of};
 use crate::caller::Caller;
 use crate::http::state::AppState;
-use crate::registry::naming;
+use crate::naming;
 
 tokio::task_local! {
     static SEEN_BY: Seen;

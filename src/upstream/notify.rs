@@ -22,6 +22,7 @@ use tokio::sync::oneshot;
 use super::calls::{CallOrigin, Calls};
 use super::handler::Context;
 use crate::a2e::{Message, NotificationMethod, ServerPush};
+use crate::naming;
 
 /// What the pump is handed, in the order the server sent it.
 #[derive(Debug)]
@@ -148,11 +149,16 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notes: UnboundedReceiver<
                 let read = || ctx.store.subscribers(&ctx.server_id, uri);
                 match retried(&mut away, SUBSCRIBERS_WAIT, read).await {
                     Ok(agents) => {
+                        // The URI as agents subscribed to it: a `ui://` one is shown qualified.
+                        let mut update = push(None);
+                        if let Some(shown) = naming::qualify_ui(&ctx.server_id, uri) {
+                            update.params["uri"] = Value::String(shown);
+                        }
                         for agent in agents
                             .into_iter()
                             .filter(|agent| !ctx.private || *agent == ctx.owner)
                         {
-                            ctx.hub.publish(&agent, ServerPush::TYPE, &push(None));
+                            ctx.hub.publish(&agent, ServerPush::TYPE, &update);
                         }
                     }
                     Err(error) => tracing::error!(%error, "cannot read the subscribers of {uri}"),

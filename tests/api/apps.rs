@@ -12,6 +12,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 
+use std::time::Duration;
+
 use crate::helpers::*;
 
 const LABELS: [&str; 2] = ["red", "blue"];
@@ -362,4 +364,52 @@ async fn the_meta_tools_serve_a_model_and_keep_app_only_tools_from_it() {
         assert!(!refused.contains("red refreshed"), "{tool}: {refused}");
     }
     client.cancel().await.unwrap();
+}
+
+/// A REST agent subscribed to a server's `ui://` resource is told of its updates under the URI it
+/// subscribed to (`ui://{server_id}/…`), not the server's own.
+#[tokio::test]
+async fn an_update_of_a_ui_resource_names_it_as_the_agent_subscribed() {
+    let app = with_two_app_servers().await;
+    let mut alice = EventStream::open(&app, &app.alice, None).await;
+    let (status, body) = app
+        .post(
+            "/v1/resources/subscribe",
+            &app.alice,
+            json!({"uri": "ui://red/dashboard"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = app.call("red__touch_dashboard", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["text"], "touched", "{body}");
+    let update = alice
+        .wait_for("the dashboard's update", WAIT, |m| {
+            is_push(m, "notifications/resources/updated")
+        })
+        .await;
+    assert_eq!(update.data["server_id"], "red", "{update:?}");
+    assert_eq!(
+        update.data["params"]["uri"], "ui://red/dashboard",
+        "{update:?}"
+    );
+    // Unsubscribed by the same URI: no more updates.
+    let (status, body) = app
+        .post(
+            "/v1/resources/unsubscribe",
+            &app.alice,
+            json!({"uri": "ui://red/dashboard"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = app.call("red__touch_dashboard", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let later = alice.drain(Duration::from_millis(1000)).await;
+    assert!(
+        !later
+            .iter()
+            .any(|m| is_push(m, "notifications/resources/updated")),
+        "{later:?}"
+    );
+    app.stop().await;
 }

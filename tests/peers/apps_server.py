@@ -9,13 +9,15 @@ Offers the HTML resource `ui://dashboard` (mimeType `text/html;profile=mcp-app`)
 the tool `show_dashboard` (visible to model and app, `_meta.ui.resourceUri` and the deprecated
 `_meta["ui/resourceUri"]` "ui://dashboard") returning
 "LABEL dashboard shown"; and the app-only tool `refresh_dashboard` (`_meta.ui.visibility` ["app"], same
-resource) returning "LABEL refreshed". Two instances with different labels offer the same URIs and names.
+resource) returning "LABEL refreshed"; and the plain tool `touch_dashboard`, which sends
+notifications/resources/updated for `ui://dashboard` and returns "touched". Two instances with different
+labels offer the same URIs and names.
 """
 
 import sys
 
 from mcp.server.apps import Apps, ResourceCsp, ResourcePermissions
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 URI = "ui://dashboard"
 
@@ -39,7 +41,24 @@ def build(label: str) -> MCPServer:
         permissions=ResourcePermissions(clipboard_write={}),
         prefers_border=True,
     )
-    return MCPServer(f"apps-{label}", extensions=[apps])
+    server = MCPServer(f"apps-{label}", extensions=[apps])
+
+    @server.tool(description="Announce that the dashboard changed")
+    async def touch_dashboard(ctx: Context) -> str:
+        await ctx.session.send_resource_updated(URI)
+        return "touched"
+
+    # Subscriptions (2025-11-25): MCPServer registers no handler for them, and declares
+    # `resources.subscribe` once one is registered.
+    from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+
+    async def accepted(ctx, params):
+        return EmptyResult()
+
+    lowlevel = server._lowlevel_server  # no public accessor in SDK 2.3.0
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, accepted)
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, accepted)
+    return server
 
 
 if __name__ == "__main__":
