@@ -34,7 +34,7 @@ pub use oauth::StoredOAuthGrant;
 pub use oauth_links::{LinkLimits, StoredLink};
 pub use pins::StoredPin;
 pub use servers::StoredServer;
-pub use tasks::StoredTask;
+pub use tasks::{StoredTask, TaskInputs};
 
 /// A migration: its version and name, its SQL, and the PostgreSQL variant of that SQL where the
 /// same text cannot run there (same version and name, in `migrations/postgres/`).
@@ -144,6 +144,12 @@ const MIGRATIONS: &[Embedded] = &[
         version: 20261231200001,
         name: "replicas_bus",
         sql: include_str!("../migrations/20261231200001_replicas_bus.sql"),
+        postgres: None,
+    },
+    Embedded {
+        version: 20270101000001,
+        name: "task_inputs",
+        sql: include_str!("../migrations/20270101000001_task_inputs.sql"),
         postgres: None,
     },
 ];

@@ -46,11 +46,16 @@ use crate::a2e::{
     ToolCallRequest, ToolCallResponse,
 };
 use crate::caller::Caller;
-use crate::hub::{AgentChannel, Answer, AskKind, Hub, Recipient, ServerRequest};
+use crate::hub::{AgentChannel, Answer, Hub, Recipient, ServerRequest};
 use crate::registry::{self, TaskStart};
 use crate::store::{Store, StoreError, StoredTask};
 use crate::tools::{Scope, Tools};
 use crate::upstream::CallOrigin;
+
+mod inputs;
+
+pub use inputs::InputRequest;
+use inputs::InputWait;
 
 /// Why a bridge-run call ended when the bridge stopped during it.
 pub const INTERRUPTED: &str = "interrupted by restart";
@@ -168,27 +173,10 @@ pub enum Asks {
     Channel,
     /// Kept on the task for its MCP client, which polls them (`tasks/get` `inputRequests`)
     /// and answers them (`tasks/update`): the 2026-07-28 tasks extension on `/mcp`. Held by
-    /// the replica running the call, in memory: the server's request is lost with its
-    /// connection anyway when the bridge stops.
+    /// the replica running the call, and with replicas in the task's row too, so that any
+    /// replica shows and takes them (`inputs.rs`); not kept over a restart, as the server's
+    /// request is lost with its connection then anyway.
     Polled,
-}
-
-/// A server's request that a polled task waits on.
-struct InputWait {
-    key: String,
-    kind: AskKind,
-    params: serde_json::Value,
-    answer: Option<tokio::sync::oneshot::Sender<serde_json::Value>>,
-}
-
-/// A request a polled task waits on, as its client is shown it.
-#[derive(Debug, Clone)]
-pub struct InputRequest {
-    /// Unique over the task's life; the client's answer names it.
-    pub key: String,
-    pub kind: AskKind,
-    /// The MCP request's params.
-    pub params: serde_json::Value,
 }
 
 impl Tasks {
@@ -670,109 +658,6 @@ impl Tasks {
             response,
             error,
         })
-    }
-
-    /// The server requests one of the caller's tasks waits on, when its requests are polled
-    /// ([`Asks::Polled`]) and this replica runs it; none otherwise.
-    pub async fn input_requests(
-        &self,
-        caller: &Caller,
-        task_id: &str,
-    ) -> Result<Vec<InputRequest>, TaskError> {
-        self.own(caller, task_id).await?;
-        Ok(self
-            .polled_lock()
-            .get(task_id)
-            .map(|waits| {
-                waits
-                    .iter()
-                    .map(|w| InputRequest {
-                        key: w.key.clone(),
-                        kind: w.kind,
-                        params: w.params.clone(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default())
-    }
-
-    /// Hands the caller's answers (by request key) to the requests its task waits on. A key
-    /// the task does not wait on (unknown, answered already, or the task runs elsewhere or has
-    /// ended) is `Invalid`, and no answer is handed over.
-    pub async fn answer_inputs(
-        &self,
-        caller: &Caller,
-        task_id: &str,
-        answers: impl IntoIterator<Item = (String, serde_json::Value)>,
-    ) -> Result<(), TaskError> {
-        self.own(caller, task_id).await?;
-        let answers: Vec<_> = answers.into_iter().collect();
-        let mut polled = self.polled_lock();
-        let waits = polled.get_mut(task_id);
-        let waits = match waits {
-            Some(waits) => waits,
-            None if answers.is_empty() => return Ok(()),
-            None => {
-                return Err(TaskError::Invalid(format!(
-                    "task \"{task_id}\" waits on no input request here"
-                )));
-            }
-        };
-        if let Some((key, _)) = answers
-            .iter()
-            .find(|(key, _)| !waits.iter().any(|w| &w.key == key && w.answer.is_some()))
-        {
-            return Err(TaskError::Invalid(format!(
-                "task \"{task_id}\" waits on no input request \"{key}\""
-            )));
-        }
-        for (key, answer) in answers {
-            if let Some(wait) = waits.iter_mut().find(|w| w.key == key)
-                && let Some(tx) = wait.answer.take()
-            {
-                let _ = tx.send(answer);
-            }
-        }
-        waits.retain(|w| w.answer.is_some());
-        Ok(())
-    }
-
-    fn polled_lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<InputWait>>> {
-        self.polled.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Asks a polled task's client `request` (kept until `tasks/update` answers it, or its
-    /// deadline); `None` when the task's requests are not polled.
-    async fn ask_polled(
-        &self,
-        task_id: &str,
-        request: &ServerRequest,
-    ) -> Option<Result<Answer, String>> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let key = {
-            let mut polled = self.polled_lock();
-            let waits = polled.get_mut(task_id)?;
-            let key = format!("input-{}", a2e::new_id());
-            waits.push(InputWait {
-                key: key.clone(),
-                kind: request.kind,
-                params: request.params.clone(),
-                answer: Some(tx),
-            });
-            key
-        };
-        let answered = match tokio::time::timeout(request.deadline, rx).await {
-            Ok(Ok(answer)) => Ok(Answer::Mcp(answer)),
-            Ok(Err(_)) => Err("the task ended before its client answered".to_owned()),
-            Err(_) => Err(format!(
-                "the task's client did not answer within {} s",
-                request.deadline.as_secs()
-            )),
-        };
-        if let Some(waits) = self.polled_lock().get_mut(task_id) {
-            waits.retain(|w| w.key != key);
-        }
-        Some(answered)
     }
 
     /// Cancels one of the caller's running tasks; a finished one is `Finished` (409), and

@@ -43,6 +43,15 @@ pub struct StoredTask {
     pub expires_at: f64,
 }
 
+/// What a running task waits on, as its row keeps it (both JSON; see `tasks/inputs.rs`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskInputs {
+    /// The server's requests it waits on.
+    pub inputs: Option<String>,
+    /// Its client's answers not yet taken by the replica running its call.
+    pub answers: Option<String>,
+}
+
 impl StoredTask {
     fn from_row(row: &AnyRow) -> Result<Self, StoreError> {
         Ok(Self {
@@ -300,6 +309,63 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
+    /// Sets the input a running task waits on (`inputs`, JSON; None: nothing), for any replica
+    /// to show its client.
+    #[instrument(skip_all, fields(task_id))]
+    pub async fn set_task_inputs(
+        &self,
+        task_id: &str,
+        inputs: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let sql = format!("UPDATE tasks SET inputs = $2 WHERE task_id = $1 AND {RUNNING}");
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(task_id)
+            .bind(inputs)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The input a running task waits on and the answers given to it not yet taken; None when
+    /// the task is not running.
+    #[instrument(skip_all, fields(task_id))]
+    pub async fn task_inputs(&self, task_id: &str) -> Result<Option<TaskInputs>, StoreError> {
+        let sql = format!("SELECT inputs, answers FROM tasks WHERE task_id = $1 AND {RUNNING}");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(task_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| {
+            Ok(TaskInputs {
+                inputs: row.try_get("inputs")?,
+                answers: row.try_get("answers")?,
+            })
+        })
+        .transpose()
+    }
+
+    /// Replaces a running task's untaken answers `old` with `new` (both JSON, None: none) if
+    /// they are still `old`; whether they were (replicas give and take answers concurrently).
+    #[instrument(skip_all, fields(task_id))]
+    pub async fn swap_task_answers(
+        &self,
+        task_id: &str,
+        old: Option<&str>,
+        new: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let sql = format!(
+            "UPDATE tasks SET answers = $3 \
+             WHERE task_id = $1 AND COALESCE(answers, '') = $2 AND {RUNNING}"
+        );
+        let done = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(task_id)
+            .bind(old.unwrap_or(""))
+            .bind(new)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// Deletes the tasks that expired before `now`; their ids and agents.
     #[instrument(skip_all)]
     pub async fn expire_tasks(&self, now: f64) -> Result<Vec<(String, String)>, StoreError> {
@@ -334,6 +400,51 @@ mod tests {
             updated_at: 1.0,
             expires_at,
             ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tasks_input_and_answers_are_swapped_by_one_replica_at_a_time() {
+        for db in backends().await {
+            let store = db.open().await;
+            store.insert_task(&task("i", "alice", 100.0)).await.unwrap();
+            let nothing = TaskInputs::default();
+            assert_eq!(store.task_inputs("i").await.unwrap(), Some(nothing));
+            store.set_task_inputs("i", Some("[1]")).await.unwrap();
+            assert!(
+                store
+                    .swap_task_answers("i", None, Some("{\"k\":1}"))
+                    .await
+                    .unwrap()
+            );
+            // A second writer that read the old answers loses.
+            assert!(
+                !store
+                    .swap_task_answers("i", None, Some("{}"))
+                    .await
+                    .unwrap()
+            );
+            let row = store.task_inputs("i").await.unwrap().unwrap();
+            assert_eq!(row.inputs.as_deref(), Some("[1]"));
+            assert_eq!(row.answers.as_deref(), Some("{\"k\":1}"));
+            assert!(
+                store
+                    .swap_task_answers("i", row.answers.as_deref(), None)
+                    .await
+                    .unwrap()
+            );
+            // A finished task waits on nothing.
+            let mut done = task("i", "alice", 100.0);
+            done.status = "completed".into();
+            assert!(store.finish_task(&done).await.unwrap());
+            assert_eq!(store.task_inputs("i").await.unwrap(), None);
+            store.set_task_inputs("i", Some("[2]")).await.unwrap();
+            assert!(
+                !store
+                    .swap_task_answers("i", None, Some("{}"))
+                    .await
+                    .unwrap()
+            );
         }
     }
 

@@ -375,7 +375,7 @@ async fn a_task_names_its_tool_as_a_plain_call_on_the_same_path() {
 
 /// Runs mcp_tasks_ext_client.py (the 2026-07-28 tasks extension, Python `mcp` 2.x) against
 /// `/mcp`; its JSON report.
-async fn tasks_ext_client(app: &TestApp, token: &str, args: &[&str]) -> Value {
+pub async fn tasks_ext_client(app: &TestApp, token: &str, args: &[&str]) -> Value {
     let url = format!("{}/mcp", app.base);
     let mut all = vec![url.as_str(), token];
     all.extend_from_slice(args);

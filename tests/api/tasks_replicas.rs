@@ -153,3 +153,36 @@ async fn a_replica_stops_polling_a_task_moved_away_without_cancelling_it() {
     let cancels = std::fs::read_to_string(noted.path()).unwrap();
     assert_eq!(cancels, "", "the task was cancelled on its server");
 }
+
+/// A 2026 `/mcp` client's task, started on one replica and polled and answered on another (no
+/// stickiness): the server's question, asked on the replica running the call, shows in
+/// `tasks/get` on the other, and the answer given there reaches the call.
+#[tokio::test]
+async fn a_2026_clients_task_is_polled_and_answered_on_another_replica() {
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let id = unique("pi");
+    a.app.register(py_stdio(&id, &unique("pinput"))).await;
+    b.wait_held(&id, "a", WAIT).await;
+    let name = format!("{id}__ask_name");
+    let report =
+        crate::mcp_tasks::tasks_ext_client(&a.app, &a.app.alice, &["start", &name, "{}"]).await;
+    let task_id = report["handle"]["taskId"].as_str().unwrap().to_owned();
+    let report = crate::mcp_tasks::tasks_ext_client(
+        &b.app,
+        &b.app.alice,
+        &["poll", &task_id, "--answer", "Grace"],
+    )
+    .await;
+    assert_eq!(report["task"]["status"], "completed", "{report}");
+    assert_eq!(
+        report["task"]["result"]["content"][0]["text"], "name: Grace",
+        "{report}"
+    );
+    let asked = &report["input_requests"][0];
+    assert_eq!(asked["method"], "elicitation/create", "{report}");
+    assert_eq!(asked["params"]["message"], "What is your name?", "{report}");
+}
