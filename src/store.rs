@@ -357,7 +357,7 @@ impl Store {
         self.sealer = Some(std::sync::Arc::new(sealed::Sealer::new(key)));
         // Only rows that still hold a plain value are written again, all in one transaction: a
         // failure part way leaves every row as it was.
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let servers = self.seal_plain_servers(&mut tx).await?;
         let agents = self.seal_plain_agents(&mut tx).await?;
         let grants = self.seal_plain_oauth_grants(&mut tx).await?;
@@ -385,6 +385,18 @@ impl Store {
     pub async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())
+    }
+
+    /// A transaction that writes. On SQLite it takes the write lock at `BEGIN` (`IMMEDIATE`),
+    /// waiting out another writer within the busy timeout: a deferred transaction starts as a
+    /// reader, and a reader whose snapshot another writer has since changed cannot become the
+    /// writer, so SQLite refuses it at once ("database is locked") whatever the timeout.
+    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
+        let tx = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        };
+        Ok(tx)
     }
 }
 

@@ -123,7 +123,7 @@ impl Store {
         value: &T,
     ) -> Result<bool, StoreError> {
         let body = serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let existed = sqlx::query(table.exists())
             .bind(name)
             .fetch_optional(&mut *tx)

@@ -131,7 +131,7 @@ impl Store {
         idle: Duration,
     ) -> Result<SessionClaim, StoreError> {
         let now = self.backend.now();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         if self.backend == super::Backend::Postgres {
             sqlx::query("SELECT pg_advisory_xact_lock(hashtext('mcp_sessions:' || $1))")
                 .bind(agent_id)

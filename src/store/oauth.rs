@@ -102,7 +102,7 @@ impl Store {
         part: Part,
         value: Option<&str>,
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         self.write_oauth(&mut tx, server_id, agent, part, value)
             .await?;
         tx.commit().await?;

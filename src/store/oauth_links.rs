@@ -70,7 +70,7 @@ impl Store {
         limits: LinkLimits,
     ) -> Result<(), StoreError> {
         let now = self.backend.now();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         if self.backend == Backend::Postgres {
             sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS held")
                 .bind(KEEPING_LOCK)

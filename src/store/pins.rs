@@ -66,7 +66,7 @@ impl Store {
                  VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING"
             }
         };
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         for (tool, pin) in pins {
             sqlx::query(sql)
                 .bind(server_id)

@@ -10,7 +10,7 @@ impl Store {
     /// Replaces the agent's roots.
     #[instrument(skip_all, fields(agent_id))]
     pub async fn set_roots(&self, agent_id: &str, roots: &[McpRoot]) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         sqlx::query("DELETE FROM roots WHERE agent_id = $1")
             .bind(agent_id)
             .execute(&mut *tx)

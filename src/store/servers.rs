@@ -59,7 +59,7 @@ impl Store {
         &self,
         config: &McpServerConfig,
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         self.write_config(&mut tx, config).await?;
         sqlx::query("DELETE FROM oauth_grants WHERE server_id = $1")
             .bind(&config.server_id)
