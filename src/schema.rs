@@ -116,7 +116,10 @@ fn local_target<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     root.pointer(&pointer)
 }
 
-fn percent_decode(text: &str) -> Option<String> {
+/// `text` with its percent-encoding undone (`%2F` is `/`), strictly: a `%` without two hex
+/// digits after it, or bytes that are not UTF-8, make it none. Also what undoes a NATS URL's
+/// user and password (the config's `nats` module).
+pub fn percent_decode(text: &str) -> Option<String> {
     if !text.contains('%') {
         return Some(text.to_owned());
     }

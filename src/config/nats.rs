@@ -91,7 +91,7 @@ fn split_user(url: &str) -> Result<(String, Option<(String, SecretString)>), Con
         return Ok((url.to_owned(), None));
     }
     let decode = |s: &str| {
-        percent_decode(s).ok_or_else(|| {
+        crate::schema::percent_decode(s).ok_or_else(|| {
             invalid(
                 "MCP_BRIDGE_NATS_URL",
                 "its user or password is not valid percent-encoded UTF-8",
@@ -103,23 +103,6 @@ fn split_user(url: &str) -> Result<(String, Option<(String, SecretString)>), Con
     let _ = parsed.set_username("");
     let _ = parsed.set_password(None);
     Ok((parsed.to_string(), Some((user, password))))
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 pub(super) fn access(config: &Config) -> Result<NatsAccess, ConfigError> {
