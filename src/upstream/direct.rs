@@ -32,11 +32,12 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 
+use super::call::CancelOnDrop;
 use super::decode::decode_answer;
 use super::handler::Route;
 use super::http::{self, Events, Session};
 use super::notify;
-use super::{CallError, CallOrigin, CancelOnDrop, Connection};
+use super::{CallError, CallOrigin, Connection};
 
 /// The first id of the bridge's own calls: far above the ids rmcp's client counts from 0 in
 /// the same session, so the two never meet.

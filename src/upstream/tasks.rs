@@ -24,7 +24,8 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
-use super::{CallError, CallOrigin, Connection, McpProtocol};
+use super::{CallError, CallOrigin, Connection};
+use crate::a2e::McpProtocol;
 
 /// How often a 2026-07-28 task is polled when its server does not say (ms).
 const POLL_DEFAULT_MS: u64 = 500;

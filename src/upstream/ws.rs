@@ -100,8 +100,10 @@ pub async fn connect(
             .await
             .map_err(|e| {
                 if let tokio_tungstenite::tungstenite::Error::Http(refused) = &e
-                    && let Some(needs) =
-                        super::refused_for_authorization(refused.status(), refused.headers())
+                    && let Some(needs) = super::connect::refused_for_authorization(
+                        refused.status(),
+                        refused.headers(),
+                    )
                 {
                     return needs;
                 }

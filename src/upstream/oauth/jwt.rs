@@ -7,7 +7,9 @@ use oauth2::basic::BasicClient;
 use oauth2::{ClientId, Scope, TokenUrl};
 use rmcp::transport::auth::{AuthorizationMetadata, OAuthTokenResponse};
 
-use super::{GuardedHttp, OAuthError, now_secs};
+use super::OAuthError;
+use super::client::now_secs;
+use super::guarded::GuardedHttp;
 
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /// How long an assertion is good for.

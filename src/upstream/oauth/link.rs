@@ -10,7 +10,9 @@ use rmcp::transport::auth::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{Client, GuardedHttp, OAuthError, Registration, Shared};
+use super::guarded::GuardedHttp;
+use super::vault::Shared;
+use super::{Client, OAuthError, Registration};
 
 /// What finishing a link needs (secret: the verifier, the client's secret).
 #[derive(Serialize, Deserialize)]
