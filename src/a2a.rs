@@ -78,8 +78,6 @@ impl A2aAgent {
         card
     }
 
-    /// The agent as `caller` may see it: header values hidden from everyone, and the password
-    /// and query values of its URLs from anyone but its registrant and admins.
     /// Whether its card says it streams (`capabilities.streaming`).
     pub fn streams(&self) -> bool {
         self.card
@@ -90,6 +88,8 @@ impl A2aAgent {
             == Some(true)
     }
 
+    /// The agent as `caller` may see it: header values hidden from everyone, and the password
+    /// and query values of its URLs from anyone but its registrant and admins.
     pub fn model_for(&self, caller: &Caller) -> A2aAgentInfo {
         let mut info = self.model();
         if !caller.may_manage(&self.owner) {

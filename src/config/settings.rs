@@ -236,7 +236,6 @@ impl Config {
             .transpose()
     }
 
-    /// The address to listen on.
     /// Where browsers and authorization servers reach the bridge listening on `addr`:
     /// `MCP_BRIDGE_PUBLIC_URL`, else `http://{addr}` (a wildcard address as loopback).
     pub fn public_base(&self, addr: std::net::SocketAddr) -> String {
@@ -253,6 +252,7 @@ impl Config {
         format!("http://{addr}")
     }
 
+    /// The address to listen on.
     pub fn bind_addr(&self) -> Result<SocketAddr, ConfigError> {
         self.bind.parse().map_err(|_| {
             invalid(
