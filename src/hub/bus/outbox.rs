@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use async_nats::HeaderMap;
@@ -314,6 +315,18 @@ fn keep_within(
     dropped
 }
 
+impl Bus {
+    /// Log entries dropped since start, NATS away past the outbox's bound.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// The most log entries awaiting their acknowledgement at once since start.
+    pub fn most_in_flight(&self) -> usize {
+        self.most_in_flight.load(Ordering::Relaxed) as usize
+    }
+}
+
 fn acknowledged(ack: PublishAckFuture) -> BoxFuture<'static, Result<(), PublishError>> {
     Box::pin(async move { ack.await.map(drop) })
 }
@@ -321,6 +334,13 @@ fn acknowledged(ack: PublishAckFuture) -> BoxFuture<'static, Result<(), PublishE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
+
+    use async_nats::jetstream;
+    use serde_json::Value;
+
+    use crate::hub::bus::testing::*;
+    use crate::hub::bus::{BusKey, now_ms, outbox, protocol, stream_names};
 
     fn waiting(entries: Vec<Entry>) -> (VecDeque<Waiting>, usize) {
         let waiting: VecDeque<Waiting> = entries
@@ -386,5 +406,225 @@ mod tests {
         assert_eq!(keep_within(100, 1, &mut queue, &mut bytes, &mut lost), 0);
         assert_eq!((queue.len(), bytes), (3, 300));
         assert!(!lost.everyone && lost.agents.is_empty());
+    }
+
+    /// An event NATS will never take (over its max_payload, 1 MiB by default) is dropped and
+    /// told, rather than retried at the head of the outbox with every later event behind it.
+    #[tokio::test]
+    async fn an_event_too_large_for_nats_is_told_lost_and_holds_nothing_up() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let mut opened = a.open("alice", None).await;
+        let mut live = opened.take();
+        let big = "x".repeat(2 << 20);
+        a.publish("alice", "mcp/server/push", &serde_json::json!({"big": big}));
+        a.publish("alice", "mcp/server/push", &serde_json::json!({"n": 1}));
+        let first = next(&mut live).await;
+        let second = next(&mut live).await;
+        assert_eq!(&*first.data, r#"{"n":1}"#);
+        assert!(
+            second.data.contains("bridge/events_lost"),
+            "{}",
+            second.data
+        );
+        assert_eq!(a.bus().unwrap().dropped(), 1);
+    }
+
+    /// The outbox keeps MCP_BRIDGE_BUS_OUTBOX_BYTES of entries while the log takes none (here
+    /// its stream is gone until another replica makes it again): past it the oldest events are
+    /// dropped and counted, never the stream's opening; once the log is back the rest arrive,
+    /// newest included, and the agent is told events were lost.
+    #[tokio::test]
+    async fn the_outbox_keeps_its_byte_bound_and_the_opening_of_a_stream() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub_with("a", 64 * 1024).await;
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        js.delete_stream(stream_names(&replicas.prefix).0)
+            .await
+            .unwrap();
+        let _on_a = a.open("alice", None).await;
+        let filler = "x".repeat(1024);
+        for n in 0..100 {
+            a.publish(
+                "alice",
+                "mcp/server/push",
+                &serde_json::json!({"n": n, "filler": filler}),
+            );
+        }
+        let bus = a.bus().unwrap().clone();
+        let wait = Instant::now();
+        while bus.dropped() == 0 {
+            assert!(wait.elapsed() < Duration::from_secs(5), "nothing dropped");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let dropped = bus.dropped();
+        // ~1.1 KiB each: about 57 fit in 64 KiB.
+        assert!((30..=60).contains(&dropped), "{dropped} dropped");
+        // b makes the log again; a's outbox flushes into it.
+        let b = replicas.hub("b").await;
+        let mut on_b = b.open("alice", Some(0)).await;
+        let mut live = on_b.take();
+        let mut seen: Vec<Arc<crate::hub::Event>> = std::mem::take(&mut live.replay);
+        while !seen.iter().any(|e| e.data.contains("bridge/events_lost")) {
+            seen.push(next(&mut live).await);
+        }
+        let numbers: Vec<u64> = seen
+            .iter()
+            .filter_map(|e| serde_json::from_str::<Value>(&e.data).ok()?["n"].as_u64())
+            .collect();
+        assert!(numbers.contains(&99), "the newest arrives: {numbers:?}");
+        assert!(!numbers.contains(&0), "the oldest went: {numbers:?}");
+        assert_eq!(numbers.len() as u64, 100 - dropped, "{numbers:?}");
+        assert_eq!(bus.dropped(), dropped);
+    }
+
+    /// An entry that waited in the outbox is sealed when it is published at last, not when it
+    /// was appended: after an outage longer than the log's freshness it is still taken.
+    #[tokio::test]
+    async fn an_entry_that_waited_is_sealed_when_it_is_published() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let name = stream_names(&replicas.prefix).0;
+        js.delete_stream(&name).await.unwrap();
+        let errors = bus.errors();
+        let _on_a = a.open("alice", None).await;
+        a.publish(
+            "alice",
+            "mcp/server/push",
+            &serde_json::json!({"waited": true}),
+        );
+        let wait = Instant::now();
+        while bus.errors() == errors {
+            assert!(wait.elapsed() < Duration::from_secs(5), "no append failed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let back = now_ms();
+        // b makes the log again; a's outbox publishes into it.
+        let _b = replicas.hub("b").await;
+        let log = js.get_stream(&name).await.unwrap();
+        let key = BusKey::derive(&TEST_KEY);
+        let wait = Instant::now();
+        let at = 'found: loop {
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "the event is not in the log"
+            );
+            let last = log.get_info().await.unwrap().state.last_sequence;
+            for seq in 1..=last {
+                let Ok(stored) = log.get_raw_message(seq).await else {
+                    continue;
+                };
+                let (_, plain) = key.open(&stored.subject, &stored.payload).unwrap();
+                let envelope = protocol::decode(&plain).unwrap();
+                if let Message::Log(Entry::Event { data, .. }) = &envelope.message
+                    && data.contains("waited")
+                {
+                    break 'found envelope.at;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert!(
+            at >= back,
+            "sealed at {at}, before the log was back at {back}"
+        );
+    }
+
+    /// An agent reconnecting again and again while the log takes nothing adds one opening of
+    /// its stream to the outbox, not one per attempt: the log gets one from this replica.
+    #[tokio::test]
+    async fn an_agent_reopening_during_an_outage_waits_as_one_opening() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let name = stream_names(&replicas.prefix).0;
+        js.delete_stream(&name).await.unwrap();
+        let errors = bus.errors();
+        for _ in 0..50 {
+            drop(a.open("alice", None).await);
+        }
+        let _on_a = a.open("alice", None).await;
+        a.publish(
+            "alice",
+            "mcp/server/push",
+            &serde_json::json!({"last": true}),
+        );
+        let wait = Instant::now();
+        while bus.errors() == errors {
+            assert!(wait.elapsed() < Duration::from_secs(5), "no append failed");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // b makes the log again; a's outbox publishes into it.
+        let _b = replicas.hub("b").await;
+        let log = js.get_stream(&name).await.unwrap();
+        let key = BusKey::derive(&TEST_KEY);
+        let wait = Instant::now();
+        let opens = 'found: loop {
+            assert!(
+                wait.elapsed() < Duration::from_secs(5),
+                "the event is not in the log"
+            );
+            let last = log.get_info().await.unwrap().state.last_sequence;
+            let mut opens = 0;
+            for seq in 1..=last {
+                let Ok(stored) = log.get_raw_message(seq).await else {
+                    continue;
+                };
+                let (_, plain) = key.open(&stored.subject, &stored.payload).unwrap();
+                let envelope = protocol::decode(&plain).unwrap();
+                match &envelope.message {
+                    Message::Log(Entry::Open { .. }) if envelope.from == "a" => opens += 1,
+                    Message::Log(Entry::Event { data, .. }) if data.contains("last") => {
+                        break 'found opens;
+                    }
+                    _ => {}
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(opens, 1);
+    }
+
+    /// The outbox keeps a window of entries in flight rather than one per round trip: a burst
+    /// reaches the log with many entries awaiting their acknowledgement at once.
+    #[tokio::test]
+    async fn a_burst_reaches_the_log_with_a_window_in_flight() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let bus = a.bus().unwrap().clone();
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let mut log = js
+            .get_stream(stream_names(&replicas.prefix).0)
+            .await
+            .unwrap();
+        let _on_a = a.open("alice", None).await;
+        let start = Instant::now();
+        for n in 0..1000 {
+            a.publish("alice", "mcp/server/push", &serde_json::json!({"n": n}));
+        }
+        while log.info().await.unwrap().state.messages < 1001 {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the burst is not in the log"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        eprintln!("1,000 entries in the log after {:?}", start.elapsed());
+        let most = bus.most_in_flight();
+        assert!(most > 1, "at most {most} entry in flight");
+        assert!(most <= outbox::WINDOW, "{most} in flight");
     }
 }
