@@ -122,6 +122,11 @@ postgres_log=target/ci-postgres.log
 ) >"$postgres_log" 2>&1 &
 postgres_pid=$!
 
+step "the /mcp and tool-call suites again with MCP_BRIDGE_FAST_PATHS=off: every call through rmcp on both sides"
+# The two shortcuts past rmcp (upstream/direct.rs, mcp_server/direct.rs) are shown to answer as
+# rmcp does: the same tests pass with them off.
+MCP_BRIDGE_FAST_PATHS=off "$api_tests" mcp:: mcp_tasks:: tools:: events:: cancel:: notify_order:: inputs::
+
 step "the OpenAPI document (validator, redocly lint) and the clients generated from it (scripts/openapi-check.sh)"
 scripts/openapi-check.sh
 

@@ -34,6 +34,11 @@ pub struct Config {
     /// Variables of `STDIO_LOADER_ENV` a stdio server's `env` may set nonetheless.
     pub stdio_allowed_env: Vec<String>,
     pub allow_private_upstreams: bool,
+    /// Whether the two shortcuts past rmcp are taken (`MCP_BRIDGE_FAST_PATHS`): a plain
+    /// upstream tool call posted without rmcp's client (`upstream/direct.rs`), and a 2025-11-25
+    /// session's plain `/mcp` call answered without rmcp's server (`mcp_server/direct.rs`).
+    /// Off sends every call through rmcp on both sides, to show the shortcuts change nothing.
+    pub fast_paths: bool,
     pub log: String,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
@@ -171,6 +176,7 @@ impl Default for Config {
             stdio_allowed_commands: Vec::new(),
             stdio_allowed_env: Vec::new(),
             allow_private_upstreams: false,
+            fast_paths: true,
             log: "info".into(),
             max_body_bytes: 1024 * 1024,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,

@@ -69,7 +69,7 @@ pub async fn dispatch(front: &Front, req: Request, next: Next) -> Response {
                 return answer(&front.state, &agent, &parts.uri, rpc).await;
             }
         }
-        (Wanted::Call, Some(session), Some(agent)) => {
+        (Wanted::Call, Some(session), Some(agent)) if front.state.config.fast_paths => {
             if let Some(answer) = super::direct::call(front, &parts, &agent, session, &bytes).await
             {
                 return answer;

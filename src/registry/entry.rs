@@ -97,6 +97,7 @@ pub struct ServerEntry {
     pub(super) store: Store,
     pub(super) guard: crate::guard::Guard,
     max_message_bytes: usize,
+    fast_paths: bool,
     /// Longest catalogue name (`MCP_BRIDGE_MAX_TOOL_NAME`).
     pub(super) max_tool_name: usize,
     /// Tool pinning: the mode, and what this replica has told the owner of (pins.rs).
@@ -164,6 +165,7 @@ impl ServerEntry {
             store,
             guard: supervision.guard,
             max_message_bytes: supervision.max_message_bytes,
+            fast_paths: supervision.fast_paths,
             max_tool_name: supervision.max_tool_name,
             pins: super::pins::Pins::new(supervision.pinning),
             stop: CancellationToken::new(),
@@ -204,6 +206,7 @@ impl ServerEntry {
             events: self.events.clone(),
             guard: self.guard,
             max_message_bytes: self.max_message_bytes,
+            fast_paths: self.fast_paths,
             oauth: self.oauth_client(&self.listing_agent()),
         }
     }

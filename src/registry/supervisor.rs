@@ -28,6 +28,8 @@ pub struct Supervision {
     pub guard: crate::guard::Guard,
     /// Largest message taken from a server (`max_message_bytes`).
     pub max_message_bytes: usize,
+    /// Whether a plain tool call may be posted without rmcp's client (`MCP_BRIDGE_FAST_PATHS`).
+    pub fast_paths: bool,
     /// OAuth authorizations waiting for their person, and where the bridge is reached.
     pub authorizations: Arc<super::links::Authorizations>,
     /// Across replicas: this replica's name (set by start-up once it joined them).
@@ -55,6 +57,7 @@ impl Supervision {
             ping_timeout: Duration::from_secs(config.ping_timeout_secs),
             guard: crate::guard::Guard::new(config.allow_private_upstreams),
             max_message_bytes: config.max_message_bytes,
+            fast_paths: config.fast_paths,
             authorizations: super::links::Authorizations::new(
                 crate::upstream::oauth::Settings::new(
                     &config.public_base(addr),

@@ -123,7 +123,9 @@ async fn connect_unredacted(
                     launch.start(http::transport(config, client, max)?).await
                 }
                 None => {
-                    direct = direct::Direct::new(bounded.clone(), url, max);
+                    if ctx.fast_paths {
+                        direct = direct::Direct::new(bounded.clone(), url, max);
+                    }
                     launch.start(http::transport(config, bounded, max)?).await
                 }
             };

@@ -48,6 +48,8 @@ pub struct Context {
     pub guard: crate::guard::Guard,
     /// Largest message taken from the server (`max_message_bytes`).
     pub max_message_bytes: usize,
+    /// Whether a plain tool call may be posted without rmcp's client (`direct.rs`).
+    pub fast_paths: bool,
     /// The OAuth client of the grant this connection uses (`http`, `sse`, `ws`).
     pub oauth: Option<Arc<super::oauth::Client>>,
 }
