@@ -25,6 +25,9 @@ struct Shared {
     nats: String,
     prefix: String,
     lease: String,
+    /// The key the replicas seal their bus with (`MCP_BRIDGE_SECRETS_KEY`: 64 hex digits), new
+    /// for each run.
+    key: String,
 }
 
 impl Shared {
@@ -54,6 +57,11 @@ impl Shared {
             nats,
             prefix: format!("bench.{}", &random[16..28]),
             lease: lease_secs.to_string(),
+            key: format!(
+                "{}{}",
+                uuid::Uuid::new_v4().simple(),
+                uuid::Uuid::new_v4().simple()
+            ),
         })
     }
 
@@ -65,6 +73,7 @@ impl Shared {
             ("MCP_BRIDGE_NATS_PREFIX", self.prefix.as_str()),
             ("MCP_BRIDGE_REPLICA_ID", id),
             ("MCP_BRIDGE_LEASE_SECS", self.lease.as_str()),
+            ("MCP_BRIDGE_SECRETS_KEY", self.key.as_str()),
         ];
         let bridge = Bridge::start_with(data_dir, auth, &env).await;
         let deadline = Instant::now() + Duration::from_secs(30);

@@ -72,7 +72,9 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_STDIO_ALLOWED_ENV", |c, v| {
         v.list().map(|x| c.stdio_allowed_env = x)
     }),
-    var("MCP_BRIDGE_FAST_PATHS", |c, v| v.flag().map(|x| c.fast_paths = x)),
+    var("MCP_BRIDGE_FAST_PATHS", |c, v| {
+        v.flag().map(|x| c.fast_paths = x)
+    }),
     var("MCP_BRIDGE_ALLOW_PRIVATE_UPSTREAMS", |c, v| {
         v.flag().map(|x| c.allow_private_upstreams = x)
     }),
