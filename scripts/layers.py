@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks that the crate's modules depend on each other one way only, bottom to top, as the
-module map in README.md ("Layout and layers") draws them: no file imports a module of a layer
+module map in docs/development.md ("Layout") draws them: no file imports a module of a layer
 above its own, and modules of one layer do not import each other in a loop. Reads `crate::`
 paths from the text (test modules left out). Usage: scripts/layers.py [SRC_DIR]; exit 1 on a
 violation, naming the file, the import and both layers."""

@@ -236,7 +236,7 @@ mod tests {
         let b = qualify("s", &format!("{}b", "x".repeat(80)), 64).unwrap();
         assert_ne!(a, b);
         assert_eq!(&a[..53], &b[..53]);
-        // The README's example.
+        // The example of docs/mcp.md ("Long tool names").
         assert_eq!(
             qualify(
                 "github-enterprise",

@@ -25,7 +25,7 @@ const fn var(
 }
 
 /// Every variable but [`FILE`], each named once, applied in this order over the file's values
-/// (each is in the README's configuration table, which a test checks). A table rather than
+/// (each is in the configuration table of docs/configuration.md, which a test checks). A table rather than
 /// figment or clap's `env`: both read only the process environment (tests pass their own),
 /// neither parses these values (comma lists, `yes`/`on`, empty as unset) or names the variable
 /// in its error as the messages here do, clap has no file layer under the environment, and
@@ -326,14 +326,14 @@ impl Config {
 mod tests {
     use super::*;
 
-    /// The variables named in the first column of the README's configuration table.
+    /// The variables named in the first column of the configuration table (docs/configuration.md).
     fn documented() -> std::collections::BTreeSet<String> {
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../docs/configuration.md");
         let section = readme
             .split("\n## Configuration\n")
             .nth(1)
             .and_then(|rest| rest.split("\n## ").next())
-            .expect("README.md has a Configuration section");
+            .expect("docs/configuration.md has a Configuration section");
         section
             .lines()
             .filter_map(|line| line.strip_prefix('|')?.split('|').next())

@@ -3,7 +3,7 @@
 //! finishing a link needs (its PKCE verifier among it) is opaque JSON the upstream layer writes,
 //! never logged, and sealed at rest whenever the store has a key: always on SQLite (one is
 //! generated), on PostgreSQL only with `MCP_BRIDGE_SECRETS_KEY`; without it the flow is stored
-//! plain, like every other secret there (README says so). The migration's comment ("always
+//! plain, like every other secret there (docs/security.md says so). The migration's comment ("always
 //! sealed") cannot be corrected in place: an applied migration is never edited. A link is taken once: the take is one `DELETE … RETURNING`,
 //! so of two replicas racing on one `state` only one gets it. Times are the database's clock.
 

@@ -69,7 +69,7 @@ async fn the_page_and_its_assets_carry_a_strict_policy_and_revalidate() {
 }
 
 /// Screenshots go to a temporary folder, or with `UPDATE_SCREENSHOTS=1` to `docs/console/`,
-/// which the README shows.
+/// which docs/console.md shows.
 #[tokio::test]
 async fn the_console_works_in_a_real_browser() {
     assert!(
