@@ -4,7 +4,7 @@
 //! The design, and the path of a REST and of a `/mcp` tool call from the socket to the upstream
 //! and back, file by file: `docs/architecture.md`. In short, a call goes
 //! `http/serve.rs` → `http/observe.rs` → `api/tools.rs` (REST) or `mcp_server/front.rs` →
-//! `mcp_server/dispatch.rs` → `mcp_server/handler.rs` (`/mcp`) → `tools.rs` → `registry.rs` →
+//! `mcp_server/dispatch.rs` → `mcp_server/handler.rs` (`/mcp`) → `tools.rs` → `registry/calls.rs` →
 //! `upstream/call.rs` → a transport (`upstream/http.rs`, `stdio.rs`, `sse.rs`, `ws.rs`); what the
 //! server asks meanwhile comes back through `upstream/handler.rs` and a `hub::Recipient`.
 

@@ -16,8 +16,9 @@
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
 
-use super::{Error, Registry, ServerEntry, catalogue, naming};
+use super::{Error, Registry, ServerEntry, catalogue, naming, relay, replicas};
 use crate::a2e::{Message, NotificationMethod, ServerPush, ToolInfo};
+use crate::caller::Caller;
 use crate::config::ToolPinning;
 use crate::store::StoredPin;
 use crate::upstream::Lists;
@@ -296,6 +297,37 @@ impl Registry {
         upstream
             .filter(|t| naming::tool_allowed(&config.tool_allow_list, t))
             .ok_or_else(|| Error::ToolNotFound(format!("{}{}{tool}", entry.id, naming::SEPARATOR)))
+    }
+
+    /// Approves the current definition of a server's tool (by upstream name, or its catalogue
+    /// name) under tool pinning: pins it, and shows the tool again if it was held back. The
+    /// server's owner or an admin only. Answers the tool as the catalogue shows it and whether a
+    /// change was waiting (approving a definition already pinned changes nothing).
+    pub async fn approve_tool(
+        &self,
+        agent: &Caller,
+        server_id: &str,
+        tool: &str,
+    ) -> Result<(crate::a2e::ToolInfo, bool), Error> {
+        let entry = self.managed(agent, server_id)?;
+        let tool = self.upstream_tool(&entry, tool)?;
+        let Some(holder) = entry.held_elsewhere() else {
+            return entry.approve(&agent.id, &tool).await;
+        };
+        let op = replicas::Op::ApproveTool {
+            agent: agent.id.clone(),
+            server_id: server_id.to_owned(),
+            tool: tool.clone(),
+        };
+        // Approving twice pins the same definition: repeated on the next holder when this one
+        // dies, or here when this replica took the server over.
+        let answer = match self.relay_safe(&entry, holder, op).await {
+            relay::Relayed::Done(answer) => answer?,
+            relay::Relayed::HereNow => return entry.approve(&agent.id, &tool).await,
+        };
+        // The holder shares the same shortly; shown again here at once.
+        entry.release(&tool);
+        Ok(answer)
     }
 }
 
