@@ -225,8 +225,8 @@ impl Registry {
             .collect()
     }
 
-    /// Stops every supervisor and waits (bounded) for their connections to close.
-    /// Stops every server; across replicas, then hands them over to the others at once.
+    /// Stops every supervisor and waits (bounded) for their connections to close; across
+    /// replicas, then hands the servers over to the others at once.
     pub async fn shutdown(&self, grace: Duration) {
         let entries = self.entries();
         for entry in &entries {
