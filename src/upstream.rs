@@ -22,6 +22,7 @@
 //! | `limit`, `lines` | the bound on one message (`max_message_bytes`), a stdio server's lines |
 //! | `decode` | reading a server's messages knowing what was asked |
 //! | `explain` | failed connections said in words |
+//! | `refused` | a server's refusal that asks for authorization, on every transport |
 //! | `oauth` | the OAuth client of servers that want a token |
 
 mod call;
@@ -41,6 +42,7 @@ mod listen;
 mod lists;
 mod notify;
 pub mod oauth;
+mod refused;
 mod sse;
 mod stdio;
 mod subscribe;

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::calls::Calls;
 use super::connection::Connection;
 use super::lists::Lists;
+use super::refused::needs_authorization;
 use super::watched::Watched;
 use super::{BridgeClient, ConnectError, Context};
 use super::{chain, direct, http, listen, notify, oauth, sse, stdio, ws};
@@ -131,7 +132,9 @@ async fn connect_unredacted(
             };
             match started {
                 Ok(client) => (client, None),
-                Err(error) => return Err(needs_authorization(noted.take()).unwrap_or(error)),
+                Err(error) => {
+                    return Err(needs_authorization(noted.take()).unwrap_or(error));
+                }
             }
         }
         McpTransport::Sse => {
@@ -257,27 +260,6 @@ async fn with_token(
         .map_err(|_| ConnectError::OAuth("the access token is not a header value".into()))?;
     headers.insert(reqwest::header::AUTHORIZATION, value);
     Ok(headers)
-}
-
-/// A 401 (or 403) answer to an sse or ws connection that asks for a bearer token.
-pub(super) fn refused_for_authorization(
-    status: reqwest::StatusCode,
-    headers: &reqwest::header::HeaderMap,
-) -> Option<ConnectError> {
-    if status != reqwest::StatusCode::UNAUTHORIZED && status != reqwest::StatusCode::FORBIDDEN {
-        return None;
-    }
-    let challenge = headers
-        .get(reqwest::header::WWW_AUTHENTICATE)?
-        .to_str()
-        .ok()?;
-    needs_authorization(Some(challenge.to_owned()))
-}
-
-/// A 401 asking for a bearer token, or a 403 asking for more scope, as the error it is.
-fn needs_authorization(challenge: Option<String>) -> Option<ConnectError> {
-    let challenge = challenge?;
-    oauth::is_bearer_challenge(&challenge).then_some(ConnectError::AuthRequired(Some(challenge)))
 }
 
 /// What every transport of a connection reports to: its end, and its notifications in order.

@@ -128,6 +128,14 @@ fn unreadable(what: &str, error: &serde_json::Error) -> String {
 }
 
 /// An error of rmcp's OAuth client as a sentence, with its sources.
+/// Seconds since the epoch, now (token lifetimes and assertions).
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
 fn describe(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();

@@ -56,7 +56,7 @@ pub async fn connect(
         .send()
         .await
         .map_err(|e| fail(format!("GET {url}: {}", explain::chain(&e))))?;
-    if let Some(needs) = super::connect::refused_for_authorization(resp.status(), resp.headers()) {
+    if let Some(needs) = super::refused::refused_for_authorization(resp.status(), resp.headers()) {
         return Err(needs);
     }
     if !resp.status().is_success() {

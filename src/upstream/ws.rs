@@ -100,7 +100,7 @@ pub async fn connect(
             .await
             .map_err(|e| {
                 if let tokio_tungstenite::tungstenite::Error::Http(refused) = &e
-                    && let Some(needs) = super::connect::refused_for_authorization(
+                    && let Some(needs) = super::refused::refused_for_authorization(
                         refused.status(),
                         refused.headers(),
                     )

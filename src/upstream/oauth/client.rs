@@ -13,7 +13,7 @@ use super::guarded::GuardedHttp;
 use super::vault::{Binding, Shared, Vault};
 use super::{
     CLIENT_NAME, GrantKey, OAuthError, Registration, Settings, insufficient_scope, jwt, link,
-    unreadable,
+    now_secs, unreadable,
 };
 use crate::a2e::{McpServerConfig, OAuthConfig, OAuthGrant, TokenEndpointAuth};
 use crate::guard::Guard;
@@ -395,13 +395,6 @@ impl Client {
         }
         Ok(manager)
     }
-}
-
-pub(super) fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default()
 }
 
 fn dedup(scopes: Vec<String>) -> Vec<String> {

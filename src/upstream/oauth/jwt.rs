@@ -8,8 +8,8 @@ use oauth2::{ClientId, Scope, TokenUrl};
 use rmcp::transport::auth::{AuthorizationMetadata, OAuthTokenResponse};
 
 use super::OAuthError;
-use super::client::now_secs;
 use super::guarded::GuardedHttp;
+use super::now_secs;
 
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /// How long an assertion is good for.
