@@ -7,8 +7,9 @@
 #![allow(dead_code)] // The helpers are shared with tests/api.
 
 // An inline module with the path of tests/api: `helpers.rs` then finds its parts in
-// tests/api/helpers/, as it does from tests/api/main.rs.
+// tests/api/helpers/, as it does from tests/api/main.rs. Not every part it re-exports is used here.
 #[path = "api"]
+#[allow(unused_imports)]
 mod api {
     pub mod helpers;
 }
