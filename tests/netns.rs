@@ -6,15 +6,20 @@
 
 #![allow(dead_code)] // The helpers are shared with tests/api.
 
-#[path = "api/helpers.rs"]
-mod helpers;
+// An inline module with the path of tests/api: `helpers.rs` then finds its parts in
+// tests/api/helpers/, as it does from tests/api/main.rs. Not every part it re-exports is used here.
+#[path = "api"]
+#[allow(unused_imports)]
+mod api {
+    pub mod helpers;
+}
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use api::helpers::*;
 use axum::http::{HeaderValue, StatusCode, header::LOCATION};
 use axum::response::IntoResponse;
-use helpers::*;
 use serde_json::{Value, json};
 
 /// Fails unless this process is in a namespace whose only interface is loopback.

@@ -97,6 +97,7 @@ async fn an_intruder_on_nats_without_the_bus_key_can_neither_act_nor_read() {
         assert_eq!(status, StatusCode::OK, "{body}");
         assert!(body.to_string().contains(DISTINCTIVE), "{body}");
         let mut heard = Vec::new();
+        // Listens for a while: what must not be heard can only be waited out.
         let listen = tokio::time::sleep(Duration::from_secs(2));
         tokio::pin!(listen);
         loop {

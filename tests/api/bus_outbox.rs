@@ -53,6 +53,7 @@ async fn an_event_raised_while_nats_is_away_reaches_the_stream_once_it_is_back()
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    // Time passing is what is tested: longer than the 30 s appends were once retried for.
     tokio::time::sleep(Duration::from_secs(35)).await;
     let _ = without_log.kill().await;
     nats.run().await;

@@ -297,6 +297,7 @@ async fn only_the_caller_cancels_its_call_once_while_it_runs() {
         "bob's view of alice's call: {body}"
     );
     assert_eq!(body["code"], "not_found", "{body}");
+    // A negative: nothing to wait on but time.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(!call.is_finished(), "alice's call is still running");
     assert!(

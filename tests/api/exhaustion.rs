@@ -303,6 +303,7 @@ async fn a_refused_request_leaves_its_connection_usable() {
         body.len()
     );
     tcp.write_all(head.as_bytes()).await.unwrap();
+    // Two writes apart in time, so that the body comes in a read of its own.
     tokio::time::sleep(Duration::from_millis(100)).await;
     tcp.write_all(body.as_bytes()).await.unwrap();
     let refused = read_answer(&mut tcp).await.expect("the 401 is sent");

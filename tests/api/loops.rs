@@ -222,6 +222,7 @@ async fn the_bridge_through_a_stdio_proxy_of_its_own_mcp_is_refused() {
             let (status, body) = app.get(path, &app.alice).await;
             assert_eq!(status, StatusCode::OK, "{path}: {body}");
         }
+        // A negative over time: no /mcp request comes in the meantime either.
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     assert_eq!(mcp_requests(&app.base).await, before, "/mcp was called");
@@ -334,6 +335,7 @@ async fn a_stored_proxy_that_turns_out_to_be_the_bridge_itself_never_becomes_rea
             .expect("tools listed within 5 s");
         assert_eq!(listed.0, StatusCode::OK);
         assert!(!listed.1.to_string().contains("proxy__"), "{}", listed.1);
+        // "Never" can only be checked over time.
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }

@@ -40,6 +40,19 @@ async fn whoami(app: &TestApp, server_id: &str, token: &str) -> Value {
     who
 }
 
+/// [`whoami`] as alice, again until the access token's generation is past `before`'s: a refresh.
+async fn refreshed_after(app: &TestApp, server_id: &str, before: &Value) -> Value {
+    let what = format!("a refreshed access token after {before}");
+    wait_until(&what, WAIT, async || {
+        let now = whoami(app, server_id, &app.alice).await;
+        match now["generation"].as_u64() > before["generation"].as_u64() {
+            true => Ok(now),
+            false => Err(now.to_string()),
+        }
+    })
+    .await
+}
+
 /// Asserts that a call as `token` is refused for want of that caller's authorization: 403
 /// `mcp_auth_required` with an authorization URL at the peer's authorization endpoint.
 async fn assert_auth_required(app: &TestApp, server_id: &str, token: &str, peer: &Peer) -> String {
@@ -334,6 +347,7 @@ async fn a_restart_after_the_access_token_expired_refreshes_without_a_person() {
     app.wait_status("sleeper", "ready", WAIT).await;
     let before = whoami(&app, "sleeper", &app.alice).await;
     app.stop().await;
+    // The 2 s access token expires while the service is down: only time does that.
     tokio::time::sleep(Duration::from_secs(3)).await;
 
     let app = spawn_app_at(data_dir, port).await;
@@ -357,15 +371,10 @@ async fn an_expired_access_token_is_refreshed_and_keeps_its_grant() {
     app.wait_status("fresh", "ready", WAIT).await;
     let first = whoami(&app, "fresh", &app.alice).await;
 
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let later = whoami(&app, "fresh", &app.alice).await;
+    // Calls until one goes out with a refreshed access token (the 2 s one has expired).
+    let later = refreshed_after(&app, "fresh", &first).await;
     assert_eq!(later["grant"], first["grant"], "{first} then {later}");
-    assert!(
-        later["generation"].as_u64() > first["generation"].as_u64(),
-        "a refreshed access token: {first} then {later}"
-    );
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let again = whoami(&app, "fresh", &app.alice).await;
+    let again = refreshed_after(&app, "fresh", &later).await;
     assert_eq!(again["grant"], first["grant"]);
 
     let stats = peer.oauth_stats().await;
@@ -534,8 +543,8 @@ async fn tokens_never_appear_in_any_answer() {
     let (_, authorize) = app.authorize("sealed", &app.alice).await;
     let consent = approve_ok(authorize["authorization_url"].as_str().unwrap()).await;
     app.wait_status("sealed", "ready", WAIT).await;
-    whoami(&app, "sealed", &app.alice).await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    let first = whoami(&app, "sealed", &app.alice).await;
+    refreshed_after(&app, "sealed", &first).await;
     let (_, call) = app.call("sealed__whoami", json!({})).await; // after a refresh
 
     let mut seen = vec![

@@ -5,7 +5,7 @@
 //! authorization server (its hostile modes where the test says so).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -108,7 +108,8 @@ async fn a_link_dies_with_its_server_and_never_authorizes_a_new_one_of_the_same_
         stats["code_exchanges"], 0,
         "her code was never exchanged: {stats}"
     );
-    // His server still waits for his own authorization, and a call carries no token of hers.
+    // His server still waits for his own authorization, and a call carries no token of hers (a
+    // negative: nothing to wait on but time).
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (_, server) = app.server("same-id").await;
     assert_eq!(server["server"]["status"], "auth_required", "{server}");
@@ -147,16 +148,17 @@ async fn a_link_dies_when_its_servers_url_or_auth_changes() {
 }
 
 /// An HTTP listener that answers every request at once with a bare `401 Bearer` challenge until
-/// `hang` is set; then it accepts connections and never answers.
-async fn hanging_server(hang: Arc<AtomicBool>) -> String {
+/// `hang` is set; then it accepts connections and never answers, counting them in `held`.
+async fn hanging_server(hang: Arc<AtomicBool>, held: Arc<AtomicUsize>) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move {
-        let mut held = Vec::new();
+        let mut kept = Vec::new();
         while let Ok((mut socket, _)) = listener.accept().await {
             if hang.load(Ordering::SeqCst) {
-                held.push(socket);
+                held.fetch_add(1, Ordering::SeqCst);
+                kept.push(socket);
                 continue;
             }
             tokio::spawn(async move {
@@ -174,7 +176,8 @@ async fn hanging_server(hang: Arc<AtomicBool>) -> String {
 #[tokio::test]
 async fn a_hanging_authorization_server_holds_up_no_other_servers_links() {
     let hang = Arc::new(AtomicBool::new(false));
-    let hanging = hanging_server(hang.clone()).await;
+    let held = Arc::new(AtomicUsize::new(0));
+    let hanging = hanging_server(hang.clone(), held.clone()).await;
     let peer = oauth_peer(&[]).await;
     let app = spawn_app().await;
     let (status, body) = register_as(&app, &app.alice, discovered("stuck", &hanging)).await;
@@ -197,7 +200,15 @@ async fn a_hanging_authorization_server_holds_up_no_other_servers_links() {
                 .await
         }));
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_until(
+        "an authorize held by the hanging server",
+        WAIT,
+        async || match held.load(Ordering::SeqCst) {
+            0 => Err("no connection held yet".to_owned()),
+            _ => Ok(()),
+        },
+    )
+    .await;
     let started = Instant::now();
     let url = app.authorization_url("fine", &app.bob).await;
     let took = started.elapsed();

@@ -284,6 +284,7 @@ async fn tasks_queue_within_the_agents_concurrency_and_are_capped_and_paged() {
     // The agent's own requests still get its last slot.
     let (status, body) = app.call("py__echo", json!({"text": "meanwhile"})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    // A negative: no fourth queued call starts in the meantime.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!((0..6).filter(|&i| started(i).exists()).count(), 3);
 

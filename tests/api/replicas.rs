@@ -319,6 +319,7 @@ async fn nats_restarting_under_load_loses_nothing_stored() {
             })
         })
         .collect();
+    // A while of calls before the outage (their counts are only known at the end).
     tokio::time::sleep(Duration::from_secs(1)).await;
     nats.stop().await;
     // A replica that cannot reach NATS is not ready.
@@ -333,6 +334,7 @@ async fn nats_restarting_under_load_loses_nothing_stored() {
         }
     })
     .await;
+    // The outage lasts a while, calls going on.
     tokio::time::sleep(Duration::from_secs(1)).await;
     nats.run().await;
     for replica in [&a, &b] {

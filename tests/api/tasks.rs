@@ -328,6 +328,7 @@ async fn cancelling_a_task_a_server_runs_cancels_it_there() {
         .delete(&format!("/v1/tasks/{task_id}"), &app.alice)
         .await;
     assert_eq!(status, StatusCode::CONFLICT, "cancelling twice: {body}");
+    // A negative: no second cancel reaches the upstream in the meantime.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let noted = std::fs::read_to_string(marks.path()).unwrap();
     assert_eq!(
