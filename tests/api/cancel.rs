@@ -67,19 +67,11 @@ pub fn spawn_call(
     name: &str,
     arguments: Value,
 ) -> JoinHandle<(StatusCode, Value)> {
-    let (client, token) = (app.client.clone(), token.to_owned());
-    let url = format!("{}/v1/tools/call", app.base);
-    let body = json!({"id": id, "name": name, "arguments": arguments});
-    tokio::spawn(async move {
-        let resp = client
-            .post(url)
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        (resp.status(), resp.json::<Value>().await.unwrap())
-    })
+    post_in_background(
+        app,
+        token,
+        json!({"id": id, "name": name, "arguments": arguments}),
+    )
 }
 
 /// Cancels the call `id` as `token`.

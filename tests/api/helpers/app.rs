@@ -318,10 +318,18 @@ pub fn call_in_background(
     name: &str,
     arguments: Value,
 ) -> tokio::task::JoinHandle<(StatusCode, Value)> {
+    post_in_background(app, token, json!({"name": name, "arguments": arguments}))
+}
+
+/// `POST /v1/tools/call` with `body` as `token`, in a task of its own: its status and body.
+pub fn post_in_background(
+    app: &TestApp,
+    token: &str,
+    body: Value,
+) -> tokio::task::JoinHandle<(StatusCode, Value)> {
     let client = app.client.clone();
     let url = format!("{}/v1/tools/call", app.base);
     let token = token.to_owned();
-    let body = json!({"name": name, "arguments": arguments});
     tokio::spawn(async move {
         let resp = client
             .post(url)
