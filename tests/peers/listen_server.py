@@ -15,7 +15,8 @@ notifications/tools/list_changed to the streams that asked for list changes.
 
 import argparse
 import asyncio
-import socket
+
+from stateless_http import serve_stateless
 
 CLOCK_URI = "listen://clock"
 
@@ -102,28 +103,13 @@ async def grow(mcp, bus, state) -> None:
 
 
 async def serve(port: int) -> None:
-    """Serve on a socket bound here, so the printed port is the one listening."""
-    import uvicorn
-
+    """Serve, with the clock and the late tool running once it listens."""
     mcp, bus, state = build_server()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(128)
-    app = mcp.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1", stateless_http=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started and not task.done():
-        await asyncio.sleep(0.01)
-    if server.started:
-        print(f"PORT={sock.getsockname()[1]}", flush=True)
-    background = [asyncio.create_task(tick(bus, state)), asyncio.create_task(grow(mcp, bus, state))]
-    try:
-        await task
-    finally:
-        for job in background:
-            job.cancel()
+
+    def jobs():
+        return [asyncio.create_task(tick(bus, state)), asyncio.create_task(grow(mcp, bus, state))]
+
+    await serve_stateless(mcp, port, jobs)
 
 
 def main() -> None:

@@ -22,8 +22,9 @@ import argparse
 import asyncio
 import datetime
 import os
-import socket
 import uuid
+
+from stateless_http import serve_stateless
 
 TASKS = "io.modelcontextprotocol/tasks"
 CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -241,31 +242,11 @@ def build_server():
     return mcp
 
 
-async def serve(port: int) -> None:
-    """Serve on a socket bound here, so the printed port is the one listening."""
-    import uvicorn
-
-    mcp = build_server()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(128)
-    app = mcp.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1", stateless_http=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started and not task.done():
-        await asyncio.sleep(0.01)
-    if server.started:
-        print(f"PORT={sock.getsockname()[1]}", flush=True)
-    await task
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
-    asyncio.run(serve(args.port))
+    asyncio.run(serve_stateless(build_server(), args.port))
 
 
 if __name__ == "__main__":
