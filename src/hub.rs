@@ -43,6 +43,20 @@ pub enum AskError {
 /// replicas too).
 pub use bus::Notice as McpNotice;
 
+/// See [`Hub::logged`].
+#[must_use]
+#[derive(Debug)]
+pub struct Logged(Option<tokio::sync::oneshot::Receiver<()>>);
+
+impl Logged {
+    /// Waits for it.
+    pub async fn wait(self) {
+        if let Some(done) = self.0 {
+            let _ = done.await;
+        }
+    }
+}
+
 /// How long an agent's channel outlives its last stream.
 const IDLE_CHANNEL: Duration = Duration::from_secs(3600);
 /// How often idle channels are looked for.
@@ -114,6 +128,13 @@ impl Hub {
     /// The other replicas, when joined.
     pub fn bus(&self) -> Option<&Arc<Bus>> {
         self.bus.get()
+    }
+
+    /// What resolves once every event handed to the hub here before now is where no crash of
+    /// this replica can take it: at once in one process (or while NATS is away), else once the
+    /// replicas' log has acknowledged it. A call's answer waits on it (`upstream::notify`).
+    pub fn logged(&self) -> Logged {
+        Logged(self.bus.get().and_then(|bus| bus.logged()))
     }
 
     fn new_channel(&self) -> Channel {

@@ -115,6 +115,14 @@ pub trait Peer: Send + Sync + 'static {
     ) -> BoxFuture<'static, ()>;
 }
 
+/// What the outbox is handed, in the order it was handed.
+enum Outgoing {
+    /// An entry to append to the log.
+    Entry(Entry),
+    /// Answered once every entry handed before it is acknowledged (or dropped past the bound).
+    Logged(tokio::sync::oneshot::Sender<()>),
+}
+
 pub struct Bus {
     client: async_nats::Client,
     js: jetstream::Context,
@@ -122,7 +130,7 @@ pub struct Bus {
     prefix: String,
     replica: String,
     log_subject: String,
-    outbox: mpsc::UnboundedSender<Entry>,
+    outbox: mpsc::UnboundedSender<Outgoing>,
     /// The last log sequence applied here.
     applied: watch::Sender<u64>,
     /// Which agents have streams open on each other replica, and when it said so.

@@ -145,8 +145,9 @@ impl Connection {
     }
 
     /// Waits (at most [`DELIVERY_WAIT`]) until the pump has handed on every notification the
-    /// server sent before now: a call calls it once it has its answer, while it is still known
-    /// as in flight, so that its progress and log messages reach its caller before the answer.
+    /// server sent before now, and the replicas' log holds the events they made: a call calls
+    /// it once it has its answer, while it is still known as in flight, so that its progress
+    /// and log messages reach its caller before the answer.
     pub(super) async fn delivered(&self) {
         let Some(pump) = self.notifications.upgrade() else {
             return;
@@ -156,7 +157,17 @@ impl Connection {
             return;
         }
         drop(pump);
-        if tokio::time::timeout(DELIVERY_WAIT, flushed).await.is_err() {
+        // Then until the events they made are in the replicas' log: a replica killed once the
+        // answer is out must not take an update the caller was told of with it.
+        let delivered = async {
+            if let Ok(logged) = flushed.await {
+                logged.wait().await;
+            }
+        };
+        if tokio::time::timeout(DELIVERY_WAIT, delivered)
+            .await
+            .is_err()
+        {
             tracing::debug!("the server's notifications before an answer are still on their way");
         }
     }

@@ -22,6 +22,7 @@ use tokio::sync::oneshot;
 use super::calls::{CallOrigin, Calls};
 use super::handler::Context;
 use crate::a2e::{Message, NotificationMethod, ServerPush};
+use crate::hub::Logged;
 use crate::naming;
 
 /// What the pump is handed, in the order the server sent it.
@@ -29,8 +30,9 @@ use crate::naming;
 pub enum Note {
     /// A notification of the server's, as JSON (`method`, `params`).
     Notified(Value),
-    /// Answered once everything handed before it has gone where it goes.
-    Flush(oneshot::Sender<()>),
+    /// Answered once everything handed before it has gone where it goes, with what resolves
+    /// once the events it made are in the replicas' log ([`crate::hub::Hub::logged`]).
+    Flush(oneshot::Sender<Logged>),
 }
 
 /// Progress of the call `origin` made, to it.
@@ -99,7 +101,7 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notes: UnboundedReceiver<
         let notification = match note {
             Note::Notified(notification) => notification,
             Note::Flush(flushed) => {
-                let _ = flushed.send(());
+                let _ = flushed.send(ctx.hub.logged());
                 continue;
             }
         };

@@ -6,15 +6,28 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer};
 use futures::StreamExt;
+use tokio::sync::oneshot;
 
-use super::{Applier, Bus, BusError, Entry, Envelope, Message, stream_names};
+use super::{Applier, Bus, BusError, Entry, Envelope, Message, Outgoing, stream_names};
 
 impl Bus {
     /// Appends an entry to the log (in order with this replica's other appends).
     pub fn append(&self, entry: Entry) {
-        if self.outbox.send(entry).is_err() {
+        if self.outbox.send(Outgoing::Entry(entry)).is_err() {
             self.error();
         }
+    }
+
+    /// Resolves once every entry appended here before it is in the log (acknowledged by
+    /// NATS, or dropped past the outbox's bound and told lost). `None` while NATS is away: the
+    /// entries are kept and sent once it is back, and nothing should wait on an outage.
+    pub fn logged(&self) -> Option<oneshot::Receiver<()>> {
+        if !self.connected() {
+            return None;
+        }
+        let (logged, done) = oneshot::channel();
+        self.outbox.send(Outgoing::Logged(logged)).ok()?;
+        Some(done)
     }
 
     /// Waits until the log is applied here up to `seq`; false after `within`.

@@ -16,6 +16,9 @@
 //! more); a `Done` is one per request that ended, and requests wait for their answer on this
 //! replica (bounded by their deadlines), so these stay few next to the events.
 //! Once NATS is back the agents whose events were dropped are told `bridge/events_lost`.
+//! A [`Outgoing::Logged`] handed in after some entries is answered once they are all acknowledged:
+//! a call's answer waits on it, so an event the call caused is in the log before the caller
+//! hears back, and a replica killed right after answering takes no acknowledged event with it.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
@@ -26,9 +29,9 @@ use async_nats::HeaderMap;
 use async_nats::jetstream::context::{PublishAckFuture, PublishError};
 use futures::future::BoxFuture;
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
-use super::{Bus, Entry, Message};
+use super::{Bus, Entry, Message, Outgoing};
 use crate::a2e::{Message as _, NotificationMethod, ServerPush};
 
 /// How many entries are published at most before the first of them is acknowledged.
@@ -46,6 +49,8 @@ struct Waiting {
     event: bool,
     /// Whether it may be dropped past the bound (not `Open`, not `Done`).
     droppable: bool,
+    /// Who waits for it (and for every entry before it) to be acknowledged.
+    logged: Vec<oneshot::Sender<()>>,
 }
 
 impl Waiting {
@@ -62,6 +67,7 @@ impl Waiting {
             agent,
             event,
             droppable: event,
+            logged: Vec::new(),
         }
     }
 }
@@ -85,7 +91,10 @@ impl Lost {
 }
 
 impl Bus {
-    pub(super) async fn append_log(self: Arc<Self>, mut outgoing: mpsc::UnboundedReceiver<Entry>) {
+    pub(super) async fn append_log(
+        self: Arc<Self>,
+        mut outgoing: mpsc::UnboundedReceiver<Outgoing>,
+    ) {
         let mut waiting: VecDeque<Waiting> = VecDeque::new();
         let mut bytes = 0usize;
         let mut next_id: u64 = 0;
@@ -99,10 +108,20 @@ impl Bus {
         // container, always PID 1) must not reuse ids the others have applied already.
         let run = crate::a2e::new_id();
         loop {
-            let mut take = |entry: Entry,
+            let mut take = |handed: Outgoing,
                             waiting: &mut VecDeque<Waiting>,
                             bytes: &mut usize,
                             lost: &mut Lost| {
+                let entry = match handed {
+                    Outgoing::Entry(entry) => entry,
+                    Outgoing::Logged(logged) => {
+                        match waiting.back_mut() {
+                            Some(last) => last.logged.push(logged),
+                            None => drop(logged.send(())),
+                        }
+                        return;
+                    }
+                };
                 // An agent reconnecting while NATS is away opens its stream again and again:
                 // one opening waiting is enough (applying it twice changes nothing).
                 if opening_waits(waiting, &entry) {
@@ -199,6 +218,9 @@ impl Bus {
             if acked {
                 if let Some(done) = waiting.pop_front() {
                     bytes -= done.size;
+                    for logged in done.logged {
+                        let _ = logged.send(());
+                    }
                 }
                 if failing {
                     failing = false;
@@ -626,5 +648,40 @@ mod tests {
         let most = bus.most_in_flight();
         assert!(most > 1, "at most {most} entry in flight");
         assert!(most <= outbox::WINDOW, "{most} in flight");
+    }
+
+    /// `logged` resolves once what was appended before it is in the log, and not while the log
+    /// takes nothing (its stream gone until another replica makes it again).
+    #[tokio::test]
+    async fn logged_waits_until_the_log_holds_what_came_before() {
+        let Some(replicas) = Replicas::new() else {
+            return;
+        };
+        let a = replicas.hub("a").await;
+        let js = jetstream::new(async_nats::connect(&replicas.url).await.unwrap());
+        let name = stream_names(&replicas.prefix).0;
+        let _on_a = a.open("alice", None).await;
+        for n in 0..100 {
+            a.publish("alice", "mcp/server/push", &serde_json::json!({"n": n}));
+        }
+        a.logged().wait().await;
+        let mut log = js.get_stream(&name).await.unwrap();
+        // The opening of alice's stream, then the 100 events.
+        assert_eq!(log.info().await.unwrap().state.messages, 101);
+
+        js.delete_stream(&name).await.unwrap();
+        a.publish("alice", "mcp/server/push", &serde_json::json!({"n": 100}));
+        let logged = tokio::spawn(a.logged().wait());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            !logged.is_finished(),
+            "resolved with no log to hold the event"
+        );
+        // b makes the log again; a's outbox flushes into it.
+        let _b = replicas.hub("b").await;
+        tokio::time::timeout(Duration::from_secs(10), logged)
+            .await
+            .expect("not resolved once the log is back")
+            .unwrap();
     }
 }
