@@ -3,8 +3,9 @@
 # (package-lock.json), the Python MCP SDK and a2a-sdk (.venv), the 1.x SDK for WebSocket (.venv-ws),
 # mcpo (.venv-mcpo), schemathesis (.venv-fuzz), the OpenAPI validator and Python client
 # generator (.venv-openapi), Debian's Chromium for the console's browser test and Debian's HAProxy for the
-# chaos test's round-robin proxy (tests/api/chaos.rs). Safe to run again: an install is skipped while
-# its pin file is unchanged.
+# chaos test's round-robin proxy (tests/api/chaos.rs), and mdBook for the book in docs/
+# (tests/peers/.tools, from crates.io). Safe to run again: an install is skipped while its pin
+# file (or, for mdBook, the version installed) is unchanged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,4 +58,13 @@ if ! command -v haproxy >/dev/null; then
     echo "HAProxy is missing: installing Debian's haproxy package (apt-get, non-interactive)"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
+fi
+
+# The version scripts/test.sh builds the book (docs/) with. Built from crates.io without its
+# default features (the live-reloading server and its watcher): about two minutes of CPU, once.
+MDBOOK_VERSION=0.5.4
+echo "== tools: mdBook $MDBOOK_VERSION for the book (tests/peers/.tools/bin/mdbook)"
+if [ "$("$peers/.tools/bin/mdbook" --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]; then
+    cargo install --quiet --locked --no-default-features --version "$MDBOOK_VERSION" \
+        --root "$peers/.tools" mdbook
 fi

@@ -81,13 +81,9 @@ else
   echo "(../shared/tools/import-loops is not here: the file-level loop check is skipped)"
 fi
 
-step "docs: links in README, BENCHMARKS.md and the book (scripts/doc-links.py)"
+step "docs: links in README, BENCHMARKS.md and the book (scripts/doc-links.py), the book built (mdBook, into target/book)"
 python3 scripts/doc-links.py
-if command -v mdbook >/dev/null; then
-  mdbook build docs -d ../target/book
-else
-  echo "(mdbook is not on the PATH: the book is not built)"
-fi
+tests/peers/.tools/bin/mdbook build docs
 
 step "services: PostgreSQL (127.0.0.1:5432) and NATS (127.0.0.1:4222), started when down"
 if ! pg_isready -h 127.0.0.1 -p 5432 -q; then
