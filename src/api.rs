@@ -377,7 +377,7 @@ async fn admit(
     mut req: axum::extract::Request,
     next: middleware::Next,
 ) -> axum::response::Response {
-    match state.auth.caller_of(&req) {
+    match state.auth.caller_of(req.headers(), req.uri()).await {
         Ok(agent) => {
             req.extensions_mut().insert(agent);
             crate::http::limits::admitted(&state.limits, req, |req| next.run(req)).await

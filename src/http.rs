@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod jwks;
 pub mod limits;
 pub mod observe;
 pub mod serve;

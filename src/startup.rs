@@ -63,6 +63,7 @@ impl Application {
             store = store.sealing(&key).await?;
         }
         let auth = Arc::new(Auth::from_config(&config)?);
+        auth.prefetch().await;
         let shutdown = CancellationToken::new();
         let bind = config.bind_addr()?;
         let listener = TcpListener::bind(bind)

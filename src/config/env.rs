@@ -51,6 +51,18 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_JWT_ISSUER", |c, v| {
         v.optional().map(|x| c.jwt_issuer = x)
     }),
+    var("MCP_BRIDGE_JWT_JWKS_URL", |c, v| {
+        v.optional().map(|x| c.jwt_jwks_url = x)
+    }),
+    var("MCP_BRIDGE_JWT_DISCOVERY", |c, v| {
+        v.flag().map(|x| c.jwt_discovery = x)
+    }),
+    var("MCP_BRIDGE_JWT_ROLES_CLAIM", |c, v| {
+        v.text().map(|x| c.jwt_roles_claim = x)
+    }),
+    var("MCP_BRIDGE_JWT_ADMIN_ROLE", |c, v| {
+        v.text().map(|x| c.jwt_admin_role = x)
+    }),
     var("MCP_BRIDGE_PUBLIC_URL", |c, v| {
         v.optional().map(|x| c.public_url = x)
     }),

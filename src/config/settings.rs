@@ -19,6 +19,14 @@ pub struct Config {
     pub jwt_secret: Option<SecretString>,
     pub jwt_public_key: Option<PathBuf>,
     pub jwt_issuer: Option<String>,
+    /// Where an identity provider publishes the keys agents' tokens are signed with (a JWKS).
+    pub jwt_jwks_url: Option<String>,
+    /// Whether to find that URL in the issuer's OpenID Connect discovery document.
+    pub jwt_discovery: bool,
+    /// The claim, as a dotted path, that holds a token's roles (`realm_access.roles`, `groups`).
+    pub jwt_roles_claim: String,
+    /// The role that makes an agent an admin.
+    pub jwt_admin_role: String,
     /// The base URL clients reach the bridge at (no trailing `/`), named in the metadata it
     /// publishes; by default each request's own `Host`.
     pub public_url: Option<String>,
@@ -167,6 +175,10 @@ impl Default for Config {
             jwt_secret: None,
             jwt_public_key: None,
             jwt_issuer: None,
+            jwt_jwks_url: None,
+            jwt_discovery: false,
+            jwt_roles_claim: "roles".into(),
+            jwt_admin_role: "admin".into(),
             public_url: None,
             oauth_client_metadata_url: None,
             jwt_audience: None,

@@ -16,6 +16,7 @@ impl Config {
                 "set either a shared secret or a public key (MCP_BRIDGE_JWT_PUBLIC_KEY), not both",
             ));
         }
+        self.validate_identity_provider()?;
         if let Some(url) = &self.database_url
             && !["sqlite:", "postgres://", "postgresql://"]
                 .iter()
@@ -145,5 +146,90 @@ impl Config {
             ));
         }
         self.validate_replicas()
+    }
+}
+
+impl Config {
+    /// Keys from an identity provider replace the secret or public key, never join them.
+    fn validate_identity_provider(&self) -> Result<(), ConfigError> {
+        let provider = self.jwt_jwks_url.is_some() || self.jwt_discovery;
+        if provider && (self.jwt_secret.is_some() || self.jwt_public_key.is_some()) {
+            return Err(invalid(
+                "MCP_BRIDGE_JWT_JWKS_URL",
+                "an identity provider's keys (MCP_BRIDGE_JWT_JWKS_URL or MCP_BRIDGE_JWT_DISCOVERY) \
+                 replace MCP_BRIDGE_JWT_SECRET and MCP_BRIDGE_JWT_PUBLIC_KEY: set one of them",
+            ));
+        }
+        if self.jwt_jwks_url.is_some() && self.jwt_discovery {
+            return Err(invalid(
+                "MCP_BRIDGE_JWT_DISCOVERY",
+                "set either MCP_BRIDGE_JWT_JWKS_URL or MCP_BRIDGE_JWT_DISCOVERY, not both",
+            ));
+        }
+        if self.jwt_discovery && self.jwt_issuer.is_none() {
+            return Err(invalid(
+                "MCP_BRIDGE_JWT_DISCOVERY",
+                "needs MCP_BRIDGE_JWT_ISSUER, whose /.well-known/openid-configuration names the keys",
+            ));
+        }
+        let urls = [
+            ("MCP_BRIDGE_JWT_JWKS_URL", self.jwt_jwks_url.as_deref()),
+            (
+                "MCP_BRIDGE_JWT_ISSUER",
+                self.jwt_issuer.as_deref().filter(|_| self.jwt_discovery),
+            ),
+        ];
+        for (name, url) in urls {
+            let Some(url) = url else { continue };
+            match url::Url::parse(url) {
+                Ok(parsed) if ["http", "https"].contains(&parsed.scheme()) => {}
+                _ => return Err(invalid(name, format!("\"{url}\" is not an http(s) URL"))),
+            }
+        }
+        if self.jwt_roles_claim.split('.').any(str::is_empty) {
+            return Err(invalid(
+                "MCP_BRIDGE_JWT_ROLES_CLAIM",
+                format!(
+                    "\"{}\" is not a claim path (names joined by dots, e.g. realm_access.roles)",
+                    self.jwt_roles_claim
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod identity_provider_tests {
+    use super::*;
+
+    fn checked(change: impl FnOnce(&mut Config)) -> Result<(), String> {
+        let mut config = Config::default();
+        change(&mut config);
+        config
+            .validate_identity_provider()
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_identity_provider_replaces_the_other_keys_and_discovery_needs_an_issuer() {
+        let url = Some("https://idp.example/jwks".to_owned());
+        assert!(checked(|c| c.jwt_jwks_url = url.clone()).is_ok());
+        let both = checked(|c| {
+            c.jwt_jwks_url = url.clone();
+            c.jwt_secret = Some("s".to_owned().into());
+        });
+        assert!(both.unwrap_err().contains("replace"));
+        let no_issuer = checked(|c| c.jwt_discovery = true);
+        assert!(no_issuer.unwrap_err().contains("MCP_BRIDGE_JWT_ISSUER"));
+        let discovered = checked(|c| {
+            c.jwt_discovery = true;
+            c.jwt_issuer = Some("https://idp.example/realms/a".into());
+        });
+        assert!(discovered.is_ok());
+        let not_http = checked(|c| c.jwt_jwks_url = Some("file:///etc/keys".into()));
+        assert!(not_http.unwrap_err().contains("not an http(s) URL"));
+        let bad_path = checked(|c| c.jwt_roles_claim = "realm_access..roles".into());
+        assert!(bad_path.unwrap_err().contains("claim path"));
     }
 }

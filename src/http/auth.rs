@@ -1,20 +1,27 @@
 //! JWT bearer authentication: HS256 with a shared secret (configured, or generated into the data
-//! dir on first start), or RS256/ES256/EdDSA with a public key. `sub` is the agent id; a `roles`
-//! claim containing `admin` grants admin rights. Tokens never reach the log.
+//! dir on first start), RS256/ES256/EdDSA with a public key, or an identity provider's keys
+//! (`jwks.rs`). `sub` is the agent id; the roles are read from `MCP_BRIDGE_JWT_ROLES_CLAIM`
+//! (`roles` by default), and `MCP_BRIDGE_JWT_ADMIN_ROLE` among them grants admin rights. Tokens
+//! never reach the log.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::http::header::AUTHORIZATION;
+use axum::http::{HeaderMap, Uri};
 use axum::response::{IntoResponse, Response};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::a2e::ErrorCode;
 use crate::caller::{Caller, Identity};
 use crate::config::Config;
+use crate::guard::Guard;
 use crate::http::error::ApiError;
+use crate::http::jwks::{Jwks, Source};
 
 /// The file in the data dir that holds the generated HS256 secret.
 pub const SECRET_FILE: &str = "jwt_secret";
@@ -29,8 +36,8 @@ struct Claims {
     iss: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     aud: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    roles: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    roles: Option<Value>,
     /// Every other claim, for access policies.
     #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
     other: serde_json::Map<String, serde_json::Value>,
@@ -50,7 +57,10 @@ pub enum AuthError {
         path: String,
         source: std::io::Error,
     },
-    #[error("tokens can only be minted with a shared secret, not with a public key")]
+    #[error(
+        "tokens can only be minted with a shared secret, not with a public key or an identity \
+         provider's keys"
+    )]
     CannotMint,
     #[error(
         "no signing secret in {path}: the service writes one there on its first start, and a \
@@ -72,9 +82,13 @@ pub struct Auth {
     /// an agent sends the same token on every call, and checking its signature again costs far
     /// more than the lookup. Expiry is still checked on every use.
     verified: std::sync::Mutex<foldhash::HashMap<String, (Caller, u64)>>,
-    decoding: DecodingKey,
+    keys: Keys,
     encoding: Option<EncodingKey>,
+    /// What a token must hold (for an identity provider's keys, the algorithm is set per token).
     validation: Validation,
+    /// The dotted path of the claim that holds the roles.
+    roles_claim: Vec<String>,
+    admin_role: String,
     issuer: Option<String>,
     audience: Option<String>,
     /// `MCP_BRIDGE_PUBLIC_URL`, for the metadata a 401 points to.
@@ -89,20 +103,42 @@ impl std::fmt::Debug for Auth {
     }
 }
 
+/// What tokens are verified with.
+enum Keys {
+    /// A shared secret or a public key, of the algorithm the validation names.
+    Static(DecodingKey),
+    /// An identity provider's, each of its own algorithms.
+    Provider(Arc<Jwks>),
+}
+
 impl Auth {
     pub fn from_config(config: &Config) -> Result<Self, AuthError> {
-        let (decoding, encoding, algorithm) = match &config.jwt_public_key {
-            Some(path) => {
+        let provider = match (&config.jwt_jwks_url, &config.jwt_issuer) {
+            (Some(url), _) => Some(Source::Url(url.clone())),
+            (None, Some(issuer)) if config.jwt_discovery => Some(Source::Discovery {
+                issuer: issuer.clone(),
+            }),
+            _ => None,
+        };
+        let (keys, encoding, algorithm) = match (provider, &config.jwt_public_key) {
+            // An operator's own provider, often on a private network: only the addresses no
+            // provider has (link-local, cloud metadata) are refused.
+            (Some(source), _) => (
+                Keys::Provider(Arc::new(Jwks::new(source, Guard::new(true)))),
+                None,
+                Algorithm::RS256,
+            ),
+            (None, Some(path)) => {
                 let (key, alg) = read_public_key(path)?;
-                (key, None, alg)
+                (Keys::Static(key), None, alg)
             }
-            None => {
+            (None, None) => {
                 let secret = match &config.jwt_secret {
                     Some(secret) => secret.expose_secret().as_bytes().to_vec(),
                     None => load_or_generate_secret(&config.data_dir)?,
                 };
                 (
-                    DecodingKey::from_secret(&secret)?,
+                    Keys::Static(DecodingKey::from_secret(&secret)?),
                     Some(EncodingKey::from_secret(&secret)?),
                     Algorithm::HS256,
                 )
@@ -124,9 +160,15 @@ impl Auth {
         validation.set_required_spec_claims(&required);
         Ok(Self {
             verified: Default::default(),
-            decoding,
+            keys,
             encoding,
             validation,
+            roles_claim: config
+                .jwt_roles_claim
+                .split('.')
+                .map(str::to_owned)
+                .collect(),
+            admin_role: config.jwt_admin_role.clone(),
             issuer: config.jwt_issuer.clone(),
             audience: config.jwt_audience.clone(),
             public_url: config.public_url.clone(),
@@ -138,7 +180,8 @@ impl Auth {
     /// is one the service never sees. With it, the file it was read from (None when the secret
     /// is configured).
     pub fn for_minting(config: &Config) -> Result<(Self, Option<PathBuf>), AuthError> {
-        if config.jwt_public_key.is_some() {
+        if config.jwt_public_key.is_some() || config.jwt_jwks_url.is_some() || config.jwt_discovery
+        {
             return Err(AuthError::CannotMint);
         }
         if config.jwt_secret.is_some() {
@@ -163,32 +206,73 @@ impl Auth {
         Ok((Self::from_config(config)?, Some(path)))
     }
 
-    /// The agent a token stands for, or why not (the reason is for the log, never the caller).
-    pub fn verify(&self, token: &str) -> Result<Caller, jsonwebtoken::errors::Error> {
-        self.verify_at(token, jsonwebtoken::get_current_timestamp())
+    /// Fetches an identity provider's keys, if tokens are verified with them: at start, so
+    /// that the first call does not wait for them. A provider that is down is logged, and asked
+    /// again by the first token that comes.
+    pub async fn prefetch(&self) {
+        if let Keys::Provider(jwks) = &self.keys
+            && let Err(error) = jwks.fetch().await
+        {
+            tracing::error!(%error, "cannot fetch the identity provider's keys: tokens are refused until it answers");
+        }
     }
 
-    fn verify_at(&self, token: &str, now: u64) -> Result<Caller, jsonwebtoken::errors::Error> {
+    /// The agent a token stands for, or why not (the reason is for the log, never the caller).
+    pub async fn verify(&self, token: &str) -> Result<Caller, jsonwebtoken::errors::Error> {
+        self.verify_at(token, jsonwebtoken::get_current_timestamp())
+            .await
+    }
+
+    async fn verify_at(
+        &self,
+        token: &str,
+        now: u64,
+    ) -> Result<Caller, jsonwebtoken::errors::Error> {
         let expired = || jsonwebtoken::errors::ErrorKind::ExpiredSignature.into();
-        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
-        match verified.get(token) {
-            Some((agent, last)) if now <= *last => return Ok(agent.clone()),
-            Some(_) => {
-                verified.remove(token);
-                return Err(expired());
+        {
+            let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+            match verified.get(token) {
+                Some((agent, last)) if now <= *last => return Ok(agent.clone()),
+                Some(_) => {
+                    verified.remove(token);
+                    return Err(expired());
+                }
+                None => {}
             }
-            None => {}
         }
-        drop(verified);
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)?;
+        let data = match &self.keys {
+            Keys::Static(key) => jsonwebtoken::decode::<Claims>(token, key, &self.validation)?,
+            Keys::Provider(jwks) => {
+                let header = jsonwebtoken::decode_header(token)?;
+                // No key of a published set is a shared secret: an HMAC token is refused
+                // without asking the provider for keys.
+                if matches!(
+                    header.alg,
+                    Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512
+                ) {
+                    return Err(jsonwebtoken::errors::ErrorKind::InvalidAlgorithm.into());
+                }
+                let (key, algorithms) = jwks
+                    .key_for(header.kid.as_deref(), header.alg)
+                    .await
+                    .ok_or(jsonwebtoken::errors::ErrorKind::InvalidSignature)?;
+                if !algorithms.contains(&header.alg) {
+                    return Err(jsonwebtoken::errors::ErrorKind::InvalidAlgorithm.into());
+                }
+                let mut validation = self.validation.clone();
+                validation.algorithms = vec![header.alg];
+                jsonwebtoken::decode::<Claims>(token, &key, &validation)?
+            }
+        };
         let claims = data.claims;
         if claims.sub.is_empty() {
             return Err(jsonwebtoken::errors::ErrorKind::MissingRequiredClaim("sub".into()).into());
         }
+        let roles = self.roles_of(&claims);
         let agent = Caller::from(Identity {
-            admin: claims.roles.iter().any(|r| r == "admin"),
+            admin: roles.contains(&self.admin_role),
             id: claims.sub,
-            roles: claims.roles,
+            roles,
             claims: claims.other,
         });
         // Valid while `exp` is not older than the leeway, as jsonwebtoken decides.
@@ -207,6 +291,31 @@ impl Auth {
         Ok(agent)
     }
 
+    /// The roles at the configured claim path: an array of strings, or one string of roles
+    /// separated by spaces (as `scope` is); none when the path leads nowhere.
+    fn roles_of(&self, claims: &Claims) -> Vec<String> {
+        let (first, rest) = self
+            .roles_claim
+            .split_first()
+            .expect("a validated claim path has a name");
+        let top = match first.as_str() {
+            "roles" => claims.roles.as_ref(),
+            name => claims.other.get(name),
+        };
+        let found = rest
+            .iter()
+            .try_fold(top, |at, name| Some(at?.get(name.as_str())));
+        match found.flatten() {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            Some(Value::String(roles)) => roles.split_whitespace().map(str::to_owned).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// A token for `sub`, valid for `ttl`.
     pub fn mint(
         &self,
@@ -222,8 +331,8 @@ impl Auth {
         let key = self.encoding.as_ref().ok_or(AuthError::CannotMint)?;
         let now = jsonwebtoken::get_current_timestamp();
         let mut roles = caller.roles.clone();
-        if caller.admin && !roles.iter().any(|r| r == "admin") {
-            roles.push("admin".into());
+        if caller.admin && !roles.contains(&self.admin_role) {
+            roles.push(self.admin_role.clone());
         }
         let claims = Claims {
             sub: caller.id.clone(),
@@ -231,7 +340,7 @@ impl Auth {
             iat: Some(now),
             iss: self.issuer.clone(),
             aud: self.audience.clone(),
-            roles,
+            roles: Some(roles.into()),
             other: caller.claims.clone(),
         };
         Ok(jsonwebtoken::encode(
@@ -297,22 +406,25 @@ pub async fn keep_alive_after(mut refused: Response, req: Request) -> Response {
 
 impl Auth {
     /// The agent a request's bearer token stands for, or the 401 to answer it with.
-    pub fn caller_of(&self, req: &Request) -> Result<Caller, Box<Response>> {
-        let token = req
-            .headers()
+    /// (The request's headers and URI, not the request: its body is not `Sync`, so a borrow of
+    /// it could not be held across the wait for an identity provider's keys.)
+    pub async fn caller_of(&self, headers: &HeaderMap, uri: &Uri) -> Result<Caller, Box<Response>> {
+        let token = headers
             .get(AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.split_once(' '))
             // The scheme is case-insensitive (RFC 9110 §11.1).
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, token)| token.trim());
-        match token.map(|t| self.verify(t)) {
-            Some(Ok(agent)) => Ok(agent),
-            Some(Err(reason)) => {
+        let Some(token) = token else {
+            return Err(Box::new(self.unauthorized(headers, uri, false)));
+        };
+        match self.verify(token).await {
+            Ok(agent) => Ok(agent),
+            Err(reason) => {
                 tracing::info!(%reason, "token refused");
-                Err(Box::new(self.unauthorized(req, true)))
+                Err(Box::new(self.unauthorized(headers, uri, true)))
             }
-            None => Err(Box::new(self.unauthorized(req, false))),
         }
     }
 }
@@ -343,21 +455,30 @@ pub fn resource_metadata_path(path: &str) -> &'static str {
 impl Auth {
     /// The 401: says a bearer JWT is expected, and points MCP clients (which look for OAuth
     /// metadata before anything else) at the resource metadata that says the same.
-    fn unauthorized(&self, req: &Request, token_given: bool) -> Response {
-        let message = match token_given {
-            true => {
+    fn unauthorized(&self, headers: &HeaderMap, uri: &Uri, token_given: bool) -> Response {
+        let message = match (token_given, &self.keys) {
+            (true, Keys::Static(_)) => {
                 "the bearer token was refused: send `Authorization: Bearer <JWT>` with a JWT this \
                  bridge accepts (signed with its key, not expired; `mcp-bridge token` mints one)"
             }
-            false => {
+            (false, Keys::Static(_)) => {
                 "a bearer token is required: send `Authorization: Bearer <JWT>` with a JWT this \
                  bridge accepts (`mcp-bridge token` mints one)"
+            }
+            (true, Keys::Provider(_)) => {
+                "the bearer token was refused: send `Authorization: Bearer <JWT>` with an access \
+                 token of the bridge's identity provider (signed with one of its keys, for this \
+                 audience, not expired)"
+            }
+            (false, Keys::Provider(_)) => {
+                "a bearer token is required: send `Authorization: Bearer <JWT>` with an access \
+                 token of the bridge's identity provider"
             }
         };
         let metadata = format!(
             "{}{}",
-            base_url(self.public_url.as_deref(), req.headers()),
-            resource_metadata_path(req.uri().path())
+            base_url(self.public_url.as_deref(), headers),
+            resource_metadata_path(uri.path())
         );
         // RFC 6750 §3: `invalid_token` when one was given; none when it was missing.
         let challenge = match token_given {
@@ -385,47 +506,50 @@ mod tests {
         Auth::from_config(&config).unwrap()
     }
 
-    #[test]
-    fn minted_tokens_verify() {
+    #[tokio::test]
+    async fn minted_tokens_verify() {
         let auth = auth("s3cret");
         let token = auth
             .mint("alice", true, std::time::Duration::from_secs(60))
             .unwrap();
-        assert_eq!(auth.verify(&token).unwrap(), Caller::new("alice", true));
+        assert_eq!(
+            auth.verify(&token).await.unwrap(),
+            Caller::new("alice", true)
+        );
         let token = auth
             .mint("bob", false, std::time::Duration::from_secs(60))
             .unwrap();
-        assert!(!auth.verify(&token).unwrap().admin);
+        assert!(!auth.verify(&token).await.unwrap().admin);
     }
 
-    #[test]
-    fn a_remembered_token_still_expires() {
+    #[tokio::test]
+    async fn a_remembered_token_still_expires() {
         let auth = auth("s3cret");
         let token = auth
             .mint("alice", false, std::time::Duration::from_secs(60))
             .unwrap();
         let now = jsonwebtoken::get_current_timestamp();
-        assert_eq!(auth.verify_at(&token, now).unwrap().id, "alice");
+        assert_eq!(auth.verify_at(&token, now).await.unwrap().id, "alice");
         // Served from the cache now, up to the last second the token is valid in.
         let last = now + 60 + auth.validation.leeway;
-        assert_eq!(auth.verify_at(&token, last - 1).unwrap().id, "alice");
-        let error = auth.verify_at(&token, last + 1).unwrap_err();
+        assert_eq!(auth.verify_at(&token, last - 1).await.unwrap().id, "alice");
+        let error = auth.verify_at(&token, last + 1).await.unwrap_err();
         assert_eq!(
             error.kind(),
             &jsonwebtoken::errors::ErrorKind::ExpiredSignature
         );
         // A token that fails verification is never remembered.
         let forged = format!("{}x", &token[..token.len() - 1]);
-        assert!(auth.verify_at(&forged, now).is_err());
-        assert!(auth.verify_at(&forged, now).is_err());
+        assert!(auth.verify_at(&forged, now).await.is_err());
+        assert!(auth.verify_at(&forged, now).await.is_err());
     }
 
-    #[test]
-    fn a_foreign_signature_is_refused() {
+    #[tokio::test]
+    async fn a_foreign_signature_is_refused() {
         let token = auth("other")
             .mint("alice", true, std::time::Duration::from_secs(60))
             .unwrap();
-        assert!(auth("s3cret").verify(&token).is_err());
+        assert!(auth("s3cret").verify(&token).await.is_err());
     }
 
     // A key pair made for these tests only.
@@ -442,8 +566,8 @@ MCowBQYDK2VwAyEAJe8ZOx75l2FCFVsnL+NQCJ9nt9EPVO7JyAYdHXelHgE=
         jsonwebtoken::encode(&Header::new(alg), &claims, key).unwrap()
     }
 
-    #[test]
-    fn a_public_key_accepts_its_own_algorithm_only() {
+    #[tokio::test]
+    async fn a_public_key_accepts_its_own_algorithm_only() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("jwt.pub");
         std::fs::write(&path, ED_PUBLIC).unwrap();
@@ -461,6 +585,7 @@ MCowBQYDK2VwAyEAJe8ZOx75l2FCFVsnL+NQCJ9nt9EPVO7JyAYdHXelHgE=
         });
         assert_eq!(
             auth.verify(&sign(Algorithm::EdDSA, &private, claims.clone()))
+                .await
                 .unwrap()
                 .id,
             "alice"
@@ -469,6 +594,7 @@ MCowBQYDK2VwAyEAJe8ZOx75l2FCFVsnL+NQCJ9nt9EPVO7JyAYdHXelHgE=
         let confused = EncodingKey::from_secret(ED_PUBLIC.as_bytes()).unwrap();
         assert!(
             auth.verify(&sign(Algorithm::HS256, &confused, claims.clone()))
+                .await
                 .is_err()
         );
         // Wrong or missing issuer and audience.
@@ -487,6 +613,7 @@ MCowBQYDK2VwAyEAJe8ZOx75l2FCFVsnL+NQCJ9nt9EPVO7JyAYdHXelHgE=
             }
             assert!(
                 auth.verify(&sign(Algorithm::EdDSA, &private, claims))
+                    .await
                     .is_err(),
                 "{field} = {value:?}"
             );
@@ -496,6 +623,33 @@ MCowBQYDK2VwAyEAJe8ZOx75l2FCFVsnL+NQCJ9nt9EPVO7JyAYdHXelHgE=
             auth.mint("alice", false, std::time::Duration::from_secs(60))
                 .is_err()
         );
+    }
+
+    #[tokio::test]
+    async fn roles_are_read_at_the_configured_claim_path() {
+        let config = |path: &str| Config {
+            jwt_secret: Some("s3cret".to_owned().into()),
+            jwt_roles_claim: path.into(),
+            jwt_admin_role: "mcp-admins".into(),
+            ..Config::default()
+        };
+        let key = EncodingKey::from_secret(b"s3cret").unwrap();
+        let exp = jsonwebtoken::get_current_timestamp() + 600;
+        let claims = serde_json::json!({
+            "sub": "alice", "exp": exp, "roles": ["ignored"],
+            "realm_access": {"roles": ["lead", "mcp-admins"]}, "scope": "read write",
+        });
+        let token = sign(Algorithm::HS256, &key, claims);
+        let nested = Auth::from_config(&config("realm_access.roles")).unwrap();
+        let alice = nested.verify(&token).await.unwrap();
+        assert_eq!(alice.roles, ["lead", "mcp-admins"]);
+        assert!(alice.admin);
+        let spaced = Auth::from_config(&config("scope")).unwrap();
+        let alice = spaced.verify(&token).await.unwrap();
+        assert_eq!(alice.roles, ["read", "write"]);
+        assert!(!alice.admin);
+        let nowhere = Auth::from_config(&config("groups.all")).unwrap();
+        assert!(nowhere.verify(&token).await.unwrap().roles.is_empty());
     }
 
     #[test]

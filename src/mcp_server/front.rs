@@ -80,7 +80,7 @@ pub(super) async fn authenticate(
     }
     let agent = match front.state.config.mcp_auth_off {
         true => Caller::new(ANONYMOUS, false),
-        false => match front.state.auth.caller_of(&req) {
+        false => match front.state.auth.caller_of(req.headers(), req.uri()).await {
             Ok(agent) => agent,
             Err(refused) => return crate::http::auth::keep_alive_after(*refused, req).await,
         },
