@@ -8,6 +8,7 @@ mod messages;
 mod methods;
 mod models;
 mod nulls;
+mod patch;
 mod tasks;
 mod values;
 
@@ -17,6 +18,7 @@ pub use messages::*;
 pub use methods::NotificationMethod;
 pub use models::*;
 pub use nulls::{drop_nulls, drop_nulls_two_levels};
+pub use patch::Patch;
 pub use tasks::*;
 pub use values::*;
 
