@@ -15,7 +15,7 @@ mod values;
 pub use access::*;
 pub use errors::{ErrorBody, ErrorCode, internal_error};
 pub use messages::*;
-pub use methods::NotificationMethod;
+pub use methods::{NotificationMethod, TaskMethod};
 pub use models::*;
 pub use nulls::{drop_nulls, drop_nulls_two_levels};
 pub use patch::Patch;
