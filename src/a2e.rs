@@ -8,15 +8,17 @@ mod messages;
 mod methods;
 mod models;
 mod nulls;
+mod patch;
 mod tasks;
 mod values;
 
 pub use access::*;
 pub use errors::{ErrorBody, ErrorCode, internal_error};
 pub use messages::*;
-pub use methods::NotificationMethod;
+pub use methods::{NotificationMethod, TaskMethod};
 pub use models::*;
 pub use nulls::{drop_nulls, drop_nulls_two_levels};
+pub use patch::Patch;
 pub use tasks::*;
 pub use values::*;
 

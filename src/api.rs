@@ -145,7 +145,7 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts();
     let mut doc = public_doc;
     doc.merge(v1_doc);
-    answer_rate_limits(&mut doc);
+    answer_admission(&mut doc);
     mark_public(&mut doc);
     pin_message_types(&mut doc);
     (v1, public, doc)
@@ -324,18 +324,19 @@ fn nullable(schema: &utoipa::openapi::RefOr<utoipa::openapi::Schema>) -> bool {
     }
 }
 
-/// Every `/v1` operation may answer 429 (the per-agent limits, `crate::http::limits`).
-fn answer_rate_limits(doc: &mut utoipa::openapi::OpenApi) {
-    use utoipa::openapi::Ref;
+/// Every `/v1` operation may answer what the layer in front of them answers
+/// ([`responses::AdmissionErrors`]: no valid token, a limit reached).
+fn answer_admission(doc: &mut utoipa::openapi::OpenApi) {
+    use utoipa::IntoResponses;
     for (path, item) in doc.paths.paths.iter_mut() {
         if !path.starts_with("/v1") {
             continue;
         }
         for operation in operations(item) {
-            operation.responses.responses.insert(
-                "429".into(),
-                Ref::from_response_name("TooManyRequests").into(),
-            );
+            operation
+                .responses
+                .responses
+                .extend(responses::AdmissionErrors::responses());
         }
     }
 }

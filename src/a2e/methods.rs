@@ -1,5 +1,6 @@
-//! The notification methods the bridge acts on or sends, named once: MCP's own, and the
-//! bridge's `bridge/*` pushes. An upstream may send others; those stay plain strings.
+//! The methods the bridge acts on or sends, named once: MCP's notifications and the bridge's
+//! `bridge/*` pushes (an upstream may send others; those stay plain strings), and the requests
+//! of MCP tasks.
 
 use std::fmt;
 
@@ -81,9 +82,44 @@ impl fmt::Display for NotificationMethod {
     }
 }
 
+/// A request of MCP tasks as 2025-11-25 defines them: `/mcp` answers them for its sessions, and
+/// the bridge sends them to a server that runs a call as a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TaskMethod {
+    Get,
+    /// Waits for the task to end and answers its result.
+    Result,
+    List,
+    Cancel,
+}
+
+impl TaskMethod {
+    pub const ALL: [Self; 4] = [Self::Get, Self::Result, Self::List, Self::Cancel];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "tasks/get",
+            Self::Result => "tasks/result",
+            Self::List => "tasks/list",
+            Self::Cancel => "tasks/cancel",
+        }
+    }
+
+    /// The method named `method`; none for any other.
+    pub fn parse(method: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == method)
+    }
+}
+
+impl fmt::Display for TaskMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::NotificationMethod;
+    use super::{NotificationMethod, TaskMethod};
 
     #[test]
     fn every_method_parses_back() {
@@ -91,6 +127,10 @@ mod tests {
             assert_eq!(NotificationMethod::parse(method.as_str()), Some(method));
         }
         assert_eq!(NotificationMethod::parse("notifications/custom"), None);
+        for method in TaskMethod::ALL {
+            assert_eq!(TaskMethod::parse(method.as_str()), Some(method));
+        }
+        assert_eq!(TaskMethod::parse("tasks/update"), None);
         for method in NotificationMethod::ALL {
             assert_eq!(
                 method.is_list_changed(),

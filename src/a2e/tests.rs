@@ -327,13 +327,13 @@ fn oauth_secrets_sent_back_as_shown_are_kept() {
 #[test]
 fn an_update_sets_or_removes_auth() {
     let read = |v: Value| serde_json::from_value::<ServerUpdateRequest>(v).unwrap();
-    assert_eq!(read(json!({"server_id": "s"})).auth, None);
+    assert_eq!(read(json!({"server_id": "s"})).auth, Patch::Absent);
     assert_eq!(
         read(json!({"server_id": "s", "auth": null})).auth,
-        Some(None)
+        Patch::Null
     );
     let set = read(json!({"server_id": "s", "auth": {"type": "oauth2", "per_agent": true}}));
-    assert!(set.auth.clone().flatten().unwrap().per_agent);
+    assert!(matches!(&set.auth, Patch::Value(auth) if auth.per_agent));
     let again: ServerUpdateRequest =
         serde_json::from_value(serde_json::to_value(&set).unwrap()).unwrap();
     assert_eq!(again, set);

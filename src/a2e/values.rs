@@ -22,10 +22,60 @@ pub enum McpProtocol {
 impl McpProtocol {
     pub fn as_str(self) -> &'static str {
         match self {
-            Self::Legacy => "2025-11-25",
-            Self::Stateless => "2026-07-28",
+            Self::Legacy => McpVersion::V2025_11_25.as_str(),
+            Self::Stateless => McpVersion::V2026_07_28.as_str(),
             Self::Auto => "auto",
         }
+    }
+}
+
+/// A version of the MCP protocol as peers name it (`protocolVersion`, the
+/// `MCP-Protocol-Version` header), oldest first. [`McpProtocol`] is what a server's config may
+/// ask for, a narrower set (and `auto`) whose schema lists exactly those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum McpVersion {
+    V2024_11_05,
+    V2025_03_26,
+    V2025_06_18,
+    /// The last with sessions and the `initialize` handshake; the first with tasks.
+    V2025_11_25,
+    /// Stateless: no session, `server/discover`.
+    V2026_07_28,
+}
+
+impl McpVersion {
+    pub const ALL: [Self; 5] = [
+        Self::V2024_11_05,
+        Self::V2025_03_26,
+        Self::V2025_06_18,
+        Self::V2025_11_25,
+        Self::V2026_07_28,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::V2024_11_05 => "2024-11-05",
+            Self::V2025_03_26 => "2025-03-26",
+            Self::V2025_06_18 => "2025-06-18",
+            Self::V2025_11_25 => "2025-11-25",
+            Self::V2026_07_28 => "2026-07-28",
+        }
+    }
+
+    /// The version named `version`; none for one the bridge does not know.
+    pub fn parse(version: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == version)
+    }
+
+    /// Whether a peer speaking `version` speaks this one or a later one. Versions are dates, so
+    /// a later one the bridge does not know yet still counts.
+    pub fn reached_by(self, version: &str) -> bool {
+        version >= self.as_str()
+    }
+
+    /// Whether this version has sessions (`Mcp-Session-Id`): all before the stateless one.
+    pub fn has_sessions(self) -> bool {
+        self < Self::V2026_07_28
     }
 }
 
@@ -275,6 +325,23 @@ mod tests {
         assert!(serde_json::from_value::<OAuthGrant>(json!("password")).is_err());
         assert!(serde_json::from_value::<ElicitAction>(json!("maybe")).is_err());
         assert!(serde_json::from_value::<McpProtocol>(json!("2024-11-05")).is_err());
+    }
+
+    #[test]
+    fn protocol_versions_parse_back_and_order_as_their_dates() {
+        for version in McpVersion::ALL {
+            assert_eq!(McpVersion::parse(version.as_str()), Some(version));
+        }
+        assert_eq!(McpVersion::parse("2024-10-07"), None);
+        for pair in McpVersion::ALL.windows(2) {
+            assert!(pair[0] < pair[1]);
+            assert!(pair[0].as_str() < pair[1].as_str());
+        }
+        assert!(McpVersion::V2025_11_25.reached_by("2025-11-25"));
+        assert!(McpVersion::V2025_11_25.reached_by("2027-01-01"));
+        assert!(!McpVersion::V2025_11_25.reached_by("2025-06-18"));
+        assert!(McpVersion::V2024_11_05.has_sessions() && McpVersion::V2025_11_25.has_sessions());
+        assert!(!McpVersion::V2026_07_28.has_sessions());
     }
 
     #[derive(Debug, PartialEq, Serialize, Deserialize)]

@@ -11,8 +11,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::responses::{
-    BadGateway, BadRequest, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
-    PayloadTooLarge, StoreUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+    BadGateway, BodyErrors, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
+    StoreUnavailable,
 };
 use super::servers::IdQuery;
 use super::{Reply, ok, request};
@@ -48,10 +48,11 @@ pub struct AgentsQuery {
 
 /// Register an A2A agent by its URL: its card is fetched first, and nothing is kept if that fails.
 #[utoipa::path(post, path = "/v1/a2a/agents", tag = "a2a", request_body = A2aRegisterRequest, security(("bearer" = [])),
-    responses((status = 201, description = "The agent is registered: its card was fetched and the agent kept", body = A2aRegisterResponse), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
-        (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
-        (status = 503, response = StoreUnavailable), (status = 504, response = GatewayTimeout)))]
+    responses(
+        (status = 201, description = "The agent is registered: its card was fetched and the agent kept", body = A2aRegisterResponse),
+        BodyErrors, (status = 409, response = Conflict), (status = 501, response = NotImplemented),
+        (status = 502, response = BadGateway), (status = 503, response = StoreUnavailable),
+        (status = 504, response = GatewayTimeout)))]
 async fn register_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -78,7 +79,9 @@ pub async fn register(
 
 /// The registered A2A agents.
 #[utoipa::path(get, path = "/v1/a2a/agents", tag = "a2a", params(AgentsQuery), security(("bearer" = [])),
-    responses((status = 200, description = "The registered A2A agents", body = A2aListResponse), (status = 401, response = Unauthorized), (status = 501, response = NotImplemented)))]
+    responses(
+        (status = 200, description = "The registered A2A agents", body = A2aListResponse),
+        (status = 501, response = NotImplemented)))]
 async fn list_agents(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -118,7 +121,7 @@ pub async fn list(
 /// One A2A agent with its card.
 #[utoipa::path(get, path = "/v1/a2a/agents/{agent_id}", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
     security(("bearer" = [])),
-    responses((status = 200, description = "The agent", body = A2aGetResponse), (status = 401, response = Unauthorized), (status = 404, response = NotFound)))]
+    responses((status = 200, description = "The agent", body = A2aGetResponse), (status = 404, response = NotFound)))]
 async fn get_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -147,8 +150,10 @@ pub async fn get(
 /// Fetch an agent's card again: its registrant or an admin.
 #[utoipa::path(post, path = "/v1/a2a/agents/{agent_id}/refresh", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
     security(("bearer" = [])),
-    responses((status = 200, description = "The agent with its card fetched again", body = A2aRefreshResponse), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 404, response = NotFound), (status = 502, response = BadGateway), (status = 503, response = StoreUnavailable), (status = 504, response = GatewayTimeout)))]
+    responses(
+        (status = 200, description = "The agent with its card fetched again", body = A2aRefreshResponse),
+        (status = 403, response = Forbidden), (status = 404, response = NotFound), (status = 502, response = BadGateway),
+        (status = 503, response = StoreUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn refresh_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -179,8 +184,10 @@ pub async fn refresh(
 /// Forget an A2A agent: its registrant or an admin.
 #[utoipa::path(delete, path = "/v1/a2a/agents/{agent_id}", tag = "a2a", params(("agent_id" = String, Path), IdQuery),
     security(("bearer" = [])),
-    responses((status = 200, description = "The agent is removed", body = A2aUnregisterResponse), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 404, response = NotFound), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "The agent is removed", body = A2aUnregisterResponse),
+        (status = 403, response = Forbidden), (status = 404, response = NotFound),
+        (status = 503, response = StoreUnavailable)))]
 async fn unregister_agent(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -214,9 +221,11 @@ pub async fn unregister(
 /// `agent_send` waiting on the task then ends with the cancelled task.
 #[utoipa::path(post, path = "/v1/a2a/agents/{agent_id}/tasks/{task_id}/cancel", tag = "a2a",
     params(("agent_id" = String, Path), ("task_id" = String, Path), IdQuery), security(("bearer" = [])),
-    responses((status = 200, description = "The task, cancelled", body = A2aTaskCancelResponse), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 501, response = NotImplemented),
-        (status = 502, response = BadGateway), (status = 503, response = StoreUnavailable), (status = 504, response = GatewayTimeout)))]
+    responses(
+        (status = 200, description = "The task, cancelled", body = A2aTaskCancelResponse),
+        (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
+        (status = 503, response = StoreUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn cancel_agent_task(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

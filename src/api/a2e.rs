@@ -10,10 +10,7 @@ use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::responses::{
-    BadGateway, BadRequest, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
-    PayloadTooLarge, ServiceUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
-};
+use super::responses::{BodyErrors, Conflict, Forbidden, NotFound, UpstreamErrors};
 use super::{Reply, a2a, answers, calls, prompts, resources, roots, servers, tasks, tools};
 use crate::a2e::{self, Message};
 use crate::caller::Caller;
@@ -62,10 +59,8 @@ impl Message for Envelope {
     responses(
         (status = 200, description = "The response message", body = HashMap<String, Value>),
         (status = 201, description = "The response message of a registration", body = HashMap<String, Value>),
-        (status = 400, response = BadRequest), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge),
-        (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented),
-        (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
+        BodyErrors, UpstreamErrors, (status = 403, response = Forbidden), (status = 404, response = NotFound),
+        (status = 409, response = Conflict)))]
 async fn a2e_message(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -9,10 +9,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::Reply;
-use super::responses::{
-    BadRequest, Conflict, NotFound, PayloadTooLarge, ServiceUnavailable, Unauthorized,
-    UnprocessableContent, UnsupportedMediaType,
-};
+use super::responses::{BodyErrors, Conflict, NotFound, ServiceUnavailable};
 use crate::a2e::{
     ElicitAck, ElicitRequest, ElicitResponse, ErrorCode, Message, Response, RootsAck,
     RootsListRequest, RootsListResponse, SamplingAck, SamplingRequest, SamplingResponse,
@@ -58,9 +55,10 @@ async fn deliver<Ack: Response + serde::Serialize>(
 /// Answer a sampling request (mcp/sample/resp); an `error` refuses it.
 #[utoipa::path(post, path = "/v1/sampling/responses", tag = "events", request_body = SamplingResponse,
     security(("bearer" = [])),
-    responses((status = 202, description = "The answer was taken and passed to the server", body = SamplingAck), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 503, response = ServiceUnavailable),
-        (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
+    responses(
+        (status = 202, description = "The answer was taken and passed to the server", body = SamplingAck), BodyErrors,
+        (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 503, response = ServiceUnavailable)))]
 async fn sampling_response(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -98,9 +96,10 @@ pub async fn answer_sampling(
 /// Answer a roots request (mcp/root/list/resp).
 #[utoipa::path(post, path = "/v1/roots/responses", tag = "events", request_body = RootsListResponse,
     security(("bearer" = [])),
-    responses((status = 202, description = "The answer was taken and passed to the server", body = RootsAck), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 503, response = ServiceUnavailable),
-        (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
+    responses(
+        (status = 202, description = "The answer was taken and passed to the server", body = RootsAck), BodyErrors,
+        (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 503, response = ServiceUnavailable)))]
 async fn roots_response(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -130,9 +129,10 @@ pub async fn answer_roots(
 /// Answer an elicitation request (mcp/elicit/resp): `accept` with `content`, `decline` or `cancel`.
 #[utoipa::path(post, path = "/v1/elicitation/responses", tag = "events", request_body = ElicitResponse,
     security(("bearer" = [])),
-    responses((status = 202, description = "The answer was taken and passed to the server", body = ElicitAck), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 503, response = ServiceUnavailable),
-        (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
+    responses(
+        (status = 202, description = "The answer was taken and passed to the server", body = ElicitAck), BodyErrors,
+        (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 503, response = ServiceUnavailable)))]
 async fn elicitation_response(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -8,7 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::responses::{Forbidden, StoreUnavailable, Unauthorized, UnprocessableContent};
+use super::responses::{Forbidden, StoreUnavailable, UnprocessableContent};
 use crate::a2e::ErrorCode;
 use crate::caller::Caller;
 use crate::http::error::{A2eQuery, ApiError};
@@ -46,8 +46,10 @@ pub struct AuditListResponse {
 /// The audit log: every registration, change and removal of a server or an A2A agent, by
 /// whom and when (newest first, in pages).
 #[utoipa::path(get, path = "/v1/audit", tag = "audit", params(AuditQuery), security(("bearer" = [])),
-    responses((status = 200, description = "A page of the audit log, newest first", body = AuditListResponse), (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden), (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "A page of the audit log, newest first", body = AuditListResponse),
+        (status = 403, response = Forbidden), (status = 422, response = UnprocessableContent),
+        (status = 503, response = StoreUnavailable)))]
 async fn list_audit(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -6,7 +6,7 @@ use axum::extract::{Path, State};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::responses::{NotFound, Unauthorized};
+use super::responses::NotFound;
 use super::servers::IdQuery;
 use super::{Reply, ok, request};
 use crate::a2e::{ErrorCode, Response, ToolCallCancelRequest, ToolCallCancelResponse};
@@ -27,8 +27,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(delete, path = "/v1/calls/{call_id}", tag = "tools",
     params(("call_id" = String, Path, description = "The `id` of the tool/call/req to cancel"), IdQuery),
     security(("bearer" = [])),
-    responses((status = 200, description = "The call was cancelled", body = ToolCallCancelResponse),
-        (status = 401, response = Unauthorized), (status = 404, response = NotFound)))]
+    responses(
+        (status = 200, description = "The call was cancelled", body = ToolCallCancelResponse),
+        (status = 404, response = NotFound)))]
 async fn cancel_call(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -20,7 +20,6 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::responses::Unauthorized;
 use crate::a2e::{
     ElicitRequest, Message, NotificationMethod, RootsListRequest, SamplingRequest, ServerPush,
 };
@@ -59,9 +58,7 @@ enum StreamEvent {
 /// streams of one agent all get every event.
 #[utoipa::path(get, path = "/v1/events", tag = "events", security(("bearer" = [])),
     params(("Last-Event-ID" = Option<String>, Header, description = "Resume after this event id")),
-    responses(
-        (status = 200, description = "Server-sent events", content_type = "text/event-stream", body = StreamEvent),
-        (status = 401, response = Unauthorized)))]
+    responses((status = 200, description = "Server-sent events", content_type = "text/event-stream", body = StreamEvent)))]
 async fn events(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -13,7 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::responses::{BadGateway, Forbidden, NotFound, Unauthorized, UnprocessableContent};
+use super::responses::{BadGateway, Forbidden, NotFound, UnprocessableContent};
 use crate::caller::Caller;
 use crate::http::error::ApiError;
 use crate::http::state::AppState;
@@ -41,8 +41,8 @@ pub struct AuthorizeResponse {
 /// `bridge/auth_required` event when the server starts waiting.
 #[utoipa::path(post, path = "/v1/servers/{server_id}/authorize", tag = "servers",
     params(("server_id" = String, Path)), security(("bearer" = [])),
-    responses((status = 200, description = "The link to open", body = AuthorizeResponse),
-        (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
+    responses(
+        (status = 200, description = "The link to open", body = AuthorizeResponse), (status = 403, response = Forbidden),
         (status = 404, response = NotFound), (status = 422, response = UnprocessableContent),
         (status = 502, response = BadGateway)))]
 async fn authorize(

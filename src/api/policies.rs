@@ -6,10 +6,7 @@ use axum::{Extension, Json};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::responses::{
-    BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, StoreUnavailable, Unauthorized,
-    UnprocessableContent, UnsupportedMediaType,
-};
+use super::responses::{BodyErrors, Conflict, Forbidden, NotFound, StoreUnavailable};
 use crate::a2e::{NamedPolicy, Policy, PolicyList};
 use crate::caller::Caller;
 use crate::http::error::{ApiError, JsonObject};
@@ -23,8 +20,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Every access policy (those of the config file too) and the access default.
 #[utoipa::path(get, path = "/v1/policies", tag = "access", security(("bearer" = [])),
-    responses((status = 200, description = "The policies, by name", body = PolicyList), (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden)))]
+    responses((status = 200, description = "The policies, by name", body = PolicyList), (status = 403, response = Forbidden)))]
 async fn list_policies(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -48,10 +44,11 @@ async fn list_policies(
 /// at once, on every replica within 2 s.
 #[utoipa::path(put, path = "/v1/policies/{name}", tag = "access", params(("name" = String, Path, description = "1 to 64 of `[A-Za-z0-9._-]`")),
     request_body = Policy, security(("bearer" = [])),
-    responses((status = 200, description = "The policy is replaced", body = NamedPolicy), (status = 201, description = "The policy is created", body = NamedPolicy),
-        (status = 400, response = BadRequest), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
-        (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "The policy is replaced", body = NamedPolicy),
+        (status = 201, description = "The policy is created", body = NamedPolicy), BodyErrors,
+        (status = 403, response = Forbidden), (status = 409, response = Conflict),
+        (status = 503, response = StoreUnavailable)))]
 async fn put_policy(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -73,8 +70,10 @@ async fn put_policy(
 
 /// Remove a policy (admins).
 #[utoipa::path(delete, path = "/v1/policies/{name}", tag = "access", params(("name" = String, Path)), security(("bearer" = [])),
-    responses((status = 204, description = "The policy is removed"), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 204, description = "The policy is removed"), (status = 403, response = Forbidden),
+        (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 503, response = StoreUnavailable)))]
 async fn delete_policy(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -6,10 +6,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::resources::PageQuery;
-use super::responses::{
-    BadGateway, BadRequest, Conflict, GatewayTimeout, NotFound, NotImplemented, PayloadTooLarge,
-    ServiceUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
-};
+use super::responses::{BodyErrors, Conflict, NotFound, UnprocessableContent, UpstreamErrors};
 use super::{Reply, ok, request};
 use crate::a2e::{
     CompletionRequest, CompletionResponse, PromptGetRequest, PromptGetResponse, PromptListRequest,
@@ -30,9 +27,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Prompts of every ready server, merged and paged (mcp/prompt/list).
 #[utoipa::path(get, path = "/v1/prompts", tag = "prompts", params(PageQuery), security(("bearer" = [])),
-    responses((status = 200, description = "A page of the prompts of every ready server (or of `server_id`)", body = PromptListResponse), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented),
-        (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
+    responses(
+        (status = 200, description = "A page of the prompts of every ready server (or of `server_id`)", body = PromptListResponse),
+        UpstreamErrors, (status = 404, response = NotFound), (status = 422, response = UnprocessableContent)))]
 async fn list_prompts(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -70,11 +67,9 @@ pub async fn list(
 
 /// Render a prompt (mcp/prompt/get). A name several servers offer needs `server_id`.
 #[utoipa::path(post, path = "/v1/prompts/get", tag = "prompts", request_body = PromptGetRequest, security(("bearer" = [])),
-    responses((status = 200, description = "The rendered prompt: its messages", body = PromptGetResponse), (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized), (status = 404, response = NotFound), (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent),
-        (status = 501, response = NotImplemented), (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable),
-        (status = 504, response = GatewayTimeout)))]
+    responses(
+        (status = 200, description = "The rendered prompt: its messages", body = PromptGetResponse), BodyErrors,
+        UpstreamErrors, (status = 404, response = NotFound), (status = 409, response = Conflict)))]
 async fn get_prompt(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -109,11 +104,9 @@ pub async fn get(
 
 /// Suggest values for a prompt or resource-template argument (completion/complete).
 #[utoipa::path(post, path = "/v1/completions", tag = "prompts", request_body = CompletionRequest, security(("bearer" = [])),
-    responses((status = 200, description = "The suggested values", body = CompletionResponse), (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized), (status = 404, response = NotFound), (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent),
-        (status = 501, response = NotImplemented), (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable),
-        (status = 504, response = GatewayTimeout)))]
+    responses(
+        (status = 200, description = "The suggested values", body = CompletionResponse), BodyErrors, UpstreamErrors,
+        (status = 404, response = NotFound), (status = 409, response = Conflict)))]
 async fn complete_argument(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

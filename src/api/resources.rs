@@ -9,8 +9,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::responses::{
-    BadGateway, BadRequest, Conflict, GatewayTimeout, NotFound, NotImplemented, PayloadTooLarge,
-    ServiceUnavailable, StoreUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+    BodyErrors, Conflict, NotFound, StoreUnavailable, UnprocessableContent, UpstreamErrors,
 };
 use super::{Reply, ok, request};
 use crate::a2e::{
@@ -48,9 +47,9 @@ pub struct PageQuery {
 
 /// Resources of every ready server, merged and paged (mcp/resource/list).
 #[utoipa::path(get, path = "/v1/resources", tag = "resources", params(PageQuery), security(("bearer" = [])),
-    responses((status = 200, description = "A page of the resources of every ready server (or of `server_id`)", body = ResourceListResponse), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented),
-        (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
+    responses(
+        (status = 200, description = "A page of the resources of every ready server (or of `server_id`)", body = ResourceListResponse),
+        UpstreamErrors, (status = 404, response = NotFound), (status = 422, response = UnprocessableContent)))]
 async fn list_resources(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -88,9 +87,9 @@ pub async fn list(
 
 /// Resource templates of every ready server, merged and paged (mcp/resource/templates).
 #[utoipa::path(get, path = "/v1/resources/templates", tag = "resources", params(PageQuery), security(("bearer" = [])),
-    responses((status = 200, description = "A page of the resource templates of every ready server (or of `server_id`)", body = ResourceTemplatesResponse), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented),
-        (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
+    responses(
+        (status = 200, description = "A page of the resource templates of every ready server (or of `server_id`)", body = ResourceTemplatesResponse),
+        UpstreamErrors, (status = 404, response = NotFound), (status = 422, response = UnprocessableContent)))]
 async fn list_templates(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -130,11 +129,9 @@ pub async fn templates(
 /// or has a template producing it.
 #[utoipa::path(post, path = "/v1/resources/read", tag = "resources", request_body = ResourceReadRequest,
     security(("bearer" = [])),
-    responses((status = 200, description = "The resource's contents", body = ResourceReadResponse), (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized), (status = 404, response = NotFound), (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent),
-        (status = 501, response = NotImplemented), (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable),
-        (status = 504, response = GatewayTimeout)))]
+    responses(
+        (status = 200, description = "The resource's contents", body = ResourceReadResponse), BodyErrors, UpstreamErrors,
+        (status = 404, response = NotFound), (status = 409, response = Conflict)))]
 async fn read_resource(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -170,11 +167,9 @@ pub async fn read(
 /// reconnect or a restart.
 #[utoipa::path(post, path = "/v1/resources/subscribe", tag = "resources", request_body = ResourceSubscribeRequest,
     security(("bearer" = [])),
-    responses((status = 200, description = "The agent is subscribed; updates come on its event stream", body = ResourceSubscribeResponse), (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized), (status = 404, response = NotFound), (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent),
-        (status = 501, response = NotImplemented), (status = 502, response = BadGateway), (status = 503, response = ServiceUnavailable),
-        (status = 504, response = GatewayTimeout)))]
+    responses(
+        (status = 200, description = "The agent is subscribed; updates come on its event stream", body = ResourceSubscribeResponse),
+        BodyErrors, UpstreamErrors, (status = 404, response = NotFound), (status = 409, response = Conflict)))]
 async fn subscribe_resource(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -210,9 +205,10 @@ pub async fn subscribe(
 /// Stop following a resource (mcp/resource/unsubscribe).
 #[utoipa::path(post, path = "/v1/resources/unsubscribe", tag = "resources", request_body = ResourceUnsubscribeRequest,
     security(("bearer" = [])),
-    responses((status = 200, description = "The agent's subscription is ended", body = ResourceUnsubscribeResponse), (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized), (status = 404, response = NotFound), (status = 409, response = Conflict),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "The agent's subscription is ended", body = ResourceUnsubscribeResponse),
+        BodyErrors, (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 503, response = StoreUnavailable)))]
 async fn unsubscribe_resource(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -1,8 +1,10 @@
 //! The error answers of the OpenAPI document, one reusable response per status (its
 //! description says which A2E error codes it carries; ARCHITECTURE.md "Errors"). Each is an
-//! [`ErrorBody`]; a route lists the ones it can give.
+//! [`ErrorBody`]; a route lists the ones it can give, those that come with what it does as one
+//! of the sets at the end ([`BodyErrors`], [`UpstreamErrors`]), each answer of a set a
+//! reference to the response of its status here.
 
-use utoipa::ToResponse;
+use utoipa::{IntoResponses, ToResponse};
 
 use crate::a2e::ErrorBody;
 
@@ -88,3 +90,47 @@ pub struct GatewayTimeout(ErrorBody);
 #[response(headers(("Retry-After" = u64, description = "Seconds to wait before trying again")))]
 #[allow(dead_code)]
 pub struct TooManyRequests(ErrorBody);
+
+/// What every `/v1` operation may answer before it runs: the layer in front of them all
+/// (`api::admit`) checks the token and the caller's limits. The document gives the set to every
+/// `/v1` operation, so no route lists it.
+#[derive(IntoResponses)]
+#[allow(dead_code)] // Documents the answers; nothing is built from it.
+pub enum AdmissionErrors {
+    #[response(status = 401)]
+    Unauthorized(#[ref_response] Unauthorized),
+    #[response(status = 429)]
+    TooManyRequests(#[ref_response] TooManyRequests),
+}
+
+/// What a route that reads a JSON body may answer about it (`crate::http::error`'s extractors):
+/// not JSON, too large, not sent as JSON, or not the message it takes.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub enum BodyErrors {
+    #[response(status = 400)]
+    BadRequest(#[ref_response] BadRequest),
+    #[response(status = 413)]
+    PayloadTooLarge(#[ref_response] PayloadTooLarge),
+    #[response(status = 415)]
+    UnsupportedMediaType(#[ref_response] UnsupportedMediaType),
+    #[response(status = 422)]
+    UnprocessableContent(#[ref_response] UnprocessableContent),
+}
+
+/// What a route that asks an MCP server may answer when the server cannot give what it asks: a
+/// capability it lacks, a broken or unavailable connection, no answer in time. A route whose
+/// 503 is the bridge's own database (`StoreUnavailable`) lists its answers one by one instead:
+/// a status has one answer in the document.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub enum UpstreamErrors {
+    #[response(status = 501)]
+    NotImplemented(#[ref_response] NotImplemented),
+    #[response(status = 502)]
+    BadGateway(#[ref_response] BadGateway),
+    #[response(status = 503)]
+    ServiceUnavailable(#[ref_response] ServiceUnavailable),
+    #[response(status = 504)]
+    GatewayTimeout(#[ref_response] GatewayTimeout),
+}

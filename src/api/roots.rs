@@ -6,10 +6,7 @@ use axum::extract::State;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::responses::{
-    BadRequest, PayloadTooLarge, StoreUnavailable, Unauthorized, UnprocessableContent,
-    UnsupportedMediaType,
-};
+use super::responses::{BodyErrors, StoreUnavailable};
 use super::servers::IdQuery;
 use super::{Reply, ok, request};
 use crate::a2e::{
@@ -45,7 +42,9 @@ pub fn check_roots(roots: &[McpRoot]) -> Result<(), ApiError> {
 
 /// The roots this agent exposes.
 #[utoipa::path(get, path = "/v1/roots", tag = "events", params(IdQuery), security(("bearer" = [])),
-    responses((status = 200, description = "The roots this agent exposes", body = RootsGetResponse), (status = 401, response = Unauthorized), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "The roots this agent exposes", body = RootsGetResponse),
+        (status = 503, response = StoreUnavailable)))]
 async fn get_roots(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -71,8 +70,9 @@ pub async fn get(
 
 /// Replace the roots this agent exposes; the servers it owns are told they changed.
 #[utoipa::path(put, path = "/v1/roots", tag = "events", request_body = RootsSetRequest, security(("bearer" = [])),
-    responses((status = 200, description = "The roots are stored and the agent's servers told", body = RootsSetResponse), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "The roots are stored and the agent's servers told", body = RootsSetResponse),
+        BodyErrors, (status = 503, response = StoreUnavailable)))]
 async fn set_roots(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

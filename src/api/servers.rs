@@ -10,8 +10,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::responses::{
-    BadGateway, BadRequest, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
-    PayloadTooLarge, StoreUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
+    BadGateway, BodyErrors, Conflict, Forbidden, GatewayTimeout, NotFound, NotImplemented,
+    StoreUnavailable, UnprocessableContent,
 };
 use super::{Reply, ok, request};
 use crate::a2e::{
@@ -43,8 +43,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// `envFile` is read for admins only.
 #[utoipa::path(post, path = "/v1/servers/import", tag = "servers", request_body = ServerImportRequest,
     security(("bearer" = [])),
-    responses((status = 200, description = "What happened to each server of the file", body = ServerImportResponse), (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent)))]
+    responses((status = 200, description = "What happened to each server of the file", body = ServerImportResponse), BodyErrors))]
 async fn import_servers(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -88,7 +87,9 @@ pub struct ListQuery {
 /// List registered servers (mcp/server/list).
 #[utoipa::path(get, path = "/v1/servers", tag = "servers", params(ListQuery),
     security(("bearer" = [])),
-    responses((status = 200, description = "The registered servers and their status", body = ServerListResponse), (status = 401, response = Unauthorized), (status = 422, response = UnprocessableContent)))]
+    responses(
+        (status = 200, description = "The registered servers and their status", body = ServerListResponse),
+        (status = 422, response = UnprocessableContent)))]
 async fn list_servers(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -121,9 +122,8 @@ pub async fn list(
     security(("bearer" = [])),
     responses(
         (status = 201, description = "The server is connected, its tools listed, and its config stored", body = ServerRegisterResponse),
-        (status = 400, response = BadRequest), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
-        (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
+        BodyErrors, (status = 403, response = Forbidden), (status = 409, response = Conflict),
+        (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
         (status = 503, response = StoreUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn register_server(
     State(state): State<AppState>,
@@ -152,7 +152,9 @@ pub async fn register(
 /// One server with its config, secret values shown as `***` (mcp/server/get).
 #[utoipa::path(get, path = "/v1/servers/{server_id}", tag = "servers",
     params(("server_id" = String, Path), IdQuery), security(("bearer" = [])),
-    responses((status = 200, description = "The server and its config (secret values shown as `***`)", body = ServerGetResponse), (status = 401, response = Unauthorized), (status = 404, response = NotFound)))]
+    responses(
+        (status = 200, description = "The server and its config (secret values shown as `***`)", body = ServerGetResponse),
+        (status = 404, response = NotFound)))]
 async fn get_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -184,9 +186,9 @@ pub async fn get(
 #[utoipa::path(patch, path = "/v1/servers/{server_id}", tag = "servers",
     params(("server_id" = String, Path)), request_body = ServerUpdateRequest, security(("bearer" = [])),
     responses(
-        (status = 200, description = "The server after the change", body = ServerUpdateResponse), (status = 400, response = BadRequest),
-        (status = 401, response = Unauthorized), (status = 403, response = Forbidden), (status = 404, response = NotFound),
-        (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType), (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
+        (status = 200, description = "The server after the change", body = ServerUpdateResponse), BodyErrors,
+        (status = 403, response = Forbidden), (status = 404, response = NotFound),
+        (status = 503, response = StoreUnavailable)))]
 async fn update_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -224,8 +226,10 @@ pub async fn update(
 /// Disconnect and remove a server (mcp/server/unregister): its owner or an admin only.
 #[utoipa::path(delete, path = "/v1/servers/{server_id}", tag = "servers",
     params(("server_id" = String, Path), IdQuery), security(("bearer" = [])),
-    responses((status = 200, description = "The server is disconnected and removed", body = ServerUnregisterResponse), (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden), (status = 404, response = NotFound), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "The server is disconnected and removed", body = ServerUnregisterResponse),
+        (status = 403, response = Forbidden), (status = 404, response = NotFound),
+        (status = 503, response = StoreUnavailable)))]
 async fn unregister_server(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -257,7 +261,8 @@ pub async fn unregister(
 /// has finished (bounded by the server's connect timeout).
 #[utoipa::path(post, path = "/v1/servers/{server_id}/reconnect", tag = "servers",
     params(("server_id" = String, Path), IdQuery), security(("bearer" = [])),
-    responses((status = 200, description = "The server after the reconnect attempt", body = ServerReconnectResponse), (status = 401, response = Unauthorized),
+    responses(
+        (status = 200, description = "The server after the reconnect attempt", body = ServerReconnectResponse),
         (status = 403, response = Forbidden), (status = 404, response = NotFound)))]
 async fn reconnect_server(
     State(state): State<AppState>,
@@ -293,8 +298,10 @@ pub async fn reconnect(
 #[utoipa::path(post, path = "/v1/servers/{server_id}/tools/{tool}/approve", tag = "servers",
     params(("server_id" = String, Path), ("tool" = String, Path, description = "The upstream tool name (or its catalogue name)"), IdQuery),
     security(("bearer" = [])),
-    responses((status = 200, description = "The tool as the catalogue shows it now", body = ToolApproveResponse), (status = 401, response = Unauthorized),
-        (status = 403, response = Forbidden), (status = 404, response = NotFound), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "The tool as the catalogue shows it now", body = ToolApproveResponse),
+        (status = 403, response = Forbidden), (status = 404, response = NotFound),
+        (status = 503, response = StoreUnavailable)))]
 async fn approve_server_tool(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

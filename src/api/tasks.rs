@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 
 use super::responses::{
     BadGateway, Conflict, GatewayTimeout, NotFound, ServiceUnavailable, StoreUnavailable,
-    Unauthorized, UnprocessableContent,
+    UnprocessableContent,
 };
 use super::servers::IdQuery;
 use super::{Reply, ok, request};
@@ -80,7 +80,8 @@ pub struct TaskPageQuery {
 
 /// A page of the caller's tasks that have not expired, oldest first (task/list).
 #[utoipa::path(get, path = "/v1/tasks", tag = "tasks", params(TaskPageQuery), security(("bearer" = [])),
-    responses((status = 200, description = "A page of the caller's tasks", body = TaskListResponse), (status = 401, response = Unauthorized),
+    responses(
+        (status = 200, description = "A page of the caller's tasks", body = TaskListResponse),
         (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
 async fn list_tasks(
     State(state): State<AppState>,
@@ -111,8 +112,9 @@ pub async fn list(
 /// One of the caller's tasks (task/get). Another agent's task, or one past its `ttl`, is 404.
 #[utoipa::path(get, path = "/v1/tasks/{task_id}", tag = "tasks",
     params(("task_id" = String, Path), IdQuery), security(("bearer" = [])),
-    responses((status = 200, description = "The task", body = TaskGetResponse), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "The task", body = TaskGetResponse), (status = 404, response = NotFound),
+        (status = 503, response = StoreUnavailable)))]
 async fn get_task(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -154,7 +156,7 @@ fn task_response(req_id: &str, task: TaskInfo) -> TaskGetResponse {
     responses(
         (status = 200, description = "The call's result", body = ToolCallResponse),
         (status = 202, description = "The task has not finished yet", body = TaskGetResponse),
-        (status = 401, response = Unauthorized), (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 404, response = NotFound), (status = 409, response = Conflict),
         (status = 422, response = UnprocessableContent), (status = 502, response = BadGateway),
         (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
 async fn task_result(
@@ -219,8 +221,10 @@ fn json(message: &impl serde::Serialize) -> Value {
 /// as it was, so cancelling twice answers 409 the second time.
 #[utoipa::path(delete, path = "/v1/tasks/{task_id}", tag = "tasks",
     params(("task_id" = String, Path), IdQuery), security(("bearer" = [])),
-    responses((status = 200, description = "The task, now cancelled", body = TaskCancelResponse), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "The task, now cancelled", body = TaskCancelResponse),
+        (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 503, response = StoreUnavailable)))]
 async fn cancel_task(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -17,10 +17,7 @@ use utoipa::IntoParams;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::responses::{
-    BadGateway, BadRequest, GatewayTimeout, NotFound, NotImplemented, PayloadTooLarge,
-    ServiceUnavailable, Unauthorized, UnprocessableContent, UnsupportedMediaType,
-};
+use super::responses::{BodyErrors, NotFound, UnprocessableContent, UpstreamErrors};
 use super::{Reply, ok, request};
 use crate::a2e::{
     ErrorCode, Message, Response, ServerPush, ToolCallRequest, ToolCallResponse, ToolInfo,
@@ -74,7 +71,8 @@ pub struct ToolsQuery {
 /// and the caller's access policies (tool/list), in pages; or one toolset's tools; or, with
 /// `q`, the tools that best match a query, ranked.
 #[utoipa::path(get, path = "/v1/tools", tag = "tools", params(ToolsQuery), security(("bearer" = [])),
-    responses((status = 200, description = "A page of the catalogue", body = ToolListResponse), (status = 401, response = Unauthorized),
+    responses(
+        (status = 200, description = "A page of the catalogue", body = ToolListResponse),
         (status = 404, response = NotFound), (status = 422, response = UnprocessableContent)))]
 async fn list_tools(
     State(state): State<AppState>,
@@ -219,10 +217,7 @@ pub async fn list(
     responses(
         (status = 200, description = "The tool's result (`Accept: application/json` or none; see above for `text/event-stream`)", body = ToolCallResponse),
         (status = 202, description = "With `task`: the task now running the call (follow it on `/v1/tasks/{task_id}`)", body = crate::a2e::TaskCreateResponse),
-        (status = 400, response = BadRequest), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
-        (status = 422, response = UnprocessableContent), (status = 501, response = NotImplemented), (status = 502, response = BadGateway),
-        (status = 503, response = ServiceUnavailable), (status = 504, response = GatewayTimeout)))]
+        BodyErrors, UpstreamErrors, (status = 404, response = NotFound)))]
 async fn call_tool(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

@@ -8,10 +8,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::policies::tell_sessions;
-use super::responses::{
-    BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, StoreUnavailable, Unauthorized,
-    UnprocessableContent, UnsupportedMediaType,
-};
+use super::responses::{BodyErrors, Conflict, Forbidden, NotFound, StoreUnavailable};
 use crate::a2e::{ErrorCode, NamedToolset, Toolset, ToolsetList};
 use crate::caller::Caller;
 use crate::http::error::{ApiError, JsonObject};
@@ -25,7 +22,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Every toolset (those of the config file too).
 #[utoipa::path(get, path = "/v1/toolsets", tag = "access", security(("bearer" = [])),
-    responses((status = 200, description = "The toolsets, by name", body = ToolsetList), (status = 401, response = Unauthorized)))]
+    responses((status = 200, description = "The toolsets, by name", body = ToolsetList)))]
 async fn list_toolsets(State(state): State<AppState>) -> Json<ToolsetList> {
     Json(ToolsetList {
         toolsets: state.tools.access().toolsets(),
@@ -34,8 +31,7 @@ async fn list_toolsets(State(state): State<AppState>) -> Json<ToolsetList> {
 
 /// A toolset's definition (its tools: `GET /v1/tools?toolset={name}`).
 #[utoipa::path(get, path = "/v1/toolsets/{name}", tag = "access", params(("name" = String, Path)), security(("bearer" = [])),
-    responses((status = 200, description = "The toolset", body = NamedToolset), (status = 401, response = Unauthorized),
-        (status = 404, response = NotFound)))]
+    responses((status = 200, description = "The toolset", body = NamedToolset), (status = 404, response = NotFound)))]
 async fn get_toolset(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -59,10 +55,11 @@ async fn get_toolset(
 /// policies allow.
 #[utoipa::path(put, path = "/v1/toolsets/{name}", tag = "access", params(("name" = String, Path, description = "1 to 64 of `[A-Za-z0-9._-]`")),
     request_body = Toolset, security(("bearer" = [])),
-    responses((status = 200, description = "The toolset is replaced", body = NamedToolset), (status = 201, description = "The toolset is created", body = NamedToolset),
-        (status = 400, response = BadRequest), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 409, response = Conflict), (status = 413, response = PayloadTooLarge), (status = 415, response = UnsupportedMediaType),
-        (status = 422, response = UnprocessableContent), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 200, description = "The toolset is replaced", body = NamedToolset),
+        (status = 201, description = "The toolset is created", body = NamedToolset), BodyErrors,
+        (status = 403, response = Forbidden), (status = 409, response = Conflict),
+        (status = 503, response = StoreUnavailable)))]
 async fn put_toolset(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,
@@ -84,8 +81,10 @@ async fn put_toolset(
 
 /// Remove a toolset (admins).
 #[utoipa::path(delete, path = "/v1/toolsets/{name}", tag = "access", params(("name" = String, Path)), security(("bearer" = [])),
-    responses((status = 204, description = "The toolset is removed"), (status = 401, response = Unauthorized), (status = 403, response = Forbidden),
-        (status = 404, response = NotFound), (status = 409, response = Conflict), (status = 503, response = StoreUnavailable)))]
+    responses(
+        (status = 204, description = "The toolset is removed"), (status = 403, response = Forbidden),
+        (status = 404, response = NotFound), (status = 409, response = Conflict),
+        (status = 503, response = StoreUnavailable)))]
 async fn delete_toolset(
     State(state): State<AppState>,
     Extension(agent): Extension<Caller>,

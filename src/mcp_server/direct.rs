@@ -38,14 +38,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Front;
+use crate::a2e::McpVersion;
 use crate::caller::Caller;
 
 /// How often a session answered here is shown to rmcp as in use, well inside its idle timeout
 /// (300 s), so a client that only calls tools keeps its session.
 const TOUCH_EVERY: Duration = Duration::from_secs(30);
-
-/// The protocol versions of a session (the stateless 2026-07-28 era has none).
-const SESSION_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The sessions whose calls can be answered here, by `Mcp-Session-Id`.
 #[derive(Default)]
@@ -208,7 +206,14 @@ pub async fn call(
         return None;
     }
     let version = parts.headers.get("mcp-protocol-version");
-    if version.is_some_and(|v| !SESSION_VERSIONS.iter().any(|known| v == known)) {
+    // Only a version with sessions (not the stateless one, nor one the bridge does not know).
+    let with_sessions = |v: &HeaderValue| {
+        v.to_str()
+            .ok()
+            .and_then(McpVersion::parse)
+            .is_some_and(McpVersion::has_sessions)
+    };
+    if version.is_some_and(|v| !with_sessions(v)) {
         return None;
     }
     let session = front.server.direct.get(id)?;

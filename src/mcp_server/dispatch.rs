@@ -25,12 +25,10 @@ use serde::de::IgnoredAny;
 
 use super::tasks::{Rpc, TASKS_SINCE, answer, with_task_support, with_tasks};
 use super::{Front, SESSION_ID};
-use crate::a2e::ErrorCode;
+use crate::a2e::{ErrorCode, TaskMethod};
 use crate::caller::Caller;
 use crate::http::error::ApiError;
 
-/// The methods of tasks answered here (a `tools/call` only with `params.task`).
-const TASK_METHODS: [&str; 4] = ["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"];
 /// How long an answer rewritten here may take to be read whole (it is one message).
 const INITIALIZE_READ: Duration = Duration::from_secs(30);
 
@@ -53,7 +51,7 @@ pub async fn dispatch(front: &Front, req: Request, next: Next) -> Response {
     let wanted = wanted(&bytes, session.is_some());
     // The tools of a listing that can run as tasks, in the eras that have them.
     let listing = (wanted == Wanted::Pass
-        && version_of(&parts.headers).is_some_and(|v| v.as_str() >= TASKS_SINCE)
+        && version_of(&parts.headers).is_some_and(|v| TASKS_SINCE.reached_by(&v))
         && memchr::memmem::find(&bytes, b"\"tools/list\"").is_some())
     .then(|| super::scope_of(&parts.uri));
     let agent = parts.extensions.get::<Caller>().cloned();
@@ -173,7 +171,10 @@ fn wanted(body: &[u8], in_session: bool) -> Wanted {
     let augmented = method == "tools/call" && peek.params.is_some_and(|p| p.task.is_some());
     match method {
         "initialize" if !in_session => Wanted::Initialize,
-        _ if in_session && peek.id.is_some() && (augmented || TASK_METHODS.contains(&method)) => {
+        _ if in_session
+            && peek.id.is_some()
+            && (augmented || TaskMethod::parse(method).is_some()) =>
+        {
             Wanted::Task
         }
         _ => Wanted::Pass,

@@ -16,10 +16,11 @@ mod methods;
 
 use serde_json::{Value, json};
 
+use crate::a2e::McpVersion;
 pub(super) use methods::{Rpc, answer};
 
 /// The first protocol version with tasks.
-pub(super) const TASKS_SINCE: &str = "2025-11-25";
+pub(super) const TASKS_SINCE: McpVersion = McpVersion::V2025_11_25;
 
 /// A `tools/list` result whose tools say they can run as tasks (`execution.taskSupport`:
 /// "optional"): every tool of the catalogue and of a toolset, and on a deferred path only
@@ -49,7 +50,7 @@ pub(super) fn with_tasks(message: &str) -> Option<String> {
     let mut message: Value = serde_json::from_str(message).ok()?;
     let result = message.get_mut("result")?;
     let version = result.get("protocolVersion")?.as_str()?;
-    if version < TASKS_SINCE {
+    if !TASKS_SINCE.reached_by(version) {
         return None;
     }
     result.get_mut("capabilities")?.as_object_mut()?.insert(

@@ -7,6 +7,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Map, Value};
 
 use super::{Error, Registry, ServerEntry, call_bound, catalogue};
+use crate::a2e::TaskMethod;
 use crate::upstream::tasks::{METHOD_NOT_FOUND, Started, UpstreamTask};
 use crate::upstream::{CallError, CallOrigin, Connection};
 
@@ -87,7 +88,7 @@ impl Registry {
         let bound = call_bound(&entry.config(), None);
         match conn.task_status(task_id, bound).await {
             Ok(task) => Ok(task),
-            Err(error) => Err(fail(&entry, agent, "tasks/get", error).await),
+            Err(error) => Err(fail(&entry, agent, TaskMethod::Get.as_str(), error).await),
         }
     }
 
@@ -107,7 +108,7 @@ impl Registry {
                 entry.authorized_call(&agent);
                 Ok(result)
             }
-            Err(error) => Err(fail(&entry, &agent, "tasks/result", error).await),
+            Err(error) => Err(fail(&entry, &agent, TaskMethod::Result.as_str(), error).await),
         }
     }
 
@@ -122,7 +123,7 @@ impl Registry {
         let bound = call_bound(&entry.config(), None);
         match conn.cancel_task(task_id, bound).await {
             Ok(()) => Ok(()),
-            Err(error) => Err(fail(&entry, agent, "tasks/cancel", error).await),
+            Err(error) => Err(fail(&entry, agent, TaskMethod::Cancel.as_str(), error).await),
         }
     }
 

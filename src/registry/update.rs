@@ -210,8 +210,9 @@ fn apply_change(old: &McpServerConfig, change: ServerUpdateRequest) -> McpServer
     if let Some(v) = change.resource_allow_list {
         new.resource_allow_list = v;
     }
-    if let Some(v) = change.auth {
-        new.auth = v.map(|auth| auth.keeping_secrets(old.auth.as_ref()));
-    }
+    new.auth = change
+        .auth
+        .map(|auth| auth.keeping_secrets(old.auth.as_ref()))
+        .apply(new.auth.take());
     new
 }

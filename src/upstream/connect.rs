@@ -18,7 +18,7 @@ use super::refused::needs_authorization;
 use super::watched::Watched;
 use super::{BridgeClient, ConnectError, Context};
 use super::{chain, direct, http, listen, notify, oauth, sse, stdio, ws};
-use crate::a2e::{McpProtocol, McpServerConfig, McpTransport};
+use crate::a2e::{McpProtocol, McpServerConfig, McpTransport, McpVersion};
 use crate::guard::Refused;
 
 /// A new connection with the server's catalogue as first listed.
@@ -168,7 +168,7 @@ async fn connect_unredacted(
         .unwrap_or_default();
     // 2026-07-28 and later have no session, and name each request in its headers; what the
     // server sends outside a call comes only on a listen.
-    let modern = mcp_version.as_str() >= McpProtocol::Stateless.as_str();
+    let modern = McpVersion::V2026_07_28.reached_by(&mcp_version);
     let direct = direct.filter(|_| !modern);
     let listen = modern
         .then(|| listen::Listen::new(client.peer().clone(), config, &capabilities, lost.clone()));

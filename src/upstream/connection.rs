@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::calls::Calls;
 use super::{BridgeClient, CallError, StderrTail, direct, http, listen, notify};
-use crate::a2e::McpProtocol;
+use crate::a2e::McpVersion;
 
 /// How long a stopped connection may take to close its transport (and stop its child).
 const CLOSE_GRACE: Duration = Duration::from_secs(10);
@@ -176,7 +176,7 @@ impl Connection {
     /// A server that does not implement ping still answered, so that counts as alive.
     pub async fn ping(&self, timeout: Duration) -> Result<Duration, CallError> {
         let started = tokio::time::Instant::now();
-        let answered = if self.mcp_version == McpProtocol::Stateless.as_str() {
+        let answered = if self.mcp_version == McpVersion::V2026_07_28.as_str() {
             self.run(timeout, self.client.list_tools(None))
                 .await
                 .map(drop)

@@ -25,7 +25,7 @@ use rmcp::model::{
 use serde_json::{Value, json};
 
 use super::{CallError, CallOrigin, Connection};
-use crate::a2e::McpProtocol;
+use crate::a2e::{McpVersion, TaskMethod};
 
 /// How often a 2026-07-28 task is polled when its server does not say (ms).
 const POLL_DEFAULT_MS: u64 = 500;
@@ -103,7 +103,11 @@ impl Connection {
         }
         let probe = async {
             let answer = self
-                .custom("tasks/get", json!({"taskId": "mcp-bridge-probe"}), timeout)
+                .custom(
+                    TaskMethod::Get.as_str(),
+                    json!({"taskId": "mcp-bridge-probe"}),
+                    timeout,
+                )
                 .await;
             let runs = match &answer {
                 Ok(_) => true,
@@ -159,7 +163,11 @@ impl Connection {
             return Ok(UpstreamTask::from_extension(&got.task));
         }
         let answer = self
-            .custom("tasks/get", json!({ "taskId": task_id }), timeout)
+            .custom(
+                TaskMethod::Get.as_str(),
+                json!({ "taskId": task_id }),
+                timeout,
+            )
             .await?;
         UpstreamTask::from_json(&answer)
             .ok_or_else(|| CallError::Protocol("tasks/get answered no task".into()))
@@ -178,7 +186,7 @@ impl Connection {
             return self.poll_to_end(task_id, timeout, &origin).await;
         }
         let request = ClientRequest::CustomRequest(CustomRequest::new(
-            "tasks/result",
+            TaskMethod::Result.as_str(),
             Some(json!({ "taskId": task_id })),
         ));
         let call = async {
@@ -210,13 +218,17 @@ impl Connection {
                 .cancel_task(CancelTaskParams::new(task_id));
             return self.run(timeout, cancel).await;
         }
-        self.custom("tasks/cancel", json!({ "taskId": task_id }), timeout)
-            .await
-            .map(drop)
+        self.custom(
+            TaskMethod::Cancel.as_str(),
+            json!({ "taskId": task_id }),
+            timeout,
+        )
+        .await
+        .map(drop)
     }
 
     fn stateless(&self) -> bool {
-        self.mcp_version == McpProtocol::Stateless.as_str()
+        self.mcp_version == McpVersion::V2026_07_28.as_str()
     }
 
     /// A `tools/call` that declares the tasks extension (2026-07-28): a task handle, a result,

@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::a2e::OAuthConfig;
 use crate::a2e::{ImportResult, McpProtocol, McpServerConfig, McpServerInfo, McpServerStatus};
+use crate::a2e::{OAuthConfig, Patch};
 use crate::a2e::{a2e_message, a2e_response};
 
 // ---- Server management (7) ----
@@ -124,20 +124,10 @@ a2e_message! {
         resource_allow_list: Option<Vec<String>>,
         /// The whole `auth` replaced (a `client_secret` or `private_key` sent back as `***`
         /// keeps the stored one); `null` removes it.
-        #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+        #[serde(skip_serializing_if = "Patch::is_absent")]
         #[schema(value_type = Option<OAuthConfig>, nullable)]
-        auth: Option<Option<OAuthConfig>>,
+        auth: Patch<OAuthConfig>,
     }
-}
-
-/// A field that is present, even as `null`: `Some` of what it holds (so `null` is `Some(None)`,
-/// and an absent field, by the struct's default, `None`).
-fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::Deserialize<'de>,
-{
-    T::deserialize(deserializer).map(Some)
 }
 
 a2e_response! {

@@ -14,7 +14,7 @@ use rmcp::model::ErrorCode as RpcCode;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::a2e::{self, ErrorCode, TaskInfo, TaskParams, TaskStatus, ToolCallRequest};
+use crate::a2e::{self, ErrorCode, TaskInfo, TaskMethod, TaskParams, TaskStatus, ToolCallRequest};
 use crate::caller::Caller;
 use crate::http::state::AppState;
 use crate::mcp_server::{ScopePath, full_tool_name, scope_of};
@@ -41,15 +41,15 @@ pub struct Rpc {
 /// end) an event stream kept alive meanwhile, so no client read timeout ends it.
 pub async fn answer(state: &AppState, agent: &Caller, uri: &Uri, rpc: Rpc) -> Response {
     let params = rpc.params;
-    let outcome = match rpc.method.as_str() {
-        "tools/call" => start(state, agent, uri, params).await,
-        "tasks/get" => get(state, agent, params).await,
-        "tasks/list" => list(state, agent, params).await,
-        "tasks/cancel" => cancel(state, agent, params).await,
-        "tasks/result" => return awaited(state.clone(), agent.clone(), rpc.id, params),
-        other => Err(ErrorData::new(
+    let outcome = match TaskMethod::parse(&rpc.method) {
+        Some(TaskMethod::Get) => get(state, agent, params).await,
+        Some(TaskMethod::List) => list(state, agent, params).await,
+        Some(TaskMethod::Cancel) => cancel(state, agent, params).await,
+        Some(TaskMethod::Result) => return awaited(state.clone(), agent.clone(), rpc.id, params),
+        None if rpc.method == "tools/call" => start(state, agent, uri, params).await,
+        None => Err(ErrorData::new(
             RpcCode::METHOD_NOT_FOUND,
-            format!("{other} is not a tasks method"),
+            format!("{} is not a tasks method", rpc.method),
             None,
         )),
     };
