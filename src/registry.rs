@@ -116,6 +116,16 @@ impl Registry {
         })
     }
 
+    /// The shape of a merged page of resources, templates or prompts: one server's listing
+    /// (`server_id` given) fails with that server, the whole catalogue's only leaves it out.
+    fn page_spec(&self, server_id: &str) -> merge::PageSpec {
+        merge::PageSpec {
+            size: self.page_size,
+            strict: !server_id.is_empty(),
+            within: self.supervision.list_timeout,
+        }
+    }
+
     pub fn get(&self, server_id: &str) -> Result<Arc<ServerEntry>, Error> {
         self.servers
             .read()

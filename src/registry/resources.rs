@@ -14,7 +14,7 @@ use super::replicas::Op;
 use super::{Error, Registry, ServerEntry, naming, template};
 use crate::a2e::{ContentKind, McpResource, McpResourceContent, McpResourceTemplate};
 use crate::store::StoreError;
-use crate::upstream::{CallError, Lists};
+use crate::upstream::{CallError, Connection, Lists};
 
 impl Registry {
     /// A page of the resources of every ready server (or of `server_id`), as A2E MCPResources.
@@ -49,26 +49,21 @@ impl Registry {
         merge::page(
             &sources,
             Cursor::decode(cursor)?,
-            self.page_size,
-            !server_id.is_empty(),
-            self.supervision.list_timeout,
-            |conn, cursor, timeout| async move {
-                conn.list_resources(cursor, timeout)
-                    .await
-                    .map(|r| (r.resources, r.next_cursor))
-            },
-            |holder, server_id, cursor, timeout| async move {
-                self.forward_list(
-                    &holder,
-                    merge::Listing::Resources,
-                    server_id,
-                    cursor,
-                    timeout,
-                )
-                .await
-            },
-            |entry, resource: &Resource| {
-                naming::allowed(&entry.config().resource_allow_list, &resource.uri)
+            self.page_spec(server_id),
+            merge::Readers {
+                here: |conn: Arc<Connection>, cursor, timeout| async move {
+                    conn.list_resources(cursor, timeout)
+                        .await
+                        .map(|r| (r.resources, r.next_cursor))
+                },
+                remote: |holder: String, server_id, cursor, timeout| async move {
+                    let listing = merge::Listing::Resources;
+                    self.forward_list(&holder, listing, server_id, cursor, timeout)
+                        .await
+                },
+                keep: |entry: &ServerEntry, resource: &Resource| {
+                    naming::allowed(&entry.config().resource_allow_list, &resource.uri)
+                },
             },
         )
         .await
@@ -106,26 +101,21 @@ impl Registry {
         merge::page(
             &sources,
             Cursor::decode(cursor)?,
-            self.page_size,
-            !server_id.is_empty(),
-            self.supervision.list_timeout,
-            |conn, cursor, timeout| async move {
-                conn.list_templates(cursor, timeout)
-                    .await
-                    .map(|r| (r.resource_templates, r.next_cursor))
-            },
-            |holder, server_id, cursor, timeout| async move {
-                self.forward_list(
-                    &holder,
-                    merge::Listing::Templates,
-                    server_id,
-                    cursor,
-                    timeout,
-                )
-                .await
-            },
-            |entry, t: &ResourceTemplate| {
-                template_allowed(&entry.config().resource_allow_list, &t.uri_template)
+            self.page_spec(server_id),
+            merge::Readers {
+                here: |conn: Arc<Connection>, cursor, timeout| async move {
+                    conn.list_templates(cursor, timeout)
+                        .await
+                        .map(|r| (r.resource_templates, r.next_cursor))
+                },
+                remote: |holder: String, server_id, cursor, timeout| async move {
+                    let listing = merge::Listing::Templates;
+                    self.forward_list(&holder, listing, server_id, cursor, timeout)
+                        .await
+                },
+                keep: |entry: &ServerEntry, t: &ResourceTemplate| {
+                    template_allowed(&entry.config().resource_allow_list, &t.uri_template)
+                },
             },
         )
         .await
