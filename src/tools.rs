@@ -57,6 +57,20 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// One tool call as a front end asks for it (REST, `/v1/a2e`, `/mcp`, a task): who calls, the
+/// tool as its scope shows it, its arguments and bound, and where what its server sends during
+/// the call goes.
+pub struct CallRequest<'a> {
+    pub caller: &'a Caller,
+    pub scope: Scope<'a>,
+    /// The tool's name as `scope` shows it.
+    pub name: &'a str,
+    pub arguments: Map<String, Value>,
+    /// Seconds the call may take; the server's `timeout` when `None`.
+    pub timeout: Option<f64>,
+    pub origin: CallOrigin,
+}
+
 /// Why a scope could not be used.
 #[derive(Debug, thiserror::Error)]
 #[error("no toolset \"{0}\" is defined")]
@@ -283,52 +297,38 @@ impl Tools {
         }
     }
 
-    /// Calls the tool `scope` shows as `name` for `caller`, on behalf of `origin`; answers the
-    /// server id (empty for an agent-bridge tool) and the MCP result. A tool the caller may not
-    /// see is as unknown as one that does not exist, and the refusal is audited.
+    /// Makes `req`; answers the server id (empty for an agent-bridge tool) and the MCP result.
+    /// A tool the caller may not see is as unknown as one that does not exist, and the refusal
+    /// is audited.
     pub async fn call(
         &self,
-        caller: &Caller,
-        scope: Scope<'_>,
-        name: &str,
-        arguments: Map<String, Value>,
-        timeout: Option<f64>,
-        origin: CallOrigin,
+        req: CallRequest<'_>,
     ) -> Result<(String, CallToolResult), registry::Error> {
-        if self.deferred(scope) {
+        if self.deferred(req.scope) {
             // Boxed, as the rare paths below: a call's future is moved whole at every layer.
-            return Box::pin(meta::call(
-                self, caller, scope, name, arguments, timeout, origin,
-            ))
-            .await;
+            return Box::pin(meta::call(self, req)).await;
         }
-        self.call_member(caller, scope, name, arguments, timeout, origin)
-            .await
+        self.call_member(req).await
     }
 
     /// `call`, which the caller can cancel by its A2E request `id` (`cancel_call`) while it runs.
     /// Cancelled, it answers `Cancelled` at once; the call is dropped, which tells its server
     /// (`notifications/cancelled`), and is not retried. So does dropping this future (the
     /// caller's request closed).
-    #[allow(clippy::too_many_arguments)]
     pub async fn call_cancellable(
         &self,
-        caller: &Caller,
-        scope: Scope<'_>,
-        name: &str,
-        arguments: Map<String, Value>,
-        timeout: Option<f64>,
-        origin: CallOrigin,
+        req: CallRequest<'_>,
         id: &str,
     ) -> Result<(String, CallToolResult), registry::Error> {
-        let running = self.registry.in_flight.start(&caller.id, id);
+        let (agent, name) = (&req.caller.id, req.name);
+        let running = self.registry.in_flight.start(agent, id);
         tokio::select! {
             biased;
             _ = running.token.cancelled() => {
-                tracing::info!(agent = %caller.id, call = %id, tool = %name, "call cancelled");
+                tracing::info!(%agent, call = %id, tool = %name, "call cancelled");
                 Err(registry::Error::Cancelled(id.to_owned()))
             }
-            called = self.call(caller, scope, name, arguments, timeout, origin) => called,
+            called = self.call(req) => called,
         }
     }
 
@@ -341,42 +341,34 @@ impl Tools {
     /// Calls the member of `scope` shown as `name`, deferred or not.
     async fn call_member(
         &self,
-        caller: &Caller,
-        scope: Scope<'_>,
-        name: &str,
-        arguments: Map<String, Value>,
-        timeout: Option<f64>,
-        origin: CallOrigin,
+        req: CallRequest<'_>,
     ) -> Result<(String, CallToolResult), registry::Error> {
-        let full = self.authorize(caller, scope, name).await?;
-        self.call_permitted(&full, arguments, timeout, origin)
+        let full = self.authorize(req.caller, req.scope, req.name).await?;
+        self.call_permitted(&full, req.arguments, req.timeout, req.origin)
             .await
-            .map_err(|error| renamed(error, name))
+            .map_err(|error| renamed(error, req.name))
     }
 
-    /// Starts the member of `scope` shown as `name` as a task its server runs and keeps `ttl`
-    /// ms, when the server runs tasks; `Bridge` when the bridge must run the call itself (the
-    /// server runs no tasks, or the tool is a meta-tool or an agent-bridge tool).
+    /// Starts `req` as a task its server runs and keeps `ttl` ms, when the server runs tasks;
+    /// `Bridge` when the bridge must make the call itself (the server runs no tasks, or the
+    /// tool is a meta-tool or an agent-bridge tool). Its `timeout` is not used: a task's server
+    /// bounds it.
     pub async fn start_task(
         &self,
-        caller: &Caller,
-        scope: Scope<'_>,
-        name: &str,
-        arguments: &Map<String, Value>,
+        req: &CallRequest<'_>,
         ttl: u64,
-        origin: &CallOrigin,
     ) -> Result<TaskStart, registry::Error> {
-        if self.deferred(scope) {
+        if self.deferred(req.scope) {
             return Ok(TaskStart::Bridge);
         }
-        let full = self.authorize(caller, scope, name).await?;
+        let full = self.authorize(req.caller, req.scope, req.name).await?;
         if self.a2a.enabled() && a2a::tools::is_bridge_tool(&full) {
             return Ok(TaskStart::Bridge);
         }
         self.registry
-            .start_task(&full, arguments, ttl, origin)
+            .start_task(&full, &req.arguments, ttl, &req.origin)
             .await
-            .map_err(|error| renamed(error, name))
+            .map_err(|error| renamed(error, req.name))
     }
 
     /// The registry, for what follows a started task.

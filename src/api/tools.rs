@@ -31,7 +31,7 @@ use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::http::state::AppState;
 use crate::hub::{AgentChannel, Answer, Recipient, ServerRequest};
 use crate::registry;
-use crate::tools::Scope;
+use crate::tools::{CallRequest, Scope};
 use crate::upstream::CallOrigin;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -345,17 +345,17 @@ async fn call_for(
         Some(stream) => Arc::new(StreamedCall { channel, stream }),
         None => Arc::new(channel),
     };
+    let call = CallRequest {
+        caller: agent,
+        scope: Scope::of(&req.toolset),
+        name: &req.name,
+        arguments: req.arguments,
+        timeout: req.timeout,
+        origin,
+    };
     let (server_id, result) = state
         .tools
-        .call_cancellable(
-            agent,
-            Scope::of(&req.toolset),
-            &req.name,
-            req.arguments,
-            req.timeout,
-            origin,
-            &req.id,
-        )
+        .call_cancellable(call, &req.id)
         .await
         .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
     let mut resp = ToolCallResponse::answering(&req.id);

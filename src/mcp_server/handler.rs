@@ -27,7 +27,7 @@ use crate::caller::Caller;
 use crate::hub::AgentChannel;
 use crate::hub::InputRounds;
 use crate::registry::{self, naming};
-use crate::tools::Scope;
+use crate::tools::{CallRequest, Scope};
 
 impl ServerHandler for BridgeServer {
     /// For rmcp's check of a 2026-07-28 call's `Mcp-Param-*` headers (params.rs).
@@ -307,20 +307,29 @@ impl ServerHandler for BridgeServer {
         });
         let arguments = request.arguments.unwrap_or_default();
         let Some(asks) = asks else {
-            let call = self
-                .state
-                .tools
-                .call(&agent, scope.scope(), &full, arguments, None, origin);
+            let call = self.state.tools.call(CallRequest {
+                caller: &agent,
+                scope: scope.scope(),
+                name: &full,
+                arguments,
+                timeout: None,
+                origin,
+            });
             let called =
                 until_cancelled(call, &context.ct, &agent, &request.name, &context.id).await;
             return self.respond(&request.name, Step::Done(called), rounds.as_deref());
         };
         let (state, caller) = (self.state.clone(), agent.clone());
         let result = tokio::spawn(async move {
-            state
-                .tools
-                .call(&caller, scope.scope(), &full, arguments, None, origin)
-                .await
+            let call = CallRequest {
+                caller: &caller,
+                scope: scope.scope(),
+                name: &full,
+                arguments,
+                timeout: None,
+                origin,
+            };
+            state.tools.call(call).await
         });
         let step = self
             .suspended

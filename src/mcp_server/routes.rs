@@ -21,7 +21,7 @@ use crate::http::state::AppState;
 use crate::hub::AgentChannel;
 use crate::hub::InputRounds;
 use crate::registry::{self, MergedPage, naming};
-use crate::tools::{Resolved, Scope};
+use crate::tools::{CallRequest, Resolved, Scope};
 use crate::upstream::CallError;
 
 impl BridgeServer {
@@ -217,10 +217,14 @@ impl BridgeServer {
             during: None,
             rounds: None,
         });
-        let call = self
-            .state
-            .tools
-            .call(agent, scope.scope(), &full, arguments, None, origin);
+        let call = self.state.tools.call(CallRequest {
+            caller: agent,
+            scope: scope.scope(),
+            name: &full,
+            arguments,
+            timeout: None,
+            origin,
+        });
         let called = until_cancelled(call, cancelled, agent, name, id).await;
         self.respond(name, Step::Done(called), None)
     }
