@@ -54,12 +54,13 @@ use crate::hub::Hub;
 use crate::store::Store;
 use crate::upstream;
 pub use calls::exposes_tool;
-pub use catalogue::{Entry as Exposed, Page};
+pub use catalogue::Entry as Exposed;
 pub use entry::{Control, Inbox, Live, ServerEntry, State};
 pub use error::Error;
 pub use merge::{Listed, MergedPage};
-pub use prompts::prompt_messages;
+pub use prompts::{prompt_messages, prompt_model};
 pub use replicas::Cluster;
+pub use resources::{resource_model, template_model};
 pub use supervisor::Supervision;
 pub use tasks::TaskStart;
 pub use validate::check_config;
@@ -211,11 +212,6 @@ impl Registry {
             self.insert_held(entry, inbox, false);
         }
         Ok(count)
-    }
-
-    /// A page of the catalogue.
-    pub fn list_tools(&self, server_id: &str, cursor: &str) -> Result<Page, Error> {
-        catalogue::page(&self.entries(), server_id, cursor).map_err(Error::Invalid)
     }
 
     /// Every server with the tools it exposes now, ordered by id. A server's list is replaced

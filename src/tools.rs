@@ -1,10 +1,11 @@
 //! The one place a tool call is routed and authorised: a catalogue tool (`{server_id}__{tool}`)
 //! to its server through the registry, an agent-bridge tool to the A2A bridge, a toolset's
 //! member by the name the toolset shows; every call is counted and every refused one audited.
-//! Also what a caller may list and find: the catalogue or a toolset, after its policies.
+//! Also the catalogue and toolsets a caller lists from (listing.rs says what it is shown).
 
 mod apps;
 mod items;
+mod listing;
 mod meta;
 
 use std::sync::{Arc, Mutex};
@@ -14,7 +15,6 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use crate::a2a::{self, A2a};
-use crate::a2e::ToolInfo;
 use crate::access::toolsets::{Item, Members};
 use crate::access::{Access, View};
 use crate::caller::Caller;
@@ -30,6 +30,7 @@ pub const DEFAULT_SEARCH_LIMIT: usize = 10;
 
 pub use apps::{APP_META, Via, app_of, app_only};
 pub use items::Resolved;
+pub use listing::{Page, ToolFilter};
 /// The meta-tool that calls a tool of a deferred scope.
 pub use meta::CALL as META_CALL;
 
@@ -227,61 +228,8 @@ impl Tools {
         }
     }
 
-    /// What `caller` sees of `scope`, as listed: its tools, or the meta-tools of a deferred one.
-    pub fn visible(&self, caller: &Caller, scope: Scope<'_>) -> Result<Vec<Item>, NoToolset> {
-        let members = self.members(scope)?;
-        if self.deferred(scope) {
-            return Ok(meta::items());
-        }
-        let view = self.access.view(caller);
-        Ok(members
-            .visible(&view)
-            .cloned()
-            .map(|mut item| {
-                self.fit_item(&view, &mut item);
-                item
-            })
-            .collect())
-    }
-
-    /// Up to `limit` tools of `scope` that `caller` sees, best match of `query` first; app-only
-    /// tools only with `apps` (a model must not be shown them).
-    pub async fn search(
-        &self,
-        caller: &Caller,
-        scope: Scope<'_>,
-        query: &str,
-        limit: usize,
-        apps: bool,
-    ) -> Result<Vec<ToolInfo>, NoToolset> {
-        let members = self.members(scope)?;
-        if !members.indexed() {
-            // A large catalogue's index takes a while: off the async workers.
-            let building = members.clone();
-            let _ = tokio::task::spawn_blocking(move || {
-                building.index();
-            })
-            .await;
-        }
-        let view = self.access.view(caller);
-        let for_models = |item: &Item| !app_only(&item.info);
-        let keep: Option<&dyn Fn(&Item) -> bool> = match apps {
-            true => None,
-            false => Some(&for_models),
-        };
-        Ok(members
-            .search(&view, query, limit, keep)
-            .into_iter()
-            .map(|item| {
-                let mut info = item.info.clone();
-                self.fit_info(&view, &mut info);
-                info
-            })
-            .collect())
-    }
-
     /// Whether `view` shows the catalogue tool `name` (an alias, a full name or an
-    /// agent-bridge tool): `GET /v1/tools` filters its pages with it, calls are checked by it.
+    /// agent-bridge tool): calls and `/mcp` tasks are checked by it.
     /// An unknown tool is let through, to be answered as unknown.
     pub fn shows(&self, view: &View, name: &str) -> bool {
         if view.sees_everything() {

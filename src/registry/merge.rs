@@ -84,6 +84,21 @@ pub struct Listed<T> {
     pub skipped: Vec<SkippedServer>,
 }
 
+impl<T> MergedPage<T> {
+    /// The page as the API shows it, each entry made by `model` from its server's id and itself.
+    pub fn listed<U>(self, model: impl Fn(String, T) -> U) -> Listed<U> {
+        Listed {
+            items: self
+                .items
+                .into_iter()
+                .map(|(server_id, item)| model(server_id, item))
+                .collect(),
+            next: self.next,
+            skipped: self.skipped,
+        }
+    }
+}
+
 /// An entry with where it stands in its server's listing (for the cursor that starts at it).
 struct Placed<T> {
     upstream: Option<String>,

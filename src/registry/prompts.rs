@@ -11,32 +11,13 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use super::merge::{self, Cursor, Listed};
+use super::merge::{self, Cursor};
 use super::resources::template_allowed;
 use super::{Error, Registry, ServerEntry, naming};
 use crate::a2e::{CompletionArgument, McpPrompt, McpPromptArgument, McpPromptMessage, Role};
 use crate::upstream::{CallError, Connection};
 
 impl Registry {
-    /// A page of the prompts of every ready server (or of `server_id`).
-    pub async fn list_prompts(
-        &self,
-        agent: &str,
-        server_id: &str,
-        cursor: &str,
-    ) -> Result<Listed<McpPrompt>, Error> {
-        let page = self.prompts_page(agent, server_id, cursor).await?;
-        Ok(Listed {
-            items: page
-                .items
-                .into_iter()
-                .map(|(id, x)| prompt_model(id, x))
-                .collect(),
-            next: page.next,
-            skipped: page.skipped,
-        })
-    }
-
     /// A page of prompts as the servers listed them, each with its server's id.
     pub async fn prompts_page(
         &self,
@@ -277,7 +258,8 @@ impl Registry {
     }
 }
 
-fn prompt_model(server_id: String, p: Prompt) -> McpPrompt {
+/// A listed prompt as an A2E MCPPrompt.
+pub fn prompt_model(server_id: String, p: Prompt) -> McpPrompt {
     McpPrompt {
         name: p.name,
         description: p.description.unwrap_or_default(),

@@ -4,7 +4,7 @@
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value, json};
 
-use super::{CallRequest, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, Scope, Tools};
+use super::{CallRequest, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, Scope, ToolFilter, Tools};
 use crate::a2e::{ToolInfo, ToolSource};
 use crate::access::toolsets::Item;
 use crate::registry;
@@ -115,7 +115,9 @@ pub async fn call(
                         ))
                     })? as usize,
             };
-            let found = tools.search(caller, inner, &query, limit, false).await?;
+            let found = tools
+                .search(caller, inner, &query, limit, ToolFilter::MODEL)
+                .await?;
             let listed: Vec<Value> = found
                 .iter()
                 .map(|t| {
