@@ -54,12 +54,13 @@ use crate::hub::Hub;
 use crate::store::Store;
 use crate::upstream;
 pub use calls::exposes_tool;
-pub use catalogue::{Entry as Exposed, Page};
+pub use catalogue::Entry as Exposed;
 pub use entry::{Control, Inbox, Live, ServerEntry, State};
 pub use error::Error;
 pub use merge::{Listed, MergedPage};
-pub use prompts::prompt_messages;
+pub use prompts::{prompt_messages, prompt_model};
 pub use replicas::Cluster;
+pub use resources::{resource_model, template_model};
 pub use supervisor::Supervision;
 pub use tasks::TaskStart;
 pub use validate::check_config;
@@ -114,6 +115,16 @@ impl Registry {
             in_flight: Arc::default(),
             supervision,
         })
+    }
+
+    /// The shape of a merged page of resources, templates or prompts: one server's listing
+    /// (`server_id` given) fails with that server, the whole catalogue's only leaves it out.
+    fn page_spec(&self, server_id: &str) -> merge::PageSpec {
+        merge::PageSpec {
+            size: self.page_size,
+            strict: !server_id.is_empty(),
+            within: self.supervision.list_timeout,
+        }
     }
 
     pub fn get(&self, server_id: &str) -> Result<Arc<ServerEntry>, Error> {
@@ -201,11 +212,6 @@ impl Registry {
             self.insert_held(entry, inbox, false);
         }
         Ok(count)
-    }
-
-    /// A page of the catalogue.
-    pub fn list_tools(&self, server_id: &str, cursor: &str) -> Result<Page, Error> {
-        catalogue::page(&self.entries(), server_id, cursor).map_err(Error::Invalid)
     }
 
     /// Every server with the tools it exposes now, ordered by id. A server's list is replaced

@@ -1,10 +1,11 @@
 //! The one place a tool call is routed and authorised: a catalogue tool (`{server_id}__{tool}`)
 //! to its server through the registry, an agent-bridge tool to the A2A bridge, a toolset's
 //! member by the name the toolset shows; every call is counted and every refused one audited.
-//! Also what a caller may list and find: the catalogue or a toolset, after its policies.
+//! Also the catalogue and toolsets a caller lists from (listing.rs says what it is shown).
 
 mod apps;
 mod items;
+mod listing;
 mod meta;
 
 use std::sync::{Arc, Mutex};
@@ -14,7 +15,6 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use crate::a2a::{self, A2a};
-use crate::a2e::ToolInfo;
 use crate::access::toolsets::{Item, Members};
 use crate::access::{Access, View};
 use crate::caller::Caller;
@@ -30,6 +30,7 @@ pub const DEFAULT_SEARCH_LIMIT: usize = 10;
 
 pub use apps::{APP_META, Via, app_of, app_only};
 pub use items::Resolved;
+pub use listing::{Page, ToolFilter};
 /// The meta-tool that calls a tool of a deferred scope.
 pub use meta::CALL as META_CALL;
 
@@ -55,6 +56,20 @@ impl<'a> Scope<'a> {
             false => Scope::Toolset(toolset),
         }
     }
+}
+
+/// One tool call as a front end asks for it (REST, `/v1/a2e`, `/mcp`, a task): who calls, the
+/// tool as its scope shows it, its arguments and bound, and where what its server sends during
+/// the call goes.
+pub struct CallRequest<'a> {
+    pub caller: &'a Caller,
+    pub scope: Scope<'a>,
+    /// The tool's name as `scope` shows it.
+    pub name: &'a str,
+    pub arguments: Map<String, Value>,
+    /// Seconds the call may take; the server's `timeout` when `None`.
+    pub timeout: Option<f64>,
+    pub origin: CallOrigin,
 }
 
 /// Why a scope could not be used.
@@ -213,61 +228,8 @@ impl Tools {
         }
     }
 
-    /// What `caller` sees of `scope`, as listed: its tools, or the meta-tools of a deferred one.
-    pub fn visible(&self, caller: &Caller, scope: Scope<'_>) -> Result<Vec<Item>, NoToolset> {
-        let members = self.members(scope)?;
-        if self.deferred(scope) {
-            return Ok(meta::items());
-        }
-        let view = self.access.view(caller);
-        Ok(members
-            .visible(&view)
-            .cloned()
-            .map(|mut item| {
-                self.fit_item(&view, &mut item);
-                item
-            })
-            .collect())
-    }
-
-    /// Up to `limit` tools of `scope` that `caller` sees, best match of `query` first; app-only
-    /// tools only with `apps` (a model must not be shown them).
-    pub async fn search(
-        &self,
-        caller: &Caller,
-        scope: Scope<'_>,
-        query: &str,
-        limit: usize,
-        apps: bool,
-    ) -> Result<Vec<ToolInfo>, NoToolset> {
-        let members = self.members(scope)?;
-        if !members.indexed() {
-            // A large catalogue's index takes a while: off the async workers.
-            let building = members.clone();
-            let _ = tokio::task::spawn_blocking(move || {
-                building.index();
-            })
-            .await;
-        }
-        let view = self.access.view(caller);
-        let for_models = |item: &Item| !app_only(&item.info);
-        let keep: Option<&dyn Fn(&Item) -> bool> = match apps {
-            true => None,
-            false => Some(&for_models),
-        };
-        Ok(members
-            .search(&view, query, limit, keep)
-            .into_iter()
-            .map(|item| {
-                let mut info = item.info.clone();
-                self.fit_info(&view, &mut info);
-                info
-            })
-            .collect())
-    }
-
     /// Whether `view` shows the catalogue tool `name` (an alias, a full name or an
-    /// agent-bridge tool): `GET /v1/tools` filters its pages with it, calls are checked by it.
+    /// agent-bridge tool): calls and `/mcp` tasks are checked by it.
     /// An unknown tool is let through, to be answered as unknown.
     pub fn shows(&self, view: &View, name: &str) -> bool {
         if view.sees_everything() {
@@ -283,52 +245,38 @@ impl Tools {
         }
     }
 
-    /// Calls the tool `scope` shows as `name` for `caller`, on behalf of `origin`; answers the
-    /// server id (empty for an agent-bridge tool) and the MCP result. A tool the caller may not
-    /// see is as unknown as one that does not exist, and the refusal is audited.
+    /// Makes `req`; answers the server id (empty for an agent-bridge tool) and the MCP result.
+    /// A tool the caller may not see is as unknown as one that does not exist, and the refusal
+    /// is audited.
     pub async fn call(
         &self,
-        caller: &Caller,
-        scope: Scope<'_>,
-        name: &str,
-        arguments: Map<String, Value>,
-        timeout: Option<f64>,
-        origin: CallOrigin,
+        req: CallRequest<'_>,
     ) -> Result<(String, CallToolResult), registry::Error> {
-        if self.deferred(scope) {
+        if self.deferred(req.scope) {
             // Boxed, as the rare paths below: a call's future is moved whole at every layer.
-            return Box::pin(meta::call(
-                self, caller, scope, name, arguments, timeout, origin,
-            ))
-            .await;
+            return Box::pin(meta::call(self, req)).await;
         }
-        self.call_member(caller, scope, name, arguments, timeout, origin)
-            .await
+        self.call_member(req).await
     }
 
     /// `call`, which the caller can cancel by its A2E request `id` (`cancel_call`) while it runs.
     /// Cancelled, it answers `Cancelled` at once; the call is dropped, which tells its server
     /// (`notifications/cancelled`), and is not retried. So does dropping this future (the
     /// caller's request closed).
-    #[allow(clippy::too_many_arguments)]
     pub async fn call_cancellable(
         &self,
-        caller: &Caller,
-        scope: Scope<'_>,
-        name: &str,
-        arguments: Map<String, Value>,
-        timeout: Option<f64>,
-        origin: CallOrigin,
+        req: CallRequest<'_>,
         id: &str,
     ) -> Result<(String, CallToolResult), registry::Error> {
-        let running = self.registry.in_flight.start(&caller.id, id);
+        let (agent, name) = (&req.caller.id, req.name);
+        let running = self.registry.in_flight.start(agent, id);
         tokio::select! {
             biased;
             _ = running.token.cancelled() => {
-                tracing::info!(agent = %caller.id, call = %id, tool = %name, "call cancelled");
+                tracing::info!(%agent, call = %id, tool = %name, "call cancelled");
                 Err(registry::Error::Cancelled(id.to_owned()))
             }
-            called = self.call(caller, scope, name, arguments, timeout, origin) => called,
+            called = self.call(req) => called,
         }
     }
 
@@ -341,42 +289,34 @@ impl Tools {
     /// Calls the member of `scope` shown as `name`, deferred or not.
     async fn call_member(
         &self,
-        caller: &Caller,
-        scope: Scope<'_>,
-        name: &str,
-        arguments: Map<String, Value>,
-        timeout: Option<f64>,
-        origin: CallOrigin,
+        req: CallRequest<'_>,
     ) -> Result<(String, CallToolResult), registry::Error> {
-        let full = self.authorize(caller, scope, name).await?;
-        self.call_permitted(&full, arguments, timeout, origin)
+        let full = self.authorize(req.caller, req.scope, req.name).await?;
+        self.call_permitted(&full, req.arguments, req.timeout, req.origin)
             .await
-            .map_err(|error| renamed(error, name))
+            .map_err(|error| renamed(error, req.name))
     }
 
-    /// Starts the member of `scope` shown as `name` as a task its server runs and keeps `ttl`
-    /// ms, when the server runs tasks; `Bridge` when the bridge must run the call itself (the
-    /// server runs no tasks, or the tool is a meta-tool or an agent-bridge tool).
+    /// Starts `req` as a task its server runs and keeps `ttl` ms, when the server runs tasks;
+    /// `Bridge` when the bridge must make the call itself (the server runs no tasks, or the
+    /// tool is a meta-tool or an agent-bridge tool). Its `timeout` is not used: a task's server
+    /// bounds it.
     pub async fn start_task(
         &self,
-        caller: &Caller,
-        scope: Scope<'_>,
-        name: &str,
-        arguments: &Map<String, Value>,
+        req: &CallRequest<'_>,
         ttl: u64,
-        origin: &CallOrigin,
     ) -> Result<TaskStart, registry::Error> {
-        if self.deferred(scope) {
+        if self.deferred(req.scope) {
             return Ok(TaskStart::Bridge);
         }
-        let full = self.authorize(caller, scope, name).await?;
+        let full = self.authorize(req.caller, req.scope, req.name).await?;
         if self.a2a.enabled() && a2a::tools::is_bridge_tool(&full) {
             return Ok(TaskStart::Bridge);
         }
         self.registry
-            .start_task(&full, arguments, ttl, origin)
+            .start_task(&full, &req.arguments, ttl, &req.origin)
             .await
-            .map_err(|error| renamed(error, name))
+            .map_err(|error| renamed(error, req.name))
     }
 
     /// The registry, for what follows a started task.

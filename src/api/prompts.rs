@@ -16,7 +16,7 @@ use crate::access::Kind;
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::http::state::AppState;
-use crate::registry::prompt_messages;
+use crate::registry::{self, prompt_messages};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -47,19 +47,13 @@ pub async fn list(
     req: PromptListRequest,
 ) -> Result<Reply<PromptListResponse>, Failure> {
     let listed = state
-        .registry
-        .list_prompts(&agent.id, &req.server_id, &req.cursor)
+        .tools
+        .prompts(agent, &req.server_id, &req.cursor)
         .await
-        .map_err(|e| ApiError::from(e).answering::<PromptListResponse>(&req.id))?;
-    let mut prompts = listed.items;
-    let view = state.tools.access().view(agent);
-    prompts.retain(|p| {
-        state
-            .tools
-            .shows_item(&view, Kind::Prompt, &p.server_id, &p.name)
-    });
+        .map_err(|e| ApiError::from(e).answering::<PromptListResponse>(&req.id))?
+        .listed(registry::prompt_model);
     let mut resp = PromptListResponse::answering(&req.id);
-    resp.prompts = prompts;
+    resp.prompts = listed.items;
     resp.next_cursor = listed.next;
     resp.skipped_servers = listed.skipped;
     Ok(ok(resp))

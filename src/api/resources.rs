@@ -21,6 +21,7 @@ use crate::access::Kind;
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::http::state::AppState;
+use crate::registry;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -67,19 +68,13 @@ pub async fn list(
     req: ResourceListRequest,
 ) -> Result<Reply<ResourceListResponse>, Failure> {
     let listed = state
-        .registry
-        .list_resources(&agent.id, &req.server_id, &req.cursor)
+        .tools
+        .resources(agent, &req.server_id, &req.cursor)
         .await
-        .map_err(|e| ApiError::from(e).answering::<ResourceListResponse>(&req.id))?;
-    let mut resources = listed.items;
-    let view = state.tools.access().view(agent);
-    resources.retain(|r| {
-        state
-            .tools
-            .shows_item(&view, Kind::Resource, &r.server_id, &r.uri)
-    });
+        .map_err(|e| ApiError::from(e).answering::<ResourceListResponse>(&req.id))?
+        .listed(registry::resource_model);
     let mut resp = ResourceListResponse::answering(&req.id);
-    resp.resources = resources;
+    resp.resources = listed.items;
     resp.next_cursor = listed.next;
     resp.skipped_servers = listed.skipped;
     Ok(ok(resp))
@@ -107,19 +102,13 @@ pub async fn templates(
     req: ResourceTemplatesRequest,
 ) -> Result<Reply<ResourceTemplatesResponse>, Failure> {
     let listed = state
-        .registry
-        .list_templates(&agent.id, &req.server_id, &req.cursor)
+        .tools
+        .templates(agent, &req.server_id, &req.cursor)
         .await
-        .map_err(|e| ApiError::from(e).answering::<ResourceTemplatesResponse>(&req.id))?;
-    let mut templates = listed.items;
-    let view = state.tools.access().view(agent);
-    templates.retain(|t| {
-        state
-            .tools
-            .shows_item(&view, Kind::Resource, &t.server_id, &t.uri_template)
-    });
+        .map_err(|e| ApiError::from(e).answering::<ResourceTemplatesResponse>(&req.id))?
+        .listed(registry::template_model);
     let mut resp = ResourceTemplatesResponse::answering(&req.id);
-    resp.resource_templates = templates;
+    resp.resource_templates = listed.items;
     resp.next_cursor = listed.next;
     resp.skipped_servers = listed.skipped;
     Ok(ok(resp))

@@ -20,15 +20,15 @@ use utoipa_axum::routes;
 use super::responses::{BodyErrors, NotFound, UnprocessableContent, UpstreamErrors};
 use super::{Reply, ok, request};
 use crate::a2e::{
-    ErrorCode, Message, Response, ServerPush, ToolCallRequest, ToolCallResponse, ToolInfo,
-    ToolListRequest, ToolListResponse, ToolSource,
+    ErrorCode, Message, Response, ServerPush, ToolCallRequest, ToolCallResponse, ToolListRequest,
+    ToolListResponse, ToolSource,
 };
 use crate::caller::Caller;
 use crate::http::error::{A2eJson, A2eQuery, ApiError, Failure};
 use crate::http::state::AppState;
 use crate::hub::{AgentChannel, Answer, Recipient, ServerRequest};
 use crate::registry;
-use crate::tools::Scope;
+use crate::tools::{CallRequest, Scope, ToolFilter};
 use crate::upstream::CallOrigin;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -108,12 +108,11 @@ pub async fn list(
             )));
         }
     };
-    let wanted = |tool: &ToolInfo| {
-        (req.server_id.is_empty() || tool.server_id == req.server_id)
-            && req.source.is_none_or(|source| tool.source == source)
-            && (apps || !crate::tools::app_only(tool))
+    let filter = ToolFilter {
+        server_id: &req.server_id,
+        source: req.source,
+        apps,
     };
-    let view = state.tools.access().view(agent);
     if !req.q.trim().is_empty() {
         if !req.cursor.is_empty() {
             return Err(invalid("`q` answers one page: leave `cursor` out".into()));
@@ -128,16 +127,11 @@ pub async fn list(
                 )));
             }
         };
-        let filtered = !req.server_id.is_empty() || req.source.is_some();
-        let asked = if filtered { usize::MAX } else { limit };
-        let mut found = state
+        resp.tools = state
             .tools
-            .search(agent, scope, &req.q, asked, apps)
+            .search(agent, scope, &req.q, limit, filter)
             .await
             .map_err(|e| fail(registry::Error::from(e).into()))?;
-        found.retain(|tool| wanted(tool));
-        found.truncate(limit);
-        resp.tools = found;
         return Ok(ok(resp));
     }
     if req.limit.is_some() {
@@ -149,43 +143,17 @@ pub async fn list(
         }
         let items = state
             .tools
-            .visible(agent, scope)
+            .visible(agent, scope, filter)
             .map_err(|e| fail(registry::Error::from(e).into()))?;
-        resp.tools = items
-            .into_iter()
-            .map(|item| item.info)
-            .filter(|tool| wanted(tool))
-            .collect();
+        resp.tools = items.into_iter().map(|item| item.info).collect();
         return Ok(ok(resp));
     }
-    let bridge_tools = state.a2a.enabled() && req.server_id.is_empty();
-    match req.source {
-        None | Some(ToolSource::Mcp) => {
-            let page = state
-                .registry
-                .list_tools(&req.server_id, &req.cursor)
-                .map_err(|e| fail(e.into()))?;
-            resp.tools = page.tools;
-            resp.next_cursor = page.next_cursor;
-            // The agent-bridge tools close the last page of the whole catalogue.
-            if req.source.is_none() && bridge_tools && resp.next_cursor.is_empty() {
-                resp.tools.extend(crate::a2a::tools::catalogue());
-            }
-        }
-        Some(ToolSource::A2a) => {
-            if bridge_tools {
-                resp.tools = crate::a2a::tools::catalogue();
-            }
-        }
-    }
-    // What the caller's policies hide is left out (a page may then hold fewer tools), and so
-    // are app-only tools unless asked for.
-    resp.tools.retain(|tool| {
-        (apps || !crate::tools::app_only(tool)) && state.tools.shows(&view, &tool.name)
-    });
-    for tool in &mut resp.tools {
-        state.tools.fit_info(&view, tool);
-    }
+    let page = state
+        .tools
+        .page(agent, filter, &req.cursor)
+        .map_err(|e| fail(e.into()))?;
+    resp.tools = page.tools;
+    resp.next_cursor = page.next_cursor;
     Ok(ok(resp))
 }
 
@@ -340,17 +308,17 @@ async fn call_for(
         Some(stream) => Arc::new(StreamedCall { channel, stream }),
         None => Arc::new(channel),
     };
+    let call = CallRequest {
+        caller: agent,
+        scope: Scope::of(&req.toolset),
+        name: &req.name,
+        arguments: req.arguments,
+        timeout: req.timeout,
+        origin,
+    };
     let (server_id, result) = state
         .tools
-        .call_cancellable(
-            agent,
-            Scope::of(&req.toolset),
-            &req.name,
-            req.arguments,
-            req.timeout,
-            origin,
-            &req.id,
-        )
+        .call_cancellable(call, &req.id)
         .await
         .map_err(|e| ApiError::from(e).answering::<ToolCallResponse>(&req.id))?;
     let mut resp = ToolCallResponse::answering(&req.id);

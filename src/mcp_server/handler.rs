@@ -27,7 +27,7 @@ use crate::caller::Caller;
 use crate::hub::AgentChannel;
 use crate::hub::InputRounds;
 use crate::registry::{self, naming};
-use crate::tools::Scope;
+use crate::tools::{CallRequest, Scope};
 
 impl ServerHandler for BridgeServer {
     /// For rmcp's check of a 2026-07-28 call's `Mcp-Param-*` headers (params.rs).
@@ -307,20 +307,29 @@ impl ServerHandler for BridgeServer {
         });
         let arguments = request.arguments.unwrap_or_default();
         let Some(asks) = asks else {
-            let call = self
-                .state
-                .tools
-                .call(&agent, scope.scope(), &full, arguments, None, origin);
+            let call = self.state.tools.call(CallRequest {
+                caller: &agent,
+                scope: scope.scope(),
+                name: &full,
+                arguments,
+                timeout: None,
+                origin,
+            });
             let called =
                 until_cancelled(call, &context.ct, &agent, &request.name, &context.id).await;
             return self.respond(&request.name, Step::Done(called), rounds.as_deref());
         };
         let (state, caller) = (self.state.clone(), agent.clone());
         let result = tokio::spawn(async move {
-            state
-                .tools
-                .call(&caller, scope.scope(), &full, arguments, None, origin)
-                .await
+            let call = CallRequest {
+                caller: &caller,
+                scope: scope.scope(),
+                name: &full,
+                arguments,
+                timeout: None,
+                origin,
+            };
+            state.tools.call(call).await
         });
         let step = self
             .suspended
@@ -335,12 +344,9 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let agent = caller(&context)?;
-        let registry = &self.state.registry;
-        let page = registry
-            .resources_page(&agent.id, "", &cursor_of(request))
-            .await;
-        let page = self.only_visible(&agent, Kind::Resource, page, |r: &Resource| r.uri.as_str());
-        let (shared, _) = registry.shared_uris();
+        let tools = &self.state.tools;
+        let page = tools.resources(&agent, "", &cursor_of(request)).await;
+        let (shared, _) = self.state.registry.shared_uris();
         let (resources, next, meta) = self.paged(page, |server_id, resource: &mut Resource| {
             if let Some(ui) = naming::qualify_ui(server_id, &resource.uri) {
                 resource.uri = ui;
@@ -360,14 +366,9 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let agent = caller(&context)?;
-        let registry = &self.state.registry;
-        let page = registry
-            .templates_page(&agent.id, "", &cursor_of(request))
-            .await;
-        let page = self.only_visible(&agent, Kind::Resource, page, |t: &ResourceTemplate| {
-            t.uri_template.as_str()
-        });
-        let (_, shared) = registry.shared_uris();
+        let tools = &self.state.tools;
+        let page = tools.templates(&agent, "", &cursor_of(request)).await;
+        let (_, shared) = self.state.registry.shared_uris();
         let (templates, next, meta) =
             self.paged(page, |server_id, template: &mut ResourceTemplate| {
                 if let Some(ui) = naming::qualify_ui(server_id, &template.uri_template) {
@@ -422,10 +423,9 @@ impl ServerHandler for BridgeServer {
         let agent = caller(&context)?;
         let page = self
             .state
-            .registry
-            .prompts_page(&agent.id, "", &cursor_of(request))
+            .tools
+            .prompts(&agent, "", &cursor_of(request))
             .await;
-        let page = self.only_visible(&agent, Kind::Prompt, page, |p: &Prompt| p.name.as_ref());
         let (prompts, next, meta) = self.paged(page, |server_id, prompt: &mut Prompt| {
             prompt.name = self.exposed(server_id, &prompt.name);
         })?;

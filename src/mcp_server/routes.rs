@@ -21,7 +21,7 @@ use crate::http::state::AppState;
 use crate::hub::AgentChannel;
 use crate::hub::InputRounds;
 use crate::registry::{self, MergedPage, naming};
-use crate::tools::{Resolved, Scope};
+use crate::tools::{CallRequest, Resolved, Scope, ToolFilter};
 use crate::upstream::CallError;
 
 impl BridgeServer {
@@ -60,7 +60,7 @@ impl BridgeServer {
         let items = self
             .state
             .tools
-            .visible(agent, scope)
+            .visible(agent, scope, ToolFilter::HOST)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
         if scope != Scope::Catalogue {
             return Ok(items.into_iter().map(|item| item.definition).collect());
@@ -217,10 +217,14 @@ impl BridgeServer {
             during: None,
             rounds: None,
         });
-        let call = self
-            .state
-            .tools
-            .call(agent, scope.scope(), &full, arguments, None, origin);
+        let call = self.state.tools.call(CallRequest {
+            caller: agent,
+            scope: scope.scope(),
+            name: &full,
+            arguments,
+            timeout: None,
+            origin,
+        });
         let called = until_cancelled(call, cancelled, agent, name, id).await;
         self.respond(name, Step::Done(called), None)
     }
@@ -271,28 +275,6 @@ impl BridgeServer {
             .resolve_item(agent, Kind::Resource, self.unprefixed_offering(uri), uri)
             .await
             .map_err(|e| Self::uri_error(e, uri))
-    }
-
-    /// A merged page with what the caller's policies hide left out.
-    pub(super) fn only_visible<T>(
-        &self,
-        agent: &Caller,
-        kind: Kind,
-        page: Result<MergedPage<T>, registry::Error>,
-        item: impl Fn(&T) -> &str,
-    ) -> Result<MergedPage<T>, registry::Error> {
-        let view = self.state.tools.access().view(agent);
-        if view.sees_everything() {
-            return page;
-        }
-        page.map(|mut page| {
-            page.items.retain(|(server_id, it)| {
-                self.state
-                    .tools
-                    .shows_item(&view, kind, server_id, item(it))
-            });
-            page
-        })
     }
 
     /// The unprefixed server, when it offers `uri` (a plain URI it shares with others is its

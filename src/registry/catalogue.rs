@@ -1,13 +1,10 @@
-//! The synced tool catalogue: each server's tools as `{server_id}__{tool}` after its allow list,
-//! and pages of the whole catalogue walked in (server id, tool) order.
+//! The synced tool catalogue: each server's tools as `{server_id}__{tool}` after its allow list
+//! (the tools layer pages it and puts the agent-bridge tools after it).
 
 use serde_json::Value;
 
 use super::{Live, ServerEntry, apps, naming};
 use crate::a2e::{McpServerConfig, ToolInfo, ToolSource};
-
-/// Most tools one page holds.
-pub const PAGE_SIZE: usize = 500;
 
 /// One exposed tool.
 pub struct Entry {
@@ -16,14 +13,6 @@ pub struct Entry {
     pub info: ToolInfo,
     /// The tool as the server described it, its `ui://` URIs qualified with the server.
     pub definition: rmcp::model::Tool,
-}
-
-/// A page of the catalogue.
-#[derive(Debug, Default)]
-pub struct Page {
-    pub tools: Vec<ToolInfo>,
-    /// Opaque; empty on the last page.
-    pub next_cursor: String,
 }
 
 /// Rebuilds the exposed tools of `live` from its upstream list and the allow list, naming each
@@ -159,81 +148,4 @@ pub fn contains(entry: &ServerEntry, tool: &str) -> bool {
     live.catalogue
         .binary_search_by(|e| e.tool.as_str().cmp(tool))
         .is_ok()
-}
-
-/// The page after `cursor` of the tools of `entries` (sorted by server id), only `server_id`'s
-/// when it is not empty. A cursor names the last tool of the previous page, so a server that
-/// joins or leaves between pages moves nothing else.
-pub fn page(
-    entries: &[std::sync::Arc<ServerEntry>],
-    server_id: &str,
-    cursor: &str,
-) -> Result<Page, String> {
-    let after = decode_cursor(cursor)?;
-    let mut page = Page::default();
-    let mut last = String::new();
-    for entry in entries {
-        if !server_id.is_empty() && entry.id != server_id {
-            continue;
-        }
-        if let Some((after_id, _)) = &after
-            && entry.id.as_str() < after_id.as_str()
-        {
-            continue;
-        }
-        let catalogue = entry
-            .live
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .catalogue
-            .clone();
-        let start = match &after {
-            Some((after_id, after_tool)) if *after_id == entry.id => {
-                catalogue.partition_point(|e| e.tool.as_str() <= after_tool.as_str())
-            }
-            _ => 0,
-        };
-        for item in &catalogue[start..] {
-            if page.tools.len() == PAGE_SIZE {
-                page.next_cursor = encode_cursor(&last);
-                return Ok(page);
-            }
-            page.tools.push(item.info.clone());
-            // The full name, not a short alias: the cursor must split into (server, tool).
-            last = format!("{}{}{}", entry.id, naming::SEPARATOR, item.tool);
-        }
-    }
-    Ok(page)
-}
-
-fn encode_cursor(last_name: &str) -> String {
-    hex::encode(last_name)
-}
-
-fn decode_cursor(cursor: &str) -> Result<Option<(String, String)>, String> {
-    if cursor.is_empty() {
-        return Ok(None);
-    }
-    let invalid = || format!("`cursor` \"{cursor}\" is not a cursor this service gave out");
-    let bytes = hex::decode(cursor).map_err(|_| invalid())?;
-    let name = String::from_utf8(bytes).map_err(|_| invalid())?;
-    let (id, tool) = naming::split(&name).ok_or_else(invalid)?;
-    Ok(Some((id.to_owned(), tool.to_owned())))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cursors_round_trip_and_refuse_garbage() {
-        let cursor = encode_cursor("fs__read_file");
-        assert_eq!(
-            decode_cursor(&cursor).unwrap(),
-            Some(("fs".into(), "read_file".into()))
-        );
-        assert_eq!(decode_cursor("").unwrap(), None);
-        assert!(decode_cursor("zz").is_err());
-        assert!(decode_cursor(&hex::encode("nosplit")).is_err());
-    }
 }

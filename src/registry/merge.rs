@@ -84,6 +84,21 @@ pub struct Listed<T> {
     pub skipped: Vec<SkippedServer>,
 }
 
+impl<T> MergedPage<T> {
+    /// The page as the API shows it, each entry made by `model` from its server's id and itself.
+    pub fn listed<U>(self, model: impl Fn(String, T) -> U) -> Listed<U> {
+        Listed {
+            items: self
+                .items
+                .into_iter()
+                .map(|(server_id, item)| model(server_id, item))
+                .collect(),
+            next: self.next,
+            skipped: self.skipped,
+        }
+    }
+}
+
 /// An entry with where it stands in its server's listing (for the cursor that starts at it).
 struct Placed<T> {
     upstream: Option<String>,
@@ -91,23 +106,36 @@ struct Placed<T> {
     item: T,
 }
 
+/// The shape of one merged page: how many entries, whether the one server asked for fails it
+/// (`strict`), and the bound on the whole page (`MCP_BRIDGE_LIST_TIMEOUT`).
+#[derive(Debug, Clone, Copy)]
+pub struct PageSpec {
+    pub size: usize,
+    pub strict: bool,
+    pub within: Duration,
+}
+
+/// How a listing reads one server: `here` through its connection on this replica, `remote`
+/// through the replica holding it (holder, server id, upstream cursor, timeout); `keep` says
+/// which entries its allow list lets through.
+pub struct Readers<F, R, K> {
+    pub here: F,
+    pub remote: R,
+    pub keep: K,
+}
+
 /// One page of entries and the cursor of the next page (empty on the last). The servers are
-/// asked at once, and the whole page is bounded by `within` (`MCP_BRIDGE_LIST_TIMEOUT`): a
-/// server that has not answered by then, or failed, is left out and named in `skipped` (one
-/// slow server holds no listing, nor the caller's slot, for longer). Each server gives at most
-/// one page and one entry more (for the next cursor); the walk stops, dropping the requests
-/// still out, as soon as the page is full. `strict`: one server was asked for, and its error
-/// or slowness fails the page.
-#[allow(clippy::too_many_arguments)]
+/// asked at once, and the whole page is bounded by `spec.within`: a server that has not
+/// answered by then, or failed, is left out and named in `skipped` (one slow server holds no
+/// listing, nor the caller's slot, for longer). Each server gives at most one page and one
+/// entry more (for the next cursor); the walk stops, dropping the requests still out, as soon
+/// as the page is full. `spec.strict`: one server was asked for, and its error or slowness
+/// fails the page.
 pub async fn page<T, F, Fut, R, RFut, K>(
     sources: &[Source],
     cursor: Option<Cursor>,
-    page_size: usize,
-    strict: bool,
-    within: Duration,
-    fetch: F,
-    fetch_remote: R,
-    keep: K,
+    spec: PageSpec,
+    readers: Readers<F, R, K>,
 ) -> Result<MergedPage<T>, Error>
 where
     F: Fn(Arc<Connection>, Option<String>, Duration) -> Fut,
@@ -116,6 +144,11 @@ where
     RFut: Future<Output = Result<(Vec<T>, Option<String>), Error>>,
     K: Fn(&ServerEntry, &T) -> bool,
 {
+    let PageSpec {
+        size: page_size,
+        strict,
+        within,
+    } = spec;
     let deadline = Instant::now() + within;
     let mut walks: FuturesOrdered<_> = sources
         .iter()
@@ -126,16 +159,7 @@ where
                 _ => (None, 0),
             };
             let bound = (deadline, within);
-            let walk = walk(
-                entry,
-                reach,
-                start,
-                page_size + 1,
-                bound,
-                &fetch,
-                &fetch_remote,
-                &keep,
-            );
+            let walk = walk(entry, reach, start, page_size + 1, bound, &readers);
             Some(async move { (entry, tokio::time::timeout_at(deadline, walk).await) })
         })
         .collect();
@@ -185,16 +209,13 @@ where
 }
 
 /// Up to `most` kept entries of one server from `start` on, following its upstream cursors.
-#[allow(clippy::too_many_arguments)]
 async fn walk<T, F, Fut, R, RFut, K>(
     entry: &Arc<ServerEntry>,
     reach: &Reach,
     (mut upstream, mut skip): (Option<String>, usize),
     most: usize,
     (deadline, within): (Instant, Duration),
-    fetch: &F,
-    fetch_remote: &R,
-    keep: &K,
+    readers: &Readers<F, R, K>,
 ) -> Result<Vec<Placed<T>>, Error>
 where
     F: Fn(Arc<Connection>, Option<String>, Duration) -> Fut,
@@ -210,7 +231,7 @@ where
         let left = deadline.saturating_duration_since(Instant::now());
         let timeout = own.min(left);
         let (items, next) = match reach {
-            Reach::Here(conn) => fetch(conn.clone(), upstream.clone(), timeout)
+            Reach::Here(conn) => (readers.here)(conn.clone(), upstream.clone(), timeout)
                 .await
                 .map_err(|error| match error {
                     CallError::Timeout(_) if left < own => too_slow(entry, within),
@@ -220,14 +241,15 @@ where
                     },
                 })?,
             Reach::Holder(holder) => {
-                fetch_remote(holder.clone(), entry.id.clone(), upstream.clone(), timeout).await?
+                (readers.remote)(holder.clone(), entry.id.clone(), upstream.clone(), timeout)
+                    .await?
             }
         };
         for (index, item) in items.into_iter().enumerate().skip(skip) {
             if out.len() == most {
                 return Ok(out);
             }
-            if keep(entry, &item) {
+            if (readers.keep)(entry, &item) {
                 let upstream = upstream.clone();
                 out.push(Placed {
                     upstream,

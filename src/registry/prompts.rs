@@ -2,6 +2,7 @@
 //! resource-template arguments. A name offered by several servers needs a `server_id`.
 
 use super::relay::Relayed;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -10,32 +11,13 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use super::merge::{self, Cursor, Listed};
+use super::merge::{self, Cursor};
 use super::resources::template_allowed;
-use super::{Error, Registry, naming};
+use super::{Error, Registry, ServerEntry, naming};
 use crate::a2e::{CompletionArgument, McpPrompt, McpPromptArgument, McpPromptMessage, Role};
-use crate::upstream::CallError;
+use crate::upstream::{CallError, Connection};
 
 impl Registry {
-    /// A page of the prompts of every ready server (or of `server_id`).
-    pub async fn list_prompts(
-        &self,
-        agent: &str,
-        server_id: &str,
-        cursor: &str,
-    ) -> Result<Listed<McpPrompt>, Error> {
-        let page = self.prompts_page(agent, server_id, cursor).await?;
-        Ok(Listed {
-            items: page
-                .items
-                .into_iter()
-                .map(|(id, x)| prompt_model(id, x))
-                .collect(),
-            next: page.next,
-            skipped: page.skipped,
-        })
-    }
-
     /// A page of prompts as the servers listed them, each with its server's id.
     pub async fn prompts_page(
         &self,
@@ -49,19 +31,19 @@ impl Registry {
         merge::page(
             &sources,
             Cursor::decode(cursor)?,
-            self.page_size,
-            !server_id.is_empty(),
-            self.supervision.list_timeout,
-            |conn, cursor, timeout| async move {
-                conn.list_prompts(cursor, timeout)
-                    .await
-                    .map(|r| (r.prompts, r.next_cursor))
+            self.page_spec(server_id),
+            merge::Readers {
+                here: |conn: Arc<Connection>, cursor, timeout| async move {
+                    conn.list_prompts(cursor, timeout)
+                        .await
+                        .map(|r| (r.prompts, r.next_cursor))
+                },
+                remote: |holder: String, server_id, cursor, timeout| async move {
+                    self.forward_list(&holder, merge::Listing::Prompts, server_id, cursor, timeout)
+                        .await
+                },
+                keep: |_: &ServerEntry, _: &Prompt| true,
             },
-            |holder, server_id, cursor, timeout| async move {
-                self.forward_list(&holder, merge::Listing::Prompts, server_id, cursor, timeout)
-                    .await
-            },
-            |_, _: &Prompt| true,
         )
         .await
     }
@@ -276,7 +258,8 @@ impl Registry {
     }
 }
 
-fn prompt_model(server_id: String, p: Prompt) -> McpPrompt {
+/// A listed prompt as an A2E MCPPrompt.
+pub fn prompt_model(server_id: String, p: Prompt) -> McpPrompt {
     McpPrompt {
         name: p.name,
         description: p.description.unwrap_or_default(),

@@ -9,33 +9,14 @@ use std::time::Duration;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use serde_json::Value;
 
-use super::merge::{self, Cursor, Listed};
+use super::merge::{self, Cursor};
 use super::replicas::Op;
 use super::{Error, Registry, ServerEntry, naming, template};
 use crate::a2e::{ContentKind, McpResource, McpResourceContent, McpResourceTemplate};
 use crate::store::StoreError;
-use crate::upstream::{CallError, Lists};
+use crate::upstream::{CallError, Connection, Lists};
 
 impl Registry {
-    /// A page of the resources of every ready server (or of `server_id`), as A2E MCPResources.
-    pub async fn list_resources(
-        &self,
-        agent: &str,
-        server_id: &str,
-        cursor: &str,
-    ) -> Result<Listed<McpResource>, Error> {
-        let page = self.resources_page(agent, server_id, cursor).await?;
-        Ok(Listed {
-            items: page
-                .items
-                .into_iter()
-                .map(|(id, x)| resource_model(id, x))
-                .collect(),
-            next: page.next,
-            skipped: page.skipped,
-        })
-    }
-
     /// A page of resources as the servers listed them, each with its server's id.
     pub async fn resources_page(
         &self,
@@ -49,48 +30,24 @@ impl Registry {
         merge::page(
             &sources,
             Cursor::decode(cursor)?,
-            self.page_size,
-            !server_id.is_empty(),
-            self.supervision.list_timeout,
-            |conn, cursor, timeout| async move {
-                conn.list_resources(cursor, timeout)
-                    .await
-                    .map(|r| (r.resources, r.next_cursor))
-            },
-            |holder, server_id, cursor, timeout| async move {
-                self.forward_list(
-                    &holder,
-                    merge::Listing::Resources,
-                    server_id,
-                    cursor,
-                    timeout,
-                )
-                .await
-            },
-            |entry, resource: &Resource| {
-                naming::allowed(&entry.config().resource_allow_list, &resource.uri)
+            self.page_spec(server_id),
+            merge::Readers {
+                here: |conn: Arc<Connection>, cursor, timeout| async move {
+                    conn.list_resources(cursor, timeout)
+                        .await
+                        .map(|r| (r.resources, r.next_cursor))
+                },
+                remote: |holder: String, server_id, cursor, timeout| async move {
+                    let listing = merge::Listing::Resources;
+                    self.forward_list(&holder, listing, server_id, cursor, timeout)
+                        .await
+                },
+                keep: |entry: &ServerEntry, resource: &Resource| {
+                    naming::allowed(&entry.config().resource_allow_list, &resource.uri)
+                },
             },
         )
         .await
-    }
-
-    /// A page of the resource templates of every ready server (or of `server_id`).
-    pub async fn list_templates(
-        &self,
-        agent: &str,
-        server_id: &str,
-        cursor: &str,
-    ) -> Result<Listed<McpResourceTemplate>, Error> {
-        let page = self.templates_page(agent, server_id, cursor).await?;
-        Ok(Listed {
-            items: page
-                .items
-                .into_iter()
-                .map(|(id, x)| template_model(id, x))
-                .collect(),
-            next: page.next,
-            skipped: page.skipped,
-        })
     }
 
     /// A page of resource templates as the servers listed them, each with its server's id.
@@ -106,26 +63,21 @@ impl Registry {
         merge::page(
             &sources,
             Cursor::decode(cursor)?,
-            self.page_size,
-            !server_id.is_empty(),
-            self.supervision.list_timeout,
-            |conn, cursor, timeout| async move {
-                conn.list_templates(cursor, timeout)
-                    .await
-                    .map(|r| (r.resource_templates, r.next_cursor))
-            },
-            |holder, server_id, cursor, timeout| async move {
-                self.forward_list(
-                    &holder,
-                    merge::Listing::Templates,
-                    server_id,
-                    cursor,
-                    timeout,
-                )
-                .await
-            },
-            |entry, t: &ResourceTemplate| {
-                template_allowed(&entry.config().resource_allow_list, &t.uri_template)
+            self.page_spec(server_id),
+            merge::Readers {
+                here: |conn: Arc<Connection>, cursor, timeout| async move {
+                    conn.list_templates(cursor, timeout)
+                        .await
+                        .map(|r| (r.resource_templates, r.next_cursor))
+                },
+                remote: |holder: String, server_id, cursor, timeout| async move {
+                    let listing = merge::Listing::Templates;
+                    self.forward_list(&holder, listing, server_id, cursor, timeout)
+                        .await
+                },
+                keep: |entry: &ServerEntry, t: &ResourceTemplate| {
+                    template_allowed(&entry.config().resource_allow_list, &t.uri_template)
+                },
             },
         )
         .await
@@ -454,7 +406,8 @@ pub fn shown_uri(server_id: &str, uri: String) -> String {
     naming::qualify_ui(server_id, &uri).unwrap_or(uri)
 }
 
-fn resource_model(server_id: String, r: Resource) -> McpResource {
+/// A listed resource as an A2E MCPResource (its `ui://` URI qualified with its server).
+pub fn resource_model(server_id: String, r: Resource) -> McpResource {
     McpResource {
         uri: shown_uri(&server_id, r.uri),
         meta: r.meta.map(|m| Value::Object(m.0)),
@@ -466,7 +419,8 @@ fn resource_model(server_id: String, r: Resource) -> McpResource {
     }
 }
 
-fn template_model(server_id: String, t: ResourceTemplate) -> McpResourceTemplate {
+/// A listed resource template as an A2E MCPResourceTemplate.
+pub fn template_model(server_id: String, t: ResourceTemplate) -> McpResourceTemplate {
     McpResourceTemplate {
         uri_template: shown_uri(&server_id, t.uri_template),
         meta: t.meta.map(|m| Value::Object(m.0)),

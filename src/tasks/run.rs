@@ -15,8 +15,7 @@ use crate::a2e::{self, ErrorCode, TaskInfo, TaskStatus, ToolCallRequest};
 use crate::caller::Caller;
 use crate::registry::{self, TaskStart};
 use crate::store::StoredTask;
-use crate::tools::Scope;
-use crate::upstream::CallOrigin;
+use crate::tools::{CallRequest, Scope};
 
 impl Tasks {
     /// Creates a task for `req` (which has `task`) and starts its call; answers at once.
@@ -133,18 +132,15 @@ impl Tasks {
         // Held until the call ends (polled on its server included).
         let _slot = self.slot(&mut task).await;
         let origin = TaskOrigin::new(&self, &task);
-        let recipient: CallOrigin = origin.clone();
-        let started = self
-            .tools
-            .start_task(
-                &caller,
-                Scope::of(&req.toolset),
-                &req.name,
-                &req.arguments,
-                task.ttl_ms as u64,
-                &recipient,
-            )
-            .await;
+        let call = CallRequest {
+            caller: &caller,
+            scope: Scope::of(&req.toolset),
+            name: &req.name,
+            arguments: req.arguments,
+            timeout: req.timeout,
+            origin: origin.clone(),
+        };
+        let started = self.tools.start_task(&call, task.ttl_ms as u64).await;
         let called = match started {
             Ok(TaskStart::Upstream {
                 server_id,
@@ -163,29 +159,10 @@ impl Tasks {
                 return self.follow(task, origin).await;
             }
             Ok(TaskStart::Done { server_id, result }) => Ok((server_id, result)),
-            Ok(TaskStart::Bridge) => self.call(&caller, &req, recipient).await,
+            Ok(TaskStart::Bridge) => self.tools.call(call).await,
             Err(error) => Err(error),
         };
         self.end(task, called).await;
-    }
-
-    /// The call a task stands for, made by the bridge.
-    async fn call(
-        &self,
-        caller: &Caller,
-        req: &ToolCallRequest,
-        origin: CallOrigin,
-    ) -> Result<(String, CallToolResult), registry::Error> {
-        self.tools
-            .call(
-                caller,
-                Scope::of(&req.toolset),
-                &req.name,
-                req.arguments.clone(),
-                req.timeout,
-                origin,
-            )
-            .await
     }
 
     /// Stores what a task's call ended with, and forgets it as running.

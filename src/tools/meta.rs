@@ -4,12 +4,10 @@
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Map, Value, json};
 
-use super::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, Scope, Tools};
+use super::{CallRequest, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, Scope, ToolFilter, Tools};
 use crate::a2e::{ToolInfo, ToolSource};
 use crate::access::toolsets::Item;
-use crate::caller::Caller;
 use crate::registry;
-use crate::upstream::CallOrigin;
 
 pub const SEARCH: &str = "search_tools";
 pub const DESCRIBE: &str = "describe_tool";
@@ -87,13 +85,9 @@ pub fn items() -> Vec<Item> {
 /// A meta-tool's call.
 pub async fn call(
     tools: &Tools,
-    caller: &Caller,
-    scope: Scope<'_>,
-    name: &str,
-    mut arguments: Map<String, Value>,
-    timeout: Option<f64>,
-    origin: CallOrigin,
+    mut req: CallRequest<'_>,
 ) -> Result<(String, CallToolResult), registry::Error> {
+    let (caller, arguments) = (req.caller, &mut req.arguments);
     let text = |arguments: &Map<String, Value>, field: &str| -> Result<String, registry::Error> {
         match arguments.get(field) {
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
@@ -103,13 +97,13 @@ pub async fn call(
         }
     };
     // The deferred catalogue is the catalogue itself; a toolset is its own members.
-    let inner = match scope {
+    let inner = match req.scope {
         Scope::Deferred => Scope::Catalogue,
         other => other,
     };
-    match name {
+    match req.name {
         SEARCH => {
-            let query = text(&arguments, "query")?;
+            let query = text(arguments, "query")?;
             let limit = match arguments.get("limit") {
                 None | Some(Value::Null) => DEFAULT_SEARCH_LIMIT,
                 Some(value) => value
@@ -121,7 +115,9 @@ pub async fn call(
                         ))
                     })? as usize,
             };
-            let found = tools.search(caller, inner, &query, limit, false).await?;
+            let found = tools
+                .search(caller, inner, &query, limit, ToolFilter::MODEL)
+                .await?;
             let listed: Vec<Value> = found
                 .iter()
                 .map(|t| {
@@ -135,7 +131,7 @@ pub async fn call(
             Ok((String::new(), structured(json!({ "tools": listed }))))
         }
         DESCRIBE => {
-            let wanted = text(&arguments, "name")?;
+            let wanted = text(arguments, "name")?;
             let members = tools.members(inner)?;
             let view = tools.access.view(caller);
             // An app-only tool is not for the model these meta-tools serve.
@@ -150,7 +146,7 @@ pub async fn call(
             Ok((String::new(), structured(definition)))
         }
         CALL => {
-            let wanted = text(&arguments, "name")?;
+            let wanted = text(arguments, "name")?;
             let inner_arguments = match arguments.remove("arguments") {
                 None | Some(Value::Null) => Map::new(),
                 Some(Value::Object(map)) => map,
@@ -162,9 +158,13 @@ pub async fn call(
             };
             tools.check_app_call(inner, &wanted, super::Via::Model)?;
             // A deferred toolset's members are called by the names it shows.
-            tools
-                .call_member(caller, inner, &wanted, inner_arguments, timeout, origin)
-                .await
+            let inner_req = CallRequest {
+                scope: inner,
+                name: &wanted,
+                arguments: inner_arguments,
+                ..req
+            };
+            tools.call_member(inner_req).await
         }
         other => Err(registry::Error::ToolNotFound(other.to_owned())),
     }
