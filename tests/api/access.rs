@@ -79,7 +79,7 @@ async fn audit_actions(app: &TestApp) -> Vec<(String, String, String)> {
 #[tokio::test]
 async fn two_agents_under_different_policies_see_and_call_different_tools() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let readers = json!({
         "match": {"roles": ["reader"]},
         "allow": {"tools": ["ev__echo", "ev__get-*"]},
@@ -236,10 +236,10 @@ async fn two_agents_under_different_policies_see_and_call_different_tools() {
 
 #[tokio::test]
 async fn claims_pick_policies_and_the_default_can_deny() {
-    let data = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data.path());
-    config.access_default = mcp_bridge::config::AccessDefault::Deny;
-    config.policies = vec![
+    let app = TestApp::builder()
+        .configure(|c| {
+            c.access_default = mcp_bridge::config::AccessDefault::Deny;
+            c.policies = vec![
         serde_json::from_value(json!({
             "name": "payments",
             "match": {"claims": {"team": "pay*", "groups": "ops"}},
@@ -247,8 +247,10 @@ async fn claims_pick_policies_and_the_default_can_deny() {
         }))
         .unwrap(),
     ];
-    let app = spawn_app_with(data, config).await;
-    app.register(everything_stdio("ev")).await;
+        })
+        .spawn()
+        .await;
+    app.register_server(everything_stdio("ev")).await;
     let payments = token(
         "p1",
         &[],
@@ -303,7 +305,7 @@ async fn claims_pick_policies_and_the_default_can_deny() {
 #[tokio::test]
 async fn a_toolset_renames_and_redescribes_for_the_python_client() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let toolset = json!({
         "tools": ["ev__echo", "ev__get-sum"],
         "rename": {"ev__echo": "say"},
@@ -388,7 +390,7 @@ async fn a_toolset_renames_and_redescribes_for_the_python_client() {
 #[tokio::test]
 async fn deferred_meta_tools_find_describe_and_call() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let (status, body) = app
         .put(
             "/v1/toolsets/lazy",
@@ -480,7 +482,7 @@ async fn deferred_meta_tools_find_describe_and_call() {
 #[tokio::test]
 async fn search_ranks_what_the_caller_may_see() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let found = names(&app, "?q=echo%20back%20a%20message&limit=3", &app.alice).await;
     assert_eq!(
         found.first().map(String::as_str),
@@ -514,7 +516,7 @@ async fn search_ranks_what_the_caller_may_see() {
 async fn policies_and_toolsets_survive_a_restart() {
     let data = Arc::new(tempfile::tempdir().unwrap());
     let app = spawn_app_in(data.clone()).await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let (status, _) = app
         .put(
             "/v1/policies/no-echo",
@@ -583,7 +585,7 @@ async fn every_form_of_a_name_meets_the_same_policy() {
     let app = spawn_app().await;
     let mut py = py_stdio("py", &unique("forms"));
     py["env"]["FIXTURE_TEMPLATES"] = json!("1"); // adds fixture://extra0/{name}
-    app.register(py).await;
+    app.register_server(py).await;
     let policy = json!({
         "match": {"subs": ["bob"]},
         "allow": {"resources": ["fixture://note/*"], "prompts": ["py__code_review"]}

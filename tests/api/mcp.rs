@@ -53,7 +53,7 @@ pub async fn mcp_client(
 #[tokio::test]
 async fn the_python_client_uses_the_catalogue_in_both_eras() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("mcp"))).await;
+    app.register_server(py_stdio("py", &unique("mcp"))).await;
     for (mode, version) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
         let report = mcp_client(
             &app,
@@ -91,13 +91,17 @@ async fn mcp_needs_a_token_unless_turned_off_on_loopback() {
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     app.stop().await;
 
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.mcp_auth_off = true;
-    config.mcp_unprefixed_server = Some("fixture".into());
-    let app = spawn_app_with(data_dir, config).await;
-    app.register(py_stdio("fixture", &unique("anon"))).await;
-    app.register(py_stdio("other", &unique("anon2"))).await;
+    let app = TestApp::builder()
+        .configure(|c| {
+            c.mcp_auth_off = true;
+            c.mcp_unprefixed_server = Some("fixture".into());
+        })
+        .spawn()
+        .await;
+    app.register_server(py_stdio("fixture", &unique("anon")))
+        .await;
+    app.register_server(py_stdio("other", &unique("anon2")))
+        .await;
     let report = mcp_client(
         &app,
         "-",
@@ -187,10 +191,10 @@ async fn an_mcp_client_is_told_how_to_authenticate() {
     app.stop().await;
 
     // With an issuer, the SDK takes the metadata as it is; a public URL is what it names.
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut settings = config(data_dir.path());
-    settings.jwt_issuer = Some("https://issuer.example".into());
-    let app = spawn_app_with(data_dir, settings).await;
+    let app = TestApp::builder()
+        .configure(|c| c.jwt_issuer = Some("https://issuer.example".into()))
+        .spawn()
+        .await;
     let found = discover(&format!("{}/mcp", app.base)).await;
     assert_eq!(found["sdk_valid"], true, "{found}");
     assert_eq!(found["covers"], true, "{found}");
@@ -199,11 +203,13 @@ async fn an_mcp_client_is_told_how_to_authenticate() {
         json!(["https://issuer.example"])
     );
     app.stop().await;
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut settings = config(data_dir.path());
-    settings.jwt_issuer = Some("https://issuer.example".into());
-    settings.public_url = Some("https://bridge.example".into());
-    let app = spawn_app_with(data_dir, settings).await;
+    let app = TestApp::builder()
+        .configure(|c| {
+            c.jwt_issuer = Some("https://issuer.example".into());
+            c.public_url = Some("https://bridge.example".into());
+        })
+        .spawn()
+        .await;
     let resp = app
         .client
         .post(format!("{}/mcp", app.base))
@@ -235,7 +241,7 @@ async fn an_mcp_client_is_told_how_to_authenticate() {
 #[tokio::test]
 async fn an_mcp_client_hears_when_the_catalogue_changes() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("grow"))).await;
+    app.register_server(py_stdio("py", &unique("grow"))).await;
     let report = mcp_client(
         &app,
         &app.alice,
@@ -360,7 +366,7 @@ async fn stateless_call(
 async fn a_call_with_nothing_to_stream_is_answered_in_json_and_progress_still_streams() {
     let peer = everything_http().await;
     let app = spawn_app().await;
-    app.register(json!({"server_id": "evh", "transport": "http", "url": peer.url}))
+    app.register_server(json!({"server_id": "evh", "transport": "http", "url": peer.url}))
         .await;
 
     let (status, content_type, body) =
@@ -445,7 +451,8 @@ async fn an_mcp_session_makes_its_calls_on_kept_alive_connections() {
     // call, and the session's standalone GET stream). That each answer is not held up by the
     // client's delayed ACK (Nagle's algorithm off) is measured in benches/bridge.rs.
     let app = spawn_app().await;
-    app.register(py_stdio("fx", &unique("nodelay"))).await;
+    app.register_server(py_stdio("fx", &unique("nodelay")))
+        .await;
     let (relay, connections) = counting_relay(app.base.trim_start_matches("http://")).await;
     let config = StreamableHttpClientTransportConfig::with_uri(format!("{relay}/mcp"))
         .auth_header(app.bob.clone());
@@ -479,8 +486,8 @@ async fn an_mcp_session_makes_its_calls_on_kept_alive_connections() {
 async fn sampling_reaches_the_mcp_client_in_both_eras_over_any_transport() {
     let peer = everything_http().await;
     let app = spawn_app().await;
-    app.register(everything_stdio("evs")).await;
-    app.register(json!({"server_id": "evh", "transport": "http", "url": peer.url}))
+    app.register_server(everything_stdio("evs")).await;
+    app.register_server(json!({"server_id": "evh", "transport": "http", "url": peer.url}))
         .await;
     for server in ["evs", "evh"] {
         for mode in ["legacy", "auto"] {
@@ -517,7 +524,7 @@ async fn sampling_reaches_the_mcp_client_in_both_eras_over_any_transport() {
 async fn a_servers_input_requests_reach_a_stateless_client_as_they_are() {
     let peer = conformance_2026().await;
     let app = spawn_app().await;
-    app.register(
+    app.register_server(
         json!({"server_id": "ev", "transport": "http", "url": peer.url,
         "protocol_version": "2026-07-28"}),
     )
@@ -613,7 +620,7 @@ async fn stateless_sampling_call(app: &TestApp, token: &str, params: Value) -> V
 #[tokio::test]
 async fn a_paused_call_is_resumed_only_by_its_own_agent() {
     let app = spawn_app().await;
-    app.register(everything_stdio("evs")).await;
+    app.register_server(everything_stdio("evs")).await;
     let call = json!({"name": "evs__trigger-sampling-request", "arguments": {"prompt": "raw"}});
     let paused = stateless_sampling_call(&app, &app.alice, call.clone()).await;
     let result = &paused["result"];
@@ -740,7 +747,7 @@ async fn session_call(app: &TestApp, session: &str, id: Value, params: Value) ->
 async fn a_sessions_plain_call_is_answered_in_json_as_rmcp_would() {
     let peer = everything_http().await;
     let app = spawn_app().await;
-    app.register(json!({"server_id": "evh", "transport": "http", "url": peer.url}))
+    app.register_server(json!({"server_id": "evh", "transport": "http", "url": peer.url}))
         .await;
     let plain = initialized_session(&app, &app.alice, json!({})).await;
     let echo = json!({"name": "evh__echo", "arguments": {"message": "direct"}});
@@ -948,9 +955,9 @@ fn unreadable(report: &Value) -> Vec<(String, String)> {
 #[tokio::test]
 async fn every_resource_an_mcp_client_is_shown_can_be_read() {
     let app = spawn_app().await;
-    app.register(py_stdio("one", &unique("r1"))).await;
-    app.register(py_stdio("two", &unique("r2"))).await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(py_stdio("one", &unique("r1"))).await;
+    app.register_server(py_stdio("two", &unique("r2"))).await;
+    app.register_server(everything_stdio("ev")).await;
     for mode in ["legacy", "auto"] {
         let flags: &[&str] = match mode {
             "legacy" => &[
@@ -1003,12 +1010,12 @@ async fn every_resource_an_mcp_client_is_shown_can_be_read() {
 /// another server offers the same; the other's are qualified.
 #[tokio::test]
 async fn the_unprefixed_server_keeps_its_uris() {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut settings = config(data_dir.path());
-    settings.mcp_unprefixed_server = Some("one".into());
-    let app = spawn_app_with(data_dir, settings).await;
-    app.register(py_stdio("one", &unique("u1"))).await;
-    app.register(py_stdio("two", &unique("u2"))).await;
+    let app = TestApp::builder()
+        .configure(|c| c.mcp_unprefixed_server = Some("one".into()))
+        .spawn()
+        .await;
+    app.register_server(py_stdio("one", &unique("u1"))).await;
+    app.register_server(py_stdio("two", &unique("u2"))).await;
     let report = read_everything(&app, "legacy", &[]).await;
     let resources = report["resources"].as_array().unwrap();
     assert!(resources.contains(&json!("fixture://doc/1")), "{report}");
@@ -1077,7 +1084,7 @@ impl LogListener {
 #[tokio::test]
 async fn log_messages_reach_the_owner_and_the_caller_only() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("logs"))).await;
+    app.register_server(py_stdio("py", &unique("logs"))).await;
     let mut owner = LogListener::start(&app, &app.admin).await;
     let mut caller = LogListener::start(&app, &app.alice).await;
     let mut other = LogListener::start(&app, &app.bob).await;
@@ -1151,7 +1158,7 @@ async fn region_call(
 async fn a_2026_calls_param_headers_must_restate_its_arguments() {
     let peer = conformance_2026().await;
     let app = spawn_app().await;
-    app.register(json!({
+    app.register_server(json!({
         "server_id": "cf", "transport": "http", "url": peer.url,
         "protocol_version": "2026-07-28"
     }))
@@ -1200,7 +1207,7 @@ async fn a_2026_calls_param_headers_must_restate_its_arguments() {
 async fn an_aliased_tool_reaches_a_2026_server_under_its_own_name() {
     let peer = conformance_2026().await;
     let app = spawn_app().await;
-    app.register(json!({
+    app.register_server(json!({
         "server_id": "cf", "transport": "http", "url": peer.url,
         "protocol_version": "2026-07-28"
     }))

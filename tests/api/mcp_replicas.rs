@@ -159,7 +159,7 @@ async fn three_with_a_server(replicas: &mut Replicas, id: &str) -> [Replica; 3] 
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let c = replicas.start("c").await;
-    a.app.register(everything_stdio(id)).await;
+    a.app.register_server(everything_stdio(id)).await;
     for replica in [&b, &c] {
         replica.wait_held(id, "a", WAIT).await;
     }
@@ -224,7 +224,9 @@ async fn a_session_round_robined_over_three_replicas_works_on_each() {
     )
     .await;
     // A new server on yet another replica changes the catalogue.
-    c.app.register(everything_stdio(&unique("ev2"))).await;
+    c.app
+        .register_server(everything_stdio(&unique("ev2")))
+        .await;
     heard(&mut stream, "notifications/tools/list_changed", WAIT).await;
     let echoed = client
         .result(
@@ -295,7 +297,7 @@ async fn a_session_outlives_its_first_replica_killed() {
     let b = replicas.start("b").await;
     let c = replicas.start("c").await;
     let ev = unique("ev");
-    b.app.register(everything_stdio(&ev)).await;
+    b.app.register_server(everything_stdio(&ev)).await;
     c.wait_held(&ev, "b", WAIT).await;
     let mut client = RoundRobin::new(&[&a], &a.app.alice);
     client.open(json!({})).await;
@@ -366,7 +368,7 @@ async fn sampling_for_a_forwarded_mcp_call_reaches_its_client() {
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let ev = unique("ev");
-    a.app.register(everything_stdio(&ev)).await;
+    a.app.register_server(everything_stdio(&ev)).await;
     b.wait_held(&ev, "a", WAIT).await;
     let mut events = EventStream::open(&a.app, &a.app.alice, None).await;
     let forwarded = b.metric("mcp_bridge_forwarded_calls_total").await;
@@ -484,7 +486,7 @@ async fn a_subscription_made_on_one_replica_survives_a_change_made_on_another() 
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let ev = unique("ev");
-    a.app.register(everything_stdio(&ev)).await;
+    a.app.register_server(everything_stdio(&ev)).await;
     b.wait_held(&ev, "a", WAIT).await;
     let mut client = RoundRobin::new(&[&a, &b], &a.app.alice);
     client.open(json!({})).await; // a, then b
@@ -843,7 +845,7 @@ async fn two_replicas_asking_in_one_session_each_get_their_own_answer() {
     let [a, b, _c] = three_with_a_server(&mut replicas, &ev).await;
     // A server each: the bridge tells a server's request's call only when it is its only one.
     let other = unique("ev");
-    a.app.register(everything_stdio(&other)).await;
+    a.app.register_server(everything_stdio(&other)).await;
     b.wait_held(&other, "a", WAIT).await;
     let mut client = RoundRobin::new(&[&a, &b], &a.app.alice);
     client.open(json!({"sampling": {}})).await; // a, b

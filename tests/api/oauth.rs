@@ -126,7 +126,7 @@ fn assert_no_secret(what: &str, text: &str, secrets: &[String]) {
 #[tokio::test]
 async fn a_bare_401_is_discovered_and_one_approval_makes_the_server_ready() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let mut events = EventStream::open(&app, &app.alice, None).await;
     let server = register_as(&app, &app.alice, discovered("guarded", &peer)).await;
     assert_ne!(server["status"], "ready", "no token yet: {server}");
@@ -182,10 +182,9 @@ async fn a_bare_401_is_discovered_and_one_approval_makes_the_server_ready() {
         who["scopes"].as_array().unwrap().contains(&json!("mcp")),
         "the scope the resource requires: {who}"
     );
-    let (status, body) = app
-        .call("guarded__echo", json!({ "text": "through oauth" }))
+    let body = app
+        .call_tool("guarded__echo", json!({ "text": "through oauth" }))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["content"][0]["text"], "through oauth", "{body}");
     let mut tools = app.tool_names("?server_id=guarded").await;
     tools.sort();
@@ -218,7 +217,7 @@ async fn a_bare_401_is_discovered_and_one_approval_makes_the_server_ready() {
 #[tokio::test]
 async fn the_callback_refuses_a_replayed_or_a_wrong_state() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     register_as(&app, &app.alice, discovered("replayed", &peer)).await;
     app.wait_status("replayed", "auth_required", WAIT).await;
 
@@ -278,7 +277,7 @@ async fn the_callback_refuses_a_replayed_or_a_wrong_state() {
 #[tokio::test]
 async fn only_the_owner_or_an_admin_authorizes_a_shared_server() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     register_as(&app, &app.alice, discovered("owned", &peer)).await;
     app.wait_status("owned", "auth_required", WAIT).await;
 
@@ -310,7 +309,11 @@ async fn a_restarted_bridge_comes_back_ready_with_the_same_grant() {
     let peer = oauth_peer(&[]).await;
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let port = free_port();
-    let app = spawn_app_at(data_dir.clone(), port).await;
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .port(port)
+        .spawn()
+        .await;
     register_as(&app, &app.alice, discovered("lasting", &peer)).await;
     app.wait_status("lasting", "auth_required", WAIT).await;
     approve_ok(&app.authorization_url("lasting", &app.alice).await).await;
@@ -318,7 +321,11 @@ async fn a_restarted_bridge_comes_back_ready_with_the_same_grant() {
     let before = whoami(&app, "lasting", &app.alice).await;
     app.stop().await;
 
-    let app = spawn_app_at(data_dir, port).await;
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .port(port)
+        .spawn()
+        .await;
     app.wait_status("lasting", "ready", WAIT).await;
     let after = whoami(&app, "lasting", &app.alice).await;
     assert_eq!(after["grant"], before["grant"], "{before} then {after}");
@@ -340,7 +347,11 @@ async fn a_restart_after_the_access_token_expired_refreshes_without_a_person() {
     let peer = oauth_peer(&["--access-ttl", "2"]).await;
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let port = free_port();
-    let app = spawn_app_at(data_dir.clone(), port).await;
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .port(port)
+        .spawn()
+        .await;
     register_as(&app, &app.alice, discovered("sleeper", &peer)).await;
     app.wait_status("sleeper", "auth_required", WAIT).await;
     approve_ok(&app.authorization_url("sleeper", &app.alice).await).await;
@@ -350,7 +361,11 @@ async fn a_restart_after_the_access_token_expired_refreshes_without_a_person() {
     // The 2 s access token expires while the service is down: only time does that.
     tokio::time::sleep(Duration::from_secs(3)).await;
 
-    let app = spawn_app_at(data_dir, port).await;
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .port(port)
+        .spawn()
+        .await;
     app.wait_status("sleeper", "ready", WAIT).await;
     let after = whoami(&app, "sleeper", &app.alice).await;
     assert_eq!(after["grant"], before["grant"], "{before} then {after}");
@@ -364,7 +379,7 @@ async fn a_restart_after_the_access_token_expired_refreshes_without_a_person() {
 #[tokio::test]
 async fn an_expired_access_token_is_refreshed_and_keeps_its_grant() {
     let peer = oauth_peer(&["--access-ttl", "2"]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     register_as(&app, &app.alice, discovered("fresh", &peer)).await;
     app.wait_status("fresh", "auth_required", WAIT).await;
     approve_ok(&app.authorization_url("fresh", &app.alice).await).await;
@@ -391,7 +406,7 @@ async fn an_expired_access_token_is_refreshed_and_keeps_its_grant() {
 #[tokio::test]
 async fn a_token_refused_with_401_is_refreshed_once_and_the_call_succeeds() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     register_as(&app, &app.alice, discovered("revoked", &peer)).await;
     app.wait_status("revoked", "auth_required", WAIT).await;
     approve_ok(&app.authorization_url("revoked", &app.alice).await).await;
@@ -415,16 +430,11 @@ async fn a_restarted_upstream_is_reconnected_with_the_stored_token() {
     let state_file = state_file.to_str().unwrap();
     let peer = oauth_peer(&["--state-file", state_file]).await;
     let port = peer.port();
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    let bridge_port = free_port();
-    config.bind = format!("127.0.0.1:{bridge_port}");
-    config.public_url = Some(format!("http://127.0.0.1:{bridge_port}"));
-    config.ping_interval_secs = 1;
-    config.ping_timeout_secs = 1;
-    config.reconnect_base_ms = 100;
-    config.reconnect_max_secs = 1;
-    let app = spawn_app_with(data_dir, config).await;
+    let app = TestApp::builder()
+        .port(free_port())
+        .watchful()
+        .spawn()
+        .await;
     let mut server = discovered("phoenix", &peer);
     server["auto_reconnect"] = json!(true);
     register_as(&app, &app.alice, server).await;
@@ -475,7 +485,7 @@ async fn pre_registered_credentials_with_client_secret_basic() {
 async fn pre_registered(method: &str) {
     let peer = oauth_peer(&[]).await;
     let port = free_port();
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), port).await;
+    let app = TestApp::builder().port(port).spawn().await;
     let callback = format!("http://127.0.0.1:{port}/oauth/callback");
     // The operator registers the bridge with the authorization server out of band.
     let resp = app
@@ -534,7 +544,7 @@ async fn pre_registered(method: &str) {
 #[tokio::test]
 async fn tokens_never_appear_in_any_answer() {
     let peer = oauth_peer(&["--access-ttl", "2"]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let mut events = EventStream::open(&app, &app.alice, None).await;
     let mut config = discovered("sealed", &peer);
     config["auth"] = json!({ "type": "oauth2" });
@@ -593,7 +603,7 @@ async fn tokens_never_appear_in_any_answer() {
 #[tokio::test]
 async fn per_agent_servers_hold_one_grant_per_agent() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let mut config = discovered("mine", &peer);
     config["auth"] = json!({ "type": "oauth2", "per_agent": true });
     register_as(&app, &app.alice, config).await;
@@ -672,7 +682,11 @@ async fn per_agent_grants_survive_a_restart() {
     let peer = oauth_peer(&[]).await;
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let port = free_port();
-    let app = spawn_app_at(data_dir.clone(), port).await;
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .port(port)
+        .spawn()
+        .await;
     let mut config = discovered("kept", &peer);
     config["auth"] = json!({ "type": "oauth2", "per_agent": true });
     register_as(&app, &app.alice, config).await;
@@ -689,7 +703,11 @@ async fn per_agent_grants_survive_a_restart() {
     let bob = whoami(&app, "kept", &app.bob).await;
     app.stop().await;
 
-    let app = spawn_app_at(data_dir, port).await;
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .port(port)
+        .spawn()
+        .await;
     let alice_grant = serde_json::from_str::<Value>(alice["content"][0]["text"].as_str().unwrap())
         .unwrap()["grant"]
         .clone();
@@ -830,7 +848,7 @@ async fn a_discovered_url_the_guard_refuses_is_never_fetched() {
 #[tokio::test]
 async fn per_agent_reads_go_over_the_readers_own_grant() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let mut config = discovered("reads", &peer);
     config["auth"] = json!({ "type": "oauth2", "per_agent": true });
     register_as(&app, &app.alice, config).await;
@@ -886,7 +904,7 @@ async fn listed_uris(app: &TestApp, server_id: &str, token: &str) -> Vec<String>
 #[tokio::test]
 async fn per_agent_listings_and_messages_stay_with_their_agent() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let mut config = discovered("priv", &peer);
     config["auth"] = json!({ "type": "oauth2", "per_agent": true });
     register_as(&app, &app.alice, config).await;
@@ -931,8 +949,7 @@ async fn per_agent_listings_and_messages_stay_with_their_agent() {
     // A log message on bob's session is bob's: not the owner's (alice).
     let mut alice_events = EventStream::open(&app, &app.alice, None).await;
     let mut bob_events = EventStream::open(&app, &app.bob, None).await;
-    let (status, body) = app.call_as(&app.bob, "priv__tell", json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool_as(&app.bob, "priv__tell", json!({})).await;
     let bob_grant = bob_listed[0]
         .trim_start_matches("grant://private-")
         .to_owned();

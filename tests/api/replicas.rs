@@ -29,7 +29,7 @@ async fn a_server_registered_on_one_replica_is_called_through_another() {
     let http = everything_http().await;
     let stdio = unique("rs");
     let remote = unique("rh");
-    a.app.register(everything_stdio(&stdio)).await;
+    a.app.register_server(everything_stdio(&stdio)).await;
     let (status, body) = a
         .app
         .post(
@@ -49,24 +49,19 @@ async fn a_server_registered_on_one_replica_is_called_through_another() {
                 .await
                 .contains(&format!("{id}__echo"))
         );
-        let (status, body) = b
+        let body = b
             .app
-            .call(&format!("{id}__echo"), json!({"message": "through b"}))
+            .call_tool(&format!("{id}__echo"), json!({"message": "through b"}))
             .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
         assert!(echo(&body).contains("through b"), "{body}");
     }
     assert!(b.metric("mcp_bridge_forwarded_calls_total").await >= 2.0);
     // A resource read and a prompt, through the replica that does not hold the server.
-    let (status, body) = b
-        .app
-        .post(
-            "/v1/resources/read",
-            &b.app.alice,
+    b.app
+        .read_resource(
             json!({"server_id": stdio, "uri": "demo://resource/static/document/architecture.md"}),
         )
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     let (status, body) = b
         .app
         .get(&format!("/v1/resources?server_id={stdio}"), &b.app.alice)
@@ -90,15 +85,9 @@ async fn a_server_registered_on_one_replica_is_called_through_another() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["server_id"], stdio.as_str(), "{body}");
     assert!(!body["values"].as_array().unwrap().is_empty(), "{body}");
-    let (status, body) = b
-        .app
-        .post(
-            "/v1/prompts/get",
-            &b.app.alice,
-            json!({"server_id": stdio, "name": "simple-prompt"}),
-        )
+    b.app
+        .get_prompt(json!({"server_id": stdio, "name": "simple-prompt"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     // Removed through b: a closes its connection, and neither shows it any more.
     let (status, body) = b
         .app
@@ -124,7 +113,7 @@ async fn a_sampling_request_reaches_the_agent_on_a_third_replica_and_is_answered
     let b = replicas.start("b").await;
     let c = replicas.start("c").await;
     let id = unique("samp");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     let mut events = EventStream::open(&c.app, &c.app.alice, None).await;
     let call = {
@@ -174,25 +163,15 @@ async fn when_the_holder_is_killed_a_survivor_takes_over_and_nothing_is_lost() {
     let mut a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("kill");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     let uri = "demo://resource/static/document/architecture.md";
-    let (status, body) = b
-        .app
-        .post(
-            "/v1/resources/subscribe",
-            &b.app.alice,
-            json!({"server_id": id, "uri": uri}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    b.app.subscribe(json!({"server_id": id, "uri": uri})).await;
     // Alice's stream is on a; she saw this event last.
     let mut events = EventStream::open(&a.app, &a.app.alice, None).await;
-    let (status, body) = b
-        .app
-        .call(&format!("{id}__echo"), json!({"message": "before"}))
+    b.app
+        .call_tool(&format!("{id}__echo"), json!({"message": "before"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     b.app
         .post(
             "/v1/servers",
@@ -218,22 +197,15 @@ async fn when_the_holder_is_killed_a_survivor_takes_over_and_nothing_is_lost() {
     );
     eprintln!("taken over {took:?} after kill -9 (lease {LEASE_SECS} s)");
     assert!(held["connected_at"].as_f64().unwrap() > 0.0);
-    let (status, body) = b
+    let body = b
         .app
-        .call(&format!("{id}__echo"), json!({"message": "after"}))
+        .call_tool(&format!("{id}__echo"), json!({"message": "after"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert!(echo(&body).contains("after"), "{body}");
     // The subscription is still hers (ending it finds it).
-    let (status, body) = b
-        .app
-        .post(
-            "/v1/resources/unsubscribe",
-            &b.app.alice,
-            json!({"server_id": id, "uri": uri}),
-        )
+    b.app
+        .unsubscribe(json!({"server_id": id, "uri": uri}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     // Her stream resumes on b after the last event she saw: nothing lost.
     let mut resumed = EventStream::open(&b.app, &b.app.alice, Some(&last)).await;
     let first = resumed
@@ -266,7 +238,7 @@ async fn a_replica_stopping_gracefully_hands_its_servers_over_at_once() {
         .start_with("b", &[("MCP_BRIDGE_LEASE_SECS", "30")])
         .await;
     let id = unique("calm");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     a.bridge.signal("TERM");
     let stopped = Instant::now();
@@ -291,7 +263,7 @@ async fn nats_restarting_under_load_loses_nothing_stored() {
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("nats");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     // Calls through b (forwarded to a) all along.
     let stop = tokio_util::sync::CancellationToken::new();
@@ -369,7 +341,9 @@ async fn nats_restarting_under_load_loses_nothing_stored() {
     }
     // Events flow again, on either replica.
     let mut events = EventStream::open(&a.app, &a.app.alice, None).await;
-    b.app.register(everything_stdio(&unique("after"))).await;
+    b.app
+        .register_server(everything_stdio(&unique("after")))
+        .await;
     events
         .wait_for("a push after NATS restarted", WAIT, |m| {
             is_push(m, "notifications/tools/list_changed")
@@ -390,7 +364,7 @@ async fn while_postgres_is_away_calls_go_on_and_writes_fail_cleanly() {
     let a = replicas.start_with("a", &lease).await;
     let b = replicas.start_with("b", &lease).await;
     let id = unique("pg");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
 
     proxy.cut().await;
@@ -426,7 +400,7 @@ async fn while_postgres_is_away_calls_go_on_and_writes_fail_cleanly() {
         .call(&format!("{id}__echo"), json!({"message": "database back"}))
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    b.app.register(everything_stdio(&refused)).await;
+    b.app.register_server(everything_stdio(&refused)).await;
 }
 
 #[tokio::test]
@@ -437,7 +411,7 @@ async fn a_policy_set_on_one_replica_is_in_force_on_another() {
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("pol");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     let echo = format!("{id}__echo");
     let resp = a
@@ -494,7 +468,7 @@ async fn replicas_agree_on_a_quarantined_tool_and_its_approval() {
     let b = replicas.start_with("b", &pinning).await;
     let state = a.app.data_dir.path().join("rug-state");
     a.app
-        .register(crate::pinning::rug_stdio("rug", &state))
+        .register_server(crate::pinning::rug_stdio("rug", &state))
         .await;
     // A Python stdio server: its start (the SDK's imports) took over 15 s once on CI's loaded
     // cores, so it gets the connect timeout its config has (30 s).
@@ -509,8 +483,7 @@ async fn replicas_agree_on_a_quarantined_tool_and_its_approval() {
     assert!(weather_listed(&b).await);
     // The owner listens on b; the change happens on a, which holds the server.
     let mut owner = EventStream::open(&b.app, &b.app.admin, None).await;
-    let (status, body) = b.app.call("rug__swap", json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    b.app.call_tool("rug__swap", json!({})).await;
     let push = owner
         .wait_for("bridge/tool_changed on b", WAIT, |m| {
             is_push(m, "bridge/tool_changed")
@@ -554,8 +527,9 @@ async fn replicas_agree_on_a_quarantined_tool_and_its_approval() {
         },
     )
     .await;
-    let (status, body) = b.app.call("rug__weather", json!({"city": "Oslo"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    b.app
+        .call_tool("rug__weather", json!({"city": "Oslo"}))
+        .await;
     // One event for the change, from the holder alone.
     let more = owner.drain(Duration::from_millis(500)).await;
     assert!(
@@ -573,7 +547,9 @@ async fn a_call_cancelled_on_the_replica_that_forwarded_it_is_cancelled_on_the_h
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("rc");
-    a.app.register(py_stdio(&id, &unique("rcancel"))).await;
+    a.app
+        .register_server(py_stdio(&id, &unique("rcancel")))
+        .await;
     b.wait_held(&id, "a", WAIT).await;
     // Cancelled by DELETE on b, where the call was made.
     let marks = Marks::new();
@@ -617,11 +593,9 @@ async fn a_call_cancelled_on_the_replica_that_forwarded_it_is_cancelled_on_the_h
     call.abort();
     marks.wait_cancelled().await;
     // The server goes on serving through b.
-    let (status, body) = b
-        .app
-        .call(&format!("{id}__echo"), json!({"text": "on"}))
+    b.app
+        .call_tool(&format!("{id}__echo"), json!({"text": "on"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
 }
 
 /// A task cancelled through another replica than the one running it is stopped there within
@@ -636,12 +610,12 @@ async fn a_task_cancelled_on_another_replica_stops_where_it_runs() {
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("rt");
-    a.app.register(py_stdio(&id, &unique("rtask"))).await;
+    a.app.register_server(py_stdio(&id, &unique("rtask"))).await;
     let noted = tempfile::NamedTempFile::new().unwrap();
     let peer = tasks_server("http", noted.path()).await;
     let tasks_id = unique("rtk");
     a.app
-        .register(json!({"server_id": tasks_id, "transport": "http", "url": peer.url}))
+        .register_server(json!({"server_id": tasks_id, "transport": "http", "url": peer.url}))
         .await;
     b.wait_held(&id, "a", WAIT).await;
     b.wait_held(&tasks_id, "a", WAIT).await;
@@ -691,10 +665,10 @@ async fn register_many(on: &Replica, http: &Peer, n: usize) -> Vec<String> {
     for i in 0..n {
         let id = unique(&format!("spread{i}"));
         match i {
-            0 => on.app.register(everything_stdio(&id)).await,
+            0 => on.app.register_server(everything_stdio(&id)).await,
             _ => {
                 let config = json!({"server_id": id, "transport": "http", "url": http.url});
-                on.app.register(config).await
+                on.app.register_server(config).await
             }
         };
         ids.push(id);
@@ -818,11 +792,9 @@ async fn a_fourth_replica_takes_its_share_while_calls_go_on() {
         "{} of {made} failed: {failed:?}",
         failed.len()
     );
-    let (status, body) = d
-        .app
-        .call(&format!("{}__echo", ids[0]), json!({"message": "d"}))
+    d.app
+        .call_tool(&format!("{}__echo", ids[0]), json!({"message": "d"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
 }
 
 #[tokio::test]
@@ -883,7 +855,7 @@ async fn calls_made_throughout_a_takeover_all_answer() {
     let b = replicas.start("b").await;
     let c = replicas.start("c").await;
     let id = unique("through");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     c.wait_held(&id, "a", WAIT).await;
     a.bridge.signal("KILL");
@@ -930,22 +902,18 @@ async fn a_read_through_another_replica_survives_its_holder_being_killed() {
     let mut a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("reread");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     a.bridge.signal("KILL");
     a.bridge.exited_within(WAIT).await.expect("a is gone");
     let killed = Instant::now();
     // b still takes a for the holder: the read goes there, finds nobody, and is read again on
     // the next holder (b itself, once a's lease lapsed).
-    let (status, body) = b
-        .app
-        .post(
-            "/v1/resources/read",
-            &b.app.alice,
+    b.app
+        .read_resource(
             json!({"server_id": id, "uri": "demo://resource/static/document/architecture.md"}),
         )
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     eprintln!(
         "read after {:?} across the holder's death",
         killed.elapsed()
@@ -960,7 +928,7 @@ async fn a_long_call_whose_holder_dies_fails_at_once_and_retryable() {
     let mut a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("longdie");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     let app = TestApp::at(&b.app.base, b.app.data_dir.clone());
     let name = format!("{id}__trigger-long-running-operation");
@@ -1000,18 +968,17 @@ async fn a_replica_restarted_within_its_lease_runs_the_servers_it_held() {
     let mut a = replicas.start_with("a", &lease).await;
     let b = replicas.start_with("b", &lease).await;
     let id = unique("again");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     a.bridge.signal("KILL");
     a.bridge.exited_within(WAIT).await.expect("a is killed");
     let a = replicas.start_with("a", &lease).await;
     // Far within the 60 s lease: the new process holds the server again.
     a.wait_held(&id, "a", WAIT).await;
-    let (status, body) = b
+    let body = b
         .app
-        .call(&format!("{id}__echo"), json!({"message": "again"}))
+        .call_tool(&format!("{id}__echo"), json!({"message": "again"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert!(echo(&body).contains("again"), "{body}");
 }
 
@@ -1091,7 +1058,7 @@ async fn a_replica_cut_off_from_the_bus_lets_its_servers_go_and_comes_back_for_i
         .start_with("b", &[("MCP_BRIDGE_NATS_URL", through.as_str())])
         .await;
     let id = unique("cutoff");
-    b.app.register(everything_stdio(&id)).await;
+    b.app.register_server(everything_stdio(&id)).await;
     a.wait_held(&id, "b", WAIT).await;
 
     bus.cut().await;
@@ -1102,16 +1069,15 @@ async fn a_replica_cut_off_from_the_bus_lets_its_servers_go_and_comes_back_for_i
         "a holds the server {:?} after b's bus was cut",
         cut.elapsed()
     );
-    let (status, body) = a
+    let body = a
         .app
-        .call(&format!("{id}__echo"), json!({"message": "over"}))
+        .call_tool(&format!("{id}__echo"), json!({"message": "over"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert!(echo(&body).contains("over"), "{body}");
     // Registered while b is cut off: a holds it, b claims nothing it cannot serve.
     let more: Vec<String> = (0..3).map(|_| unique("cutmore")).collect();
     for server in &more {
-        a.app.register(everything_stdio(server)).await;
+        a.app.register_server(everything_stdio(server)).await;
         a.wait_held(server, "a", WAIT).await;
     }
 
@@ -1144,7 +1110,7 @@ async fn a_hand_over_to_a_replica_that_never_gets_ready_is_taken_back() {
     for id in &ids {
         let mut config = everything_stdio(id);
         config["connect_timeout"] = json!(5);
-        a.app.register(config).await;
+        a.app.register_server(config).await;
         a.wait_held(id, "a", WAIT).await;
     }
     // c may run no command: whatever a hands it, it never connects.
@@ -1170,11 +1136,10 @@ async fn a_hand_over_to_a_replica_that_never_gets_ready_is_taken_back() {
     })
     .await;
     a.wait_held(&handed, "a", WAIT).await;
-    let (status, body) = a
+    let body = a
         .app
-        .call(&format!("{handed}__echo"), json!({"message": "back"}))
+        .call_tool(&format!("{handed}__echo"), json!({"message": "back"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert!(echo(&body).contains("back"), "{body}");
 }
 
@@ -1188,7 +1153,7 @@ async fn a_listing_through_another_replica_survives_its_holder_being_killed() {
     let mut a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("relist");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     a.bridge.signal("KILL");
     a.bridge.exited_within(WAIT).await.expect("a is gone");
@@ -1216,20 +1181,16 @@ async fn a_subscription_through_another_replica_survives_its_holder_being_killed
     let mut a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("resub");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     a.bridge.signal("KILL");
     a.bridge.exited_within(WAIT).await.expect("a is gone");
     let killed = Instant::now();
-    let (status, body) = b
-        .app
-        .post(
-            "/v1/resources/subscribe",
-            &b.app.alice,
+    b.app
+        .subscribe(
             json!({"server_id": id, "uri": "demo://resource/static/document/architecture.md"}),
         )
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     eprintln!(
         "subscribed after {:?} across the holder's death",
         killed.elapsed()
@@ -1249,7 +1210,7 @@ async fn a_nats_outage_for_all_replicas_keeps_each_serving_what_it_holds() {
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("alldown");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     let held = wait_until("the server held somewhere", WAIT, async || {
         let (_, body) = a.app.server(&id).await;
         let server = &body["server"];
@@ -1339,7 +1300,7 @@ async fn a_replica_cut_off_mid_hand_over_takes_nothing_back() {
     for id in &ids {
         let mut config = everything_stdio(id);
         config["connect_timeout"] = json!(CONNECT_SECS);
-        a.app.register(config).await;
+        a.app.register_server(config).await;
         a.wait_held(id, "a", WAIT).await;
     }
     let _c = replicas
