@@ -433,14 +433,11 @@ async fn last_event_id_replays_and_a_gap_past_the_buffer_is_announced() {
 async fn with_streamable_http_a_callers_sampling_goes_to_the_caller() {
     let peer = everything_http().await;
     let app = spawn_app().await;
-    let (status, body) = app
-        .post(
-            "/v1/servers",
-            &app.alice,
-            json!({"config": {"server_id": "evh", "transport": "http", "url": peer.url}}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    app.register_server_as(
+        &app.alice,
+        json!({"server_id": "evh", "transport": "http", "url": peer.url}),
+    )
+    .await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
     let mut bob = EventStream::open(&app, &app.bob, None).await;
     let call = call_in_background(
@@ -509,13 +506,11 @@ async fn status_changes_are_pushed_and_streams_end_on_shutdown() {
 async fn a_2026_input_required_result_reaches_the_caller_as_the_same_events() {
     let peer = py_http_stateless().await;
     let app = spawn_app().await;
-    let (status, body) = app
-        .post("/v1/servers", &app.alice, json!({"config": {
-            "server_id": "modern", "transport": "http", "url": peer.url, "protocol_version": "2026-07-28"
-        }}))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    assert_eq!(body["server"]["mcp_version"], "2026-07-28");
+    let config = json!({
+        "server_id": "modern", "transport": "http", "url": peer.url, "protocol_version": "2026-07-28"
+    });
+    let server = app.register_server_as(&app.alice, config).await;
+    assert_eq!(server["mcp_version"], "2026-07-28");
     let mut bob = EventStream::open(&app, &app.bob, None).await;
 
     // Sampling: the input request goes to the caller, and its answer completes the call.

@@ -93,10 +93,8 @@ async fn the_config_file_servers_are_applied_at_every_start() {
     let app = from_file().await;
     app.wait_status("declared", "ready", Duration::from_secs(30))
         .await;
-    let (status, _) = app
-        .call("declared__echo", json!({"text": "from the file"}))
+    app.call_tool("declared__echo", json!({"text": "from the file"}))
         .await;
-    assert_eq!(status, StatusCode::OK);
     app.stop().await;
 
     let app = from_file().await;
@@ -167,17 +165,11 @@ async fn the_import_command_talks_to_the_running_bridge() {
 async fn an_import_over_another_agents_server_is_no_secret_oracle() {
     let peer = py_http().await;
     let app = spawn_app().await;
-    let (status, body) = app
-        .post(
-            "/v1/servers",
-            &app.alice,
-            json!({"config": {
-                "server_id": "guarded", "name": "guarded", "transport": "http", "url": peer.url,
-                "headers": {"X-Key": "right-guess-42"}
-            }}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let config = json!({
+        "server_id": "guarded", "name": "guarded", "transport": "http", "url": peer.url,
+        "headers": {"X-Key": "right-guess-42"}
+    });
+    app.register_server_as(&app.alice, config).await;
     let mut answers = Vec::new();
     for guess in ["right-guess-42", "wrong-guess-42"] {
         let document = json!({"mcpServers": {

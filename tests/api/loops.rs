@@ -121,10 +121,7 @@ async fn a_stored_server_that_is_the_bridge_itself_does_not_connect_and_is_kept(
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let first = spawn_app_in(data_dir.clone()).await;
     let config = bridge_as_upstream("self", &format!("http://127.0.0.1:{port}"), &first.alice);
-    let (status, body) = first
-        .post("/v1/servers", &first.alice, json!({ "config": config }))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    first.register_server_as(&first.alice, config).await;
     first.stop().await;
     peer.stop().await;
     let app = TestApp::builder()

@@ -261,14 +261,11 @@ async fn an_mcp_client_hears_when_the_catalogue_changes() {
 async fn sampling_during_an_mcp_call_goes_to_the_client_that_can_sample() {
     let peer = everything_http().await;
     let app = spawn_app().await;
-    let (status, body) = app
-        .post(
-            "/v1/servers",
-            &app.alice,
-            json!({"config": {"server_id": "evh", "transport": "http", "url": peer.url}}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    app.register_server_as(
+        &app.alice,
+        json!({"server_id": "evh", "transport": "http", "url": peer.url}),
+    )
+    .await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
     let report = mcp_client(
         &app,
@@ -300,14 +297,11 @@ async fn sampling_during_an_mcp_call_goes_to_the_client_that_can_sample() {
 async fn without_the_capability_the_request_follows_the_rest_routing() {
     let peer = everything_http().await;
     let app = spawn_app().await;
-    let (status, body) = app
-        .post(
-            "/v1/servers",
-            &app.alice,
-            json!({"config": {"server_id": "evh", "transport": "http", "url": peer.url}}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    app.register_server_as(
+        &app.alice,
+        json!({"server_id": "evh", "transport": "http", "url": peer.url}),
+    )
+    .await;
     let mut bob = EventStream::open(&app, &app.bob, None).await;
     // Bob's MCP client cannot sample: the request reaches Bob's event stream, and his REST answer
     // completes the call his client made.
@@ -443,8 +437,7 @@ async fn log_messages_reach_the_owner_and_the_caller_only() {
     let mut owner = LogListener::start(&app, &app.admin).await;
     let mut caller = LogListener::start(&app, &app.alice).await;
     let mut other = LogListener::start(&app, &app.bob).await;
-    let (status, body) = app.call("py__shout", json!({"size": 10})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("py__shout", json!({"size": 10})).await;
     for (who, listener) in [("the owner", &mut owner), ("the caller", &mut caller)] {
         let heard = listener.next_log(WAIT).await;
         assert!(

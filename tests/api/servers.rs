@@ -330,8 +330,7 @@ async fn reconnect_on_demand_and_a_lost_child_is_noticed() {
         .post("/v1/servers/phoenix/reconnect", &app.admin, json!(null))
         .await;
     assert_eq!(body["server"]["status"], "ready", "{body}");
-    let (status, _) = app.call("phoenix__echo", json!({"text": "x"})).await;
-    assert_eq!(status, StatusCode::OK);
+    app.call_tool("phoenix__echo", json!({"text": "x"})).await;
     app.stop().await;
     wait_no_process(&marker, Duration::from_secs(10)).await;
 }

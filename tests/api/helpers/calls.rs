@@ -45,13 +45,18 @@ impl TestApp {
 
     /// Registers `config` as the admin: the registered server.
     pub async fn register_server(&self, config: Value) -> Value {
+        self.register_server_as(&self.admin, config).await
+    }
+
+    /// Registers `config` as `token`, who then owns it: the registered server.
+    pub async fn register_server_as(&self, token: &str, config: Value) -> Value {
         let body = json!({ "config": config });
         let answer = self
             .expect(
                 StatusCode::CREATED,
                 Method::POST,
                 "/v1/servers",
-                &self.admin,
+                token,
                 Some(body),
             )
             .await;
