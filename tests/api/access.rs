@@ -34,11 +34,8 @@ fn token(sub: &str, roles: &[&str], claims: Value) -> String {
 }
 
 async fn names(app: &TestApp, query: &str, token: &str) -> Vec<String> {
-    let (status, body) = app.get(&format!("/v1/tools{query}"), token).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["tools"]
-        .as_array()
-        .unwrap()
+    let tools = app.list_tools_as(token, query).await;
+    tools
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect()

@@ -16,16 +16,6 @@ mod faults;
 mod per_agent;
 mod refresh;
 
-/// Registers `config` as `token` (alice, unless said otherwise: an http server needs no admin),
-/// expecting 201; the server.
-async fn register_as(app: &TestApp, token: &str, config: Value) -> Value {
-    let (status, body) = app
-        .post("/v1/servers", token, json!({ "config": config }))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "registration failed: {body}");
-    body["server"].clone()
-}
-
 /// The plain http config of the peer, without `auth` (the bridge discovers OAuth from the 401).
 fn discovered(server_id: &str, peer: &Peer) -> Value {
     json!({ "server_id": server_id, "transport": "http", "url": peer.url, "connect_timeout": 5 })
@@ -132,7 +122,9 @@ async fn a_bare_401_is_discovered_and_one_approval_makes_the_server_ready() {
     let peer = oauth_peer(&[]).await;
     let app = TestApp::builder().port(free_port()).spawn().await;
     let mut events = EventStream::open(&app, &app.alice, None).await;
-    let server = register_as(&app, &app.alice, discovered("guarded", &peer)).await;
+    let server = app
+        .register_server_as(&app.alice, discovered("guarded", &peer))
+        .await;
     assert_ne!(server["status"], "ready", "no token yet: {server}");
 
     let waiting = app.wait_status("guarded", "auth_required", WAIT).await;
@@ -222,7 +214,8 @@ async fn a_bare_401_is_discovered_and_one_approval_makes_the_server_ready() {
 async fn the_callback_refuses_a_replayed_or_a_wrong_state() {
     let peer = oauth_peer(&[]).await;
     let app = TestApp::builder().port(free_port()).spawn().await;
-    register_as(&app, &app.alice, discovered("replayed", &peer)).await;
+    app.register_server_as(&app.alice, discovered("replayed", &peer))
+        .await;
     app.wait_status("replayed", "auth_required", WAIT).await;
 
     // A state the bridge never issued, and no state at all, before any approval.
@@ -282,7 +275,8 @@ async fn the_callback_refuses_a_replayed_or_a_wrong_state() {
 async fn only_the_owner_or_an_admin_authorizes_a_shared_server() {
     let peer = oauth_peer(&[]).await;
     let app = TestApp::builder().port(free_port()).spawn().await;
-    register_as(&app, &app.alice, discovered("owned", &peer)).await;
+    app.register_server_as(&app.alice, discovered("owned", &peer))
+        .await;
     app.wait_status("owned", "auth_required", WAIT).await;
 
     // Bob can neither call it yet nor give the authorization it waits for.
@@ -355,7 +349,7 @@ async fn pre_registered(method: &str) {
         "client_secret": client_secret,
         "token_endpoint_auth_method": method,
     });
-    register_as(&app, &app.alice, config).await;
+    app.register_server_as(&app.alice, config).await;
     app.wait_status("preset", "auth_required", WAIT).await;
     let url = app.authorization_url("preset", &app.alice).await;
     assert_eq!(query(&url)["client_id"], client_id, "{url}");
@@ -388,7 +382,7 @@ async fn tokens_never_appear_in_any_answer() {
     let mut events = EventStream::open(&app, &app.alice, None).await;
     let mut config = discovered("sealed", &peer);
     config["auth"] = json!({ "type": "oauth2" });
-    let registered = register_as(&app, &app.alice, config).await;
+    let registered = app.register_server_as(&app.alice, config).await;
     app.wait_status("sealed", "auth_required", WAIT).await;
     let (_, authorize) = app.authorize("sealed", &app.alice).await;
     let consent = approve_ok(authorize["authorization_url"].as_str().unwrap()).await;

@@ -3,9 +3,9 @@
 //! the part of the answer a test reads. A test that checks a refusal keeps the raw
 //! `get`/`post` and its `(StatusCode, Value)`.
 //!
-//! They act as alice, the agent most tests are, and as the admin for server registrations;
-//! requests whose fields vary from test to test (a resource with or without its server, a
-//! prompt with an id) take the REST body as it is.
+//! They act as alice, the agent most tests are, and as the admin for server registrations; an
+//! `_as` variant takes another token. Requests whose fields vary from test to test (a resource
+//! with or without its server, a prompt with an id) take the REST body as it is.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -32,10 +32,10 @@ impl TestApp {
             .await
     }
 
-    /// The entries under `key` of `GET path` as alice.
-    async fn listed(&self, path: &str, key: &str) -> Vec<Value> {
+    /// The entries under `key` of `GET path` as `token`.
+    async fn listed(&self, path: &str, token: &str, key: &str) -> Vec<Value> {
         let body = self
-            .expect(StatusCode::OK, Method::GET, path, &self.alice, None)
+            .expect(StatusCode::OK, Method::GET, path, token, None)
             .await;
         match &body[key] {
             Value::Array(entries) => entries.clone(),
@@ -72,7 +72,13 @@ impl TestApp {
 
     /// The tools alice is shown, `query` being empty or a query string (`?server_id=ev`).
     pub async fn list_tools(&self, query: &str) -> Vec<Value> {
-        self.listed(&format!("/v1/tools{query}"), "tools").await
+        self.list_tools_as(&self.alice, query).await
+    }
+
+    /// The tools `token` is shown, `query` being empty or a query string.
+    pub async fn list_tools_as(&self, token: &str, query: &str) -> Vec<Value> {
+        self.listed(&format!("/v1/tools{query}"), token, "tools")
+            .await
     }
 
     /// Calls `name` as alice: the tool's result.
@@ -95,7 +101,12 @@ impl TestApp {
 
     /// The resources alice is shown, `query` being empty or a query string.
     pub async fn list_resources(&self, query: &str) -> Vec<Value> {
-        self.listed(&format!("/v1/resources{query}"), "resources")
+        self.list_resources_as(&self.alice, query).await
+    }
+
+    /// The resources `token` is shown, `query` being empty or a query string.
+    pub async fn list_resources_as(&self, token: &str, query: &str) -> Vec<Value> {
+        self.listed(&format!("/v1/resources{query}"), token, "resources")
             .await
     }
 

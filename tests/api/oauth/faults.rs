@@ -6,8 +6,6 @@ use serde_json::json;
 
 use crate::helpers::*;
 
-use super::register_as;
-
 /// A protected resource whose metadata points wherever `authorization_server` says, and (when
 /// that is itself) an authorization server that approves at once but whose token endpoint is a
 /// closed port: the faults a bridge must survive without losing the server or leaking anything.
@@ -79,7 +77,7 @@ async fn an_unreachable_token_endpoint_fails_the_callback_and_keeps_the_server()
     let app = spawn_app().await;
     let url = faulty_upstream(None).await;
     let config = json!({"server_id": "stub", "transport": "http", "url": url});
-    let server = register_as(&app, &app.alice, config).await;
+    let server = app.register_server_as(&app.alice, config).await;
     assert_eq!(server["status"], "auth_required", "{server}");
     let link = app.authorization_url("stub", &app.alice).await;
     let consent = approve(&link).await;
@@ -103,7 +101,7 @@ async fn a_discovered_url_the_guard_refuses_is_never_fetched() {
     let app = spawn_app().await;
     let url = faulty_upstream(Some("http://169.254.169.254/latest")).await;
     let config = json!({"server_id": "ssrf", "transport": "http", "url": url});
-    register_as(&app, &app.alice, config).await;
+    app.register_server_as(&app.alice, config).await;
     let (status, info) = app.get("/v1/servers/ssrf", &app.alice).await;
     assert_eq!(status, StatusCode::OK, "{info}");
     assert_eq!(info["server"]["status"], "error", "{info}");

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-use super::{approve_ok, assert_auth_required, discovered, query, register_as, whoami};
+use super::{approve_ok, assert_auth_required, discovered, query, whoami};
 
 #[tokio::test]
 async fn per_agent_servers_hold_one_grant_per_agent() {
@@ -17,7 +17,7 @@ async fn per_agent_servers_hold_one_grant_per_agent() {
     let app = TestApp::builder().port(free_port()).spawn().await;
     let mut config = discovered("mine", &peer);
     config["auth"] = json!({ "type": "oauth2", "per_agent": true });
-    register_as(&app, &app.alice, config).await;
+    app.register_server_as(&app.alice, config).await;
     app.wait_status("mine", "auth_required", WAIT).await;
     assert_auth_required(&app, "mine", &app.alice, &peer).await;
     assert_auth_required(&app, "mine", &app.bob, &peer).await;
@@ -100,7 +100,7 @@ async fn per_agent_grants_survive_a_restart() {
         .await;
     let mut config = discovered("kept", &peer);
     config["auth"] = json!({ "type": "oauth2", "per_agent": true });
-    register_as(&app, &app.alice, config).await;
+    app.register_server_as(&app.alice, config).await;
     app.wait_status("kept", "auth_required", WAIT).await;
     approve_ok(&app.authorization_url("kept", &app.alice).await).await;
     approve_ok(&app.authorization_url("kept", &app.bob).await).await;
@@ -151,7 +151,7 @@ async fn per_agent_reads_go_over_the_readers_own_grant() {
     let app = TestApp::builder().port(free_port()).spawn().await;
     let mut config = discovered("reads", &peer);
     config["auth"] = json!({ "type": "oauth2", "per_agent": true });
-    register_as(&app, &app.alice, config).await;
+    app.register_server_as(&app.alice, config).await;
     approve_ok(&app.authorization_url("reads", &app.alice).await).await;
     let read = async |token: &str| {
         let body = json!({"server_id": "reads", "uri": "grant://me"});
@@ -187,11 +187,8 @@ async fn per_agent_reads_go_over_the_readers_own_grant() {
 
 /// The `uri`s of the resources `token` sees listed of `server_id` in the merged listing.
 async fn listed_uris(app: &TestApp, server_id: &str, token: &str) -> Vec<String> {
-    let (status, body) = app.get("/v1/resources", token).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["resources"]
-        .as_array()
-        .unwrap()
+    let resources = app.list_resources_as(token, "").await;
+    resources
         .iter()
         .filter(|r| r["server_id"] == server_id)
         .map(|r| r["uri"].as_str().unwrap().to_owned())
@@ -207,7 +204,7 @@ async fn per_agent_listings_and_messages_stay_with_their_agent() {
     let app = TestApp::builder().port(free_port()).spawn().await;
     let mut config = discovered("priv", &peer);
     config["auth"] = json!({ "type": "oauth2", "per_agent": true });
-    register_as(&app, &app.alice, config).await;
+    app.register_server_as(&app.alice, config).await;
     approve_ok(&app.authorization_url("priv", &app.alice).await).await;
     let alice_listed =
         wait_until(

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::helpers::*;
 
-use super::{approve_ok, discovered, refreshed_after, register_as, whoami};
+use super::{approve_ok, discovered, refreshed_after, whoami};
 
 #[tokio::test]
 async fn a_restarted_bridge_comes_back_ready_with_the_same_grant() {
@@ -20,7 +20,8 @@ async fn a_restarted_bridge_comes_back_ready_with_the_same_grant() {
         .port(port)
         .spawn()
         .await;
-    register_as(&app, &app.alice, discovered("lasting", &peer)).await;
+    app.register_server_as(&app.alice, discovered("lasting", &peer))
+        .await;
     app.wait_status("lasting", "auth_required", WAIT).await;
     approve_ok(&app.authorization_url("lasting", &app.alice).await).await;
     app.wait_status("lasting", "ready", WAIT).await;
@@ -58,7 +59,8 @@ async fn a_restart_after_the_access_token_expired_refreshes_without_a_person() {
         .port(port)
         .spawn()
         .await;
-    register_as(&app, &app.alice, discovered("sleeper", &peer)).await;
+    app.register_server_as(&app.alice, discovered("sleeper", &peer))
+        .await;
     app.wait_status("sleeper", "auth_required", WAIT).await;
     approve_ok(&app.authorization_url("sleeper", &app.alice).await).await;
     app.wait_status("sleeper", "ready", WAIT).await;
@@ -86,7 +88,8 @@ async fn a_restart_after_the_access_token_expired_refreshes_without_a_person() {
 async fn an_expired_access_token_is_refreshed_and_keeps_its_grant() {
     let peer = oauth_peer(&["--access-ttl", "2"]).await;
     let app = TestApp::builder().port(free_port()).spawn().await;
-    register_as(&app, &app.alice, discovered("fresh", &peer)).await;
+    app.register_server_as(&app.alice, discovered("fresh", &peer))
+        .await;
     app.wait_status("fresh", "auth_required", WAIT).await;
     approve_ok(&app.authorization_url("fresh", &app.alice).await).await;
     app.wait_status("fresh", "ready", WAIT).await;
@@ -113,7 +116,8 @@ async fn an_expired_access_token_is_refreshed_and_keeps_its_grant() {
 async fn a_token_refused_with_401_is_refreshed_once_and_the_call_succeeds() {
     let peer = oauth_peer(&[]).await;
     let app = TestApp::builder().port(free_port()).spawn().await;
-    register_as(&app, &app.alice, discovered("revoked", &peer)).await;
+    app.register_server_as(&app.alice, discovered("revoked", &peer))
+        .await;
     app.wait_status("revoked", "auth_required", WAIT).await;
     approve_ok(&app.authorization_url("revoked", &app.alice).await).await;
     app.wait_status("revoked", "ready", WAIT).await;
@@ -143,7 +147,7 @@ async fn a_restarted_upstream_is_reconnected_with_the_stored_token() {
         .await;
     let mut server = discovered("phoenix", &peer);
     server["auto_reconnect"] = json!(true);
-    register_as(&app, &app.alice, server).await;
+    app.register_server_as(&app.alice, server).await;
     app.wait_status("phoenix", "auth_required", WAIT).await;
     approve_ok(&app.authorization_url("phoenix", &app.alice).await).await;
     let ready = app.wait_status("phoenix", "ready", WAIT).await;
