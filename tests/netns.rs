@@ -159,10 +159,10 @@ async fn private_addresses_are_refused_unless_allowed() {
     }
     assert_eq!(trap.hits(), 0);
 
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.allow_private_upstreams = true;
-    let lenient = spawn_app_with(data_dir, config).await;
+    let lenient = TestApp::builder()
+        .configure(|c| c.allow_private_upstreams = true)
+        .spawn()
+        .await;
     let (status, body) = register(&lenient, "http", &format!("http://private.test:{p}/mcp")).await;
     assert_ne!(status, StatusCode::CREATED, "the trap is no MCP server");
     assert!(!body.to_string().contains("address guard"), "{body}");
@@ -278,13 +278,11 @@ async fn oauth_endpoints_at_link_local_addresses_are_refused_even_with_private_a
     assert_isolated();
     let trap = Trap::on("169.254.169.254").await;
     let p = trap.port;
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.allow_private_upstreams = true;
-    let port = free_port();
-    config.bind = format!("127.0.0.1:{port}");
-    config.public_url = Some(format!("http://127.0.0.1:{port}"));
-    let app = spawn_app_with(data_dir, config).await;
+    let app = TestApp::builder()
+        .port(free_port())
+        .configure(|c| c.allow_private_upstreams = true)
+        .spawn()
+        .await;
     for (n, host) in ["169.254.169.254", "metadata.test"].into_iter().enumerate() {
         // The registration endpoint: the server's status says the guard refused it.
         let over = format!("registration_endpoint=http://{host}:{p}/register");

@@ -13,8 +13,7 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 async fn bridge_tool(app: &TestApp, name: &str, arguments: Value) -> (bool, String) {
-    let (status, body) = app.call(name, arguments).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool(name, arguments).await;
     assert_eq!(body["content"][0]["type"], "text", "{body}");
     (
         body["is_error"].as_bool().unwrap(),
@@ -280,10 +279,10 @@ async fn the_tools_reach_agents_from_an_mcp_client_and_can_be_turned_off() {
     );
     app.stop().await;
 
-    let data_dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.a2a_enabled = false;
-    let app = spawn_app_with(data_dir, config).await;
+    let app = TestApp::builder()
+        .configure(|c| c.a2a_enabled = false)
+        .spawn()
+        .await;
     let (_, body) = app.get("/v1/tools?source=a2a", &app.alice).await;
     assert_eq!(body["tools"], json!([]));
     let (status, body) = app
@@ -356,9 +355,13 @@ async fn oversized_agent(huge_card: bool) -> (String, Arc<AtomicUsize>) {
 #[tokio::test]
 async fn oversized_cards_and_replies_are_refused_without_being_held() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.max_message_bytes = 64 * 1024;
-    let app = spawn_app_with(data_dir.clone(), config.clone()).await;
+    let bounded = || {
+        TestApp::builder()
+            .data_dir(&data_dir)
+            .configure(|c| c.max_message_bytes = 64 * 1024)
+            .spawn()
+    };
+    let app = bounded().await;
 
     // A 256 MiB card (before: read whole, stored, and returned by every listing).
     let (url, sent) = oversized_agent(true).await;
@@ -409,7 +412,7 @@ async fn oversized_cards_and_replies_are_refused_without_being_held() {
 
     // A card over the bound stored before there was one: shown empty, the agent still there.
     sqlx::any::install_default_drivers();
-    let pool = sqlx::AnyPool::connect(&config.database_url())
+    let pool = sqlx::AnyPool::connect(&config(data_dir.path()).database_url())
         .await
         .unwrap();
     let mut card: Value =
@@ -421,7 +424,7 @@ async fn oversized_cards_and_replies_are_refused_without_being_held() {
         .await
         .unwrap();
     pool.close().await;
-    let app = spawn_app_with(data_dir, config).await;
+    let app = bounded().await;
     let (status, body) = app.get("/v1/a2a/agents", &app.alice).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(

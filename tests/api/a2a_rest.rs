@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 async fn tool(app: &TestApp, name: &str, arguments: Value) -> (bool, String) {
-    let (status, body) = app.call(name, arguments).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool(name, arguments).await;
     (
         body["is_error"].as_bool().unwrap(),
         body["content"][0]["text"].as_str().unwrap().to_owned(),

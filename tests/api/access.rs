@@ -1,8 +1,7 @@
-//! Who sees what (issue 19): access policies on REST and `/mcp`, claims, the access default,
-//! toolsets served to the Python SDK client, the deferred meta-tools, tool search, and all of
-//! it kept across a restart.
-
-use std::sync::Arc;
+//! Who sees what (issue 19): access policies on REST and `/mcp`, claims and the access default,
+//! with the helpers every access test uses; toolsets, the deferred meta-tools, tool search and
+//! all of it kept across a restart are in `toolsets`, and every form of a name meeting the same
+//! policy in `name_forms`.
 
 use reqwest::StatusCode;
 use rmcp::ServiceExt;
@@ -12,6 +11,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use serde_json::{Value, json};
 
 use crate::helpers::*;
+
+mod name_forms;
+mod toolsets;
 
 /// A token for `sub` with these roles and extra claims.
 fn token(sub: &str, roles: &[&str], claims: Value) -> String {
@@ -32,11 +34,8 @@ fn token(sub: &str, roles: &[&str], claims: Value) -> String {
 }
 
 async fn names(app: &TestApp, query: &str, token: &str) -> Vec<String> {
-    let (status, body) = app.get(&format!("/v1/tools{query}"), token).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["tools"]
-        .as_array()
-        .unwrap()
+    let tools = app.list_tools_as(token, query).await;
+    tools
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect()
@@ -79,7 +78,7 @@ async fn audit_actions(app: &TestApp) -> Vec<(String, String, String)> {
 #[tokio::test]
 async fn two_agents_under_different_policies_see_and_call_different_tools() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let readers = json!({
         "match": {"roles": ["reader"]},
         "allow": {"tools": ["ev__echo", "ev__get-*"]},
@@ -236,10 +235,10 @@ async fn two_agents_under_different_policies_see_and_call_different_tools() {
 
 #[tokio::test]
 async fn claims_pick_policies_and_the_default_can_deny() {
-    let data = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data.path());
-    config.access_default = mcp_bridge::config::AccessDefault::Deny;
-    config.policies = vec![
+    let app = TestApp::builder()
+        .configure(|c| {
+            c.access_default = mcp_bridge::config::AccessDefault::Deny;
+            c.policies = vec![
         serde_json::from_value(json!({
             "name": "payments",
             "match": {"claims": {"team": "pay*", "groups": "ops"}},
@@ -247,8 +246,10 @@ async fn claims_pick_policies_and_the_default_can_deny() {
         }))
         .unwrap(),
     ];
-    let app = spawn_app_with(data, config).await;
-    app.register(everything_stdio("ev")).await;
+        })
+        .spawn()
+        .await;
+    app.register_server(everything_stdio("ev")).await;
     let payments = token(
         "p1",
         &[],
@@ -297,466 +298,5 @@ async fn claims_pick_policies_and_the_default_can_deny() {
     assert_eq!(listed["policies"][0]["defined_in"], "config");
     // Its owner and admins still see everything.
     assert!(names(&app, "", &app.admin).await.len() > 5);
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn a_toolset_renames_and_redescribes_for_the_python_client() {
-    let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
-    let toolset = json!({
-        "tools": ["ev__echo", "ev__get-sum"],
-        "rename": {"ev__echo": "say"},
-        "descriptions": {"ev__echo": "Say the message back."}
-    });
-    let (status, body) = app
-        .put("/v1/toolsets/team", &app.bob, toolset.clone())
-        .await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    let (status, body) = app.put("/v1/toolsets/team", &app.admin, toolset).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (status, body) = app
-        .put(
-            "/v1/toolsets/bad",
-            &app.admin,
-            json!({"tools": ["ev__*"], "rename": {"other__x": "x"}}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    let (_, listed) = app.get("/v1/tools?toolset=team", &app.alice).await;
-    let tools = listed["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 2, "{listed}");
-    assert_eq!(tools[0]["name"], "say");
-    assert_eq!(tools[0]["description"], "Say the message back.");
-    assert_eq!(tools[1]["name"], "ev__get-sum");
-    let (status, body) = call_as(
-        &app,
-        &app.alice,
-        json!({"name": "say", "toolset": "team", "arguments": {"message": "hello"}}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert!(
-        body["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("hello"),
-        "{body}"
-    );
-    // Not a member: unknown in the toolset.
-    let (status, _) = call_as(
-        &app,
-        &app.alice,
-        json!({"name": "ev__get-tiny-image", "toolset": "team", "arguments": {}}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, body) = app.get("/v1/tools?toolset=nope", &app.alice).await;
-    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
-
-    let url = format!("{}/mcp/toolsets/team", app.base);
-    let report = crate::mcp::run_peer(
-        "mcp_client.py",
-        &[
-            &url,
-            &app.alice,
-            "legacy",
-            "say",
-            &json!({"message": "from python"}).to_string(),
-        ],
-    )
-    .await;
-    assert_eq!(report["tools"], json!(["say", "ev__get-sum"]), "{report}");
-    assert_eq!(
-        report["descriptions"]["say"], "Say the message back.",
-        "{report}"
-    );
-    let text = report["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains("from python"), "{report}");
-    let resp = app
-        .client
-        .post(format!("{}/mcp/toolsets/nope", app.base))
-        .bearer_auth(&app.alice)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn deferred_meta_tools_find_describe_and_call() {
-    let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
-    let (status, body) = app
-        .put(
-            "/v1/toolsets/lazy",
-            &app.admin,
-            json!({"tools": ["ev__*"], "deferred": true, "rename": {"ev__get-sum": "add"}}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    assert_eq!(
-        names(&app, "?toolset=lazy", &app.alice).await,
-        ["search_tools", "describe_tool", "call_tool"]
-    );
-    let meta = |name: &str, arguments: Value| json!({"name": name, "toolset": "lazy", "arguments": arguments});
-    let (status, body) = call_as(
-        &app,
-        &app.alice,
-        meta(
-            "search_tools",
-            json!({"query": "add two numbers", "limit": 3}),
-        ),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let found = &body["structured_content"]["tools"];
-    assert!(
-        found.as_array().unwrap().iter().any(|t| t["name"] == "add"),
-        "{body}"
-    );
-    let (status, body) = call_as(
-        &app,
-        &app.alice,
-        meta("describe_tool", json!({"name": "add"})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert!(
-        body["structured_content"]["inputSchema"]["properties"]["a"].is_object(),
-        "{body}"
-    );
-    let (status, body) = call_as(
-        &app,
-        &app.alice,
-        meta(
-            "call_tool",
-            json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
-        ),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert!(
-        body["content"][0]["text"].as_str().unwrap().contains('5'),
-        "{body}"
-    );
-    let (status, body) = call_as(&app, &app.alice, meta("search_tools", json!({}))).await;
-    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-    let (status, _) = call_as(&app, &app.alice, meta("call_tool", json!({"name": "nope"}))).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-
-    // The whole catalogue behind the meta-tools on /mcp?deferred=1.
-    let client = mcp_as(&app, "/mcp?deferred=1", &app.alice).await;
-    let listed: Vec<String> = client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
-    assert_eq!(listed, ["search_tools", "describe_tool", "call_tool"]);
-    let found = client
-        .call_tool(
-            CallToolRequestParams::new("search_tools")
-                .with_arguments(args(json!({"query": "echo a message back"}))),
-        )
-        .await
-        .unwrap();
-    let first = &found.structured_content.unwrap()["tools"][0]["name"];
-    assert_eq!(first, "ev__echo");
-    let echoed = client
-        .call_tool(CallToolRequestParams::new("call_tool").with_arguments(args(
-            json!({"name": "ev__echo", "arguments": {"message": "deferred"}}),
-        )))
-        .await
-        .unwrap();
-    assert!(format!("{:?}", echoed.content).contains("deferred"));
-    client.cancel().await.unwrap();
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn search_ranks_what_the_caller_may_see() {
-    let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
-    let found = names(&app, "?q=echo%20back%20a%20message&limit=3", &app.alice).await;
-    assert_eq!(
-        found.first().map(String::as_str),
-        Some("ev__echo"),
-        "{found:?}"
-    );
-    assert!(found.len() <= 3);
-    for bad in [
-        "?q=x&limit=0",
-        "?q=x&limit=101",
-        "?q=x&cursor=abc",
-        "?limit=5",
-    ] {
-        let (status, body) = app.get(&format!("/v1/tools{bad}"), &app.alice).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
-    }
-    let (status, _) = app
-        .put(
-            "/v1/policies/no-echo",
-            &app.admin,
-            json!({"match": {"subs": ["alice"]}, "deny": {"tools": ["ev__echo"]}}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let found = names(&app, "?q=echo%20back%20a%20message", &app.alice).await;
-    assert!(!found.contains(&"ev__echo".to_owned()), "{found:?}");
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn policies_and_toolsets_survive_a_restart() {
-    let data = Arc::new(tempfile::tempdir().unwrap());
-    let app = spawn_app_in(data.clone()).await;
-    app.register(everything_stdio("ev")).await;
-    let (status, _) = app
-        .put(
-            "/v1/policies/no-echo",
-            &app.admin,
-            json!({"match": {"subs": ["alice"]}, "deny": {"tools": ["ev__echo"]}}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let (status, _) = app
-        .put(
-            "/v1/toolsets/team",
-            &app.admin,
-            json!({"tools": ["ev__get-sum"], "rename": {"ev__get-sum": "add"}}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
-    app.stop().await;
-
-    let app = spawn_app_in(data).await;
-    app.wait_status("ev", "ready", WAIT).await;
-    let (_, listed) = app.get("/v1/policies", &app.admin).await;
-    assert_eq!(listed["policies"][0]["name"], "no-echo", "{listed}");
-    assert!(
-        !names(&app, "", &app.alice)
-            .await
-            .contains(&"ev__echo".to_owned())
-    );
-    assert_eq!(names(&app, "?toolset=team", &app.alice).await, ["add"]);
-    let (status, body) = call_as(
-        &app,
-        &app.alice,
-        json!({"name": "add", "toolset": "team", "arguments": {"a": 1, "b": 2}}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    app.stop().await;
-}
-
-/// An rmcp client of `/mcp` in a 2025-11-25 session (where `resources/subscribe` exists), as
-/// `token`.
-async fn legacy_mcp_as(
-    app: &TestApp,
-    token: &str,
-) -> rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig> {
-    let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", app.base))
-        .auth_header(token.to_owned());
-    let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
-    let info = rmcp::model::ClientConfig::new(
-        Default::default(),
-        rmcp::model::Implementation::new("access-test", "1"),
-    )
-    .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25);
-    info.serve(transport).await.unwrap()
-}
-
-/// Issue 34, item 1: a resource, template or prompt is judged by the policies as the item it
-/// stands for, whatever form names it (plain, `server_id` beside it, a URI qualified as
-/// `mcp-bridge://{server}/{uri}`, a prompt as `{server}__{prompt}`), on every route of REST,
-/// `/v1/a2e` and `/mcp`; each refusal is audited.
-#[tokio::test]
-async fn every_form_of_a_name_meets_the_same_policy() {
-    use rmcp::model::{
-        ArgumentInfo, CompleteRequestParams, GetPromptRequestParams, ReadResourceRequestParams,
-        Reference, SubscribeRequestParams,
-    };
-    let app = spawn_app().await;
-    let mut py = py_stdio("py", &unique("forms"));
-    py["env"]["FIXTURE_TEMPLATES"] = json!("1"); // adds fixture://extra0/{name}
-    app.register(py).await;
-    let policy = json!({
-        "match": {"subs": ["bob"]},
-        "allow": {"resources": ["fixture://note/*"], "prompts": ["py__code_review"]}
-    });
-    let (status, body) = app.put("/v1/policies/bob", &app.admin, policy).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-
-    // Every way to name what bob may not see, as (route, A2E type, body fields).
-    let doc = "fixture://doc/1";
-    let wrapped_doc = "mcp-bridge://py/fixture://doc/1";
-    let extra = "fixture://extra0/{name}";
-    let wrapped_extra = "mcp-bridge://py/fixture://extra0/{name}";
-    let mut denied: Vec<(&str, &str, Value)> = Vec::new();
-    for (route, kind) in [
-        ("/v1/resources/read", "mcp/resource/read/req"),
-        ("/v1/resources/subscribe", "mcp/resource/subscribe/req"),
-    ] {
-        for uri in [doc, wrapped_doc] {
-            denied.push((route, kind, json!({"uri": uri})));
-            denied.push((route, kind, json!({"uri": uri, "server_id": "py"})));
-        }
-    }
-    for name in ["greet", "py__greet"] {
-        denied.push((
-            "/v1/prompts/get",
-            "mcp/prompt/get/req",
-            json!({"name": name, "arguments": {"name": "x"}}),
-        ));
-        denied.push((
-            "/v1/prompts/get",
-            "mcp/prompt/get/req",
-            json!({"name": name, "server_id": "py", "arguments": {"name": "x"}}),
-        ));
-        let reference = json!({"type": "ref/prompt", "name": name});
-        for server_id in [None, Some("py")] {
-            let mut body = json!({"ref": reference, "argument": {"name": "name", "value": "a"}});
-            if let Some(id) = server_id {
-                body["server_id"] = json!(id);
-            }
-            denied.push(("/v1/completions", "mcp/completion/req", body));
-        }
-    }
-    for uri in [extra, wrapped_extra] {
-        let reference = json!({"type": "ref/resource", "uri": uri});
-        for server_id in [None, Some("py")] {
-            let mut body = json!({"ref": reference, "argument": {"name": "name", "value": "a"}});
-            if let Some(id) = server_id {
-                body["server_id"] = json!(id);
-            }
-            denied.push(("/v1/completions", "mcp/completion/req", body));
-        }
-    }
-    for (route, kind, body) in &denied {
-        let (status, answer) = app.post(route, &app.bob, body.clone()).await;
-        assert_eq!(status, StatusCode::NOT_FOUND, "{route} {body}: {answer}");
-        let mut message = body.clone();
-        message["type"] = json!(kind);
-        message["id"] = json!("a2e-1");
-        let (status, answer) = app.post("/v1/a2e", &app.bob, message).await;
-        assert_eq!(
-            status,
-            StatusCode::NOT_FOUND,
-            "/v1/a2e {kind} {body}: {answer}"
-        );
-    }
-    // The owner (here the admin) sees all of it, in every form.
-    let (status, body) = app
-        .post(
-            "/v1/resources/read",
-            &app.admin,
-            json!({"uri": wrapped_doc}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-
-    // What the policy allows is reached in every form too.
-    for (route, body) in [
-        ("/v1/resources/read", json!({"uri": "fixture://note/a"})),
-        (
-            "/v1/resources/read",
-            json!({"uri": "mcp-bridge://py/fixture://note/a"}),
-        ),
-        (
-            "/v1/prompts/get",
-            json!({"name": "py__code_review", "arguments": {"language": "rust", "code": "x"}}),
-        ),
-        (
-            "/v1/prompts/get",
-            json!({"name": "code_review", "server_id": "py", "arguments": {"language": "rust", "code": "x"}}),
-        ),
-        (
-            "/v1/completions",
-            json!({"ref": {"type": "ref/resource", "uri": "mcp-bridge://py/fixture://note/{name}"},
-                   "argument": {"name": "name", "value": "o"}}),
-        ),
-    ] {
-        let (status, answer) = app.post(route, &app.bob, body.clone()).await;
-        assert_eq!(status, StatusCode::OK, "{route} {body}: {answer}");
-    }
-    let (_, answer) = app
-        .post(
-            "/v1/completions",
-            &app.bob,
-            json!({"ref": {"type": "ref/resource", "uri": "mcp-bridge://py/fixture://note/{name}"},
-                   "argument": {"name": "name", "value": "o"}}),
-        )
-        .await;
-    assert_eq!(answer["values"], json!(["one"]), "{answer}");
-
-    // /mcp, in a 2025-11-25 session (subscriptions exist there).
-    let client = legacy_mcp_as(&app, &app.bob).await;
-    for uri in [doc, wrapped_doc] {
-        let read = client
-            .peer()
-            .read_resource(ReadResourceRequestParams::new(uri))
-            .await;
-        assert!(read.is_err(), "/mcp resources/read {uri}: {read:?}");
-        #[allow(deprecated)] // resources/subscribe is the 2025-11-25 way to follow a resource.
-        let subscribed = client
-            .peer()
-            .subscribe(SubscribeRequestParams::new(uri))
-            .await;
-        assert!(
-            subscribed.is_err(),
-            "/mcp resources/subscribe {uri}: {subscribed:?}"
-        );
-    }
-    let prompt = client
-        .peer()
-        .get_prompt(
-            GetPromptRequestParams::new("py__greet").with_arguments(args(json!({"name": "x"}))),
-        )
-        .await;
-    assert!(prompt.is_err(), "/mcp prompts/get py__greet: {prompt:?}");
-    for reference in [
-        Reference::for_prompt("py__greet"),
-        Reference::for_resource(extra),
-        Reference::for_resource(wrapped_extra),
-    ] {
-        let completed = client
-            .peer()
-            .complete(CompleteRequestParams::new(
-                reference.clone(),
-                ArgumentInfo::new("name", "a"),
-            ))
-            .await;
-        assert!(
-            completed.is_err(),
-            "/mcp completion/complete {reference:?}: {completed:?}"
-        );
-    }
-    let allowed = client
-        .peer()
-        .read_resource(ReadResourceRequestParams::new(
-            "mcp-bridge://py/fixture://note/a",
-        ))
-        .await;
-    assert!(allowed.is_ok(), "{allowed:?}");
-    client.cancel().await.unwrap();
-
-    // Every refusal is in the audit log, under the item it stands for.
-    let audit = audit_actions(&app).await;
-    let refused = |action: &str, target: &str| {
-        audit
-            .iter()
-            .any(|(actor, a, t)| actor == "bob" && a == action && t.ends_with(target))
-    };
-    assert!(refused("resource.read.denied", doc), "{audit:?}");
-    assert!(refused("resource.read.denied", extra), "{audit:?}");
-    assert!(refused("prompt.get.denied", "py__greet"), "{audit:?}");
-    assert!(
-        !audit.iter().any(|(_, _, t)| t.contains("mcp-bridge://")),
-        "audited as canonical items: {audit:?}"
-    );
     app.stop().await;
 }

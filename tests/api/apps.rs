@@ -30,7 +30,7 @@ fn apps_stdio(label: &str) -> Value {
 async fn with_two_app_servers() -> TestApp {
     let app = spawn_app().await;
     for label in LABELS {
-        app.register(apps_stdio(label)).await;
+        app.register_server(apps_stdio(label)).await;
     }
     app
 }
@@ -77,16 +77,13 @@ async fn mcp_as(app: &TestApp, token: &str) -> rmcp::service::RunningService<rmc
 async fn two_servers_dashboards_stay_ui_apart_and_read_as_their_own_on_rest() {
     let app = with_two_app_servers().await;
 
-    let (status, listed) = app.get("/v1/resources", &app.alice).await;
-    assert_eq!(status, StatusCode::OK, "{listed}");
+    let listed = app.list_resources("").await;
     for label in LABELS {
         let uri = format!("ui://{label}/dashboard");
-        let resource = listed["resources"]
-            .as_array()
-            .unwrap()
+        let resource = listed
             .iter()
             .find(|r| r["uri"] == uri.as_str())
-            .unwrap_or_else(|| panic!("{uri} is not listed: {listed}"));
+            .unwrap_or_else(|| panic!("{uri} is not listed: {listed:?}"));
         assert_eq!(resource["server_id"], label);
         assert_eq!(resource["mime_type"], "text/html;profile=mcp-app");
         assert_eq!(resource["_meta"]["ui"], ui_meta(label), "{resource}");
@@ -372,16 +369,8 @@ async fn the_meta_tools_serve_a_model_and_keep_app_only_tools_from_it() {
 async fn an_update_of_a_ui_resource_names_it_as_the_agent_subscribed() {
     let app = with_two_app_servers().await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
-    let (status, body) = app
-        .post(
-            "/v1/resources/subscribe",
-            &app.alice,
-            json!({"uri": "ui://red/dashboard"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = app.call("red__touch_dashboard", json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.subscribe(json!({"uri": "ui://red/dashboard"})).await;
+    let body = app.call_tool("red__touch_dashboard", json!({})).await;
     assert_eq!(body["content"][0]["text"], "touched", "{body}");
     let update = alice
         .wait_for("the dashboard's update", WAIT, |m| {
@@ -394,16 +383,8 @@ async fn an_update_of_a_ui_resource_names_it_as_the_agent_subscribed() {
         "{update:?}"
     );
     // Unsubscribed by the same URI: no more updates.
-    let (status, body) = app
-        .post(
-            "/v1/resources/unsubscribe",
-            &app.alice,
-            json!({"uri": "ui://red/dashboard"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = app.call("red__touch_dashboard", json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.unsubscribe(json!({"uri": "ui://red/dashboard"})).await;
+    app.call_tool("red__touch_dashboard", json!({})).await;
     let later = alice.drain(Duration::from_millis(1000)).await;
     assert!(
         !later

@@ -9,7 +9,6 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::cluster::*;
@@ -60,7 +59,7 @@ async fn an_intruder_on_nats_without_the_bus_key_can_neither_act_nor_read() {
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("bus");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     let prefix = replicas.prefix.clone();
     let intruder =
@@ -90,11 +89,10 @@ async fn an_intruder_on_nats_without_the_bus_key_can_neither_act_nor_read() {
             "b" => (&b, &a),
             _ => (&a, &b),
         };
-        let (status, body) = caller
+        let body = caller
             .app
-            .call(&format!("{id}__echo"), json!({"message": DISTINCTIVE}))
+            .call_tool(&format!("{id}__echo"), json!({"message": DISTINCTIVE}))
             .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
         assert!(body.to_string().contains(DISTINCTIVE), "{body}");
         let mut heard = Vec::new();
         // Listens for a while: what must not be heard can only be waited out.
@@ -187,7 +185,7 @@ async fn an_intruder_on_nats_without_the_bus_key_can_neither_act_nor_read() {
         .unwrap();
     intruder.flush().await.unwrap();
     let genuine = unique("after");
-    a.app.register(everything_stdio(&genuine)).await;
+    a.app.register_server(everything_stdio(&genuine)).await;
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());

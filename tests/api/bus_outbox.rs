@@ -23,7 +23,7 @@ async fn an_event_raised_while_nats_is_away_reaches_the_stream_once_it_is_back()
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("outbox");
-    a.app.register(everything_stdio(&id)).await;
+    a.app.register_server(everything_stdio(&id)).await;
     b.wait_held(&id, "a", WAIT).await;
     let mut events = EventStream::open(&b.app, &b.app.alice, None).await;
     nats.stop().await;

@@ -97,7 +97,7 @@ pub async fn assert_cancelled(call: JoinHandle<(StatusCode, Value)>, id: &str) {
 /// answers at once, the server saw the cancel, and the server still works.
 async fn delete_cancels(config: Value) {
     let app = spawn_app().await;
-    let id = app.register(config).await["server_id"]
+    let id = app.register_server(config).await["server_id"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -122,10 +122,8 @@ async fn delete_cancels(config: Value) {
     marks.wait_cancelled().await;
     assert!(asked.elapsed() < PROMPTLY, "took {:?}", asked.elapsed());
     // Not retried, and the server goes on serving.
-    let (status, body) = app
-        .call(&format!("{id}__echo"), json!({"text": "still here"}))
+    app.call_tool(&format!("{id}__echo"), json!({"text": "still here"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     let (_, got) = app.server(&id).await;
     assert_eq!(got["server"]["status"], "ready", "{got}");
     app.stop().await;
@@ -160,7 +158,7 @@ async fn delete_cancels_a_call_on_a_websocket_server() {
 #[tokio::test]
 async fn the_long_running_operation_of_server_everything_is_cancelled_at_once() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let call_id = unique("long");
     let arguments = json!({"duration": LONG, "steps": LONG});
     let call = spawn_call(
@@ -179,8 +177,7 @@ async fn the_long_running_operation_of_server_everything_is_cancelled_at_once() 
     })
     .await;
     assert_cancelled(call, &call_id).await;
-    let (status, body) = app.call("ev__echo", json!({"message": "after"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("ev__echo", json!({"message": "after"})).await;
     app.stop().await;
 }
 
@@ -188,8 +185,8 @@ async fn the_long_running_operation_of_server_everything_is_cancelled_at_once() 
 async fn a_client_that_goes_away_mid_call_cancels_it_upstream() {
     let app = spawn_app().await;
     let peer = py_http().await;
-    app.register(py_stdio("gs", &unique("gone"))).await;
-    app.register(json!({"server_id": "gh", "transport": "http", "url": peer.url}))
+    app.register_server(py_stdio("gs", &unique("gone"))).await;
+    app.register_server(json!({"server_id": "gh", "transport": "http", "url": peer.url}))
         .await;
     // A JSON call whose request is dropped, on stdio.
     let marks = Marks::new();
@@ -222,7 +219,7 @@ async fn a_client_that_goes_away_mid_call_cancels_it_upstream() {
 #[tokio::test]
 async fn a_call_through_a2e_is_cancelled_by_its_request_id() {
     let app = spawn_app().await;
-    app.register(py_stdio("ca", &unique("a2e"))).await;
+    app.register_server(py_stdio("ca", &unique("a2e"))).await;
     let marks = Marks::new();
     let call_id = unique("a2e");
     let (client, token) = (app.client.clone(), app.alice.clone());
@@ -258,7 +255,7 @@ async fn a_call_through_a2e_is_cancelled_by_its_request_id() {
 #[tokio::test]
 async fn only_the_caller_cancels_its_call_once_while_it_runs() {
     let app = spawn_app().await;
-    app.register(py_stdio("cb", &unique("bad"))).await;
+    app.register_server(py_stdio("cb", &unique("bad"))).await;
     // Unknown.
     let (status, body) = cancel(&app, &app.alice, "no-such-call").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
@@ -318,7 +315,7 @@ async fn only_the_caller_cancels_its_call_once_while_it_runs() {
 #[tokio::test]
 async fn an_mcp_clients_cancel_is_forwarded_upstream() {
     let app = spawn_app().await;
-    app.register(py_stdio("cm", &unique("mcp"))).await;
+    app.register_server(py_stdio("cm", &unique("mcp"))).await;
     let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", app.base))
         .auth_header(app.alice.clone());
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);

@@ -123,11 +123,11 @@ async fn three_replicas_behind_round_robin_survive_kills_and_outages_with_a_ledg
     // Servers: a recording stdio fixture, the recording HTTP one, server-everything over stdio.
     let mut stdio = py_stdio("ps", &unique("chaos"));
     stdio["env"]["FIXTURE_CALL_LOG"] = json!(stdio_log.display().to_string());
-    front.register(stdio).await;
+    front.register_server(stdio).await;
     front
-        .register(json!({"server_id": "ph", "transport": "http", "url": http_url}))
+        .register_server(json!({"server_id": "ph", "transport": "http", "url": http_url}))
         .await;
-    front.register(everything_stdio("ev")).await;
+    front.register_server(everything_stdio("ev")).await;
     for server in ["ps", "ph", "ev"] {
         wait_until(&format!("{server} ready"), WAIT, async || {
             let (_, body) = front.server(server).await;
@@ -145,14 +145,9 @@ async fn three_replicas_behind_round_robin_survive_kills_and_outages_with_a_ledg
     ]));
     // A subscription, checked at the end on the upstream that holds it then.
     let doc = "fixture://doc/1";
-    let (status, body) = front
-        .post(
-            "/v1/resources/subscribe",
-            &front.alice,
-            json!({"uri": doc, "server_id": "ps"}),
-        )
+    front
+        .subscribe(json!({"uri": doc, "server_id": "ps"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
 
     let stop = CancellationToken::new();
     let load = Arc::new(Load {

@@ -4,7 +4,6 @@
 //! hostile fixture (`tests/peers/hostile_server.py`).
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -78,7 +77,7 @@ async fn the_console_works_in_a_real_browser() {
     );
     // At a known port: the bridge's public URL is where the authorization server sends the
     // browser back to.
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let oauth = oauth_peer(&[]).await;
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let temp = tempfile::tempdir().unwrap();

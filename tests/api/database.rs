@@ -23,11 +23,14 @@ async fn while_the_database_is_down_its_requests_are_503_and_then_work_again() {
     );
     let mut proxy = Proxy::start(&target).await;
     let data_dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    let mut url = url::Url::parse(config.database_url.as_deref().unwrap()).unwrap();
+    let mut url =
+        url::Url::parse(config(data_dir.path()).database_url.as_deref().unwrap()).unwrap();
     url.set_port(Some(proxy.port)).unwrap();
-    config.database_url = Some(url.to_string());
-    let app = spawn_app_with(data_dir, config).await;
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .configure(move |c| c.database_url = Some(url.to_string()))
+        .spawn()
+        .await;
     let roots = json!({"roots": [{"uri": "file:///srv/one", "name": "One"}]});
     let (status, body) = app
         .send(
@@ -38,7 +41,7 @@ async fn while_the_database_is_down_its_requests_are_503_and_then_work_again() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
 
     proxy.cut().await;
     let started = Instant::now();
@@ -76,8 +79,9 @@ async fn while_the_database_is_down_its_requests_are_503_and_then_work_again() {
     // What is held in memory is still served, and connected servers still answer.
     let (status, body) = app.get("/v1/servers", &app.alice).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = app.call("ev__echo", json!({"message": "still here"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app
+        .call_tool("ev__echo", json!({"message": "still here"}))
+        .await;
     assert_eq!(body["content"][0]["text"], "Echo: still here");
     // A registration needs the store: refused, and nothing of it is left running.
     let (status, body) = app
@@ -112,6 +116,6 @@ async fn while_the_database_is_down_its_requests_are_503_and_then_work_again() {
     assert_eq!(status, StatusCode::OK);
     let (status, _) = app.server("late").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    app.register(everything_stdio("late")).await;
+    app.register_server(everything_stdio("late")).await;
     app.stop().await;
 }

@@ -11,7 +11,7 @@ use crate::helpers::*;
 #[tokio::test]
 async fn sampling_goes_to_the_owner_and_the_answer_reaches_the_tool_result() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let mut root = EventStream::open(&app, &app.admin, None).await;
     let mut bob = EventStream::open(&app, &app.bob, None).await;
 
@@ -93,7 +93,7 @@ async fn sampling_goes_to_the_owner_and_the_answer_reaches_the_tool_result() {
 #[tokio::test]
 async fn a_refusal_and_a_missing_agent_refuse_the_server() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
 
     // Nobody is listening: refused at once, not after the server's timeout.
     let started = std::time::Instant::now();
@@ -163,7 +163,7 @@ async fn roots_come_from_the_store_or_from_the_owner() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
 
     // No stream open: the server gets the stored roots.
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let roots_text = |body: &Value| {
         body["content"][0]["text"]
             .as_str()
@@ -216,7 +216,7 @@ async fn roots_come_from_the_store_or_from_the_owner() {
 #[tokio::test]
 async fn elicitation_is_answered_with_content_and_schema_defaults() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let mut root = EventStream::open(&app, &app.admin, None).await;
     let call = call_in_background(
         &app,
@@ -271,7 +271,7 @@ async fn elicitation_is_answered_with_content_and_schema_defaults() {
 #[tokio::test]
 async fn progress_reaches_the_caller_in_order_and_streams_with_the_call() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let mut root = EventStream::open(&app, &app.admin, None).await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
     let args = json!({"duration": 1, "steps": 4});
@@ -353,16 +353,13 @@ async fn progress_reaches_the_caller_in_order_and_streams_with_the_call() {
 #[tokio::test]
 async fn resource_updates_reach_the_subscriber_only_and_list_changes_everyone() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
     let mut bob = EventStream::open(&app, &app.bob, None).await;
     let uri = "demo://resource/static/document/architecture.md";
-    let (status, body) = app
-        .post("/v1/resources/subscribe", &app.alice, json!({"uri": uri}))
+    app.subscribe(json!({"uri": uri})).await;
+    app.call_tool("ev__toggle-subscriber-updates", json!({}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, _) = app.call("ev__toggle-subscriber-updates", json!({})).await;
-    assert_eq!(status, StatusCode::OK);
     let update = alice
         .wait_for("resources/updated", WAIT, |m| {
             is_push(m, "notifications/resources/updated")
@@ -380,13 +377,11 @@ async fn resource_updates_reach_the_subscriber_only_and_list_changes_everyone() 
 
     // A new resource: everyone hears of it, once the catalogue has it.
     let data = "data:text/plain;base64,aGVsbG8=";
-    let (status, body) = app
-        .call(
-            "ev__gzip-file-as-resource",
-            json!({"name": "hello.txt.gz", "data": data, "outputType": "resourceLink"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool(
+        "ev__gzip-file-as-resource",
+        json!({"name": "hello.txt.gz", "data": data, "outputType": "resourceLink"}),
+    )
+    .await;
     bob.wait_for("resources/list_changed", WAIT, |m| {
         is_push(m, "notifications/resources/list_changed")
     })
@@ -398,11 +393,11 @@ async fn resource_updates_reach_the_subscriber_only_and_list_changes_everyone() 
 
 #[tokio::test]
 async fn last_event_id_replays_and_a_gap_past_the_buffer_is_announced() {
-    let data_dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.replay_buffer = 3;
-    let app = spawn_app_with(data_dir, config).await;
-    app.register(py_stdio("py", &unique("replay"))).await;
+    let app = TestApp::builder()
+        .configure(|c| c.replay_buffer = 3)
+        .spawn()
+        .await;
+    app.register_server(py_stdio("py", &unique("replay"))).await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
     for i in 0..5 {
         app.call("py__grow", json!({"name": format!("t{i}")})).await;
@@ -438,14 +433,11 @@ async fn last_event_id_replays_and_a_gap_past_the_buffer_is_announced() {
 async fn with_streamable_http_a_callers_sampling_goes_to_the_caller() {
     let peer = everything_http().await;
     let app = spawn_app().await;
-    let (status, body) = app
-        .post(
-            "/v1/servers",
-            &app.alice,
-            json!({"config": {"server_id": "evh", "transport": "http", "url": peer.url}}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    app.register_server_as(
+        &app.alice,
+        json!({"server_id": "evh", "transport": "http", "url": peer.url}),
+    )
+    .await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
     let mut bob = EventStream::open(&app, &app.bob, None).await;
     let call = call_in_background(
@@ -490,7 +482,7 @@ async fn with_streamable_http_a_callers_sampling_goes_to_the_caller() {
 async fn status_changes_are_pushed_and_streams_end_on_shutdown() {
     let app = spawn_app().await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
-    app.register(py_stdio("st", &unique("status"))).await;
+    app.register_server(py_stdio("st", &unique("status"))).await;
     let status = alice
         .wait_for("a status push", WAIT, |m| {
             is_push(m, "bridge/server_status") && m.data["params"]["status"] == "ready"
@@ -514,13 +506,11 @@ async fn status_changes_are_pushed_and_streams_end_on_shutdown() {
 async fn a_2026_input_required_result_reaches_the_caller_as_the_same_events() {
     let peer = py_http_stateless().await;
     let app = spawn_app().await;
-    let (status, body) = app
-        .post("/v1/servers", &app.alice, json!({"config": {
-            "server_id": "modern", "transport": "http", "url": peer.url, "protocol_version": "2026-07-28"
-        }}))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    assert_eq!(body["server"]["mcp_version"], "2026-07-28");
+    let config = json!({
+        "server_id": "modern", "transport": "http", "url": peer.url, "protocol_version": "2026-07-28"
+    });
+    let server = app.register_server_as(&app.alice, config).await;
+    assert_eq!(server["mcp_version"], "2026-07-28");
     let mut bob = EventStream::open(&app, &app.bob, None).await;
 
     // Sampling: the input request goes to the caller, and its answer completes the call.
@@ -571,7 +561,8 @@ async fn a_2026_input_required_result_reaches_the_caller_as_the_same_events() {
 #[tokio::test]
 async fn the_same_tools_over_the_legacy_handshake_ask_the_caller() {
     let app = spawn_app().await;
-    app.register(py_stdio("legacy", &unique("legacy"))).await;
+    app.register_server(py_stdio("legacy", &unique("legacy")))
+        .await;
     let mut root = EventStream::open(&app, &app.admin, None).await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
     let call = call_in_background(&app, &app.alice, "legacy__ask_name", json!({}));
@@ -602,7 +593,7 @@ async fn the_same_tools_over_the_legacy_handshake_ask_the_caller() {
 #[tokio::test]
 async fn each_kind_of_request_is_refused_in_its_own_words() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let (_, body) = app.call("ev__trigger-elicitation-request", json!({})).await;
     let text = body.to_string();
     assert!(
@@ -625,7 +616,7 @@ async fn each_kind_of_request_is_refused_in_its_own_words() {
 #[tokio::test]
 async fn a_request_that_cannot_be_tied_to_a_call_says_so() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
     let long = call_in_background(
         &app,

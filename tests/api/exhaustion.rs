@@ -2,7 +2,6 @@
 //! header or body timeout and do not starve a well-behaved agent; event streams per agent are
 //! bounded.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -12,11 +11,8 @@ use tokio::net::TcpStream;
 
 use crate::helpers::*;
 
-async fn app_with(edit: impl FnOnce(&mut mcp_bridge::config::Config)) -> TestApp {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    edit(&mut config);
-    spawn_app_with(data_dir, config).await
+async fn app_with(edit: impl FnOnce(&mut mcp_bridge::config::Config) + Send + 'static) -> TestApp {
+    TestApp::builder().configure(edit).spawn().await
 }
 
 /// Waits for the server to close `tcp` (EOF or reset), at most `within`; whether it did.

@@ -155,10 +155,10 @@ async fn a_refused_host_names_the_setting() {
     app.stop().await;
 
     // Configured names are served, and not told to a request under another.
-    let dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
-    let mut configured = config(dir.path());
-    configured.mcp_allowed_hosts = vec!["gw.internal:8443".to_owned()];
-    let app = spawn_app_with(dir, configured).await;
+    let app = TestApp::builder()
+        .configure(|c| c.mcp_allowed_hosts = vec!["gw.internal:8443".to_owned()])
+        .spawn()
+        .await;
     for (host, served) in [("gw.internal:8443", true), ("localhost", false)] {
         let resp = reqwest::Client::new()
             .post(format!("{}/mcp", app.base))
@@ -184,7 +184,7 @@ async fn a_stateless_server_in_the_older_era_says_how_to_get_sampling() {
     let app = spawn_app().await;
     let stateless = py_http_stateless().await;
     let server = app
-        .register(json!({"server_id": "older", "transport": "http", "url": stateless.url}))
+        .register_server(json!({"server_id": "older", "transport": "http", "url": stateless.url}))
         .await;
     assert_eq!(server["status"], "ready", "{server}");
     let error = server["error"].as_str().unwrap();
@@ -197,7 +197,7 @@ async fn a_stateless_server_in_the_older_era_says_how_to_get_sampling() {
     assert_eq!(got["server"]["error"], error, "{got}");
 
     let server = app
-        .register(
+        .register_server(
             json!({"server_id": "modern", "transport": "http", "url": stateless.url,
                          "protocol_version": "2026-07-28"}),
         )
@@ -205,7 +205,7 @@ async fn a_stateless_server_in_the_older_era_says_how_to_get_sampling() {
     assert_eq!(server["error"], "", "{server}");
     let stateful = py_http().await;
     let server = app
-        .register(json!({"server_id": "sessions", "transport": "http", "url": stateful.url}))
+        .register_server(json!({"server_id": "sessions", "transport": "http", "url": stateful.url}))
         .await;
     assert_eq!(server["error"], "", "{server}");
     app.stop().await;

@@ -4,7 +4,8 @@
 //!
 //! | module   | owns                                                                   |
 //! |----------|------------------------------------------------------------------------|
-//! | `app`    | `TestApp`: the service in process, its config, tokens and HTTP helpers |
+//! | `app`    | `TestApp` and its builder: the service in process, config, tokens      |
+//! | `calls`  | typed calls on `TestApp` that expect success (`call_tool`, ...)        |
 //! | `wait`   | `wait_until` / `poll_until` and the bound `WAIT`                       |
 //! | `store`  | the store on PostgreSQL (`MCP_BRIDGE_TEST_POSTGRES`), the stored text  |
 //! | `peers`  | real peers: server-everything, the Python fixtures, the A2A agents     |
@@ -15,6 +16,7 @@
 
 mod app;
 mod bridge;
+mod calls;
 mod events;
 mod oauth;
 mod peers;

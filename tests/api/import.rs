@@ -48,8 +48,7 @@ async fn a_claude_desktop_file_is_imported_entry_by_entry() {
         broken["error"].as_str().unwrap().contains("command"),
         "{broken}"
     );
-    let (status, _) = app.call("py__echo", json!({"text": "imported"})).await;
-    assert_eq!(status, StatusCode::OK);
+    app.call_tool("py__echo", json!({"text": "imported"})).await;
 
     // The same file again changes nothing; a changed entry is replaced.
     let (_, body) = app
@@ -84,18 +83,21 @@ async fn the_config_file_servers_are_applied_at_every_start() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let declared: mcp_bridge::a2e::McpServerConfig =
         serde_json::from_value(py_stdio("declared", &unique("declared"))).unwrap();
-    let mut config = config(data_dir.path());
-    config.servers = vec![declared.clone()];
-    let app = spawn_app_with(data_dir.clone(), config.clone()).await;
+    let from_file = || {
+        let declared = declared.clone();
+        TestApp::builder()
+            .data_dir(&data_dir)
+            .configure(move |c| c.servers = vec![declared])
+            .spawn()
+    };
+    let app = from_file().await;
     app.wait_status("declared", "ready", Duration::from_secs(30))
         .await;
-    let (status, _) = app
-        .call("declared__echo", json!({"text": "from the file"}))
+    app.call_tool("declared__echo", json!({"text": "from the file"}))
         .await;
-    assert_eq!(status, StatusCode::OK);
     app.stop().await;
 
-    let app = spawn_app_with(data_dir, config).await;
+    let app = from_file().await;
     app.wait_status("declared", "ready", Duration::from_secs(30))
         .await;
     let (_, list) = app.get("/v1/servers", &app.admin).await;
@@ -163,17 +165,11 @@ async fn the_import_command_talks_to_the_running_bridge() {
 async fn an_import_over_another_agents_server_is_no_secret_oracle() {
     let peer = py_http().await;
     let app = spawn_app().await;
-    let (status, body) = app
-        .post(
-            "/v1/servers",
-            &app.alice,
-            json!({"config": {
-                "server_id": "guarded", "name": "guarded", "transport": "http", "url": peer.url,
-                "headers": {"X-Key": "right-guess-42"}
-            }}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let config = json!({
+        "server_id": "guarded", "name": "guarded", "transport": "http", "url": peer.url,
+        "headers": {"X-Key": "right-guess-42"}
+    });
+    app.register_server_as(&app.alice, config).await;
     let mut answers = Vec::new();
     for guess in ["right-guess-42", "wrong-guess-42"] {
         let document = json!({"mcpServers": {

@@ -152,7 +152,7 @@ async fn invalid_configs_are_refused_with_the_reason() {
 async fn a_duplicate_id_is_a_conflict_and_the_first_server_is_untouched() {
     let app = spawn_app().await;
     let marker = unique("dup");
-    app.register(py_stdio("dup", &marker)).await;
+    app.register_server(py_stdio("dup", &marker)).await;
     let (status, body) = app
         .post(
             "/v1/servers",
@@ -166,8 +166,7 @@ async fn a_duplicate_id_is_a_conflict_and_the_first_server_is_untouched() {
         pids_with_marker("other").is_empty(),
         "the duplicate never ran"
     );
-    let (status, _) = app.call("dup__echo", json!({"text": "first"})).await;
-    assert_eq!(status, StatusCode::OK);
+    app.call_tool("dup__echo", json!({"text": "first"})).await;
     app.stop().await;
 }
 
@@ -176,7 +175,7 @@ async fn a_generated_server_id_is_eight_hex_characters() {
     let peer = py_http().await;
     let app = spawn_app().await;
     let server = app
-        .register(json!({"transport": "http", "url": peer.url}))
+        .register_server(json!({"transport": "http", "url": peer.url}))
         .await;
     let id = server["server_id"].as_str().unwrap();
     assert_eq!(id.len(), 8);

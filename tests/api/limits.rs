@@ -1,6 +1,5 @@
 //! Per-agent limits (429 with Retry-After) and the audit log.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -9,12 +8,14 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 async fn app_with(rate: u32, burst: u32, concurrency: usize) -> TestApp {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.agent_rate = rate;
-    config.agent_burst = burst;
-    config.agent_concurrency = concurrency;
-    spawn_app_with(data_dir, config).await
+    TestApp::builder()
+        .configure(move |c| {
+            c.agent_rate = rate;
+            c.agent_burst = burst;
+            c.agent_concurrency = concurrency;
+        })
+        .spawn()
+        .await
 }
 
 #[tokio::test]
@@ -48,7 +49,7 @@ async fn an_agent_over_its_rate_gets_429_with_retry_after() {
 #[tokio::test]
 async fn an_agent_has_a_bounded_number_of_requests_in_flight() {
     let app = app_with(0, 0, 1).await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     // The event stream does not count: an agent listens while it calls.
     let mut events = EventStream::open(&app, &app.alice, None).await;
     let slow = {
@@ -94,7 +95,7 @@ async fn an_agent_has_a_bounded_number_of_requests_in_flight() {
 #[tokio::test]
 async fn a_streamed_answer_stays_in_flight_until_it_ends() {
     let app = app_with(0, 0, 1).await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let long = json!({ "duration": 2, "steps": 4 });
     let streamed = app
         .client
@@ -153,7 +154,7 @@ async fn the_audit_log_says_who_changed_what_without_secrets() {
     let app = spawn_app().await;
     let mut config = everything_stdio("audited");
     config["env"] = json!({ "API_KEY": "audit-s3cret" });
-    app.register(config).await;
+    app.register_server(config).await;
     let (status, _) = app
         .patch(
             "/v1/servers/audited",
@@ -162,8 +163,7 @@ async fn the_audit_log_says_who_changed_what_without_secrets() {
         )
         .await;
     assert_eq!(status, StatusCode::OK);
-    let (status, _) = app.delete("/v1/servers/audited", &app.admin).await;
-    assert_eq!(status, StatusCode::OK);
+    app.unregister_server("audited").await;
 
     let (status, body) = app.get("/v1/audit", &app.alice).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "admins only: {body}");

@@ -20,8 +20,7 @@ const TICK_WAIT: Duration = Duration::from_secs(2);
 
 /// The text a fixture tool answers.
 async fn answer(app: &TestApp, tool: &str) -> String {
-    let (status, body) = app.call(tool, json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool(tool, json!({})).await;
     body["content"][0]["text"].as_str().unwrap().to_owned()
 }
 
@@ -66,7 +65,7 @@ async fn a_2026_server_is_followed_with_subscriptions_listen() {
     let mut bob = EventStream::open(&app, &app.bob, None).await;
     let peer = listen_server_on(0).await;
     let server = app
-        .register(json!({
+        .register_server(json!({
             "server_id": "clock", "transport": "http", "url": peer.url,
             "protocol_version": "2026-07-28"
         }))
@@ -89,10 +88,7 @@ async fn a_2026_server_is_followed_with_subscriptions_listen() {
     assert_eq!(answer(&app, "clock__late").await, "late");
     assert_eq!(answer(&app, "clock__following").await, "");
 
-    let (status, body) = app
-        .post("/v1/resources/subscribe", &app.alice, json!({"uri": CLOCK}))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.subscribe(json!({"uri": CLOCK})).await;
     assert_eq!(body["server_id"], "clock");
     next_tick(&mut alice).await;
     next_tick(&mut alice).await;
@@ -102,24 +98,14 @@ async fn a_2026_server_is_followed_with_subscriptions_listen() {
     assert!(!ticks_within(&mut bob, Duration::from_millis(1500)).await);
 
     // Unsubscribed: the server is asked for the list changes alone, and the updates stop.
-    let (status, body) = app
-        .post(
-            "/v1/resources/unsubscribe",
-            &app.alice,
-            json!({"uri": CLOCK}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.unsubscribe(json!({"uri": CLOCK})).await;
     wait_answer(&app, "clock__following", "").await;
     wait_answer(&app, "clock__listeners", "1").await;
     alice.drain(Duration::from_millis(200)).await;
     assert!(!ticks_within(&mut alice, Duration::from_millis(2500)).await);
 
     // Subscribed again, then reconnected: the new connection listens for it from the start.
-    let (status, body) = app
-        .post("/v1/resources/subscribe", &app.alice, json!({"uri": CLOCK}))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.subscribe(json!({"uri": CLOCK})).await;
     next_tick(&mut alice).await;
     let (status, body) = app
         .post("/v1/servers/clock/reconnect", &app.admin, json!(null))
@@ -138,16 +124,13 @@ async fn a_2026_server_is_followed_with_subscriptions_listen() {
 async fn clock_followed_by_alice() -> (TestApp, Peer, EventStream) {
     let app = spawn_app().await;
     let peer = listen_server_on(0).await;
-    app.register(json!({
+    app.register_server(json!({
         "server_id": "clock", "transport": "http", "url": peer.url,
         "protocol_version": "2026-07-28"
     }))
     .await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
-    let (status, body) = app
-        .post("/v1/resources/subscribe", &app.alice, json!({"uri": CLOCK}))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.subscribe(json!({"uri": CLOCK})).await;
     next_tick(&mut alice).await;
     (app, peer, alice)
 }
@@ -306,7 +289,7 @@ async fn a_listen_stream_follows_what_its_caller_may_read_while_it_is_open() {
     let app = spawn_app().await;
     let (one, two) = tokio::join!(listen_server_on(0), listen_server_on(0));
     for (id, peer) in [("clock", &one), ("clock2", &two)] {
-        app.register(json!({
+        app.register_server(json!({
             "server_id": id, "transport": "http", "url": peer.url,
             "protocol_version": "2026-07-28"
         }))
@@ -346,7 +329,6 @@ async fn a_listen_stream_follows_what_its_caller_may_read_while_it_is_open() {
 
 /// The text a fixture tool answers to `arguments`.
 async fn answer_with(app: &TestApp, tool: &str, arguments: Value) -> String {
-    let (status, body) = app.call(tool, arguments).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool(tool, arguments).await;
     body["content"][0]["text"].as_str().unwrap().to_owned()
 }

@@ -121,15 +121,14 @@ async fn a_stored_server_that_is_the_bridge_itself_does_not_connect_and_is_kept(
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let first = spawn_app_in(data_dir.clone()).await;
     let config = bridge_as_upstream("self", &format!("http://127.0.0.1:{port}"), &first.alice);
-    let (status, body) = first
-        .post("/v1/servers", &first.alice, json!({ "config": config }))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    first.register_server_as(&first.alice, config).await;
     first.stop().await;
     peer.stop().await;
-    let mut config = crate::helpers::config(data_dir.path());
-    config.bind = format!("127.0.0.1:{port}");
-    let app = spawn_app_with(data_dir, config).await;
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .configure(move |c| c.bind = format!("127.0.0.1:{port}"))
+        .spawn()
+        .await;
     let listed = tokio::time::timeout(Duration::from_secs(5), app.get("/v1/resources", &app.alice))
         .await
         .expect("resources listed within 5 s after the restart");
@@ -236,7 +235,7 @@ async fn bridges_chained_through_stdio_proxies_cannot_close_a_loop() {
     // This bridge over the other one, through mcp-remote: a chain of two, allowed.
     let marker = unique("mcp-remote");
     let config = mcp_remote("b", &other.base, &app.admin, &marker, dir.path());
-    app.register(config).await;
+    app.register_server(config).await;
     app.wait_status("b", "ready", WAIT).await;
     // This bridge now says it reaches the other one, at depth 2.
     let report = mcp_initialize(&app.base, &app.alice).await;
@@ -307,13 +306,15 @@ async fn a_stored_proxy_that_turns_out_to_be_the_bridge_itself_never_becomes_rea
     let base = format!("http://127.0.0.1:{port}");
     let marker = unique("mcp-remote");
     let config = mcp_remote("proxy", &base, &first.admin, &marker, remote_dir.path());
-    first.register(config).await;
+    first.register_server(config).await;
     first.wait_status("proxy", "ready", WAIT).await;
     first.stop().await;
     peer.stop().await;
-    let mut config = crate::helpers::config(data_dir.path());
-    config.bind = format!("127.0.0.1:{port}");
-    let app = spawn_app_with(data_dir, config).await;
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .configure(move |c| c.bind = format!("127.0.0.1:{port}"))
+        .spawn()
+        .await;
     wait_until("an error naming the bridge itself", WAIT, async || {
         let (status, body) = app.get("/v1/servers/proxy", &app.admin).await;
         assert_eq!(status, StatusCode::OK, "the stored server is kept: {body}");

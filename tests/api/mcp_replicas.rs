@@ -2,7 +2,8 @@
 //! whose every request lands on another replica in turn (a client that rotates the base URL
 //! per request, as a round-robin balancer would) works as on one replica, is its agent's alone
 //! and counted against its cap on every replica, and outlives the replica that opened it being
-//! killed; the stateless 2026-07-28 era works on any replica. Skipped unless
+//! killed; the stateless 2026-07-28 era works on any replica. Sessions in the shared store are
+//! in `sessions`, requests to the client answered across replicas in `answers`. Skipped unless
 //! `MCP_BRIDGE_TEST_POSTGRES` and `MCP_BRIDGE_TEST_NATS` are set.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,6 +15,9 @@ use tokio::sync::mpsc;
 
 use crate::cluster::*;
 use crate::helpers::*;
+
+mod answers;
+mod sessions;
 
 /// An MCP client over raw HTTP whose each request goes to the next of `bases`.
 struct RoundRobin {
@@ -159,7 +163,7 @@ async fn three_with_a_server(replicas: &mut Replicas, id: &str) -> [Replica; 3] 
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let c = replicas.start("c").await;
-    a.app.register(everything_stdio(id)).await;
+    a.app.register_server(everything_stdio(id)).await;
     for replica in [&b, &c] {
         replica.wait_held(id, "a", WAIT).await;
     }
@@ -224,7 +228,9 @@ async fn a_session_round_robined_over_three_replicas_works_on_each() {
     )
     .await;
     // A new server on yet another replica changes the catalogue.
-    c.app.register(everything_stdio(&unique("ev2"))).await;
+    c.app
+        .register_server(everything_stdio(&unique("ev2")))
+        .await;
     heard(&mut stream, "notifications/tools/list_changed", WAIT).await;
     let echoed = client
         .result(
@@ -295,7 +301,7 @@ async fn a_session_outlives_its_first_replica_killed() {
     let b = replicas.start("b").await;
     let c = replicas.start("c").await;
     let ev = unique("ev");
-    b.app.register(everything_stdio(&ev)).await;
+    b.app.register_server(everything_stdio(&ev)).await;
     c.wait_held(&ev, "b", WAIT).await;
     let mut client = RoundRobin::new(&[&a], &a.app.alice);
     client.open(json!({})).await;
@@ -354,93 +360,6 @@ async fn a_stateless_call_works_on_any_replica() {
     }
 }
 
-/// A `/mcp` client on one replica calls a tool of a server held by another: the server's
-/// sampling request reaches the client (a 2025-11-25 session by a request, a stateless
-/// 2026-07-28 client through its call's input-required result), its answer completes the call,
-/// and nothing goes to the agent's event stream.
-#[tokio::test]
-async fn sampling_for_a_forwarded_mcp_call_reaches_its_client() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let a = replicas.start("a").await;
-    let b = replicas.start("b").await;
-    let ev = unique("ev");
-    a.app.register(everything_stdio(&ev)).await;
-    b.wait_held(&ev, "a", WAIT).await;
-    let mut events = EventStream::open(&a.app, &a.app.alice, None).await;
-    let forwarded = b.metric("mcp_bridge_forwarded_calls_total").await;
-    for mode in ["legacy", "auto"] {
-        let report = crate::mcp::mcp_client(
-            &b.app,
-            &b.app.alice,
-            mode,
-            &format!("{ev}__trigger-sampling-request"),
-            json!({"prompt": "across replicas"}),
-            &["--sample", "sampled by the client on b"],
-        )
-        .await;
-        assert_eq!(
-            report["sampled"].as_array().map(Vec::len),
-            Some(1),
-            "{mode}: {report}"
-        );
-        assert!(
-            report["result"]
-                .to_string()
-                .contains("sampled by the client on b"),
-            "{mode}: {report}"
-        );
-    }
-    assert!(b.metric("mcp_bridge_forwarded_calls_total").await >= forwarded + 2.0);
-    let heard = events.drain(Duration::from_millis(500)).await;
-    assert!(
-        heard.iter().all(|m| m.event != "mcp/sample/req"),
-        "{:?}",
-        heard.iter().map(|m| &m.event).collect::<Vec<_>>()
-    );
-}
-
-/// A session that can sample, round-robined: its call (on one replica, forwarded to the holder)
-/// raises a sampling request, which comes on the session's GET stream (held by another
-/// replica), and the client's answer, posted to a third, completes the call.
-#[tokio::test]
-async fn a_round_robined_session_answers_sampling_on_any_replica() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let ev = unique("ev");
-    let [a, b, c] = three_with_a_server(&mut replicas, &ev).await;
-    let mut client = RoundRobin::new(&[&a, &b, &c], &a.app.alice);
-    client.open(json!({"sampling": {}})).await; // a, b
-    assert_eq!(client.result(9, "ping", json!({})).await, json!({})); // c
-    let mut stream = client.listen().await; // a
-    let call = json!({"name": format!("{ev}__trigger-sampling-request"),
-        "arguments": {"prompt": "round and round", "maxTokens": 5}});
-    let answered = async {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        let request = loop {
-            match tokio::time::timeout_at(deadline, stream.recv()).await {
-                Ok(Some(m)) if m["method"] == "sampling/createMessage" => break m,
-                Ok(Some(_)) => continue,
-                other => panic!("no sampling request on the GET stream: {other:?}"),
-            }
-        };
-        let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-            "role": "assistant", "content": {"type": "text", "text": "sampled round"},
-            "model": "m"}});
-        client
-            .send(reqwest::Method::POST, Some(answer))
-            .await
-            .status()
-    };
-    // The call goes to b (which forwards it to a, the holder), the answer to c.
-    let (called, status) = tokio::join!(client.request(2, "tools/call", call), answered);
-    assert_eq!(status, StatusCode::ACCEPTED);
-    let result = called.last().cloned().unwrap_or_default();
-    assert!(result.to_string().contains("sampled round"), "{called:?}");
-}
-
 /// While the shared database does not answer, a request of a session this replica never saw is
 /// answered 503 (retryable), not 404, which would make the client drop a session that is alive;
 /// once the database is back the session goes on there.
@@ -484,7 +403,7 @@ async fn a_subscription_made_on_one_replica_survives_a_change_made_on_another() 
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let ev = unique("ev");
-    a.app.register(everything_stdio(&ev)).await;
+    a.app.register_server(everything_stdio(&ev)).await;
     b.wait_held(&ev, "a", WAIT).await;
     let mut client = RoundRobin::new(&[&a, &b], &a.app.alice);
     client.open(json!({})).await; // a, then b
@@ -510,366 +429,4 @@ async fn a_subscription_made_on_one_replica_survives_a_change_made_on_another() 
         Duration::from_secs(20),
     )
     .await;
-}
-
-/// The shared database of `replicas`, to look at (and age) the sessions it holds.
-async fn database(replicas: &Replicas) -> sqlx::PgConnection {
-    use sqlx::Connection;
-    sqlx::PgConnection::connect(&replicas.database)
-        .await
-        .unwrap()
-}
-
-/// Where session `id` listens, as the shared database says (`None`: nowhere, or no such row).
-async fn stream_replica(db: &mut sqlx::PgConnection, id: &str) -> Option<String> {
-    sqlx::query_scalar("SELECT stream_replica FROM mcp_sessions WHERE session_id = $1")
-        .bind(id)
-        .fetch_optional(db)
-        .await
-        .unwrap()
-        .flatten()
-}
-
-/// An initialize opening a new session on `replica` for `token`: its status.
-async fn initialize(replica: &Replica, token: &str) -> StatusCode {
-    let client = RoundRobin::new(&[replica], token);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "racer", "version": "1"}}});
-    client
-        .send(reqwest::Method::POST, Some(body))
-        .await
-        .status()
-}
-
-/// Concurrent opens by one agent on three replicas cannot pass its cap together: the count and
-/// the recording are one step in the store.
-#[tokio::test]
-async fn concurrent_opens_on_every_replica_stay_within_the_cap() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let cap = [("MCP_BRIDGE_AGENT_MCP_SESSIONS", "2")];
-    let a = replicas.start_with("a", &cap).await;
-    let b = replicas.start_with("b", &cap).await;
-    let c = replicas.start_with("c", &cap).await;
-    let opens =
-        [&a, &b, &c, &a, &b, &c, &a, &b, &c].map(|replica| initialize(replica, &a.app.alice));
-    let statuses = futures::future::join_all(opens).await;
-    let opened = statuses.iter().filter(|s| **s == StatusCode::OK).count();
-    assert!(
-        opened <= 2,
-        "{opened} sessions opened past a cap of 2: {statuses:?}"
-    );
-    assert!(
-        statuses
-            .iter()
-            .all(|s| *s == StatusCode::OK || *s == StatusCode::TOO_MANY_REQUESTS),
-        "{statuses:?}"
-    );
-    let mut db = database(&replicas).await;
-    let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM mcp_sessions")
-        .fetch_one(&mut db)
-        .await
-        .unwrap();
-    assert_eq!(usize::try_from(kept).unwrap(), opened);
-}
-
-/// Without a per-agent cap, expired sessions are removed from the store all the same (here
-/// when another session opens).
-#[tokio::test]
-async fn expired_sessions_are_removed_without_a_cap() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let no_cap = [("MCP_BRIDGE_AGENT_MCP_SESSIONS", "0")];
-    let a = replicas.start_with("a", &no_cap).await;
-    let b = replicas.start_with("b", &no_cap).await;
-    let mut old = RoundRobin::new(&[&a], &a.app.alice);
-    old.open(json!({})).await;
-    let old = old.session.unwrap();
-    let mut db = database(&replicas).await;
-    sqlx::query("UPDATE mcp_sessions SET used_at = used_at - 100000 WHERE session_id = $1")
-        .bind(&old)
-        .execute(&mut db)
-        .await
-        .unwrap();
-    assert_eq!(initialize(&b, &b.app.alice).await, StatusCode::OK);
-    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM mcp_sessions WHERE session_id = $1")
-        .bind(&old)
-        .fetch_one(&mut db)
-        .await
-        .unwrap();
-    assert_eq!(left, 0, "the expired session is still stored");
-}
-
-/// A session whose GET stream ends no longer names the replica that held it.
-#[tokio::test]
-async fn an_ended_get_stream_is_no_longer_where_the_session_listens() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let a = replicas.start("a").await;
-    let b = replicas.start("b").await;
-    let mut client = RoundRobin::new(&[&a, &b], &a.app.alice);
-    client.open(json!({})).await; // a, then b
-    let id = client.session.clone().unwrap();
-    let stream = client.send(reqwest::Method::GET, None).await; // a
-    assert_eq!(stream.status(), StatusCode::OK);
-    let mut db = database(&replicas).await;
-    assert_eq!(stream_replica(&mut db, &id).await.as_deref(), Some("a"));
-    drop(stream); // the client goes away
-    wait_until(
-        "the stream's replica forgotten",
-        Duration::from_secs(40),
-        async || match stream_replica(&mut db, &id).await {
-            None => Ok(()),
-            Some(replica) => Err(replica),
-        },
-    )
-    .await;
-}
-
-/// A client that only listens on its GET stream keeps its shared session past the idle
-/// timeout (3 s here): the replica holding the stream marks it used.
-#[tokio::test]
-async fn a_session_that_only_listens_outlives_the_idle_timeout() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let idle = [("MCP_BRIDGE_MCP_SESSION_IDLE_SECS", "3")];
-    let a = replicas.start_with("a", &idle).await;
-    let b = replicas.start_with("b", &idle).await;
-    let mut client = RoundRobin::new(&[&a, &b], &a.app.alice);
-    client.open(json!({})).await; // a, then b
-    let _stream = client.listen().await; // a
-    // Time passing is what is tested: three idle timeouts with nothing but the stream open.
-    tokio::time::sleep(Duration::from_secs(9)).await;
-    let mut db = database(&replicas).await;
-    let unused: f64 = sqlx::query_scalar(
-        "SELECT extract(epoch from now())::double precision - used_at FROM mcp_sessions \
-         WHERE session_id = $1",
-    )
-    .bind(client.session.as_deref().unwrap())
-    .fetch_one(&mut db)
-    .await
-    .unwrap();
-    assert!(
-        unused < 3.0,
-        "unused for {unused} s while its stream was open"
-    );
-    assert_eq!(client.result(2, "ping", json!({})).await, json!({})); // b
-}
-
-/// The caller's limits come before its session is looked up: while the database does not
-/// answer, a caller past its rate is told so (429), not sent to the database (503).
-#[tokio::test]
-async fn a_sessions_limits_are_checked_before_the_database() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let (mut proxy, direct) = replicas.database_through_proxy().await;
-    let env = [
-        ("MCP_BRIDGE_LEASE_SECS", "30"),
-        ("MCP_BRIDGE_AGENT_RATE", "1"),
-        ("MCP_BRIDGE_AGENT_BURST", "2"),
-    ];
-    let a = replicas.start_with("a", &env).await;
-    let b = replicas.start_with("b", &env).await;
-    let mut on_a = RoundRobin::new(&[&a], &a.app.alice);
-    on_a.open(json!({})).await;
-    let mut on_b = RoundRobin::new(&[&b], &b.app.alice);
-    on_b.session = on_a.session.clone();
-    proxy.cut().await;
-    let ping = || json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
-    // Five at once against a burst of two: past it even if a slow machine spreads them over
-    // a refill or two.
-    let pings = (0..5).map(|_| on_b.send(reqwest::Method::POST, Some(ping())));
-    let statuses: Vec<StatusCode> = futures::future::join_all(pings)
-        .await
-        .iter()
-        .map(|resp| resp.status())
-        .collect();
-    proxy.restore().await;
-    replicas.database = direct;
-    assert!(
-        statuses.contains(&StatusCode::TOO_MANY_REQUESTS),
-        "{statuses:?}"
-    );
-}
-
-/// A session deleted on one replica closes its GET stream held on another at once.
-#[tokio::test]
-async fn a_delete_closes_the_sessions_stream_on_another_replica() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let a = replicas.start("a").await;
-    let b = replicas.start("b").await;
-    let mut client = RoundRobin::new(&[&a, &b], &a.app.alice);
-    client.open(json!({})).await; // a, then b
-    let mut stream = client.listen().await; // a
-    let mut db = database(&replicas).await;
-    let id = client.session.clone().unwrap();
-    assert_eq!(stream_replica(&mut db, &id).await.as_deref(), Some("a"));
-    let ended = client.send(reqwest::Method::DELETE, None).await; // b
-    assert_eq!(ended.status(), StatusCode::NO_CONTENT);
-    // At once in practice; the bound is for a loaded machine (without the notice the stream
-    // stays open for good).
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(12);
-    loop {
-        match tokio::time::timeout_at(deadline, stream.recv()).await {
-            Ok(Some(_)) => continue,
-            Ok(None) => break,
-            Err(_) => panic!("the GET stream on a is still open 12 s after the DELETE on b"),
-        }
-    }
-}
-
-/// A task request of a session this replica has not seen restores the session, as any other
-/// request does, instead of answering that it does not exist.
-#[tokio::test]
-async fn a_task_request_restores_a_session_unseen_here() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let a = replicas.start("a").await;
-    let b = replicas.start("b").await;
-    let mut on_a = RoundRobin::new(&[&a], &a.app.alice);
-    on_a.open(json!({})).await;
-    let mut on_b = RoundRobin::new(&[&b], &b.app.alice);
-    on_b.session = on_a.session.clone();
-    let listed = on_b.result(2, "tasks/list", json!({})).await; // b, which never saw it
-    assert!(listed["tasks"].is_array(), "{listed}");
-    assert_eq!(on_b.result(3, "ping", json!({})).await, json!({}));
-}
-
-/// A POST of `client`'s session to the replica at `base`, whichever is next.
-async fn post_to(client: &RoundRobin, base: &str, body: Value) -> reqwest::Response {
-    client
-        .client
-        .post(format!("{base}/mcp"))
-        .bearer_auth(&client.token)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", client.session.as_deref().unwrap())
-        .header("mcp-protocol-version", "2025-11-25")
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-}
-
-/// The messages of an answer (its SSE stream, or its one JSON body) as they come.
-fn events(resp: reqwest::Response) -> mpsc::UnboundedReceiver<Value> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        let mut resp = resp;
-        let mut buffer = String::new();
-        while let Ok(Some(chunk)) = resp.chunk().await {
-            buffer.push_str(&String::from_utf8_lossy(&chunk));
-            while let Some(end) = buffer.find("\n\n") {
-                let event: String = buffer.drain(..end + 2).collect();
-                for message in messages(&event) {
-                    drop(tx.send(message));
-                }
-            }
-        }
-        for message in messages(&buffer) {
-            drop(tx.send(message));
-        }
-    });
-    rx
-}
-
-/// The next message on `stream` that `wanted` picks, within [`WAIT`].
-async fn next_of(
-    stream: &mut mpsc::UnboundedReceiver<Value>,
-    wanted: impl Fn(&Value) -> bool,
-) -> Value {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let mut seen = Vec::new();
-    loop {
-        match tokio::time::timeout_at(deadline, stream.recv()).await {
-            Ok(Some(message)) if wanted(&message) => return message,
-            Ok(Some(message)) => seen.push(message),
-            other => panic!("not the message awaited: {other:?} after {seen:?}"),
-        }
-    }
-}
-
-/// A call of the test server's tool that asks its client to sample.
-fn sampling_call(ev: &str, id: u64) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": format!("{ev}__trigger-sampling-request"),
-        "arguments": {"prompt": "who asked?", "maxTokens": 5}}})
-}
-
-/// The client's answer to sampling request `request`.
-fn sampled(request: &Value, text: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-        "role": "assistant", "content": {"type": "text", "text": text}, "model": "m"}})
-}
-
-/// A session without a GET stream: a call on a raises a sampling request, which comes on the
-/// call's own stream, and the client's answer, posted to c (neither the asker nor a holder of a
-/// stream), reaches a, whose request waits for it: the call completes with it.
-#[tokio::test]
-async fn an_answer_posted_to_a_third_replica_reaches_its_asker_without_a_get_stream() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let ev = unique("ev");
-    let [a, b, c] = three_with_a_server(&mut replicas, &ev).await;
-    let mut client = RoundRobin::new(&[&b, &a], &a.app.alice);
-    client.open(json!({"sampling": {}})).await; // b, a
-    let mut call = events(post_to(&client, &a.app.base, sampling_call(&ev, 2)).await);
-    let request = next_of(&mut call, |m| m["method"] == "sampling/createMessage").await;
-    let answer = sampled(&request, "answered on c");
-    let status = post_to(&client, &c.app.base, answer).await.status();
-    assert_eq!(status, StatusCode::ACCEPTED);
-    let result = next_of(&mut call, |m| m["id"] == json!(2)).await;
-    assert!(result.to_string().contains("answered on c"), "{result}");
-}
-
-/// Two replicas ask the client of one session at once (a call on a, the holder, and one on b,
-/// whose request b sends on its call's stream): their requests have distinct ids, and each
-/// answer, posted to the other replica, reaches its own asker.
-#[tokio::test]
-async fn two_replicas_asking_in_one_session_each_get_their_own_answer() {
-    let Some(mut replicas) = Replicas::new().await else {
-        return;
-    };
-    let ev = unique("ev");
-    let [a, b, _c] = three_with_a_server(&mut replicas, &ev).await;
-    // A server each: the bridge tells a server's request's call only when it is its only one.
-    let other = unique("ev");
-    a.app.register(everything_stdio(&other)).await;
-    b.wait_held(&other, "a", WAIT).await;
-    let mut client = RoundRobin::new(&[&a, &b], &a.app.alice);
-    client.open(json!({"sampling": {}})).await; // a, b
-    let mut on_a = events(post_to(&client, &a.app.base, sampling_call(&ev, 2)).await);
-    let mut on_b = events(post_to(&client, &b.app.base, sampling_call(&other, 3)).await);
-    let asked_a = next_of(&mut on_a, |m| m["method"] == "sampling/createMessage").await;
-    let asked_b = next_of(&mut on_b, |m| m["method"] == "sampling/createMessage").await;
-    assert_ne!(asked_a["id"], asked_b["id"], "two requests under one id");
-    let answer_a = sampled(&asked_a, "for the call on a");
-    let answer_b = sampled(&asked_b, "for the call on b");
-    assert_eq!(
-        post_to(&client, &b.app.base, answer_a).await.status(),
-        StatusCode::ACCEPTED
-    );
-    assert_eq!(
-        post_to(&client, &a.app.base, answer_b).await.status(),
-        StatusCode::ACCEPTED
-    );
-    let result_a = next_of(&mut on_a, |m| m["id"] == json!(2)).await;
-    let result_b = next_of(&mut on_b, |m| m["id"] == json!(3)).await;
-    assert!(
-        result_a.to_string().contains("for the call on a"),
-        "{result_a}"
-    );
-    assert!(
-        result_b.to_string().contains("for the call on b"),
-        "{result_b}"
-    );
 }

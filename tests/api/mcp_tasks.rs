@@ -57,7 +57,8 @@ fn is_iso8601(value: &Value) -> bool {
 #[tokio::test]
 async fn the_python_client_runs_a_tool_as_a_task_over_mcp() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("mcptask"))).await;
+    app.register_server(py_stdio("py", &unique("mcptask")))
+        .await;
     let mark = StartMark::new();
     let steps = tasks_client(&app, &app.alice, "py__slow", &mark.path).await;
     assert!(steps.contains_key("end"), "{steps:?}");
@@ -256,7 +257,8 @@ async fn start(session: &mut Session, name: &str, arguments: Value) -> String {
 #[tokio::test]
 async fn a_task_names_its_tool_as_a_plain_call_on_the_same_path() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("mcptask"))).await;
+    app.register_server(py_stdio("py", &unique("mcptask")))
+        .await;
     let toolset = json!({"tools": ["py__slow"], "rename": {"py__slow": "nap"}});
     let resp = app
         .client
@@ -388,7 +390,8 @@ pub async fn tasks_ext_client(app: &TestApp, token: &str, args: &[&str]) -> Valu
 #[tokio::test]
 async fn a_2026_client_polls_a_task_call_to_its_result() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("exttask"))).await;
+    app.register_server(py_stdio("py", &unique("exttask")))
+        .await;
     let args = json!({"seconds": 0.5}).to_string();
     let report = tasks_ext_client(&app, &app.alice, &["run", "py__slow", &args]).await;
     assert_eq!(report["protocol_version"], "2026-07-28", "{report}");
@@ -428,7 +431,8 @@ async fn a_2026_client_polls_a_task_call_to_its_result() {
 #[tokio::test]
 async fn a_2026_client_answers_a_tasks_elicitation_with_tasks_update() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("exttask"))).await;
+    app.register_server(py_stdio("py", &unique("exttask")))
+        .await;
     let report = tasks_ext_client(
         &app,
         &app.alice,
@@ -456,7 +460,8 @@ async fn a_2026_client_answers_a_tasks_elicitation_with_tasks_update() {
 #[tokio::test]
 async fn a_2026_client_cancels_a_task() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("exttask"))).await;
+    app.register_server(py_stdio("py", &unique("exttask")))
+        .await;
     let args = json!({"seconds": 60}).to_string();
     let report = tasks_ext_client(&app, &app.alice, &["cancel", "py__slow", &args]).await;
     assert_eq!(report["cancel_ack"]["resultType"], "complete", "{report}");
@@ -473,7 +478,7 @@ async fn a_2026_clients_task_survives_a_restart_of_the_bridge() {
     let data_dir = std::sync::Arc::new(tempfile::tempdir().unwrap());
     let mut bridge = start_bridge(data_dir.path()).await;
     let app = TestApp::at(&bridge.base, data_dir.clone());
-    app.register(json!({"server_id": "tk", "transport": "http", "url": tasks_peer.url}))
+    app.register_server(json!({"server_id": "tk", "transport": "http", "url": tasks_peer.url}))
         .await;
     let args = json!({"seconds": 4}).to_string();
     let report = tasks_ext_client(&app, &app.alice, &["start", "tk__slow_task", &args]).await;
@@ -508,7 +513,7 @@ async fn a_2026_clients_task_on_a_2026_task_server_runs_as_the_servers_task() {
     let app = spawn_app().await;
     let marks = tempfile::NamedTempFile::new().unwrap();
     let peer = tasks_server_2026(marks.path()).await;
-    app.register(json!({
+    app.register_server(json!({
         "server_id": "t26", "transport": "http", "url": peer.url,
         "protocol_version": "2026-07-28"
     }))
@@ -531,8 +536,7 @@ async fn a_2026_clients_task_on_a_2026_task_server_runs_as_the_servers_task() {
     let (status, body) = app.get(&format!("/v1/tasks/{task_id}"), &app.alice).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["task"]["upstream"], true, "{body}");
-    let (status, body) = app.call("t26__tasks_made", json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool("t26__tasks_made", json!({})).await;
     assert_eq!(body["content"][0]["text"], "1", "{body}");
     app.stop().await;
 }

@@ -2,7 +2,6 @@
 //! transport: an answer fails its call at once, not retryable, naming the limit; a call in flight
 //! beside it and the connection are not touched; a notification is dropped.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -20,10 +19,10 @@ const NAMED: &str = "1 MiB limit (MCP_BRIDGE_MAX_MESSAGE_BYTES)";
 const SLOW: Duration = Duration::from_secs(8);
 
 async fn app_with_limit() -> TestApp {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.max_message_bytes = LIMIT;
-    spawn_app_with(data_dir, config).await
+    TestApp::builder()
+        .configure(|c| c.max_message_bytes = LIMIT)
+        .spawn()
+        .await
 }
 
 /// A call, given up after 30 s (the bridge's own timeout is 300 s).
@@ -48,7 +47,7 @@ fn assert_too_large(status: StatusCode, body: &Value) {
 /// and the server reconnects); the server stays ready; 100 KiB still come through.
 async fn over_the_limit(config: Value, survives: bool) {
     let app = app_with_limit().await;
-    let server = app.register(config).await;
+    let server = app.register_server(config).await;
     let id = server["server_id"].as_str().unwrap().to_owned();
     let connected_at = server["connected_at"].as_f64().unwrap();
     let started = StartMark::new();
@@ -162,7 +161,7 @@ async fn an_answer_over_the_limit_fails_its_call_alone_over_websocket() {
 /// A log message over the limit sent during a call is dropped; the call and the connection go on.
 async fn a_notification_over_the_limit_is_dropped(config: Value) {
     let app = app_with_limit().await;
-    let server = app.register(config).await;
+    let server = app.register_server(config).await;
     let connected_at = server["connected_at"].as_f64().unwrap();
     let (status, body) = call(&app, "big__shout", json!({ "size": 2 * LIMIT })).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -197,7 +196,9 @@ async fn a_notification_over_the_limit_on_the_standalone_stream_is_dropped() {
     let peer = py_http().await;
     let app = app_with_limit().await;
     let config = json!({ "server_id": "big", "transport": "http", "url": peer.url });
-    let connected_at = app.register(config).await["connected_at"].as_f64().unwrap();
+    let connected_at = app.register_server(config).await["connected_at"]
+        .as_f64()
+        .unwrap();
     let arguments = json!({ "size": 2 * LIMIT, "related": false });
     let (status, body) = call(&app, "big__shout", arguments).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -239,7 +240,7 @@ async fn a_notification_over_the_limit_on_the_standalone_stream_is_dropped() {
 #[tokio::test]
 async fn an_mcp_client_reads_the_limit_in_the_tool_error() {
     let app = app_with_limit().await;
-    app.register(py_stdio("big", &unique("big"))).await;
+    app.register_server(py_stdio("big", &unique("big"))).await;
     let config = StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", app.base))
         .auth_header(app.bob.clone());
     let transport = StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);

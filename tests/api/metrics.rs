@@ -25,7 +25,7 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 async fn metrics_move_with_calls_requests_streams_and_servers() {
     let app = spawn_app().await;
     let marker = unique("metrics");
-    app.register(py_stdio("pm", &marker)).await;
+    app.register_server(py_stdio("pm", &marker)).await;
     let before = scrape(&app).await;
     assert_eq!(
         sample(

@@ -14,9 +14,11 @@ use crate::mcp::mcp_client;
 const MAX: usize = 64;
 
 async fn spawn_short_names(data_dir: &Arc<tempfile::TempDir>) -> TestApp {
-    let mut config = config(data_dir.path());
-    config.max_tool_name = MAX;
-    spawn_app_with(data_dir.clone(), config).await
+    TestApp::builder()
+        .data_dir(data_dir)
+        .configure(|c| c.max_tool_name = MAX)
+        .spawn()
+        .await
 }
 
 /// Every tool name alice is shown on REST.
@@ -34,7 +36,7 @@ async fn long_names_get_short_aliases_that_calls_take_and_restarts_keep() {
     let roomy = roomy.as_str();
     let cramped = format!("ev-{}", "x".repeat(57));
     for id in [roomy, cramped.as_str()] {
-        app.register(everything_stdio(id)).await;
+        app.register_server(everything_stdio(id)).await;
     }
     let listed = names(&app).await;
     assert!(listed.len() >= 26, "{listed:?}");
@@ -61,16 +63,14 @@ async fn long_names_get_short_aliases_that_calls_take_and_restarts_keep() {
     }
 
     // REST, by alias and by full name.
-    let (status, body) = app.call(&cramped_alias, json!({"message": "hi"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app
+        .call_tool(&cramped_alias, json!({"message": "hi"}))
+        .await;
     assert_eq!(body["content"][0]["text"], "Echo: hi", "{body}");
     assert_eq!(body["server_id"], cramped, "{body}");
-    let (status, body) = app
-        .call(&format!("{cramped}__echo"), json!({"message": "full"}))
+    app.call_tool(&format!("{cramped}__echo"), json!({"message": "full"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = app.call(&roomy_alias, json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool(&roomy_alias, json!({})).await;
     // /v1/a2e.
     let (status, body) = app
         .post(
@@ -125,7 +125,7 @@ async fn long_names_get_short_aliases_that_calls_take_and_restarts_keep() {
         }
     })
     .await;
-    let (status, body) = app.call(&cramped_alias, json!({"message": "again"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool(&cramped_alias, json!({"message": "again"}))
+        .await;
     app.stop().await;
 }

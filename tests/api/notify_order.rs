@@ -32,7 +32,7 @@ fn expected() -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_mcp_client_gets_all_progress_before_the_result_and_every_log() {
     let app = spawn_app().await;
-    app.register(notify_stdio("notify")).await;
+    app.register_server(notify_stdio("notify")).await;
     let url = format!("{}/mcp", app.base);
     let (times, steps) = (TIMES.to_string(), STEPS.to_string());
     let report = run_peer(
@@ -78,7 +78,7 @@ async fn an_mcp_client_gets_all_progress_before_the_result_and_every_log() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_streamed_rest_call_gets_every_progress_before_the_result() {
     let app = spawn_app().await;
-    app.register(notify_stdio("notify")).await;
+    app.register_server(notify_stdio("notify")).await;
     for i in 0..TIMES {
         let resp = app
             .client

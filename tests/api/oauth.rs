@@ -1,10 +1,10 @@
 //! OAuth 2.1 to upstream servers, end to end: the real bridge against `tests/peers/oauth_server.py`
 //! (an MCP server protected by an authorization server built from the Python SDK's auth support,
-//! whose /authorize approves at once, so a plain GET plays the person). Discovery from a bare 401,
-//! the callback and its `state`, a restart, refresh, pre-registered credentials, `per_agent` with
-//! two agents, and tokens that never leave the bridge.
+//! whose /authorize approves at once, so a plain GET plays the person). Here, discovery from a
+//! bare 401, the callback and its `state`, who may authorize, pre-registered credentials, and
+//! tokens that never leave the bridge, with the helpers every OAuth test uses; restarts and
+//! refresh are in `refresh`, `per_agent` servers in `per_agent`, faulty upstreams in `faults`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -12,15 +12,9 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 
-/// Registers `config` as `token` (alice, unless said otherwise: an http server needs no admin),
-/// expecting 201; the server.
-async fn register_as(app: &TestApp, token: &str, config: Value) -> Value {
-    let (status, body) = app
-        .post("/v1/servers", token, json!({ "config": config }))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "registration failed: {body}");
-    body["server"].clone()
-}
+mod faults;
+mod per_agent;
+mod refresh;
 
 /// The plain http config of the peer, without `auth` (the bridge discovers OAuth from the 401).
 fn discovered(server_id: &str, peer: &Peer) -> Value {
@@ -126,9 +120,11 @@ fn assert_no_secret(what: &str, text: &str, secrets: &[String]) {
 #[tokio::test]
 async fn a_bare_401_is_discovered_and_one_approval_makes_the_server_ready() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let mut events = EventStream::open(&app, &app.alice, None).await;
-    let server = register_as(&app, &app.alice, discovered("guarded", &peer)).await;
+    let server = app
+        .register_server_as(&app.alice, discovered("guarded", &peer))
+        .await;
     assert_ne!(server["status"], "ready", "no token yet: {server}");
 
     let waiting = app.wait_status("guarded", "auth_required", WAIT).await;
@@ -182,10 +178,9 @@ async fn a_bare_401_is_discovered_and_one_approval_makes_the_server_ready() {
         who["scopes"].as_array().unwrap().contains(&json!("mcp")),
         "the scope the resource requires: {who}"
     );
-    let (status, body) = app
-        .call("guarded__echo", json!({ "text": "through oauth" }))
+    let body = app
+        .call_tool("guarded__echo", json!({ "text": "through oauth" }))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["content"][0]["text"], "through oauth", "{body}");
     let mut tools = app.tool_names("?server_id=guarded").await;
     tools.sort();
@@ -218,8 +213,9 @@ async fn a_bare_401_is_discovered_and_one_approval_makes_the_server_ready() {
 #[tokio::test]
 async fn the_callback_refuses_a_replayed_or_a_wrong_state() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
-    register_as(&app, &app.alice, discovered("replayed", &peer)).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
+    app.register_server_as(&app.alice, discovered("replayed", &peer))
+        .await;
     app.wait_status("replayed", "auth_required", WAIT).await;
 
     // A state the bridge never issued, and no state at all, before any approval.
@@ -278,8 +274,9 @@ async fn the_callback_refuses_a_replayed_or_a_wrong_state() {
 #[tokio::test]
 async fn only_the_owner_or_an_admin_authorizes_a_shared_server() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
-    register_as(&app, &app.alice, discovered("owned", &peer)).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
+    app.register_server_as(&app.alice, discovered("owned", &peer))
+        .await;
     app.wait_status("owned", "auth_required", WAIT).await;
 
     // Bob can neither call it yet nor give the authorization it waits for.
@@ -306,159 +303,6 @@ async fn only_the_owner_or_an_admin_authorizes_a_shared_server() {
 }
 
 #[tokio::test]
-async fn a_restarted_bridge_comes_back_ready_with_the_same_grant() {
-    let peer = oauth_peer(&[]).await;
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let port = free_port();
-    let app = spawn_app_at(data_dir.clone(), port).await;
-    register_as(&app, &app.alice, discovered("lasting", &peer)).await;
-    app.wait_status("lasting", "auth_required", WAIT).await;
-    approve_ok(&app.authorization_url("lasting", &app.alice).await).await;
-    app.wait_status("lasting", "ready", WAIT).await;
-    let before = whoami(&app, "lasting", &app.alice).await;
-    app.stop().await;
-
-    let app = spawn_app_at(data_dir, port).await;
-    app.wait_status("lasting", "ready", WAIT).await;
-    let after = whoami(&app, "lasting", &app.alice).await;
-    assert_eq!(after["grant"], before["grant"], "{before} then {after}");
-    let stats = peer.oauth_stats().await;
-    assert_eq!(
-        stats["authorizations"], 1,
-        "no person after the restart: {stats}"
-    );
-    assert_eq!(stats["code_exchanges"], 1, "{stats}");
-    assert_eq!(
-        stats["registrations"], 1,
-        "the client was kept too: {stats}"
-    );
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn a_restart_after_the_access_token_expired_refreshes_without_a_person() {
-    let peer = oauth_peer(&["--access-ttl", "2"]).await;
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let port = free_port();
-    let app = spawn_app_at(data_dir.clone(), port).await;
-    register_as(&app, &app.alice, discovered("sleeper", &peer)).await;
-    app.wait_status("sleeper", "auth_required", WAIT).await;
-    approve_ok(&app.authorization_url("sleeper", &app.alice).await).await;
-    app.wait_status("sleeper", "ready", WAIT).await;
-    let before = whoami(&app, "sleeper", &app.alice).await;
-    app.stop().await;
-    // The 2 s access token expires while the service is down: only time does that.
-    tokio::time::sleep(Duration::from_secs(3)).await;
-
-    let app = spawn_app_at(data_dir, port).await;
-    app.wait_status("sleeper", "ready", WAIT).await;
-    let after = whoami(&app, "sleeper", &app.alice).await;
-    assert_eq!(after["grant"], before["grant"], "{before} then {after}");
-    let stats = peer.oauth_stats().await;
-    assert!(stats["refreshes"].as_u64().unwrap() >= 1, "{stats}");
-    assert_eq!(stats["refresh_reuse"], 0, "{stats}");
-    assert_eq!(stats["authorizations"], 1, "{stats}");
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn an_expired_access_token_is_refreshed_and_keeps_its_grant() {
-    let peer = oauth_peer(&["--access-ttl", "2"]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
-    register_as(&app, &app.alice, discovered("fresh", &peer)).await;
-    app.wait_status("fresh", "auth_required", WAIT).await;
-    approve_ok(&app.authorization_url("fresh", &app.alice).await).await;
-    app.wait_status("fresh", "ready", WAIT).await;
-    let first = whoami(&app, "fresh", &app.alice).await;
-
-    // Calls until one goes out with a refreshed access token (the 2 s one has expired).
-    let later = refreshed_after(&app, "fresh", &first).await;
-    assert_eq!(later["grant"], first["grant"], "{first} then {later}");
-    let again = refreshed_after(&app, "fresh", &later).await;
-    assert_eq!(again["grant"], first["grant"]);
-
-    let stats = peer.oauth_stats().await;
-    assert!(stats["refreshes"].as_u64().unwrap() >= 2, "{stats}");
-    assert_eq!(
-        stats["refresh_reuse"], 0,
-        "each rotated refresh token used once: {stats}"
-    );
-    assert_eq!(stats["authorizations"], 1, "{stats}");
-    assert_eq!(app.server("fresh").await.1["server"]["status"], "ready");
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn a_token_refused_with_401_is_refreshed_once_and_the_call_succeeds() {
-    let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
-    register_as(&app, &app.alice, discovered("revoked", &peer)).await;
-    app.wait_status("revoked", "auth_required", WAIT).await;
-    approve_ok(&app.authorization_url("revoked", &app.alice).await).await;
-    app.wait_status("revoked", "ready", WAIT).await;
-    let first = whoami(&app, "revoked", &app.alice).await;
-
-    // The token still looks valid for an hour to the bridge, but the peer now answers 401.
-    peer.oauth_expire().await;
-    let later = whoami(&app, "revoked", &app.alice).await;
-    assert_eq!(later["grant"], first["grant"], "{first} then {later}");
-    let stats = peer.oauth_stats().await;
-    assert_eq!(stats["refreshes"], 1, "one refresh on the 401: {stats}");
-    assert_eq!(stats["authorizations"], 1, "{stats}");
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn a_restarted_upstream_is_reconnected_with_the_stored_token() {
-    let state = tempfile::tempdir().unwrap();
-    let state_file = state.path().join("oauth.json");
-    let state_file = state_file.to_str().unwrap();
-    let peer = oauth_peer(&["--state-file", state_file]).await;
-    let port = peer.port();
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    let bridge_port = free_port();
-    config.bind = format!("127.0.0.1:{bridge_port}");
-    config.public_url = Some(format!("http://127.0.0.1:{bridge_port}"));
-    config.ping_interval_secs = 1;
-    config.ping_timeout_secs = 1;
-    config.reconnect_base_ms = 100;
-    config.reconnect_max_secs = 1;
-    let app = spawn_app_with(data_dir, config).await;
-    let mut server = discovered("phoenix", &peer);
-    server["auto_reconnect"] = json!(true);
-    register_as(&app, &app.alice, server).await;
-    app.wait_status("phoenix", "auth_required", WAIT).await;
-    approve_ok(&app.authorization_url("phoenix", &app.alice).await).await;
-    let ready = app.wait_status("phoenix", "ready", WAIT).await;
-    let before = whoami(&app, "phoenix", &app.alice).await;
-
-    peer.stop().await;
-    // The bridge notices (a ping fails) before the peer is back: a peer back within one ping
-    // interval answers the old connection's pings and nothing is to be reconnected.
-    wait_until("the bridge noticing the peer is gone", WAIT, async || {
-        let (_, body) = app.server("phoenix").await;
-        match body["server"]["status"] != "ready" {
-            true => Ok(()),
-            false => Err(body.to_string()),
-        }
-    })
-    .await;
-    let peer = oauth_peer_on(port, &["--state-file", state_file]).await;
-    let connected_at = ready["connected_at"].as_f64().unwrap_or_default();
-    app.wait_reconnected("phoenix", connected_at, Duration::from_secs(20))
-        .await;
-    let after = whoami(&app, "phoenix", &app.alice).await;
-    assert_eq!(after["grant"], before["grant"], "{before} then {after}");
-    let stats = peer.oauth_stats().await;
-    assert_eq!(
-        stats["authorizations"], 0,
-        "no person for the restarted peer: {stats}"
-    );
-    app.stop().await;
-}
-
-#[tokio::test]
 async fn pre_registered_credentials_are_used_and_never_shown() {
     pre_registered("client_secret_post").await;
 }
@@ -475,7 +319,7 @@ async fn pre_registered_credentials_with_client_secret_basic() {
 async fn pre_registered(method: &str) {
     let peer = oauth_peer(&[]).await;
     let port = free_port();
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), port).await;
+    let app = TestApp::builder().port(port).spawn().await;
     let callback = format!("http://127.0.0.1:{port}/oauth/callback");
     // The operator registers the bridge with the authorization server out of band.
     let resp = app
@@ -505,7 +349,7 @@ async fn pre_registered(method: &str) {
         "client_secret": client_secret,
         "token_endpoint_auth_method": method,
     });
-    register_as(&app, &app.alice, config).await;
+    app.register_server_as(&app.alice, config).await;
     app.wait_status("preset", "auth_required", WAIT).await;
     let url = app.authorization_url("preset", &app.alice).await;
     assert_eq!(query(&url)["client_id"], client_id, "{url}");
@@ -534,11 +378,11 @@ async fn pre_registered(method: &str) {
 #[tokio::test]
 async fn tokens_never_appear_in_any_answer() {
     let peer = oauth_peer(&["--access-ttl", "2"]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let mut events = EventStream::open(&app, &app.alice, None).await;
     let mut config = discovered("sealed", &peer);
     config["auth"] = json!({ "type": "oauth2" });
-    let registered = register_as(&app, &app.alice, config).await;
+    let registered = app.register_server_as(&app.alice, config).await;
     app.wait_status("sealed", "auth_required", WAIT).await;
     let (_, authorize) = app.authorize("sealed", &app.alice).await;
     let consent = approve_ok(authorize["authorization_url"].as_str().unwrap()).await;
@@ -587,373 +431,5 @@ async fn tokens_never_appear_in_any_answer() {
             assert_no_secret(&entry.path().display().to_string(), &text, &secrets);
         }
     }
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn per_agent_servers_hold_one_grant_per_agent() {
-    let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
-    let mut config = discovered("mine", &peer);
-    config["auth"] = json!({ "type": "oauth2", "per_agent": true });
-    register_as(&app, &app.alice, config).await;
-    app.wait_status("mine", "auth_required", WAIT).await;
-    assert_auth_required(&app, "mine", &app.alice, &peer).await;
-    assert_auth_required(&app, "mine", &app.bob, &peer).await;
-
-    // Alice authorizes for herself; bob still has to.
-    let alice_url = app.authorization_url("mine", &app.alice).await;
-    approve_ok(&alice_url).await;
-    let alice = wait_until("alice's calls working", WAIT, async || {
-        match app.call_as(&app.alice, "mine__whoami", json!({})).await {
-            (StatusCode::OK, body) if body["is_error"] == false => Ok(body),
-            (status, body) => Err(format!("{status} {body}")),
-        }
-    })
-    .await;
-    let alice_grant = serde_json::from_str::<Value>(alice["content"][0]["text"].as_str().unwrap())
-        .unwrap()["grant"]
-        .clone();
-    let tools = wait_until(
-        "the tools listed after the first authorization",
-        WAIT,
-        async || {
-            let (_, body) = app.get("/v1/tools?server_id=mine", &app.bob).await;
-            let names: Vec<String> = body["tools"]
-                .as_array()
-                .map(|t| {
-                    t.iter()
-                        .map(|t| t["name"].as_str().unwrap().to_owned())
-                        .collect()
-                })
-                .unwrap_or_default();
-            match names.len() {
-                3 => Ok(names),
-                _ => Err(body.to_string()),
-            }
-        },
-    )
-    .await;
-    assert!(tools.contains(&"mine__whoami".to_owned()), "{tools:?}");
-    assert_auth_required(&app, "mine", &app.bob, &peer).await;
-    assert_auth_required(&app, "mine", &app.admin, &peer).await;
-
-    // Bob's own approval gives him his own grant.
-    let bob_url = app.authorization_url("mine", &app.bob).await;
-    assert_ne!(query(&bob_url)["state"], query(&alice_url)["state"]);
-    approve_ok(&bob_url).await;
-    let bob = wait_until("bob's calls working", WAIT, async || {
-        match app.call_as(&app.bob, "mine__whoami", json!({})).await {
-            (StatusCode::OK, body) if body["is_error"] == false => Ok(body),
-            (status, body) => Err(format!("{status} {body}")),
-        }
-    })
-    .await;
-    let bob_who: Value = serde_json::from_str(bob["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_ne!(
-        bob_who["grant"], alice_grant,
-        "bob's own grant, not alice's"
-    );
-    for _ in 0..3 {
-        assert_eq!(whoami(&app, "mine", &app.alice).await["grant"], alice_grant);
-        assert_eq!(
-            whoami(&app, "mine", &app.bob).await["grant"],
-            bob_who["grant"]
-        );
-    }
-    let stats = peer.oauth_stats().await;
-    assert_eq!(stats["code_exchanges"], 2, "{stats}");
-    assert_auth_required(&app, "mine", &app.admin, &peer).await;
-    app.stop().await;
-}
-
-#[tokio::test]
-async fn per_agent_grants_survive_a_restart() {
-    let peer = oauth_peer(&[]).await;
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let port = free_port();
-    let app = spawn_app_at(data_dir.clone(), port).await;
-    let mut config = discovered("kept", &peer);
-    config["auth"] = json!({ "type": "oauth2", "per_agent": true });
-    register_as(&app, &app.alice, config).await;
-    app.wait_status("kept", "auth_required", WAIT).await;
-    approve_ok(&app.authorization_url("kept", &app.alice).await).await;
-    approve_ok(&app.authorization_url("kept", &app.bob).await).await;
-    let alice = wait_until("alice's calls working", WAIT, async || {
-        match app.call_as(&app.alice, "kept__whoami", json!({})).await {
-            (StatusCode::OK, body) if body["is_error"] == false => Ok(body),
-            (status, body) => Err(format!("{status} {body}")),
-        }
-    })
-    .await;
-    let bob = whoami(&app, "kept", &app.bob).await;
-    app.stop().await;
-
-    let app = spawn_app_at(data_dir, port).await;
-    let alice_grant = serde_json::from_str::<Value>(alice["content"][0]["text"].as_str().unwrap())
-        .unwrap()["grant"]
-        .clone();
-    let again = wait_until(
-        "alice's calls working after the restart",
-        WAIT,
-        async || match app.call_as(&app.alice, "kept__whoami", json!({})).await {
-            (StatusCode::OK, body) if body["is_error"] == false => Ok(body),
-            (status, body) => Err(format!("{status} {body}")),
-        },
-    )
-    .await;
-    let again: Value = serde_json::from_str(again["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(again["grant"], alice_grant);
-    assert_eq!(whoami(&app, "kept", &app.bob).await["grant"], bob["grant"]);
-    assert_auth_required(&app, "kept", &app.admin, &peer).await;
-    let stats = peer.oauth_stats().await;
-    assert_eq!(
-        stats["authorizations"], 2,
-        "no person after the restart: {stats}"
-    );
-    app.stop().await;
-}
-
-/// A protected resource whose metadata points wherever `authorization_server` says, and (when
-/// that is itself) an authorization server that approves at once but whose token endpoint is a
-/// closed port: the faults a bridge must survive without losing the server or leaking anything.
-async fn faulty_upstream(authorization_server: Option<&str>) -> String {
-    use axum::http::header;
-    use axum::response::IntoResponse;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let server = authorization_server.map_or(base.clone(), str::to_owned);
-    let refuse = {
-        let challenge = format!(
-            r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp""#
-        );
-        move || async move {
-            (
-                StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, challenge)],
-            )
-        }
-    };
-    let resource = json!({"resource": format!("{base}/mcp"), "authorization_servers": [server]});
-    let metadata = json!({
-        "issuer": base,
-        "authorization_endpoint": format!("{base}/authorize"),
-        // Nothing listens on the discard port.
-        "token_endpoint": "http://127.0.0.1:9/token",
-        "registration_endpoint": format!("{base}/register"),
-        "response_types_supported": ["code"],
-        "code_challenge_methods_supported": ["S256"],
-    });
-    let app = axum::Router::new()
-        .route("/mcp", axum::routing::any(refuse))
-        .route(
-            "/.well-known/oauth-protected-resource/mcp",
-            axum::routing::get(move || async move { axum::Json(resource) }),
-        )
-        .route(
-            "/.well-known/oauth-authorization-server",
-            axum::routing::get(move || async move { axum::Json(metadata) }),
-        )
-        .route(
-            "/register",
-            axum::routing::post(|| async {
-                (
-                    StatusCode::CREATED,
-                    axum::Json(json!({"client_id": "stub-client", "redirect_uris": []})),
-                )
-            }),
-        )
-        .route(
-            "/authorize",
-            axum::routing::get(
-                |axum::extract::Query(q): axum::extract::Query<
-                    std::collections::HashMap<String, String>,
-                >| async move {
-                    let back = format!("{}?code=stub-code&state={}", q["redirect_uri"], q["state"]);
-                    (StatusCode::FOUND, [(header::LOCATION, back)]).into_response()
-                },
-            ),
-        );
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("{base}/mcp")
-}
-
-/// A token endpoint that cannot be reached: the callback says so (502), and the server stays
-/// registered, waiting for an authorization that can still be given.
-#[tokio::test]
-async fn an_unreachable_token_endpoint_fails_the_callback_and_keeps_the_server() {
-    let app = spawn_app().await;
-    let url = faulty_upstream(None).await;
-    let config = json!({"server_id": "stub", "transport": "http", "url": url});
-    let server = register_as(&app, &app.alice, config).await;
-    assert_eq!(server["status"], "auth_required", "{server}");
-    let link = app.authorization_url("stub", &app.alice).await;
-    let consent = approve(&link).await;
-    assert_eq!(consent.status, StatusCode::BAD_GATEWAY, "{}", consent.body);
-    assert!(consent.body.contains("token"), "{}", consent.body);
-    let (status, info) = app.get("/v1/servers/stub", &app.alice).await;
-    assert_eq!(status, StatusCode::OK, "{info}");
-    assert_eq!(info["server"]["status"], "auth_required", "{info}");
-    // The state was used up by that attempt: a new link is needed, and one is given.
-    let (status, _) = open_callback(&consent.callback_url).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (status, _) = app.authorize("stub", &app.alice).await;
-    assert_eq!(status, StatusCode::OK);
-}
-
-/// Protected resource metadata naming an authorization server at a cloud metadata address: the
-/// address guard refuses it (the SSRF guard applies to every discovered URL), no link is given,
-/// and the server stays registered, in error with the reason.
-#[tokio::test]
-async fn a_discovered_url_the_guard_refuses_is_never_fetched() {
-    let app = spawn_app().await;
-    let url = faulty_upstream(Some("http://169.254.169.254/latest")).await;
-    let config = json!({"server_id": "ssrf", "transport": "http", "url": url});
-    register_as(&app, &app.alice, config).await;
-    let (status, info) = app.get("/v1/servers/ssrf", &app.alice).await;
-    assert_eq!(status, StatusCode::OK, "{info}");
-    assert_eq!(info["server"]["status"], "error", "{info}");
-    let (status, body) = app.authorize("ssrf", &app.alice).await;
-    assert!(
-        status.is_client_error() || status.is_server_error(),
-        "{body}"
-    );
-    assert!(body.get("authorization_url").is_none(), "{body}");
-    assert!(
-        !body["error"].as_str().unwrap_or_default().is_empty(),
-        "{body}"
-    );
-}
-
-/// On a `per_agent` server a resource is read over the reader's own session: bob cannot read
-/// with alice's grant, and once he has authorized he reads with his own.
-#[tokio::test]
-async fn per_agent_reads_go_over_the_readers_own_grant() {
-    let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
-    let mut config = discovered("reads", &peer);
-    config["auth"] = json!({ "type": "oauth2", "per_agent": true });
-    register_as(&app, &app.alice, config).await;
-    approve_ok(&app.authorization_url("reads", &app.alice).await).await;
-    let read = async |token: &str| {
-        let body = json!({"server_id": "reads", "uri": "grant://me"});
-        app.post("/v1/resources/read", token, body).await
-    };
-    let alice = wait_until("alice's read", WAIT, async || {
-        match read(&app.alice).await {
-            (StatusCode::OK, body) => Ok(body),
-            (status, body) => Err(format!("{status} {body}")),
-        }
-    })
-    .await;
-    let grant_of = |body: &Value| -> Value {
-        let text = body["contents"][0]["text"].as_str().unwrap_or("{}");
-        serde_json::from_str::<Value>(text).unwrap()["grant"].clone()
-    };
-    let (status, refused) = read(&app.bob).await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
-    assert_eq!(refused["code"], "mcp_auth_required", "{refused}");
-    approve_ok(refused["authorization_url"].as_str().unwrap()).await;
-    let (status, bob) = read(&app.bob).await;
-    assert_eq!(status, StatusCode::OK, "{bob}");
-    assert!(grant_of(&alice).is_u64(), "{alice}");
-    assert_ne!(
-        grant_of(&bob),
-        grant_of(&alice),
-        "bob reads with his own grant"
-    );
-    let (_, again) = read(&app.alice).await;
-    assert_eq!(grant_of(&again), grant_of(&alice));
-    app.stop().await;
-}
-
-/// The `uri`s of the resources `token` sees listed of `server_id` in the merged listing.
-async fn listed_uris(app: &TestApp, server_id: &str, token: &str) -> Vec<String> {
-    let (status, body) = app.get("/v1/resources", token).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["server_id"] == server_id)
-        .map(|r| r["uri"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// Issue 34, item 4: on a `per_agent` server each agent sees only what was listed over its own
-/// session (nothing before it authorizes), and what the server sends on an agent's session
-/// (here a log message) goes to that agent, not to the server's owner.
-#[tokio::test]
-async fn per_agent_listings_and_messages_stay_with_their_agent() {
-    let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
-    let mut config = discovered("priv", &peer);
-    config["auth"] = json!({ "type": "oauth2", "per_agent": true });
-    register_as(&app, &app.alice, config).await;
-    approve_ok(&app.authorization_url("priv", &app.alice).await).await;
-    let alice_listed =
-        wait_until(
-            "alice's private resource listed",
-            WAIT,
-            async || match listed_uris(&app, "priv", &app.alice).await {
-                uris if uris.len() == 1 => Ok(uris),
-                uris => Err(format!("{uris:?}")),
-            },
-        )
-        .await;
-    assert!(
-        alice_listed[0].starts_with("grant://private-"),
-        "{alice_listed:?}"
-    );
-    assert_eq!(
-        listed_uris(&app, "priv", &app.bob).await,
-        Vec::<String>::new(),
-        "bob has not authorized: he sees nothing listed over alice's session"
-    );
-    let (status, body) = app.get("/v1/resources?server_id=priv", &app.bob).await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    assert_eq!(body["code"], "mcp_auth_required", "{body}");
-    let bob_url = body["authorization_url"].as_str().unwrap().to_owned();
-    approve_ok(&bob_url).await;
-    let bob_listed =
-        wait_until(
-            "bob's own private resource listed",
-            WAIT,
-            async || match listed_uris(&app, "priv", &app.bob).await {
-                uris if uris.len() == 1 => Ok(uris),
-                uris => Err(format!("{uris:?}")),
-            },
-        )
-        .await;
-    assert_ne!(bob_listed, alice_listed, "bob lists over his own grant");
-    assert_eq!(listed_uris(&app, "priv", &app.alice).await, alice_listed);
-
-    // A log message on bob's session is bob's: not the owner's (alice).
-    let mut alice_events = EventStream::open(&app, &app.alice, None).await;
-    let mut bob_events = EventStream::open(&app, &app.bob, None).await;
-    let (status, body) = app.call_as(&app.bob, "priv__tell", json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let bob_grant = bob_listed[0]
-        .trim_start_matches("grant://private-")
-        .to_owned();
-    let told = bob_events
-        .wait_for("bob's log message", WAIT, |m| {
-            is_push(m, "notifications/message") && m.data.to_string().contains("log of grant")
-        })
-        .await;
-    assert!(
-        told.data
-            .to_string()
-            .contains(&format!("log of grant {bob_grant}")),
-        "{}",
-        told.data
-    );
-    let leaked: Vec<_> = alice_events
-        .drain(Duration::from_secs(2))
-        .await
-        .into_iter()
-        .filter(|m| m.data.to_string().contains("log of grant"))
-        .collect();
-    assert!(leaked.is_empty(), "alice got bob's log: {leaked:?}");
     app.stop().await;
 }

@@ -63,7 +63,7 @@ async fn a_refused_token_requests_body_is_never_shown_on_the_callback() {
     // Registration goes through; the token endpoint refuses with its body.
     let fail = ["--fail-with-body", SECRET_BODY, "--fail-on", "/token"];
     let peer = oauth_peer(&fail).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let (status, body) = register_as(&app, &app.alice, discovered("refusing", &peer.url)).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     app.wait_status("refusing", "auth_required", WAIT).await;
@@ -88,7 +88,7 @@ async fn a_refused_token_requests_body_is_never_shown_on_the_callback() {
 #[tokio::test]
 async fn a_link_dies_with_its_server_and_never_authorizes_a_new_one_of_the_same_id() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let (status, body) = register_as(&app, &app.alice, discovered("same-id", &peer.url)).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     app.wait_status("same-id", "auth_required", WAIT).await;
@@ -121,7 +121,7 @@ async fn a_link_dies_with_its_server_and_never_authorizes_a_new_one_of_the_same_
 async fn a_link_dies_when_its_servers_url_or_auth_changes() {
     let peer = oauth_peer(&[]).await;
     let other = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     let (status, body) = register_as(&app, &app.alice, discovered("moving", &peer.url)).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     app.wait_status("moving", "auth_required", WAIT).await;
@@ -231,7 +231,7 @@ async fn a_hanging_authorization_server_holds_up_no_other_servers_links() {
 #[tokio::test]
 async fn one_agents_flood_of_links_leaves_another_agents_link_alone() {
     let peer = oauth_peer(&[]).await;
-    let app = spawn_app_at(Arc::new(tempfile::tempdir().unwrap()), free_port()).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
     for (id, token) in [("his", &app.bob), ("hers", &app.alice)] {
         let (status, body) = register_as(&app, token, discovered(id, &peer.url)).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
@@ -284,9 +284,11 @@ async fn the_audit_log_is_bounded_at_start() {
     let newest = entries[0]["id"].clone();
     app.stop().await;
 
-    let mut config = config(data_dir.path());
-    config.audit_max_rows = 4;
-    let app = spawn_app_with(data_dir, config).await;
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .configure(|c| c.audit_max_rows = 4)
+        .spawn()
+        .await;
     let (_, after) = app.get("/v1/audit?limit=100", &app.admin).await;
     let entries = after["entries"].as_array().expect("entries");
     assert_eq!(entries.len(), 4, "{after}");

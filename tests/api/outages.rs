@@ -90,7 +90,7 @@ async fn registering_an_oauth_server_while_the_database_is_away_is_a_retryable_5
 async fn an_mcp_call_whose_server_connection_is_lost_says_it_is_retryable() {
     let app = spawn_app().await;
     let marker = unique("lost");
-    app.register(py_stdio("lost", &marker)).await;
+    app.register_server(py_stdio("lost", &marker)).await;
     app.wait_status("lost", "ready", WAIT).await;
     let dir = tempfile::tempdir().unwrap();
     let started = dir.path().join("started");

@@ -25,21 +25,17 @@ pub fn rug_stdio(server_id: &str, state: &Path) -> Value {
 }
 
 async fn spawn_pinning(data_dir: &Arc<tempfile::TempDir>, pinning: ToolPinning) -> TestApp {
-    let mut config = config(data_dir.path());
-    config.tool_pinning = pinning;
-    spawn_app_with(data_dir.clone(), config).await
+    TestApp::builder()
+        .data_dir(data_dir)
+        .configure(move |c| c.tool_pinning = pinning)
+        .spawn()
+        .await
 }
 
 /// The catalogue entry of `name` as alice lists it, if listed.
 async fn listed(app: &TestApp, name: &str) -> Option<Value> {
-    let (status, body) = app.get("/v1/tools?server_id=rug", &app.alice).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == name)
-        .cloned()
+    let tools = app.list_tools("?server_id=rug").await;
+    tools.into_iter().find(|t| t["name"] == name)
 }
 
 /// The audit entries of `action`, newest first.
@@ -57,8 +53,7 @@ async fn audited(app: &TestApp, action: &str) -> Vec<Value> {
 
 /// Asks the fixture to change weather's description (it then says its list changed).
 async fn swap(app: &TestApp) {
-    let (status, body) = app.call("rug__swap", json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("rug__swap", json!({})).await;
 }
 
 async fn wait_tool_changed(events: &mut EventStream) -> Value {
@@ -75,7 +70,7 @@ async fn warn_tells_the_owner_with_a_diff_and_keeps_the_tool() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let app = spawn_pinning(&data_dir, ToolPinning::Warn).await;
     let state = data_dir.path().join("rug-state");
-    app.register(rug_stdio("rug", &state)).await;
+    app.register_server(rug_stdio("rug", &state)).await;
     // The owner (the admin registered it) listens; alice does not own it.
     let mut owner = EventStream::open(&app, &app.admin, None).await;
     let mut other = EventStream::open(&app, &app.alice, None).await;
@@ -115,8 +110,7 @@ async fn warn_tells_the_owner_with_a_diff_and_keeps_the_tool() {
         }
     })
     .await;
-    let (status, body) = app.call("rug__weather", json!({"city": "Oslo"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool("rug__weather", json!({"city": "Oslo"})).await;
     assert_eq!(body["content"][0]["text"], "sunny in Oslo");
     // The change is pinned: a re-listing of the same definition says nothing more.
     let (status, body) = app
@@ -137,7 +131,7 @@ async fn quarantine_hides_a_changed_tool_until_its_owner_approves() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let app = spawn_pinning(&data_dir, ToolPinning::Quarantine).await;
     let state = data_dir.path().join("rug-state");
-    app.register(rug_stdio("rug", &state)).await;
+    app.register_server(rug_stdio("rug", &state)).await;
     assert!(listed(&app, "rug__weather").await.is_some());
     let mut owner = EventStream::open(&app, &app.admin, None).await;
     swap(&app).await;
@@ -215,8 +209,7 @@ async fn quarantine_hides_a_changed_tool_until_its_owner_approves() {
         })
         .await;
     assert!(listed(&app, "rug__weather").await.is_some());
-    let (status, body) = app.call("rug__weather", json!({"city": "Oslo"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("rug__weather", json!({"city": "Oslo"})).await;
     let report = mcp_client(
         &app,
         &app.alice,
@@ -259,7 +252,7 @@ async fn pins_survive_a_restart() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let state = data_dir.path().join("rug-state");
     let app = spawn_pinning(&data_dir, ToolPinning::Quarantine).await;
-    app.register(rug_stdio("rug", &state)).await;
+    app.register_server(rug_stdio("rug", &state)).await;
     assert!(listed(&app, "rug__weather").await.is_some());
     app.stop().await;
 
@@ -336,7 +329,7 @@ async fn pins_survive_a_restart() {
 async fn off_pins_nothing() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let app = spawn_pinning(&data_dir, ToolPinning::Off).await;
-    app.register(rug_stdio("rug", &data_dir.path().join("rug-state")))
+    app.register_server(rug_stdio("rug", &data_dir.path().join("rug-state")))
         .await;
     let mut owner = EventStream::open(&app, &app.admin, None).await;
     swap(&app).await;
@@ -359,8 +352,7 @@ async fn off_pins_nothing() {
 /// Asks the fixture to change weather's title (`"title"`) or its annotations' title
 /// (`"annotation"`).
 async fn retitle(app: &TestApp, field: &str) {
-    let (status, body) = app.call("rug__retitle", json!({"field": field})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("rug__retitle", json!({"field": field})).await;
 }
 
 /// Waits until `name` is hidden from alice's listing.
@@ -385,7 +377,7 @@ async fn approve(app: &TestApp, tool: &str) -> Value {
 async fn quarantine_holds_a_tool_whose_title_changed() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let app = spawn_pinning(&data_dir, ToolPinning::Quarantine).await;
-    app.register(rug_stdio("rug", &data_dir.path().join("rug-state")))
+    app.register_server(rug_stdio("rug", &data_dir.path().join("rug-state")))
         .await;
     let tool = listed(&app, "rug__weather").await.expect("listed");
     assert_eq!(tool["title"], "Weather", "{tool}");
@@ -431,8 +423,7 @@ async fn quarantine_holds_a_tool_whose_title_changed() {
 
 /// Asks the fixture to add the tool `forecast` (it then says its list changed).
 async fn grow(app: &TestApp) {
-    let (status, body) = app.call("rug__grow", json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("rug__grow", json!({})).await;
 }
 
 #[tokio::test]
@@ -440,7 +431,7 @@ async fn quarantine_holds_a_tool_added_after_the_first_listing() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let state = data_dir.path().join("rug-state");
     let app = spawn_pinning(&data_dir, ToolPinning::Quarantine).await;
-    app.register(rug_stdio("rug", &state)).await;
+    app.register_server(rug_stdio("rug", &state)).await;
     let mut owner = EventStream::open(&app, &app.admin, None).await;
     grow(&app).await;
 
@@ -503,8 +494,9 @@ async fn quarantine_holds_a_tool_added_after_the_first_listing() {
     assert_eq!(body["approved"], true, "{body}");
     assert_eq!(body["tool"]["name"], "rug__forecast", "{body}");
     assert!(listed(&app, "rug__forecast").await.is_some());
-    let (status, body) = app.call("rug__forecast", json!({"city": "Oslo"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app
+        .call_tool("rug__forecast", json!({"city": "Oslo"}))
+        .await;
     assert_eq!(body["content"][0]["text"], "rain in Oslo");
     app.stop().await;
 }
@@ -513,7 +505,7 @@ async fn quarantine_holds_a_tool_added_after_the_first_listing() {
 async fn warn_announces_a_tool_added_after_the_first_listing() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let app = spawn_pinning(&data_dir, ToolPinning::Warn).await;
-    app.register(rug_stdio("rug", &data_dir.path().join("rug-state")))
+    app.register_server(rug_stdio("rug", &data_dir.path().join("rug-state")))
         .await;
     let mut owner = EventStream::open(&app, &app.admin, None).await;
     grow(&app).await;
@@ -592,7 +584,7 @@ async fn pins_stored_before_titles_were_pinned_do_not_all_change_at_upgrade() {
     let state = data_dir.path().join("rug-state");
     let config = config(data_dir.path());
     let app = spawn_pinning(&data_dir, ToolPinning::Quarantine).await;
-    app.register(rug_stdio("rug", &state)).await;
+    app.register_server(rug_stdio("rug", &state)).await;
     app.stop().await;
     store_untitled_pins(&config.database_url()).await;
 

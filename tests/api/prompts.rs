@@ -8,7 +8,7 @@ use crate::helpers::*;
 #[tokio::test]
 async fn server_everything_prompts_render_with_their_arguments() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let (status, body) = app.get("/v1/prompts", &app.alice).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["type"], "mcp/prompt/list/resp");
@@ -27,10 +27,7 @@ async fn server_everything_prompts_render_with_their_arguments() {
         .unwrap();
     assert_eq!(city["required"], true);
 
-    let (status, body) = app
-        .post("/v1/prompts/get", &app.alice, json!({"id": "p-1", "name": "args-prompt", "arguments": {"city": "Oslo", "state": "Viken"}}))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.get_prompt(json!({"id": "p-1", "name": "args-prompt", "arguments": {"city": "Oslo", "state": "Viken"}})).await;
     assert_eq!(body["type"], "mcp/prompt/get/resp");
     assert_eq!(body["req_id"], "p-1");
     assert_eq!(body["server_id"], "ev");
@@ -73,8 +70,8 @@ async fn server_everything_prompts_render_with_their_arguments() {
 #[tokio::test]
 async fn a_prompt_several_servers_offer_needs_a_server_id() {
     let app = spawn_app().await;
-    app.register(py_stdio("one", &unique("p1"))).await;
-    app.register(py_stdio("two", &unique("p2"))).await;
+    app.register_server(py_stdio("one", &unique("p1"))).await;
+    app.register_server(py_stdio("two", &unique("p2"))).await;
     let (status, body) = app
         .post(
             "/v1/prompts/get",
@@ -85,14 +82,9 @@ async fn a_prompt_several_servers_offer_needs_a_server_id() {
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     let error = body["error"].as_str().unwrap();
     assert!(error.contains("one") && error.contains("two"), "{error}");
-    let (status, body) = app
-        .post(
-            "/v1/prompts/get",
-            &app.alice,
-            json!({"name": "greet", "arguments": {"name": "Ada"}, "server_id": "one"}),
-        )
+    let body = app
+        .get_prompt(json!({"name": "greet", "arguments": {"name": "Ada"}, "server_id": "one"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["messages"][0]["content"]["text"], "Hello, Ada!");
     let (status, body) = app
         .post(
@@ -111,8 +103,8 @@ async fn a_prompt_several_servers_offer_needs_a_server_id() {
 #[tokio::test]
 async fn a_prompt_can_be_named_with_its_server_prefix() {
     let app = spawn_app().await;
-    app.register(py_stdio("one", &unique("p1"))).await;
-    app.register(py_stdio("two", &unique("p2"))).await;
+    app.register_server(py_stdio("one", &unique("p1"))).await;
+    app.register_server(py_stdio("two", &unique("p2"))).await;
     let get = |body: Value| app.post("/v1/prompts/get", &app.alice, body);
     let (status, body) = get(json!({"name": "two__greet", "arguments": {"name": "Ada"}})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -141,9 +133,9 @@ async fn a_prompt_can_be_named_with_its_server_prefix() {
 #[tokio::test]
 async fn completions_for_prompt_and_template_arguments() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
-    app.register(py_stdio("py", &unique("cmpl"))).await;
-    app.register(npm_stdio("mem", "mcp-server-memory", &[]))
+    app.register_server(everything_stdio("ev")).await;
+    app.register_server(py_stdio("py", &unique("cmpl"))).await;
+    app.register_server(npm_stdio("mem", "mcp-server-memory", &[]))
         .await;
 
     let (status, body) = app
@@ -219,7 +211,7 @@ async fn completions_with_a_server_id_keep_to_the_resource_allow_list() {
     let app = spawn_app().await;
     let mut config = py_stdio("al", &unique("cmpl-al"));
     config["resource_allow_list"] = json!(["fixture://item/*"]);
-    app.register(config).await;
+    app.register_server(config).await;
     let complete = |server_id: Option<&str>, uri: &str| {
         let mut req = json!({"ref": {"type": "ref/resource", "uri": uri}, "argument": {"name": "name", "value": "t"}});
         if let Some(id) = server_id {

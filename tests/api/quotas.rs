@@ -1,7 +1,6 @@
 //! Bounds on what one agent or one server can take from the others: merged listings under one
 //! time bound, tasks within the agent's concurrency and quotas, servers per agent.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -54,15 +53,17 @@ async fn mcp_request(app: &TestApp, session: Option<&str>, body: Value) -> (Stri
 /// through the rest still gives every entry once.
 #[tokio::test]
 async fn a_hanging_server_is_left_out_of_merged_listings_within_the_bound() {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.list_timeout = 2;
-    config.page_size = 1;
-    let app = spawn_app_with(data_dir, config).await;
+    let app = TestApp::builder()
+        .configure(|c| {
+            c.list_timeout = 2;
+            c.page_size = 1;
+        })
+        .spawn()
+        .await;
     // Walked in id order, the hanging server comes first.
-    app.register(hanging_lists("a-hang")).await;
-    app.register(py_stdio("py", &unique("py"))).await;
-    app.register(py_stdio("zz", &unique("zz"))).await;
+    app.register_server(hanging_lists("a-hang")).await;
+    app.register_server(py_stdio("py", &unique("py"))).await;
+    app.register_server(py_stdio("zz", &unique("zz"))).await;
     let bound = Duration::from_secs(2 + 3);
 
     for (path, field) in [
@@ -139,10 +140,10 @@ async fn a_hanging_server_is_left_out_of_merged_listings_within_the_bound() {
 #[tokio::test]
 async fn an_agent_owns_a_bounded_number_of_servers() {
     let peer = py_http().await;
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.agent_servers = 2;
-    let app = spawn_app_with(data_dir, config).await;
+    let app = TestApp::builder()
+        .configure(|c| c.agent_servers = 2)
+        .spawn()
+        .await;
     let http =
         |id: &str| json!({"config": {"server_id": id, "transport": "http", "url": peer.url}});
 
@@ -217,12 +218,14 @@ async fn wait_tasks(app: &TestApp, ids: &[String], status: &str) {
 /// (429 with Retry-After past it), keeps a slot for its own requests, and lists its tasks in pages.
 #[tokio::test]
 async fn tasks_queue_within_the_agents_concurrency_and_are_capped_and_paged() {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.agent_concurrency = 4;
-    config.agent_tasks = 6;
-    let app = spawn_app_with(data_dir, config).await;
-    app.register(py_stdio("py", &unique("py"))).await;
+    let app = TestApp::builder()
+        .configure(|c| {
+            c.agent_concurrency = 4;
+            c.agent_tasks = 6;
+        })
+        .spawn()
+        .await;
+    app.register_server(py_stdio("py", &unique("py"))).await;
     let marks = tempfile::tempdir().unwrap();
     let started = |i: usize| marks.path().join(format!("started-{i}"));
 
@@ -282,8 +285,8 @@ async fn tasks_queue_within_the_agents_concurrency_and_are_capped_and_paged() {
     })
     .await;
     // The agent's own requests still get its last slot.
-    let (status, body) = app.call("py__echo", json!({"text": "meanwhile"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("py__echo", json!({"text": "meanwhile"}))
+        .await;
     // A negative: no fourth queued call starts in the meantime.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!((0..6).filter(|&i| started(i).exists()).count(), 3);
@@ -316,11 +319,11 @@ async fn tasks_queue_within_the_agents_concurrency_and_are_capped_and_paged() {
 /// room fails its task 413.
 #[tokio::test]
 async fn stored_task_results_are_bounded_per_agent_oldest_dropped_first() {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.agent_task_result_bytes = 3_000;
-    let app = spawn_app_with(data_dir, config).await;
-    app.register(py_stdio("py", &unique("py"))).await;
+    let app = TestApp::builder()
+        .configure(|c| c.agent_task_result_bytes = 3_000)
+        .spawn()
+        .await;
+    app.register_server(py_stdio("py", &unique("py"))).await;
     let mut ids = Vec::new();
     for _ in 0..3 {
         let (status, created) =

@@ -27,7 +27,7 @@ async fn wait_error(app: &TestApp, token: &str, server_id: &str, status: &str) -
 /// upstream drops: not in `GET /v1/servers`, `GET /v1/servers/{id}`, nor the status pushes.
 #[tokio::test]
 async fn a_dropped_upstream_does_not_tell_its_url_secrets() {
-    let app = spawn_watchful_app().await;
+    let app = TestApp::builder().watchful().spawn().await;
     let peer = py_http().await;
     let url = format!("{}?api_key=QUERYSECRET42", peer.url);
     let (status, body) = app
@@ -71,7 +71,7 @@ async fn a_dropped_upstream_does_not_tell_its_url_secrets() {
 /// configured secret in them is hidden from everyone.
 #[tokio::test]
 async fn a_stderr_tail_goes_to_the_owner_and_admins_only() {
-    let app = spawn_watchful_app().await;
+    let app = TestApp::builder().watchful().spawn().await;
     let marker = unique("tail");
     let mut config = py_stdio("talker", &marker);
     let cmd = config["cmd"].as_array().unwrap().clone();
@@ -85,7 +85,7 @@ async fn a_stderr_tail_goes_to_the_owner_and_admins_only() {
     config["cmd"] = json!(wrapped);
     config["env"]["API_KEY"] = json!("ENVSECRET4242");
     config["auto_reconnect"] = json!(false);
-    app.register(config).await;
+    app.register_server(config).await;
     let mut events = EventStream::open(&app, &app.bob, None).await;
     for pid in pids_with_marker(&marker) {
         let _ = std::process::Command::new("kill")
@@ -129,7 +129,7 @@ async fn cmd_arguments_are_shown_without_url_credentials() {
         json!("DB=postgresql://app:S3cretPW@db/prod?sslpassword=QS3cret"),
     );
     config["cmd"] = json!(cmd);
-    let registered = app.register(config).await;
+    let registered = app.register_server(config).await;
     assert_eq!(registered["status"], "ready", "{registered}");
     let (_, shown) = app.get("/v1/servers/cmdargs", &app.bob).await;
     let text = shown.to_string();
@@ -177,9 +177,8 @@ async fn the_log_never_holds_an_upstream_urls_secret() {
     let peer = py_http().await;
     let url = format!("{}?api_key={secret}", peer.url);
     let config = json!({"server_id": "logged", "transport": "http", "url": url});
-    app.register(config).await;
-    let (status, body) = app.call("logged__echo", json!({"text": "hi"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.register_server(config).await;
+    app.call_tool("logged__echo", json!({"text": "hi"})).await;
     // Gone, then unregistered: deleting its session fails.
     peer.stop().await;
     let (status, body) = app.delete("/v1/servers/logged", &app.admin).await;

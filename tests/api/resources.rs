@@ -50,7 +50,7 @@ fn uris(entries: &[Value], field: &str) -> Vec<String> {
 #[tokio::test]
 async fn server_everything_resources_templates_and_reads() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     let (status, body) = app.get("/v1/resources?id=res-1", &app.alice).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["type"], "mcp/resource/list/resp");
@@ -84,33 +84,20 @@ async fn server_everything_resources_templates_and_reads() {
 
     // A listed URI, routed without a server_id.
     let uri = first["uri"].as_str().unwrap();
-    let (status, body) = app
-        .post("/v1/resources/read", &app.alice, json!({"uri": uri}))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.read_resource(json!({"uri": uri})).await;
     assert_eq!(body["type"], "mcp/resource/read/resp");
     assert_eq!(body["server_id"], "ev");
     assert_eq!(body["contents"][0]["uri"], uri);
     assert_eq!(body["contents"][0]["type"], "text");
     assert!(!body["contents"][0]["text"].as_str().unwrap().is_empty());
     // A URI only a template produces: text and blob.
-    let (status, body) = app
-        .post(
-            "/v1/resources/read",
-            &app.alice,
-            json!({"uri": "demo://resource/dynamic/text/3"}),
-        )
+    let body = app
+        .read_resource(json!({"uri": "demo://resource/dynamic/text/3"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["contents"][0]["type"], "text");
-    let (status, body) = app
-        .post(
-            "/v1/resources/read",
-            &app.alice,
-            json!({"uri": "demo://resource/dynamic/blob/3"}),
-        )
+    let body = app
+        .read_resource(json!({"uri": "demo://resource/dynamic/blob/3"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["contents"][0]["type"], "blob");
     assert!(!body["contents"][0]["blob"].as_str().unwrap().is_empty());
 
@@ -135,10 +122,10 @@ async fn server_everything_resources_templates_and_reads() {
 
 #[tokio::test]
 async fn merged_pages_walk_every_server_and_its_own_cursors_once() {
-    let app = spawn_app_paged(4).await;
+    let app = TestApp::builder().page_size(4).spawn().await;
     // Each lists doc/1 and 12 items, 5 per upstream page; the bridge pages by 4.
-    app.register(py_paged("pa", 12, 5)).await;
-    app.register(py_paged("pb", 12, 5)).await;
+    app.register_server(py_paged("pa", 12, 5)).await;
+    app.register_server(py_paged("pb", 12, 5)).await;
     let all = walk(&app, "/v1/resources", "resources", 4).await;
     let got = uris(&all, "uri");
     let mut expected = Vec::new();
@@ -156,8 +143,7 @@ async fn merged_pages_walk_every_server_and_its_own_cursors_once() {
     // A server that leaves between pages breaks nothing.
     let (_, first) = app.get("/v1/resources", &app.alice).await;
     let cursor = first["next_cursor"].as_str().unwrap().to_owned();
-    let (status, _) = app.delete("/v1/servers/pa", &app.admin).await;
-    assert_eq!(status, StatusCode::OK);
+    app.unregister_server("pa").await;
     let (status, body) = app
         .get(&format!("/v1/resources?cursor={cursor}"), &app.alice)
         .await;
@@ -178,11 +164,11 @@ async fn merged_pages_walk_every_server_and_its_own_cursors_once() {
 
 #[tokio::test]
 async fn templates_and_prompts_page_the_same_way() {
-    let app = spawn_app_paged(2).await;
+    let app = TestApp::builder().page_size(2).spawn().await;
     for id in ["ta", "tb"] {
         let mut config = py_paged(id, 0, 1);
         config["env"]["FIXTURE_TEMPLATES"] = json!("3");
-        app.register(config).await;
+        app.register_server(config).await;
     }
     let templates = walk(&app, "/v1/resources/templates", "resource_templates", 2).await;
     let got = uris(&templates, "uri_template");
@@ -206,7 +192,7 @@ async fn the_resource_allow_list_hides_what_it_leaves_out() {
     let app = spawn_app().await;
     let mut config = py_paged("al", 12, 0);
     config["resource_allow_list"] = json!(["fixture://item/000*", "fixture://note/only"]);
-    let server = app.register(config).await;
+    let server = app.register_server(config).await;
     assert_eq!(server["resources_count"], 10);
     let (_, body) = app.get("/v1/resources", &app.alice).await;
     let listed: Vec<&str> = body["resources"]
@@ -224,23 +210,13 @@ async fn the_resource_allow_list_hides_what_it_leaves_out() {
         "the note template can make the allowed URI"
     );
 
-    let (status, body) = app
-        .post(
-            "/v1/resources/read",
-            &app.alice,
-            json!({"uri": "fixture://item/0003"}),
-        )
+    let body = app
+        .read_resource(json!({"uri": "fixture://item/0003"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["contents"][0]["text"], "item 0003");
-    let (status, body) = app
-        .post(
-            "/v1/resources/read",
-            &app.alice,
-            json!({"uri": "fixture://note/only"}),
-        )
+    let body = app
+        .read_resource(json!({"uri": "fixture://note/only"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["contents"][0]["text"], "note only");
     // Left out, with or without a server_id: the same answer as a URI nobody offers.
     let missing = app
@@ -272,8 +248,8 @@ async fn the_resource_allow_list_hides_what_it_leaves_out() {
 #[tokio::test]
 async fn a_uri_several_servers_offer_needs_a_server_id() {
     let app = spawn_app().await;
-    app.register(py_stdio("one", &unique("one"))).await;
-    app.register(py_stdio("two", &unique("two"))).await;
+    app.register_server(py_stdio("one", &unique("one"))).await;
+    app.register_server(py_stdio("two", &unique("two"))).await;
     let (status, body) = app
         .post(
             "/v1/resources/read",
@@ -285,14 +261,9 @@ async fn a_uri_several_servers_offer_needs_a_server_id() {
     assert_eq!(body["code"], "conflict");
     let error = body["error"].as_str().unwrap();
     assert!(error.contains("one") && error.contains("two"), "{error}");
-    let (status, body) = app
-        .post(
-            "/v1/resources/read",
-            &app.alice,
-            json!({"uri": "fixture://doc/1", "server_id": "two"}),
-        )
+    let body = app
+        .read_resource(json!({"uri": "fixture://doc/1", "server_id": "two"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["server_id"], "two");
     assert_eq!(body["contents"][0]["text"], "hello resource");
     app.stop().await;
@@ -302,15 +273,10 @@ async fn a_uri_several_servers_offer_needs_a_server_id() {
 async fn subscriptions_are_kept_per_agent_and_restored_after_a_restart() {
     let app = spawn_app().await;
     let data_dir = app.data_dir.clone();
-    app.register(py_stdio("sub", &unique("sub"))).await;
-    let (status, body) = app
-        .post(
-            "/v1/resources/subscribe",
-            &app.alice,
-            json!({"id": "s-1", "uri": "fixture://doc/1"}),
-        )
+    app.register_server(py_stdio("sub", &unique("sub"))).await;
+    let body = app
+        .subscribe(json!({"id": "s-1", "uri": "fixture://doc/1"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["type"], "mcp/resource/subscribe/resp");
     assert_eq!(body["ok"], true);
     assert_eq!(body["server_id"], "sub");
@@ -386,16 +352,16 @@ async fn servers_without_a_capability_are_skipped_or_answered_501() {
     let dir = tempfile::tempdir().unwrap();
     let app = spawn_app().await;
     let fs = app
-        .register(npm_stdio(
+        .register_server(npm_stdio(
             "fs",
             "mcp-server-filesystem",
             &[dir.path().to_str().unwrap()],
         ))
         .await;
     assert_eq!(fs["status"], "ready", "{fs}");
-    app.register(npm_stdio("mem", "mcp-server-memory", &[]))
+    app.register_server(npm_stdio("mem", "mcp-server-memory", &[]))
         .await;
-    app.register(py_stdio("py", &unique("cap"))).await;
+    app.register_server(py_stdio("py", &unique("cap"))).await;
 
     // Merged listings leave out what a server does not offer, without an error: the filesystem
     // server has neither resources nor prompts, the memory server has resources only.
@@ -418,14 +384,9 @@ async fn servers_without_a_capability_are_skipped_or_answered_501() {
             .all(|p| p["server_id"] == "py"),
         "{body}"
     );
-    let (status, body) = app
-        .post(
-            "/v1/resources/read",
-            &app.alice,
-            json!({"uri": "memory://knowledge-graph"}),
-        )
+    let body = app
+        .read_resource(json!({"uri": "memory://knowledge-graph"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["server_id"], "mem");
 
     // Targeted, they answer mcp_capability_missing.

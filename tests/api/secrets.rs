@@ -10,9 +10,11 @@ use crate::helpers::*;
 const KEY: &str = "5f2b8c0e4a6d1f3b9e7c5a2d8f0b4e6c1a3d5f7b9e2c4a6d8f0b2e4c6a8d0f2b";
 
 async fn sealed_app(data_dir: Arc<tempfile::TempDir>) -> TestApp {
-    let mut config = config(data_dir.path());
-    config.secrets_key = Some(KEY.to_owned().into());
-    spawn_app_with(data_dir, config).await
+    TestApp::builder()
+        .data_dir(&data_dir)
+        .secrets_key(KEY)
+        .spawn()
+        .await
 }
 
 #[tokio::test]
@@ -21,7 +23,7 @@ async fn env_values_are_sealed_in_the_store_and_reach_the_server() {
     let app = sealed_app(data_dir.clone()).await;
     let mut config = everything_stdio("sealed");
     config["env"] = json!({ "SEALED_SECRET": "plain-text-never-on-disk" });
-    app.register(config).await;
+    app.register_server(config).await;
     app.stop().await;
     let stored = stored_text(data_dir.path()).await;
     assert!(stored.contains("SEALED_SECRET"), "the name is not secret");
@@ -53,7 +55,7 @@ async fn the_data_dir_and_database_are_private() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     std::fs::set_permissions(data_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let app = spawn_app_in(data_dir.clone()).await;
-    app.register(everything_stdio("perm")).await;
+    app.register_server(everything_stdio("perm")).await;
     let mode =
         |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(data_dir.path()), 0o700, "the data dir");
@@ -93,7 +95,7 @@ async fn secrets_are_sealed_by_default_with_a_generated_key() {
     let app = spawn_app_in(data_dir.clone()).await;
     let mut config = everything_stdio("sealed-default");
     config["env"] = json!({ "DEFAULT_SECRET": "plain-by-default-before" });
-    app.register(config).await;
+    app.register_server(config).await;
     app.stop().await;
     let key_file = data_dir.path().join("secrets.key");
     let meta = std::fs::metadata(&key_file).expect("a key was generated");

@@ -11,7 +11,7 @@ use crate::helpers::*;
 #[tokio::test]
 async fn server_everything_over_stdio_registers_with_its_catalogue() {
     let app = spawn_app().await;
-    let server = app.register(everything_stdio("ev")).await;
+    let server = app.register_server(everything_stdio("ev")).await;
     assert_eq!(server["status"], "ready");
     assert_eq!(server["transport"], "stdio");
     assert_eq!(server["mcp_version"], "2025-11-25");
@@ -43,12 +43,13 @@ async fn server_everything_over_streamable_http() {
     let peer = everything_http().await;
     let app = spawn_app().await;
     let server = app
-        .register(json!({ "server_id": "evh", "transport": "http", "url": peer.url, "headers": {"X-Api-Key": "k-123"} }))
+        .register_server(json!({ "server_id": "evh", "transport": "http", "url": peer.url, "headers": {"X-Api-Key": "k-123"} }))
         .await;
     assert_eq!(server["status"], "ready");
     assert_eq!(server["tools_count"], 17);
-    let (status, body) = app.call("evh__echo", json!({"message": "over http"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app
+        .call_tool("evh__echo", json!({"message": "over http"}))
+        .await;
     assert_eq!(body["content"][0]["text"], "Echo: over http");
     app.stop().await;
 }
@@ -57,18 +58,17 @@ async fn server_everything_over_streamable_http() {
 async fn python_server_over_stdio_and_http() {
     let peer = py_http().await;
     let app = spawn_app().await;
-    let stdio = app.register(py_stdio("pys", &unique("pys"))).await;
+    let stdio = app.register_server(py_stdio("pys", &unique("pys"))).await;
     assert_eq!(stdio["server_name"], "py-fixture");
     assert_eq!(stdio["server_version"], "1.2.3");
     assert_eq!(stdio["tools_count"], 17);
     let http = app
-        .register(json!({ "server_id": "pyh", "transport": "http", "url": peer.url }))
+        .register_server(json!({ "server_id": "pyh", "transport": "http", "url": peer.url }))
         .await;
     assert_eq!(http["status"], "ready");
     assert_eq!(http["tools_count"], 17);
     for name in ["pys__add", "pyh__add"] {
-        let (status, body) = app.call(name, json!({"a": 2, "b": 3})).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        let body = app.call_tool(name, json!({"a": 2, "b": 3})).await;
         assert_eq!(body["structured_content"], json!({"result": 5}));
     }
     app.stop().await;
@@ -81,7 +81,7 @@ async fn stdio_env_and_cwd_are_honoured() {
     let mut config = py_stdio("envs", &unique("envs"));
     config["cwd"] = json!(dir.path());
     config["env"]["FIXTURE_GREETING"] = json!("hello from env");
-    app.register(config).await;
+    app.register_server(config).await;
     let (_, body) = app
         .call("envs__getenv", json!({"name": "FIXTURE_GREETING"}))
         .await;
@@ -151,7 +151,7 @@ async fn a_failing_server_is_refused_with_its_stderr_and_nothing_is_stored() {
 async fn unregister_stops_the_child_and_forgets_the_server() {
     let app = spawn_app().await;
     let marker = unique("unreg");
-    app.register(py_stdio("gone", &marker)).await;
+    app.register_server(py_stdio("gone", &marker)).await;
     assert_eq!(pids_with_marker(&marker).len(), 1, "the child runs");
 
     let (status, body) = app.delete("/v1/servers/gone?id=req-9", &app.admin).await;
@@ -182,8 +182,8 @@ async fn a_restart_brings_every_server_back_with_its_allow_list() {
     let marker = unique("restart");
     let mut config = py_stdio("keep", &marker);
     config["tool_allow_list"] = json!(["add", "echo"]);
-    app.register(config).await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(config).await;
+    app.register_server(everything_stdio("ev")).await;
     app.stop().await;
     wait_no_process(&marker, Duration::from_secs(10)).await;
 
@@ -196,8 +196,7 @@ async fn a_restart_brings_every_server_back_with_its_allow_list() {
         app.tool_names("?server_id=keep").await,
         ["keep__add", "keep__echo"]
     );
-    let (status, body) = app.call("keep__add", json!({"a": 1, "b": 1})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("keep__add", json!({"a": 1, "b": 1})).await;
     let (status, _) = app.call("keep__cwd", json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(pids_with_marker(&marker).len(), 1);
@@ -210,11 +209,11 @@ async fn a_server_that_is_down_at_boot_does_not_hold_up_the_others() {
     let peer = py_http().await;
     let app = spawn_app().await;
     let data_dir = app.data_dir.clone();
-    app.register(
+    app.register_server(
         json!({"server_id": "flaky", "transport": "http", "url": peer.url, "connect_timeout": 2}),
     )
     .await;
-    app.register(everything_stdio("ev")).await;
+    app.register_server(everything_stdio("ev")).await;
     app.stop().await;
     drop(peer);
 
@@ -241,7 +240,7 @@ async fn a_server_that_is_down_at_boot_does_not_hold_up_the_others() {
 async fn patch_changes_allow_lists_and_keeps_secrets() {
     let peer = py_http().await;
     let app = spawn_app().await;
-    app.register(json!({
+    app.register_server(json!({
         "server_id": "p", "transport": "http", "url": peer.url,
         "headers": {"Authorization": "Bearer upstream-s3cret"}
     }))
@@ -296,7 +295,7 @@ async fn reconnect_on_demand_and_a_lost_child_is_noticed() {
     let marker = unique("lost");
     let mut config = py_stdio("phoenix", &marker);
     config["auto_reconnect"] = json!(false);
-    let first = app.register(config).await;
+    let first = app.register_server(config).await;
 
     let (status, body) = app
         .post("/v1/servers/phoenix/reconnect", &app.admin, json!(null))
@@ -331,8 +330,7 @@ async fn reconnect_on_demand_and_a_lost_child_is_noticed() {
         .post("/v1/servers/phoenix/reconnect", &app.admin, json!(null))
         .await;
     assert_eq!(body["server"]["status"], "ready", "{body}");
-    let (status, _) = app.call("phoenix__echo", json!({"text": "x"})).await;
-    assert_eq!(status, StatusCode::OK);
+    app.call_tool("phoenix__echo", json!({"text": "x"})).await;
     app.stop().await;
     wait_no_process(&marker, Duration::from_secs(10)).await;
 }
@@ -341,7 +339,7 @@ async fn reconnect_on_demand_and_a_lost_child_is_noticed() {
 async fn an_auto_reconnecting_server_comes_back_after_its_child_dies() {
     let app = spawn_app().await;
     let marker = unique("auto");
-    let first = app.register(py_stdio("auto", &marker)).await;
+    let first = app.register_server(py_stdio("auto", &marker)).await;
     for pid in pids_with_marker(&marker) {
         std::process::Command::new("kill")
             .args(["-9", &pid.to_string()])
@@ -352,7 +350,6 @@ async fn an_auto_reconnecting_server_comes_back_after_its_child_dies() {
     let after = first["connected_at"].as_f64().unwrap();
     app.wait_reconnected("auto", after, Duration::from_secs(20))
         .await;
-    let (status, body) = app.call("auto__echo", json!({"text": "back"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("auto__echo", json!({"text": "back"})).await;
     app.stop().await;
 }

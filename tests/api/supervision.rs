@@ -31,22 +31,17 @@ async fn server_everything_over_legacy_http_sse() {
     let peer = everything_sse().await;
     let app = spawn_app().await;
     let server = app
-        .register(json!({"server_id": "evs", "transport": "sse", "url": peer.url, "headers": {"X-Trace": "t1"}}))
+        .register_server(json!({"server_id": "evs", "transport": "sse", "url": peer.url, "headers": {"X-Trace": "t1"}}))
         .await;
     assert_eq!(server["status"], "ready");
     assert_eq!(server["transport"], "sse");
     assert_eq!(server["server_name"], "mcp-servers/everything");
-    let (status, body) = app.call("evs__echo", json!({"message": "over sse"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body["content"][0]["text"], "Echo: over sse");
-    let (status, body) = app
-        .post(
-            "/v1/prompts/get",
-            &app.alice,
-            json!({"name": "simple-prompt", "server_id": "evs"}),
-        )
+    let body = app
+        .call_tool("evs__echo", json!({"message": "over sse"}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["content"][0]["text"], "Echo: over sse");
+    app.get_prompt(json!({"name": "simple-prompt", "server_id": "evs"}))
+        .await;
     // The server going away is noticed on the stream.
     peer.stop().await;
     app.wait_status("evs", "disconnected", Duration::from_secs(10))
@@ -59,14 +54,13 @@ async fn the_python_sdk_websocket_server() {
     let peer = ws_server(Some("X-Api-Key=k-123")).await;
     let app = spawn_app().await;
     let server = app
-        .register(json!({"server_id": "wss", "transport": "ws", "url": peer.url, "headers": {"X-Api-Key": "k-123"}}))
+        .register_server(json!({"server_id": "wss", "transport": "ws", "url": peer.url, "headers": {"X-Api-Key": "k-123"}}))
         .await;
     assert_eq!(server["status"], "ready");
     assert_eq!(server["server_name"], "ws-fixture");
     assert_eq!(server["mcp_version"], "2025-11-25");
     assert_eq!(server["tools_count"], 4);
-    let (status, body) = app.call("wss__add", json!({"a": 2, "b": 40})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool("wss__add", json!({"a": 2, "b": 40})).await;
     assert_eq!(body["structured_content"], json!({"result": 42}));
     let (_, body) = app.call("wss__echo", json!({"text": "über ws"})).await;
     assert_eq!(body["content"][0]["text"], "über ws");
@@ -90,9 +84,9 @@ async fn the_python_sdk_websocket_server() {
 
 #[tokio::test]
 async fn a_child_killed_mid_call_fails_the_call_at_once_and_comes_back() {
-    let app = spawn_watchful_app().await;
+    let app = TestApp::builder().watchful().spawn().await;
     let marker = unique("kill9");
-    let first = app.register(py_stdio("k9", &marker)).await;
+    let first = app.register_server(py_stdio("k9", &marker)).await;
     let started = StartMark::new();
     let arguments = json!({"seconds": 30, "started": started.path});
     let client = app.client.clone();
@@ -124,8 +118,7 @@ async fn a_child_killed_mid_call_fails_the_call_at_once_and_comes_back() {
     let after = first["connected_at"].as_f64().unwrap();
     app.wait_reconnected("k9", after, Duration::from_secs(15))
         .await;
-    let (status, body) = app.call("k9__echo", json!({"text": "again"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("k9__echo", json!({"text": "again"})).await;
     app.stop().await;
     wait_no_process(&marker, Duration::from_secs(10)).await;
 }
@@ -138,10 +131,10 @@ async fn a_call_after_a_quick_restart_of_a_streamable_http_server_gets_a_new_ses
     let peer = everything_http().await;
     let port = peer.port();
     let app = spawn_app().await;
-    app.register(json!({"server_id": "quick", "transport": "http", "url": peer.url}))
+    app.register_server(json!({"server_id": "quick", "transport": "http", "url": peer.url}))
         .await;
-    let (status, body) = app.call("quick__echo", json!({"message": "before"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("quick__echo", json!({"message": "before"}))
+        .await;
     peer.stop().await;
     let _again = everything_http_on(port).await;
     let call = app.call("quick__echo", json!({"message": "after"}));
@@ -163,9 +156,9 @@ async fn a_call_after_a_quick_restart_of_a_streamable_http_server_gets_a_new_ses
 async fn a_streamable_http_upstream_that_restarts_on_the_same_port() {
     let peer = py_http_on(0, &[]).await;
     let port = peer.port();
-    let app = spawn_watchful_app().await;
+    let app = TestApp::builder().watchful().spawn().await;
     let mut alice = EventStream::open(&app, &app.alice, None).await;
-    app.register(
+    app.register_server(
         json!({"server_id": "phoenix", "transport": "http", "url": peer.url, "connect_timeout": 2}),
     )
     .await;
@@ -207,9 +200,9 @@ async fn a_streamable_http_upstream_that_restarts_on_the_same_port() {
 
 #[tokio::test]
 async fn a_stopped_child_misses_its_pings_and_is_replaced() {
-    let app = spawn_watchful_app().await;
+    let app = TestApp::builder().watchful().spawn().await;
     let marker = unique("sigstop");
-    let first = app.register(py_stdio("frozen", &marker)).await;
+    let first = app.register_server(py_stdio("frozen", &marker)).await;
     wait_until("a ping measured", WAIT, async || {
         let (_, body) = app.get("/v1/servers/frozen", &app.alice).await;
         match body["server"]["last_ping_ms"].as_f64() {
@@ -418,9 +411,10 @@ async fn stdio_servers_get_a_safe_environment_and_their_own_env_only() {
 async fn stdio_commands_must_be_on_the_allow_list_when_there_is_one() {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let with_list = |list: Vec<String>| {
-        let mut config = config(data_dir.path());
-        config.stdio_allowed_commands = list;
-        spawn_app_with(data_dir.clone(), config)
+        TestApp::builder()
+            .data_dir(&data_dir)
+            .configure(move |c| c.stdio_allowed_commands = list)
+            .spawn()
     };
     let app = with_list(vec![python()]).await;
     let (status, body) = app
@@ -438,7 +432,7 @@ async fn stdio_commands_must_be_on_the_allow_list_when_there_is_one() {
             .contains("MCP_BRIDGE_STDIO_ALLOWED_COMMANDS")
     );
     let marker = unique("allowed");
-    app.register(py_stdio("py", &marker)).await;
+    app.register_server(py_stdio("py", &marker)).await;
     app.stop().await;
     wait_no_process(&marker, Duration::from_secs(10)).await;
 
@@ -460,10 +454,13 @@ async fn a_stdio_env_can_neither_choose_the_program_nor_inject_into_it() {
     use std::os::unix::fs::PermissionsExt;
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let with = |commands: Vec<String>, env: Vec<String>| {
-        let mut config = config(data_dir.path());
-        config.stdio_allowed_commands = commands;
-        config.stdio_allowed_env = env;
-        spawn_app_with(data_dir.clone(), config)
+        TestApp::builder()
+            .data_dir(&data_dir)
+            .configure(move |c| {
+                c.stdio_allowed_commands = commands;
+                c.stdio_allowed_env = env;
+            })
+            .spawn()
     };
     // "mcp-fixture" exists only on a PATH the server's own env sets: a script that runs the
     // fixture (any program, in an attack) and leaves a file behind when it runs.
@@ -534,7 +531,7 @@ async fn a_stdio_env_can_neither_choose_the_program_nor_inject_into_it() {
     let marker = unique("with-path");
     let mut config = py_stdio("withpath", &marker);
     config["env"]["PATH"] = json!(evil.path());
-    app.register(config).await;
+    app.register_server(config).await;
     app.stop().await;
     wait_no_process(&marker, Duration::from_secs(10)).await;
 

@@ -42,7 +42,7 @@ fn task_event(message: &SseMessage, task_id: &str, status: &str) -> bool {
 #[tokio::test]
 async fn a_plain_upstream_call_runs_as_a_task_of_the_bridge() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("task"))).await;
+    app.register_server(py_stdio("py", &unique("task"))).await;
     let mut events = EventStream::open(&app, &app.alice, None).await;
     let created = start(
         &app,
@@ -120,7 +120,7 @@ async fn a_plain_upstream_call_runs_as_a_task_of_the_bridge() {
 #[tokio::test]
 async fn a_running_task_is_cancelled_once() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("task"))).await;
+    app.register_server(py_stdio("py", &unique("task"))).await;
     let mut events = EventStream::open(&app, &app.alice, None).await;
     let mark = StartMark::new();
     let args = json!({"seconds": 30, "started": mark.path});
@@ -152,7 +152,7 @@ async fn a_running_task_is_cancelled_once() {
 #[tokio::test]
 async fn a_ttl_out_of_range_is_refused_and_starts_nothing() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("task"))).await;
+    app.register_server(py_stdio("py", &unique("task"))).await;
     for ttl in [
         json!(0),
         json!(999),
@@ -178,7 +178,7 @@ async fn a_ttl_out_of_range_is_refused_and_starts_nothing() {
 #[tokio::test]
 async fn a_task_past_its_ttl_is_gone() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("task"))).await;
+    app.register_server(py_stdio("py", &unique("task"))).await;
     let created = start(&app, &app.alice, "py__add", json!({"a": 1, "b": 2}), 1_000).await;
     let task_id = created["task_id"].as_str().unwrap().to_owned();
     wait_status(&app, &app.alice, &task_id, "completed").await;
@@ -200,7 +200,7 @@ async fn a_task_past_its_ttl_is_gone() {
 #[tokio::test]
 async fn tasks_work_through_the_a2e_endpoint() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("task"))).await;
+    app.register_server(py_stdio("py", &unique("task"))).await;
     let call = json!({"type": "tool/call/req", "id": "c1", "name": "py__add",
         "arguments": {"a": 2, "b": 3}, "task": {"ttl": 60_000}});
     let (status, created) = app.post("/v1/a2e", &app.alice, call).await;
@@ -251,7 +251,7 @@ async fn a_server_that_runs_tasks_runs_the_call_as_its_task_on_every_transport()
     let mut events = EventStream::open(&app, &app.alice, None).await;
     for config in configs {
         let server_id = config["server_id"].as_str().unwrap().to_owned();
-        app.register(config).await;
+        app.register_server(config).await;
         let name = format!("{server_id}__slow_task");
         let created = start(&app, &app.alice, &name, json!({"seconds": 1}), 60_000).await;
         let task_id = created["task_id"].as_str().unwrap().to_owned();
@@ -305,7 +305,7 @@ async fn cancelling_a_task_a_server_runs_cancels_it_there() {
     let app = spawn_app().await;
     let marks = tempfile::NamedTempFile::new().unwrap();
     let peer = tasks_server("http", marks.path()).await;
-    app.register(json!({"server_id": "tc", "transport": "http", "url": peer.url}))
+    app.register_server(json!({"server_id": "tc", "transport": "http", "url": peer.url}))
         .await;
     let args = json!({"seconds": 60});
     let created = start(&app, &app.alice, "tc__slow_task", args, 60_000).await;
@@ -350,9 +350,9 @@ async fn after_a_kill_a_servers_task_completes_and_the_bridges_own_call_fails() 
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let mut bridge = start_bridge(data_dir.path()).await;
     let app = TestApp::at(&bridge.base, data_dir.clone());
-    app.register(json!({"server_id": "plain", "transport": "http", "url": peer.url}))
+    app.register_server(json!({"server_id": "plain", "transport": "http", "url": peer.url}))
         .await;
-    app.register(json!({"server_id": "tk", "transport": "http", "url": tasks_peer.url}))
+    app.register_server(json!({"server_id": "tk", "transport": "http", "url": tasks_peer.url}))
         .await;
     let args = json!({"seconds": 4});
     let upstream = start(&app, &app.alice, "tk__slow_task", args, 600_000).await;
@@ -397,8 +397,7 @@ async fn after_a_kill_a_servers_task_completes_and_the_bridges_own_call_fails() 
 
 /// The text of a plain call of `name`.
 async fn answer(app: &TestApp, name: &str) -> String {
-    let (status, body) = app.call(name, json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool(name, json!({})).await;
     body["content"][0]["text"].as_str().unwrap().to_owned()
 }
 
@@ -430,7 +429,7 @@ async fn a_2026_server_with_the_tasks_extension_runs_the_call_as_its_task() {
     let marks = tempfile::NamedTempFile::new().unwrap();
     let peer = tasks_server_2026(marks.path()).await;
     let server = app
-        .register(json!({
+        .register_server(json!({
             "server_id": "t26", "transport": "http", "url": peer.url,
             "protocol_version": "2026-07-28"
         }))

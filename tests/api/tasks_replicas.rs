@@ -39,12 +39,12 @@ async fn the_tasks_of_a_killed_replica_finish_on_a_survivor() {
     let mut a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("kt");
-    a.app.register(py_stdio(&id, &unique("ktask"))).await;
+    a.app.register_server(py_stdio(&id, &unique("ktask"))).await;
     let noted = tempfile::NamedTempFile::new().unwrap();
     let peer = tasks_server("http", noted.path()).await;
     let tasks_id = unique("ktk");
     a.app
-        .register(json!({"server_id": tasks_id, "transport": "http", "url": peer.url}))
+        .register_server(json!({"server_id": tasks_id, "transport": "http", "url": peer.url}))
         .await;
     b.wait_held(&id, "a", WAIT).await;
     b.wait_held(&tasks_id, "a", WAIT).await;
@@ -118,7 +118,7 @@ async fn a_replica_stops_polling_a_task_moved_away_without_cancelling_it() {
     let peer = tasks_server("http", noted.path()).await;
     let tasks_id = unique("mtk");
     a.app
-        .register(json!({"server_id": tasks_id, "transport": "http", "url": peer.url}))
+        .register_server(json!({"server_id": tasks_id, "transport": "http", "url": peer.url}))
         .await;
     b.wait_held(&tasks_id, "a", WAIT).await;
     let body = json!({"name": format!("{tasks_id}__slow_task"), "arguments": {"seconds": 6},
@@ -165,7 +165,9 @@ async fn a_2026_clients_task_is_polled_and_answered_on_another_replica() {
     let a = replicas.start("a").await;
     let b = replicas.start("b").await;
     let id = unique("pi");
-    a.app.register(py_stdio(&id, &unique("pinput"))).await;
+    a.app
+        .register_server(py_stdio(&id, &unique("pinput")))
+        .await;
     b.wait_held(&id, "a", WAIT).await;
     let name = format!("{id}__ask_name");
     let report =

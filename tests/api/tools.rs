@@ -10,8 +10,8 @@ use crate::helpers::*;
 #[tokio::test]
 async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
-    app.register(py_stdio("py", &unique("cat"))).await;
+    app.register_server(everything_stdio("ev")).await;
+    app.register_server(py_stdio("py", &unique("cat"))).await;
     let (status, body) = app.get("/v1/tools?id=list-1&source=mcp", &app.alice).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["type"], "tool/list/resp");
@@ -63,10 +63,10 @@ async fn the_catalogue_lists_namespaced_tools_with_their_schemas() {
 #[tokio::test]
 async fn calls_return_every_kind_of_content_faithfully() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("content"))).await;
+    app.register_server(py_stdio("py", &unique("content")))
+        .await;
 
-    let (status, body) = app.call("py__add", json!({"a": 20, "b": 22})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool("py__add", json!({"a": 20, "b": 22})).await;
     assert_eq!(body["type"], "tool/call/resp");
     assert_eq!(body["name"], "py__add");
     assert_eq!(body["server_id"], "py");
@@ -112,21 +112,18 @@ async fn calls_return_every_kind_of_content_faithfully() {
 #[tokio::test]
 async fn server_everything_tools_answer_through_the_bridge() {
     let app = spawn_app().await;
-    app.register(everything_stdio("ev")).await;
-    let (status, body) = app.call("ev__echo", json!({"message": "hi"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.register_server(everything_stdio("ev")).await;
+    let body = app.call_tool("ev__echo", json!({"message": "hi"})).await;
     assert_eq!(
         body["content"],
         json!([{"type": "text", "text": "Echo: hi"}])
     );
-    let (status, body) = app.call("ev__get-sum", json!({"a": 2, "b": 40})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool("ev__get-sum", json!({"a": 2, "b": 40})).await;
     assert!(
         body["content"][0]["text"].as_str().unwrap().contains("42"),
         "{body}"
     );
-    let (status, body) = app.call("ev__get-tiny-image", json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool("ev__get-tiny-image", json!({})).await;
     assert!(
         body["content"]
             .as_array()
@@ -143,14 +140,13 @@ async fn the_allow_list_applies_to_listing_and_calling() {
     let app = spawn_app().await;
     let mut config = everything_stdio("ev");
     config["tool_allow_list"] = json!(["echo", "get-sum"]);
-    let server = app.register(config).await;
+    let server = app.register_server(config).await;
     assert_eq!(server["tools_count"], 2);
     assert_eq!(
         app.tool_names("?source=mcp").await,
         ["ev__echo", "ev__get-sum"]
     );
-    let (status, _) = app.call("ev__echo", json!({"message": "ok"})).await;
-    assert_eq!(status, StatusCode::OK);
+    app.call_tool("ev__echo", json!({"message": "ok"})).await;
     let (status, body) = app.call("ev__get-tiny-image", json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert_eq!(body["code"], "mcp_tool_not_found");
@@ -161,7 +157,7 @@ async fn the_allow_list_applies_to_listing_and_calling() {
 #[tokio::test]
 async fn unknown_tools_timeouts_and_bad_arguments() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("errors"))).await;
+    app.register_server(py_stdio("py", &unique("errors"))).await;
     for name in ["py__nosuch", "nosuch__echo", "plainname", ""] {
         let (status, body) = app.call(name, json!({})).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{name}: {body}");
@@ -176,22 +172,21 @@ async fn unknown_tools_timeouts_and_bad_arguments() {
     assert_eq!(body["retryable"], true);
     assert_eq!(body["req_id"], "slow-1");
     // The connection survives a timed-out call.
-    let (status, _) = app.call("py__echo", json!({"text": "still here"})).await;
-    assert_eq!(status, StatusCode::OK);
+    app.call_tool("py__echo", json!({"text": "still here"}))
+        .await;
     app.stop().await;
 }
 
 #[tokio::test]
 async fn a_tools_list_changed_notification_re_syncs_the_catalogue() {
     let app = spawn_app().await;
-    app.register(py_stdio("py", &unique("grow"))).await;
+    app.register_server(py_stdio("py", &unique("grow"))).await;
     assert!(
         !app.tool_names("?server_id=py")
             .await
             .contains(&"py__sprout".to_owned())
     );
-    let (status, body) = app.call("py__grow", json!({"name": "sprout"})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.call_tool("py__grow", json!({"name": "sprout"})).await;
     let what = "py__sprout appearing after tools/list_changed";
     wait_until(what, std::time::Duration::from_secs(10), async || {
         let names = app.tool_names("?server_id=py").await;
@@ -201,8 +196,7 @@ async fn a_tools_list_changed_notification_re_syncs_the_catalogue() {
         }
     })
     .await;
-    let (status, body) = app.call("py__sprout", json!({})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool("py__sprout", json!({})).await;
     assert_eq!(body["content"][0]["text"], "grown");
     let (_, server) = app.get("/v1/servers/py", &app.alice).await;
     assert_eq!(server["server"]["tools_count"], 18);
@@ -236,13 +230,14 @@ async fn calls_to_a_streamable_http_server_reuse_their_connections() {
         }
     });
     let url = format!("http://127.0.0.1:{proxy}/mcp");
-    app.register(json!({ "server_id": "kept", "transport": "http", "url": url }))
+    app.register_server(json!({ "server_id": "kept", "transport": "http", "url": url }))
         .await;
     let before = opened.load(Ordering::SeqCst);
     for n in 0..20 {
         let message = format!("call {n}");
-        let (status, body) = app.call("kept__echo", json!({ "message": message })).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        let body = app
+            .call_tool("kept__echo", json!({ "message": message }))
+            .await;
         assert_eq!(body["is_error"], false, "{body}");
         assert!(
             body["content"][0]["text"]
@@ -316,18 +311,16 @@ async fn plain_calls_to_a_streamable_http_server_are_posted_by_the_bridge_itself
         ids
     };
     let url = format!("http://127.0.0.1:{relay}/mcp");
-    app.register(json!({ "server_id": "own", "transport": "http", "url": url }))
+    app.register_server(json!({ "server_id": "own", "transport": "http", "url": url }))
         .await;
     for text in ["one", "two"] {
-        let (status, body) = app.call("own__echo", json!({ "text": text })).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        let body = app.call_tool("own__echo", json!({ "text": text })).await;
         assert_eq!(body["content"][0]["text"], text, "{body}");
     }
     assert_eq!(call_ids(), [1 << 32, (1 << 32) + 1]);
 
     let mut owner = EventStream::open(&app, &app.admin, None).await;
-    let (status, body) = app.call("own__shout", json!({ "size": 16 })).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    let body = app.call_tool("own__shout", json!({ "size": 16 })).await;
     assert_eq!(body["content"][0]["text"], "said", "{body}");
     let logged = owner
         .wait_for("the log message", Duration::from_secs(10), |m| {

@@ -44,25 +44,93 @@ pub fn config(data_dir: &Path) -> Config {
     }
 }
 
-/// The service on port 0 with a fresh data dir and merged pages of `page_size` entries.
-pub async fn spawn_app_paged(page_size: usize) -> TestApp {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.page_size = page_size;
-    spawn_app_with(data_dir, config).await
-}
-
-/// The service on port 0 with a fresh data dir.
+/// The service on port 0 with a fresh data dir and the default config.
 pub async fn spawn_app() -> TestApp {
-    spawn_app_in(Arc::new(tempfile::tempdir().unwrap())).await
+    TestApp::builder().spawn().await
 }
 
 /// The service on port 0 over an existing data dir (a restart).
 pub async fn spawn_app_in(data_dir: Arc<tempfile::TempDir>) -> TestApp {
-    spawn_app_with(data_dir.clone(), config(data_dir.path())).await
+    TestApp::builder().data_dir(&data_dir).spawn().await
 }
 
-pub async fn spawn_app_with(data_dir: Arc<tempfile::TempDir>, config: Config) -> TestApp {
+/// What a test sets about the service it starts, in one place: the data dir it runs over (a
+/// restart reuses one) and every change to [`config`]. The methods name the settings many tests
+/// share; [`TestAppBuilder::configure`] reaches any other.
+#[must_use = "a builder starts nothing until `spawn`"]
+pub struct TestAppBuilder {
+    data_dir: Option<Arc<tempfile::TempDir>>,
+    edits: Vec<ConfigEdit>,
+}
+
+type ConfigEdit = Box<dyn FnOnce(&mut Config) + Send>;
+
+impl TestApp {
+    pub fn builder() -> TestAppBuilder {
+        TestAppBuilder {
+            data_dir: None,
+            edits: Vec::new(),
+        }
+    }
+}
+
+impl TestAppBuilder {
+    /// Runs over `data_dir` (kept by the caller to restart over it or read it) instead of a
+    /// fresh one.
+    pub fn data_dir(mut self, data_dir: &Arc<tempfile::TempDir>) -> Self {
+        self.data_dir = Some(data_dir.clone());
+        self
+    }
+
+    /// Any change to the config; edits apply in the order given.
+    pub fn configure(mut self, edit: impl FnOnce(&mut Config) + Send + 'static) -> Self {
+        self.edits.push(Box::new(edit));
+        self
+    }
+
+    /// Merged listings in pages of `page_size` entries.
+    pub fn page_size(self, page_size: usize) -> Self {
+        self.configure(move |config| config.page_size = page_size)
+    }
+
+    /// Quick health pings and reconnects, for tests that watch a server go and come back.
+    pub fn watchful(self) -> Self {
+        self.configure(|config| {
+            config.ping_interval_secs = 1;
+            config.ping_timeout_secs = 1;
+            config.reconnect_base_ms = 100;
+            config.reconnect_max_secs = 1;
+        })
+    }
+
+    /// On 127.0.0.1:`port` with `MCP_BRIDGE_PUBLIC_URL` at that address, so that what the
+    /// service hands out with its address in it (an OAuth redirect URI) outlives a restart.
+    pub fn port(self, port: u16) -> Self {
+        self.configure(move |config| {
+            config.bind = format!("127.0.0.1:{port}");
+            config.public_url = Some(format!("http://127.0.0.1:{port}"));
+        })
+    }
+
+    /// Secrets sealed at rest with `key` (`MCP_BRIDGE_SECRETS_KEY`).
+    pub fn secrets_key(self, key: &str) -> Self {
+        let key = key.to_owned();
+        self.configure(move |config| config.secrets_key = Some(key.into()))
+    }
+
+    pub async fn spawn(self) -> TestApp {
+        let data_dir = self
+            .data_dir
+            .unwrap_or_else(|| Arc::new(tempfile::tempdir().unwrap()));
+        let mut settings = config(data_dir.path());
+        for edit in self.edits {
+            edit(&mut settings);
+        }
+        spawn_with(data_dir, settings).await
+    }
+}
+
+async fn spawn_with(data_dir: Arc<tempfile::TempDir>, config: Config) -> TestApp {
     if std::env::var_os("TEST_LOG").is_some() {
         mcp_bridge::telemetry::init("info,mcp_bridge=debug");
     }
@@ -115,17 +183,6 @@ impl TestApp {
             handle: None,
         }
     }
-}
-
-/// The service with quick health pings and reconnects.
-pub async fn spawn_watchful_app() -> TestApp {
-    let data_dir = Arc::new(tempfile::tempdir().unwrap());
-    let mut config = config(data_dir.path());
-    config.ping_interval_secs = 1;
-    config.ping_timeout_secs = 1;
-    config.reconnect_base_ms = 100;
-    config.reconnect_max_secs = 1;
-    spawn_app_with(data_dir, config).await
 }
 
 impl TestApp {
@@ -223,15 +280,6 @@ impl TestApp {
         self.send(Method::DELETE, path, Some(token), None).await
     }
 
-    /// Registers `config` as the admin and expects success.
-    pub async fn register(&self, config: Value) -> Value {
-        let (status, body) = self
-            .post("/v1/servers", &self.admin, json!({ "config": config }))
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "registration failed: {body}");
-        body["server"].clone()
-    }
-
     pub async fn call(&self, name: &str, arguments: Value) -> (StatusCode, Value) {
         self.post(
             "/v1/tools/call",
@@ -251,12 +299,10 @@ impl TestApp {
         .await
     }
 
+    /// The names of the tools alice is shown (see [`TestApp::list_tools`]).
     pub async fn tool_names(&self, query: &str) -> Vec<String> {
-        let (status, body) = self.get(&format!("/v1/tools{query}"), &self.alice).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        body["tools"]
-            .as_array()
-            .unwrap()
+        let tools = self.list_tools(query).await;
+        tools
             .iter()
             .map(|t| t["name"].as_str().unwrap().to_owned())
             .collect()

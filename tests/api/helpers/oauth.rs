@@ -1,12 +1,10 @@
 //! OAuth to upstreams: the OAuth-protected peer, a browser approving consent, and the
 //! authorize calls on `TestApp`.
 
-use std::sync::Arc;
-
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::app::{TestApp, config, spawn_app_with};
+use super::app::TestApp;
 use super::peers::{Peer, installed, peers_dir, python, reporting_peer};
 
 /// A plain HTTP client that follows no redirect (a TLS provider installed first: reqwest is built
@@ -66,15 +64,6 @@ impl Peer {
             .expect("the OAuth peer answers /_expire");
         assert_eq!(resp.status(), StatusCode::OK);
     }
-}
-
-/// The service on 127.0.0.1:`port` over `data_dir`, with `MCP_BRIDGE_PUBLIC_URL` at that address,
-/// so its OAuth redirect URI stays the same across a restart on the same port.
-pub async fn spawn_app_at(data_dir: Arc<tempfile::TempDir>, port: u16) -> TestApp {
-    let mut config = config(data_dir.path());
-    config.bind = format!("127.0.0.1:{port}");
-    config.public_url = Some(format!("http://127.0.0.1:{port}"));
-    spawn_app_with(data_dir, config).await
 }
 
 /// What a browser sees opening an authorization URL whose authorization server approves at once:
