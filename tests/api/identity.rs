@@ -70,30 +70,21 @@ impl Provider {
 
     /// Rotates the signing key; the new key's id.
     async fn rotate(&self) -> String {
-        let answer: Value = self
-            .client
-            .post(format!("{}/test/rotate", self.issuer))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let answer = self.test_route(reqwest::Method::POST, "rotate").await;
         answer["kid"].as_str().unwrap().to_owned()
     }
 
     /// How many times the JWKS was read.
     async fn jwks_fetches(&self) -> u64 {
-        let answer: Value = self
-            .client
-            .get(format!("{}/test/jwks-fetches", self.issuer))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let answer = self.test_route(reqwest::Method::GET, "jwks-fetches").await;
         answer["fetches"].as_u64().unwrap()
+    }
+
+    /// What the fixture's own route `/test/{name}` answers.
+    async fn test_route(&self, method: reqwest::Method, name: &str) -> Value {
+        let url = format!("{}/test/{name}", self.issuer);
+        let answer = self.client.request(method, url).send().await.unwrap();
+        answer.json().await.unwrap()
     }
 }
 
@@ -136,7 +127,7 @@ async fn an_identity_providers_tokens_work_across_a_key_rotation() {
         )
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    app.register(py_stdio("ps", &unique("idp"))).await;
+    app.register_server(py_stdio("ps", &unique("idp"))).await;
 
     // A run of calls, each with a token fetched just before, across a rotation.
     let mut calls = 0;
