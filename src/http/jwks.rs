@@ -105,8 +105,8 @@ impl Jwks {
         }
     }
 
-    /// The key `kid` names (the only unnamed key, or the first one verifying `alg`, when the
-    /// token names none), fetching the set again if it is not among those held; `None` when
+    /// The key `kid` names (when the token names none, the first key verifying `alg`, keys
+    /// without an id first), fetching the set again if it is not among those held; `None` when
     /// the provider has no such key.
     pub async fn key_for(
         self: &Arc<Self>,
@@ -185,9 +185,13 @@ impl Jwks {
     /// keys held go on verifying meanwhile).
     fn refresh_if_stale(self: &Arc<Self>) {
         let now = Instant::now();
+        let fresh = |keys: &Keys| keys.stale_at.is_some_and(|at| now < at);
+        if fresh(&self.keys.read().unwrap_or_else(|e| e.into_inner())) {
+            return;
+        }
         {
             let mut keys = self.keys.write().unwrap_or_else(|e| e.into_inner());
-            if keys.stale_at.is_some_and(|at| now < at) {
+            if fresh(&keys) {
                 return;
             }
             // Pushed on, so that the tokens verified meanwhile start no other fetch.
