@@ -1,9 +1,9 @@
 //! The Streamable HTTP transport: rmcp's client with the configured `headers` on every request,
 //! over [`Bounded`], which turns an answer over `max_message_bytes` into an error for its call
-//! and sends POSTs over kept-alive connections ([`pool`]); and those headers, checked, for the
+//! and sends POSTs over kept-alive connections ([`pooled`]); and those headers, checked, for the
 //! other HTTP-based transports.
 
-mod pool;
+mod pooled;
 mod post;
 
 use std::borrow::Cow;
@@ -81,7 +81,7 @@ pub fn client(config: &McpServerConfig, guard: Guard) -> Result<Bounded, Connect
     // with one set, messages go through reqwest as well (a connection per message).
     let pool = match proxied() {
         true => None,
-        false => Some(pool::Pool::new(guard).map_err(|e| failed(&e))?),
+        false => Some(pooled::Pool::new(guard).map_err(|e| failed(&e))?),
     };
     Ok(Bounded {
         client,
@@ -140,7 +140,7 @@ impl Challenges {
 pub struct Bounded {
     client: reqwest::Client,
     /// None when a proxy is set.
-    pool: Option<pool::Pool>,
+    pool: Option<pooled::Pool>,
     server_id: Arc<str>,
     pub challenges: Arc<Challenges>,
     /// The session rmcp's client last posted a request in (shared by the clones).

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use http_body_util::BodyExt;
+use hyper::body::Incoming;
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
@@ -27,7 +28,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use super::pool::{Pool, PooledBody};
+use super::pooled::{self, Pool};
 use crate::upstream::decode::{decode_answer, is_call};
 use crate::upstream::limit;
 use crate::upstream::sse::{Event, Frames};
@@ -370,7 +371,7 @@ fn preview(bytes: &[u8]) -> String {
 
 /// The whole body, refused past `limit` bytes (before reading, when its length says so).
 async fn read_bounded<E>(
-    mut body: PooledBody,
+    mut body: Incoming,
     length: Option<u64>,
     limit: usize,
 ) -> Result<Vec<u8>, E>
@@ -395,7 +396,7 @@ where
 }
 
 /// Up to `limit` bytes of the body, for a diagnostic; what cannot be read is left out.
-async fn read_prefix(mut body: PooledBody, limit: usize) -> Vec<u8> {
+async fn read_prefix(mut body: Incoming, limit: usize) -> Vec<u8> {
     let mut bytes = Vec::new();
     while bytes.len() < limit {
         let Some(Ok(frame)) = body.frame().await else {
@@ -411,7 +412,7 @@ async fn read_prefix(mut body: PooledBody, limit: usize) -> Vec<u8> {
 
 /// The events of an SSE answer, cut by [`Frames`] with the event limit.
 struct Events {
-    body: PooledBody,
+    body: Incoming,
     frames: Frames,
     limit: usize,
     server_id: Arc<str>,
@@ -419,7 +420,7 @@ struct Events {
 }
 
 impl Events {
-    fn new(body: PooledBody, limit: usize, server_id: Arc<str>) -> Self {
+    fn new(body: Incoming, limit: usize, server_id: Arc<str>) -> Self {
         Self {
             body,
             frames: Frames::new(limit),
@@ -525,11 +526,11 @@ impl Events {
         StreamableHttpPostResponse::Sse(self.into_stream(held), session_id)
     }
 
-    /// Leaves the rest of the stream (a server ends it after the answer) to the pool, so that
-    /// its connection goes back there.
+    /// Leaves the rest of the stream (a server ends it after the answer) to be read apart, so
+    /// that its connection goes back to the pool.
     fn drain(self) {
         if !self.ended {
-            self.body.finish();
+            pooled::finish(self.body);
         }
     }
 }
