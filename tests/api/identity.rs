@@ -136,7 +136,7 @@ async fn an_identity_providers_tokens_work_across_a_key_rotation() {
         )
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
-    app.register(py_stdio("ps", &unique("idp"))).await;
+    app.register_server(py_stdio("ps", &unique("idp"))).await;
 
     // A run of calls, each with a token fetched just before, across a rotation.
     let mut calls = 0;
