@@ -223,11 +223,19 @@ impl ServerHandler for BridgeServer {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = caller(&context)?;
         let stateless = stateless(&context);
+        // Back from authorizing (elicit.rs): the call is made afresh, its round the bridge's own.
+        if stateless
+            && let Some(state) = request.request_state.as_deref()
+            && self.sessions.elicitations.retried(&agent.id, state)
+        {
+            request.request_state = None;
+            request.input_responses = None;
+        }
         // The bridge's own state (a 2025 server's requests, inputs.rs); any other state is the
         // server's, and goes back to it with the client's answers.
         if let Some(state) = request.request_state.as_deref() {
@@ -317,6 +325,11 @@ impl ServerHandler for BridgeServer {
             });
             let called =
                 until_cancelled(call, &context.ct, &agent, &request.name, &context.id).await;
+            if let Err(error) = &called
+                && let Some(answer) = self.authorization_wanted(&context, &agent.id, error)
+            {
+                return answer;
+            }
             return self.respond(&request.name, Step::Done(called), rounds.as_deref());
         };
         let (state, caller) = (self.state.clone(), agent.clone());
@@ -335,6 +348,11 @@ impl ServerHandler for BridgeServer {
             .suspended
             .drive(&agent.id, Running::new(result, asks))
             .await;
+        if let Step::Done(Err(error)) = &step
+            && let Some(answer) = self.authorization_wanted(&context, &agent.id, error)
+        {
+            return answer;
+        }
         self.respond(&request.name, step, rounds.as_deref())
     }
 
@@ -396,7 +414,10 @@ impl ServerHandler for BridgeServer {
             .registry
             .read_resource_raw(&agent.id, &target.server_id, &target.item)
             .await
-            .map_err(|e| Self::uri_error(e, uri))?;
+            .map_err(|e| {
+                self.elicitation(&context, &agent.id, &e)
+                    .unwrap_or_else(|| Self::uri_error(e, uri))
+            })?;
         // Contents read by a qualified URI answer to it too; a `ui://` URI is always shown
         // qualified, however it was asked for.
         let inner = naming::split_uri(uri).map(|(_, inner)| inner);
@@ -485,7 +506,10 @@ impl ServerHandler for BridgeServer {
             self.handed_out(rounds, &required);
             return Ok(GetPromptResponse::InputRequired(required));
         }
-        let (_, mut result) = rendered.map_err(Self::registry_error)?;
+        let (_, mut result) = rendered.map_err(|e| {
+            self.elicitation(&context, &agent.id, &e)
+                .unwrap_or_else(|| Self::registry_error(e))
+        })?;
         result.result_type = Some(ResultType::COMPLETE);
         Ok(GetPromptResponse::Complete(result))
     }
