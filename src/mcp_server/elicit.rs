@@ -20,6 +20,7 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::json;
 
 use super::{BridgeServer, stateless};
+use crate::caller::Caller;
 use crate::registry;
 
 /// MCP's `URLElicitationRequiredError` (2025-11-25; retired by 2026-07-28).
@@ -182,14 +183,42 @@ impl BridgeServer {
         agent: &str,
         error: &registry::Error,
     ) -> Option<Result<CallToolResponse, ErrorData>> {
-        if !stateless(context) {
-            return self.elicitation(context, agent, error).map(Err);
+        if let Some(round) = self.authorization_round(context, agent, error) {
+            return Some(Ok(CallToolResponse::InputRequired(round)));
         }
-        if !takes_urls(context.client_capabilities().as_ref()) {
+        self.elicitation(context, agent, error).map(Err)
+    }
+
+    /// The input-required result handing a stateless client that takes URL elicitations the
+    /// link of a request refused for want of `agent`'s OAuth authorization; `None` for any other.
+    pub(super) fn authorization_round(
+        &self,
+        context: &RequestContext<RoleServer>,
+        agent: &str,
+        error: &registry::Error,
+    ) -> Option<InputRequiredResult> {
+        if !stateless(context) || !takes_urls(context.client_capabilities().as_ref()) {
             return None;
         }
-        let round = self.sessions.elicitations.round(agent, error)?;
-        Some(Ok(CallToolResponse::InputRequired(round)))
+        self.sessions.elicitations.round(agent, error)
+    }
+
+    /// Whether a stateless request brings back an authorization round's `requestState`: it is
+    /// then made afresh, the state (and the client's answer to the round) the bridge's own.
+    pub(super) fn back_from_authorizing(
+        &self,
+        context: &RequestContext<RoleServer>,
+        agent: &Caller,
+        state: &mut Option<String>,
+    ) -> bool {
+        let back = stateless(context)
+            && state
+                .as_deref()
+                .is_some_and(|s| self.sessions.elicitations.retried(&agent.id, s));
+        if back {
+            *state = None;
+        }
+        back
     }
 
     /// The `-32042` answer to a request of a 2025-11-25 session whose client takes URL

@@ -1,8 +1,9 @@
 //! `/mcp` calls to a `per_agent` OAuth server the calling agent has not authorized (issue 40,
 //! item 3), against the Python `mcp` client and `tests/peers/oauth_server.py`: a client that takes
 //! URL elicitations is handed the agent's own authorization link as one (`-32042` in a 2025-11-25
-//! session, told when it is done; an input-required round when stateless) and its call again
-//! succeeds once the link is approved; a client that does not still gets the link in its answer.
+//! session, told when it is done; an input-required round when stateless) and its call (or read)
+//! again succeeds once the link is approved; a client that does not still gets the link in its
+//! answer.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -43,15 +44,19 @@ struct Elicited {
 
 impl Elicited {
     fn start(app: &TestApp, token: &str, mode: &str) -> Self {
+        Self::asking(app, token, mode, &["mine__whoami", "{}"])
+    }
+
+    /// The client reading `uri` instead.
+    fn reading(app: &TestApp, token: &str, mode: &str, uri: &str) -> Self {
+        Self::asking(app, token, mode, &[uri, "{}", "--read"])
+    }
+
+    fn asking(app: &TestApp, token: &str, mode: &str, what: &[&str]) -> Self {
         let mut child = tokio::process::Command::new(python())
             .arg(peers_dir().join("mcp_url_elicitation.py"))
-            .args([
-                &format!("{}/mcp", app.base),
-                token,
-                mode,
-                "mine__whoami",
-                "{}",
-            ])
+            .args([&format!("{}/mcp", app.base), token, mode])
+            .args(what)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -191,5 +196,30 @@ async fn a_client_without_url_elicitation_gets_the_link_in_its_tool_error() {
         let text = result["content"][0]["text"].as_str().unwrap();
         assert!(text.contains(url), "the model reads the link too: {report}");
     }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn reads_wait_for_the_readers_authorization_in_both_eras() {
+    let peer = oauth_peer(&[]).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
+    authorized_by_alice(&app, &peer).await;
+
+    // Bob in a session, the admin stateless: each with a link of his own.
+    for (token, mode) in [(&app.bob, "legacy"), (&app.admin, "auto")] {
+        let mut client = Elicited::reading(&app, token, mode, "mcp-bridge://mine/grant://me");
+        let told = client.next().await;
+        let url = told["elicitation"]["url"].as_str().unwrap().to_owned();
+        assert_link(&url, &peer);
+        let consent = approve(&url).await;
+        assert!(consent.status.is_success(), "{}", consent.body);
+        let report = client.approved().await;
+        let text = report["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{mode}: {report}"));
+        let read: Value = serde_json::from_str(text).unwrap();
+        assert!(read["grant"].is_u64(), "{mode}: {report}");
+    }
+    assert_eq!(peer.oauth_stats().await["code_exchanges"], 3);
     app.stop().await;
 }

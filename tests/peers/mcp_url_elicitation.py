@@ -1,7 +1,7 @@
 """A Python `mcp` 2.x client that takes URL-mode elicitations, for the tests of `/mcp` calls that
 wait for the agent's OAuth authorization of a `per_agent` server.
 
-Usage: mcp_url_elicitation.py URL TOKEN MODE TOOL ARGUMENTS_JSON
+Usage: mcp_url_elicitation.py URL TOKEN MODE TOOL ARGUMENTS_JSON [--read]
 
 Connects to URL with `Authorization: Bearer TOKEN` in MODE (`legacy`: a 2025-11-25 session;
 `auto`: stateless 2026-07-28), declaring elicitation (form and URL modes), and calls TOOL.
@@ -11,6 +11,7 @@ is printed as one JSON line `{"elicitation": ..., "data": ...}` and the client w
 on stdin: the test approves the link meanwhile, as a person would. `legacy` then waits (up to
 10 s) for `notifications/elicitation/complete` and calls again. The last line is a JSON report:
 the protocol version, the elicitations seen, the ids completed, and the call's final result.
+With --read, TOOL is a resource URI, read instead of called (ARGUMENTS_JSON unused).
 """
 
 import asyncio
@@ -38,6 +39,7 @@ async def approved() -> None:
 async def main() -> None:
     url, token, mode, tool, arguments = sys.argv[1:6]
     arguments = json.loads(arguments)
+    read = "--read" in sys.argv[6:]
     headers = {"Authorization": f"Bearer {token}"}
     seen, completed = [], []
     complete = asyncio.Event()
@@ -60,8 +62,14 @@ async def main() -> None:
     transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
     options = {"mode": mode, "message_handler": on_message, "elicitation_callback": elicitation}
     async with Client(transport, **options) as client:
+
+        async def request():
+            if read:
+                return await client.read_resource(tool)
+            return await client.call_tool(tool, arguments)
+
         try:
-            result = await client.call_tool(tool, arguments)
+            result = await request()
         except MCPError as error:
             if error.code != URL_ELICITATION_REQUIRED:
                 raise
@@ -75,7 +83,7 @@ async def main() -> None:
                 await asyncio.wait_for(complete.wait(), 10)
             except asyncio.TimeoutError:
                 pass
-            result = await client.call_tool(tool, arguments)
+            result = await request()
         print(
             json.dumps(
                 {
