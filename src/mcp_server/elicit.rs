@@ -37,9 +37,10 @@ const COME_BACK_WITHIN: Duration = Duration::from_secs(600);
 /// A session that was handed an authorization link, and the id it was given.
 type Told = (Peer<RoleServer>, String);
 
-/// The URL elicitations handed out and not completed yet, by (agent, server id).
+/// The authorization links handed out as URL elicitations and not done yet.
 #[derive(Default)]
 pub(super) struct Elicitations {
+    /// The sessions to tell, by (agent, server id).
     pending: Mutex<HashMap<(String, String), Vec<Told>>>,
     /// The `requestState`s of the authorization rounds handed to stateless clients: the agent
     /// each went to, and when.
