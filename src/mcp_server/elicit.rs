@@ -252,6 +252,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_authorization_round_comes_back_once_and_only_from_its_agent() {
+        let elicitations = Elicitations::default();
+        let wanted = registry::Error::AuthRequired {
+            server_id: "mine".into(),
+            authorization_url: Some("https://as.example/authorize?state=x".into()),
+        };
+        let round = elicitations.round("bob", &wanted).expect("a round");
+        let asked = serde_json::to_value(&round).unwrap();
+        let request = &asked["inputRequests"]["mcp-bridge-authorize"];
+        assert_eq!(request["method"], "elicitation/create", "{asked}");
+        assert_eq!(request["params"]["mode"], "url", "{asked}");
+        assert_eq!(
+            request["params"]["url"],
+            "https://as.example/authorize?state=x"
+        );
+        let state = round.request_state.clone().unwrap();
+        assert!(!elicitations.retried("alice", &state), "another agent's");
+        assert!(elicitations.retried("bob", &state));
+        assert!(!elicitations.retried("bob", &state), "brought back once");
+
+        // Nothing to hand out without a link (a shared server waiting for its owner).
+        let waiting = registry::Error::AuthRequired {
+            server_id: "shared".into(),
+            authorization_url: None,
+        };
+        assert!(elicitations.round("bob", &waiting).is_none());
+    }
+
+    #[test]
     fn only_a_client_that_declares_url_mode_takes_urls() {
         let declared = |value| serde_json::from_value::<ClientCapabilities>(value).unwrap();
         assert!(!takes_urls(None));
