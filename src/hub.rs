@@ -42,6 +42,8 @@ pub enum AskError {
 /// A notification for the MCP clients of `/mcp`, with the server it came from (as it crosses
 /// replicas too).
 pub use bus::Notice as McpNotice;
+/// The method of the notice [`Hub::authorized`] sends: the bridge's own, never an MCP client's.
+pub const AUTHORIZED: &str = "mcp-bridge/authorized";
 
 /// See [`Hub::logged`].
 #[must_use]
@@ -284,6 +286,12 @@ impl Hub {
         params: Value,
     ) {
         self.to_agents_sessions(server_id, agents, Some(except), method, params);
+    }
+
+    /// Tells `/mcp` that `agent` has authorized server `server_id` (OAuth): the sessions that
+    /// were handed the link as a URL elicitation learn that it is done.
+    pub fn authorized(&self, server_id: &str, agent: &str) {
+        self.to_mcp_clients_of(server_id, vec![agent.to_owned()], AUTHORIZED, Value::Null);
     }
 
     fn to_agents_sessions(

@@ -14,6 +14,7 @@
 //! | `handler.rs` | rmcp's `ServerHandler`: every MCP request mapped onto the bridge |
 //! | `routes.rs` | names, views, routes and errors of what `/mcp` bridges; a call's answer |
 //! | `inputs.rs`, `recipient.rs` | a call's server requests: input-required rounds, or asked of the session |
+//! | `elicit.rs` | a call waiting for the agent's OAuth authorization, as a URL elicitation (2025-11-25) |
 //! | `tasks.rs`, `tasks/` | MCP tasks: 2025-11-25 (`methods.rs`) and the 2026 extension (`extension.rs`) |
 //! | `listen.rs`, `sessions.rs` | what clients follow (listens, subscriptions, log levels) and its notifications |
 //! | `owners.rs`, `shared.rs`, `ids.rs`, `answers.rs`, `hop.rs` | sessions across replicas; loops refused |
@@ -21,6 +22,7 @@
 mod answers;
 mod direct;
 mod dispatch;
+mod elicit;
 mod front;
 mod handler;
 mod hop;
@@ -77,6 +79,7 @@ pub fn router(state: AppState) -> Router<AppState> {
     let sessions = Arc::new(Sessions {
         open: Mutex::default(),
         shared: shared.clone(),
+        elicitations: Default::default(),
     });
     spawn_change_notifier(&state, sessions.clone());
     let server = BridgeServer {

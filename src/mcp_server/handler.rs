@@ -223,11 +223,14 @@ impl ServerHandler for BridgeServer {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = caller(&context)?;
         let stateless = stateless(&context);
+        if self.back_from_authorizing(&context, &agent, &mut request.request_state) {
+            request.input_responses = None;
+        }
         // The bridge's own state (a 2025 server's requests, inputs.rs); any other state is the
         // server's, and goes back to it with the client's answers.
         if let Some(state) = request.request_state.as_deref() {
@@ -317,6 +320,11 @@ impl ServerHandler for BridgeServer {
             });
             let called =
                 until_cancelled(call, &context.ct, &agent, &request.name, &context.id).await;
+            if let Err(error) = &called
+                && let Some(answer) = self.authorization_wanted(&context, &agent.id, error)
+            {
+                return answer;
+            }
             return self.respond(&request.name, Step::Done(called), rounds.as_deref());
         };
         let (state, caller) = (self.state.clone(), agent.clone());
@@ -335,6 +343,11 @@ impl ServerHandler for BridgeServer {
             .suspended
             .drive(&agent.id, Running::new(result, asks))
             .await;
+        if let Step::Done(Err(error)) = &step
+            && let Some(answer) = self.authorization_wanted(&context, &agent.id, error)
+        {
+            return answer;
+        }
         self.respond(&request.name, step, rounds.as_deref())
     }
 
@@ -385,18 +398,30 @@ impl ServerHandler for BridgeServer {
 
     async fn read_resource(
         &self,
-        request: ReadResourceRequestParams,
+        mut request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let agent = caller(&context)?;
+        // A read takes no answers of its own: only an authorization round is brought back.
+        self.back_from_authorizing(&context, &agent, &mut request.request_state);
         let uri = request.uri.as_str();
         let target = self.resource_route(&agent, uri).await?;
-        let (server_id, mut result) = self
+        let read = self
             .state
             .registry
             .read_resource_raw(&agent.id, &target.server_id, &target.item)
-            .await
-            .map_err(|e| Self::uri_error(e, uri))?;
+            .await;
+        let (server_id, mut result) = match read {
+            Ok(read) => read,
+            Err(error) => {
+                if let Some(round) = self.authorization_round(&context, &agent.id, &error) {
+                    return Ok(ReadResourceResponse::InputRequired(round));
+                }
+                return Err(self
+                    .elicitation(&context, &agent.id, &error)
+                    .unwrap_or_else(|| Self::uri_error(error, uri)));
+            }
+        };
         // Contents read by a qualified URI answer to it too; a `ui://` URI is always shown
         // qualified, however it was asked for.
         let inner = naming::split_uri(uri).map(|(_, inner)| inner);
@@ -437,10 +462,13 @@ impl ServerHandler for BridgeServer {
 
     async fn get_prompt(
         &self,
-        request: GetPromptRequestParams,
+        mut request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let agent = caller(&context)?;
+        if self.back_from_authorizing(&context, &agent, &mut request.request_state) {
+            request.input_responses = None;
+        }
         let (server_id, name) = self.prompt_route(&request.name)?;
         let target = self
             .state
@@ -485,7 +513,17 @@ impl ServerHandler for BridgeServer {
             self.handed_out(rounds, &required);
             return Ok(GetPromptResponse::InputRequired(required));
         }
-        let (_, mut result) = rendered.map_err(Self::registry_error)?;
+        let (_, mut result) = match rendered {
+            Ok(rendered) => rendered,
+            Err(error) => {
+                if let Some(round) = self.authorization_round(&context, &agent.id, &error) {
+                    return Ok(GetPromptResponse::InputRequired(round));
+                }
+                return Err(self
+                    .elicitation(&context, &agent.id, &error)
+                    .unwrap_or_else(|| Self::registry_error(error)));
+            }
+        };
         result.result_type = Some(ResultType::COMPLETE);
         Ok(GetPromptResponse::Complete(result))
     }

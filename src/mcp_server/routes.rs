@@ -358,9 +358,20 @@ impl BridgeServer {
             // What went wrong upstream is for the model to read, as a tool error; whether to
             // call again is for the client, in `_meta`, as the REST answer's `retryable`.
             Err(error) => {
-                let mut result = CallToolResult::error(vec![ContentBlock::text(error.to_string())]);
+                let mut said = error.to_string();
+                let mut what = error_meta(error.code());
+                // A link to authorize with goes where the model and the client each read.
+                if let registry::Error::AuthRequired {
+                    authorization_url: Some(url),
+                    ..
+                } = &error
+                {
+                    said = format!("{said}: {url}");
+                    what["authorization_url"] = url.as_str().into();
+                }
+                let mut result = CallToolResult::error(vec![ContentBlock::text(said)]);
                 let mut meta = serde_json::Map::new();
-                meta.insert(ERROR_META.to_owned(), error_meta(error.code()));
+                meta.insert(ERROR_META.to_owned(), what);
                 result.meta = Some(MetaObject(meta));
                 Ok(CallToolResponse::Complete(result))
             }

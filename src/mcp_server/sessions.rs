@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{Value, json};
 
+use super::elicit::{self, Elicitations};
 use super::shared::SharedSessions;
 use crate::http::state::AppState;
 use crate::hub::McpNotice;
@@ -19,6 +20,8 @@ pub(super) struct Sessions {
     /// The sessions replicas share: what each asked for is recorded there, and read back by
     /// the replica that sends it a notification.
     pub(super) shared: Option<SharedSessions>,
+    /// The authorization links handed out as URL elicitations, to tell when they are done.
+    pub(super) elicitations: Elicitations,
 }
 
 pub(super) struct Session {
@@ -259,6 +262,15 @@ pub(super) fn spawn_change_notifier(state: &AppState, sessions: Arc<Sessions>) {
                 },
             };
             let method = &notice.method;
+            if method == crate::hub::AUTHORIZED {
+                let agents = notice.agents.as_deref().unwrap_or_default();
+                for (peer, id) in sessions.elicitations.completed(agents, &notice.server_id) {
+                    if let Err(error) = elicit::complete(&peer, &id).await {
+                        tracing::debug!(%error, "cannot tell an /mcp client its elicitation is done");
+                    }
+                }
+                continue;
+            }
             if matches!(
                 crate::a2e::NotificationMethod::parse(method),
                 Some(

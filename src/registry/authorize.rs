@@ -391,6 +391,8 @@ impl Registry {
             if let Some(old) = entry.sessions.lock().await.remove(&key.agent) {
                 old.shutdown().await;
             }
+            // So its `/mcp` clients may call again now.
+            entry.hub.authorized(&key.server_id, &key.agent);
             // Held by another replica: that agent's session there (which has the old tokens)
             // goes too. Ready there, its connection lists already.
             if let Some(holder) = entry.held_elsewhere() {
@@ -437,6 +439,9 @@ impl Registry {
         entry
             .settled_after(since, bound + Duration::from_secs(1))
             .await;
+        if !entry.per_agent() {
+            entry.hub.authorized(&key.server_id, &entry.owner);
+        }
         Ok(key.server_id)
     }
 }

@@ -26,6 +26,7 @@ mod limits;
 mod listen;
 mod loops;
 mod mcp;
+mod mcp_auth;
 mod mcp_replicas;
 mod mcp_tasks;
 mod messages;
