@@ -11,7 +11,7 @@
 //! `replicas` section runs only when `BENCH_POSTGRES` (a PostgreSQL server's URL, where it
 //! creates and drops a database of its own) and `BENCH_NATS` (a NATS server with JetStream) are
 //! set. `BENCH_BRIDGE=path` runs that build of the service instead of this one's, so two commits
-//! are measured by one harness.
+//! are measured by one harness; `BENCH_FAST_PATHS=off` runs it with `MCP_BRIDGE_FAST_PATHS=off`.
 //!
 //! This binary is also the minimal stdio MCP server the catalogue and boot benchmarks register:
 //! `bridge --stdio-server N` serves `echo` and N more tools on stdin/stdout; and the bare proxy

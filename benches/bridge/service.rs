@@ -61,6 +61,10 @@ impl Bridge {
                 command.env_remove(name);
             }
         }
+        // `BENCH_FAST_PATHS=off` weighs the shortcuts past rmcp: every call through the SDK.
+        if let Ok(fast_paths) = std::env::var("BENCH_FAST_PATHS") {
+            command.env("MCP_BRIDGE_FAST_PATHS", fast_paths);
+        }
         let log = std::fs::File::create(data_dir.join("bridge.log")).expect("a log file");
         let child = command
             .arg("serve")
