@@ -41,6 +41,18 @@ wait_for() {
 }
 nats_up() { timeout 2 bash -c '</dev/tcp/127.0.0.1/4222'; }
 
+# NATS (2.9) removes an account's stream directory with its last stream, and a stream created at
+# that moment fails ("could not create storage directory", JetStream error 10049). The tests
+# create and delete streams side by side, so one stream of no test's is kept for the whole run:
+# made here over NATS's text protocol (no NATS client is installed), waiting for its answer.
+nats_keep_a_stream() {
+  local body='{"name":"mcp_bridge_tests_keep","subjects":["mcp_bridge_tests_keep"],"storage":"file","max_msgs":1}'
+  timeout 5 bash -c '
+    exec 3<>/dev/tcp/127.0.0.1/4222
+    printf "CONNECT {\"verbose\":false}\r\nSUB _INBOX.keep 1\r\nPUB \$JS.API.STREAM.CREATE.mcp_bridge_tests_keep _INBOX.keep %s\r\n%s\r\nPING\r\n" "${#1}" "$1" >&3
+    grep -q -m1 stream_create_response <&3' _ "$body"
+}
+
 # Names each step and says how long the one before it took (CI's budget is 45 minutes).
 run_started=$SECONDS
 step_started=$SECONDS
@@ -94,6 +106,7 @@ if ! nats_up; then
 fi
 wait_for "PostgreSQL at 127.0.0.1:5432" pg_isready -h 127.0.0.1 -p 5432 -q
 wait_for "NATS at 127.0.0.1:4222" nats_up
+nats_keep_a_stream || echo "(cannot make the stream kept for the run: a replica test may meet NATS's 10049)"
 # The hub's tests across replicas (src/hub/bus.rs) and, with PostgreSQL below, the replica
 # processes of tests/api/replicas.rs meet on it, each under a subject prefix of its own.
 export MCP_BRIDGE_TEST_NATS=nats://127.0.0.1:4222

@@ -93,6 +93,8 @@ impl Provider {
 async fn bridge_of(provider: &Provider) -> (TestApp, tokio::task::JoinHandle<std::io::Result<()>>) {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let mut config = config(data_dir.path());
+    // The SQLite file in the data dir whatever the pass: nothing here is the store's.
+    config.database_url = None;
     config.jwt_secret = None;
     config.jwt_issuer = Some(provider.issuer.clone());
     config.jwt_discovery = true;
