@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolResponse, ClientCapabilities, CustomNotification, ElicitRequest, ElicitRequestParams,
@@ -20,7 +19,6 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::json;
 
 use super::{BridgeServer, stateless};
-use crate::caller::Caller;
 use crate::registry;
 
 /// MCP's `URLElicitationRequiredError` (2025-11-25; retired by 2026-07-28).
@@ -31,8 +29,11 @@ const COMPLETE: &str = "notifications/elicitation/complete";
 /// approving is told of its newest ones only.
 const MAX_WAITING: usize = 16;
 
-/// How long a stateless client's authorization round may be brought back.
-const COME_BACK_WITHIN: Duration = Duration::from_secs(600);
+/// What the `requestState` of an authorization round handed to a stateless client starts with.
+/// The state carries no right (the call it brings back is made afresh, as its caller, with its
+/// caller's grant), so any replica takes it back by this alone: round robin may send the retry
+/// anywhere.
+const ROUND_STATE: &str = "mcp-bridge-authorize-";
 
 /// A session that was handed an authorization link, and the id it was given.
 type Told = (Peer<RoleServer>, String);
@@ -42,9 +43,6 @@ type Told = (Peer<RoleServer>, String);
 pub(super) struct Elicitations {
     /// The sessions to tell, by (agent, server id).
     pending: Mutex<HashMap<(String, String), Vec<Told>>>,
-    /// The `requestState`s of the authorization rounds handed to stateless clients: the agent
-    /// each went to, and when.
-    rounds: Mutex<HashMap<String, (String, Instant)>>,
 }
 
 /// Whether a client takes URL-mode elicitations (`capabilities.elicitation.url`).
@@ -105,18 +103,9 @@ impl Elicitations {
 
     /// The input-required result that hands a stateless client the link of a request refused
     /// for want of `agent`'s OAuth authorization, when the refusal carries one.
-    pub(super) fn round(
-        &self,
-        agent: &str,
-        error: &registry::Error,
-    ) -> Option<InputRequiredResult> {
+    pub(super) fn round(&self, error: &registry::Error) -> Option<InputRequiredResult> {
         let (server_id, url) = link_of(error)?;
-        let state = format!("mcp-bridge-authorize-{}", uuid::Uuid::new_v4().simple());
-        {
-            let mut rounds = self.rounds.lock().unwrap_or_else(|e| e.into_inner());
-            rounds.retain(|_, (_, at)| at.elapsed() < COME_BACK_WITHIN);
-            rounds.insert(state.clone(), (agent.to_owned(), Instant::now()));
-        }
+        let state = format!("{ROUND_STATE}{}", uuid::Uuid::new_v4().simple());
         let params = ElicitRequestParams::UrlElicitationParams {
             meta: None,
             message: message(server_id),
@@ -132,16 +121,10 @@ impl Elicitations {
         Some(InputRequiredResult::new(Some(requests), Some(state)))
     }
 
-    /// Whether `state` is an authorization round handed to `agent` (forgotten now): the call is
-    /// then made afresh, with nothing of the round sent upstream.
-    pub(super) fn retried(&self, agent: &str, state: &str) -> bool {
-        let mut rounds = self.rounds.lock().unwrap_or_else(|e| e.into_inner());
-        match rounds.get(state) {
-            Some((to, at)) if to == agent && at.elapsed() < COME_BACK_WITHIN => {
-                rounds.remove(state).is_some()
-            }
-            _ => false,
-        }
+    /// Whether `state` is an authorization round's: the call is then made afresh, with nothing
+    /// of the round sent upstream.
+    pub(super) fn retried(state: &str) -> bool {
+        state.starts_with(ROUND_STATE)
     }
 
     /// The sessions told to authorize `server_id` for one of `agents`, forgotten now.
@@ -184,24 +167,24 @@ impl BridgeServer {
         agent: &str,
         error: &registry::Error,
     ) -> Option<Result<CallToolResponse, ErrorData>> {
-        if let Some(round) = self.authorization_round(context, agent, error) {
+        if let Some(round) = self.authorization_round(context, error) {
             return Some(Ok(CallToolResponse::InputRequired(round)));
         }
         self.elicitation(context, agent, error).map(Err)
     }
 
     /// The input-required result handing a stateless client that takes URL elicitations the
-    /// link of a request refused for want of `agent`'s OAuth authorization; `None` for any other.
+    /// link of a request refused for want of its agent's OAuth authorization; `None` for any
+    /// other.
     pub(super) fn authorization_round(
         &self,
         context: &RequestContext<RoleServer>,
-        agent: &str,
         error: &registry::Error,
     ) -> Option<InputRequiredResult> {
         if !stateless(context) || !takes_urls(context.client_capabilities().as_ref()) {
             return None;
         }
-        self.sessions.elicitations.round(agent, error)
+        self.sessions.elicitations.round(error)
     }
 
     /// Whether a stateless request brings back an authorization round's `requestState`: it is
@@ -209,13 +192,9 @@ impl BridgeServer {
     pub(super) fn back_from_authorizing(
         &self,
         context: &RequestContext<RoleServer>,
-        agent: &Caller,
         state: &mut Option<String>,
     ) -> bool {
-        let back = stateless(context)
-            && state
-                .as_deref()
-                .is_some_and(|s| self.sessions.elicitations.retried(&agent.id, s));
+        let back = stateless(context) && state.as_deref().is_some_and(Elicitations::retried);
         if back {
             *state = None;
         }
@@ -252,13 +231,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_authorization_round_comes_back_once_and_only_from_its_agent() {
+    fn an_authorization_round_is_known_by_its_state_alone() {
         let elicitations = Elicitations::default();
         let wanted = registry::Error::AuthRequired {
             server_id: "mine".into(),
             authorization_url: Some("https://as.example/authorize?state=x".into()),
         };
-        let round = elicitations.round("bob", &wanted).expect("a round");
+        let round = elicitations.round(&wanted).expect("a round");
         let asked = serde_json::to_value(&round).unwrap();
         let request = &asked["inputRequests"]["mcp-bridge-authorize"];
         assert_eq!(request["method"], "elicitation/create", "{asked}");
@@ -268,16 +247,16 @@ mod tests {
             "https://as.example/authorize?state=x"
         );
         let state = round.request_state.clone().unwrap();
-        assert!(!elicitations.retried("alice", &state), "another agent's");
-        assert!(elicitations.retried("bob", &state));
-        assert!(!elicitations.retried("bob", &state), "brought back once");
+        // On any replica, which never saw it handed out.
+        assert!(Elicitations::retried(&state));
+        assert!(!Elicitations::retried("a-servers-own-state"));
 
         // Nothing to hand out without a link (a shared server waiting for its owner).
         let waiting = registry::Error::AuthRequired {
             server_id: "shared".into(),
             authorization_url: None,
         };
-        assert!(elicitations.round("bob", &waiting).is_none());
+        assert!(elicitations.round(&waiting).is_none());
     }
 
     #[test]

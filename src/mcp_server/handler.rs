@@ -228,7 +228,7 @@ impl ServerHandler for BridgeServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let agent = caller(&context)?;
         let stateless = stateless(&context);
-        if self.back_from_authorizing(&context, &agent, &mut request.request_state) {
+        if self.back_from_authorizing(&context, &mut request.request_state) {
             request.input_responses = None;
         }
         // The bridge's own state (a 2025 server's requests, inputs.rs); any other state is the
@@ -403,7 +403,7 @@ impl ServerHandler for BridgeServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let agent = caller(&context)?;
         // A read takes no answers of its own: only an authorization round is brought back.
-        self.back_from_authorizing(&context, &agent, &mut request.request_state);
+        self.back_from_authorizing(&context, &mut request.request_state);
         let uri = request.uri.as_str();
         let target = self.resource_route(&agent, uri).await?;
         let read = self
@@ -414,7 +414,7 @@ impl ServerHandler for BridgeServer {
         let (server_id, mut result) = match read {
             Ok(read) => read,
             Err(error) => {
-                if let Some(round) = self.authorization_round(&context, &agent.id, &error) {
+                if let Some(round) = self.authorization_round(&context, &error) {
                     return Ok(ReadResourceResponse::InputRequired(round));
                 }
                 return Err(self
@@ -466,7 +466,7 @@ impl ServerHandler for BridgeServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let agent = caller(&context)?;
-        if self.back_from_authorizing(&context, &agent, &mut request.request_state) {
+        if self.back_from_authorizing(&context, &mut request.request_state) {
             request.input_responses = None;
         }
         let (server_id, name) = self.prompt_route(&request.name)?;
@@ -516,7 +516,7 @@ impl ServerHandler for BridgeServer {
         let (_, mut result) = match rendered {
             Ok(rendered) => rendered,
             Err(error) => {
-                if let Some(round) = self.authorization_round(&context, &agent.id, &error) {
+                if let Some(round) = self.authorization_round(&context, &error) {
                     return Ok(GetPromptResponse::InputRequired(round));
                 }
                 return Err(self
