@@ -63,7 +63,11 @@ impl Application {
             store = store.sealing(&key).await?;
         }
         let auth = Arc::new(Auth::from_config(&config)?);
-        auth.prefetch().await;
+        // In the background: a provider that is slow or down does not hold the start up.
+        tokio::spawn({
+            let auth = auth.clone();
+            async move { auth.prefetch().await }
+        });
         let shutdown = CancellationToken::new();
         let bind = config.bind_addr()?;
         let listener = TcpListener::bind(bind)

@@ -186,6 +186,13 @@ impl Config {
                 _ => return Err(invalid(name, format!("\"{url}\" is not an http(s) URL"))),
             }
         }
+        if provider && self.jwt_audience.is_none() {
+            return Err(invalid(
+                "MCP_BRIDGE_JWT_AUDIENCE",
+                "an identity provider signs tokens for all its clients: set the audience the \
+                 bridge's tokens carry (`aud`), or any of them would be taken",
+            ));
+        }
         if self.jwt_roles_claim.split('.').any(str::is_empty) {
             return Err(invalid(
                 "MCP_BRIDGE_JWT_ROLES_CLAIM",
@@ -214,20 +221,36 @@ mod identity_provider_tests {
     #[test]
     fn an_identity_provider_replaces_the_other_keys_and_discovery_needs_an_issuer() {
         let url = Some("https://idp.example/jwks".to_owned());
-        assert!(checked(|c| c.jwt_jwks_url = url.clone()).is_ok());
+        let no_audience = checked(|c| c.jwt_jwks_url = url.clone());
+        assert!(no_audience.unwrap_err().contains("MCP_BRIDGE_JWT_AUDIENCE"));
+        let audience = |c: &mut Config| c.jwt_audience = Some("mcp-bridge".into());
+        assert!(
+            checked(|c| {
+                audience(c);
+                c.jwt_jwks_url = url.clone();
+            })
+            .is_ok()
+        );
         let both = checked(|c| {
             c.jwt_jwks_url = url.clone();
             c.jwt_secret = Some("s".to_owned().into());
         });
         assert!(both.unwrap_err().contains("replace"));
-        let no_issuer = checked(|c| c.jwt_discovery = true);
+        let no_issuer = checked(|c| {
+            audience(c);
+            c.jwt_discovery = true;
+        });
         assert!(no_issuer.unwrap_err().contains("MCP_BRIDGE_JWT_ISSUER"));
         let discovered = checked(|c| {
+            audience(c);
             c.jwt_discovery = true;
             c.jwt_issuer = Some("https://idp.example/realms/a".into());
         });
         assert!(discovered.is_ok());
-        let not_http = checked(|c| c.jwt_jwks_url = Some("file:///etc/keys".into()));
+        let not_http = checked(|c| {
+            audience(c);
+            c.jwt_jwks_url = Some("file:///etc/keys".into());
+        });
         assert!(not_http.unwrap_err().contains("not an http(s) URL"));
         let bad_path = checked(|c| c.jwt_roles_claim = "realm_access..roles".into());
         assert!(bad_path.unwrap_err().contains("claim path"));

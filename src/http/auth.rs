@@ -34,8 +34,9 @@ struct Claims {
     iat: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     iss: Option<String>,
+    /// One audience or a list of them (jsonwebtoken checks it; this only carries it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    aud: Option<String>,
+    aud: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     roles: Option<Value>,
     /// Every other claim, for access policies.
@@ -334,21 +335,46 @@ impl Auth {
         if caller.admin && !roles.contains(&self.admin_role) {
             roles.push(self.admin_role.clone());
         }
-        let claims = Claims {
+        let mut claims = Claims {
             sub: caller.id.clone(),
             exp: now + ttl.as_secs(),
             iat: Some(now),
             iss: self.issuer.clone(),
-            aud: self.audience.clone(),
-            roles: Some(roles.into()),
+            aud: self.audience.clone().map(Value::from),
+            roles: None,
             other: caller.claims.clone(),
         };
+        // Where verifying reads them (`MCP_BRIDGE_JWT_ROLES_CLAIM`), so a minted token keeps its
+        // roles and its admin right whatever the path.
+        match self.roles_claim.as_slice() {
+            [only] if only == "roles" => claims.roles = Some(roles.into()),
+            path => put_at(&mut claims.other, path, roles.into()),
+        }
         Ok(jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
             &claims,
             key,
         )?)
     }
+}
+
+/// Puts `value` at the dotted `path` in `claims`, making the objects on the way (replacing what
+/// is not an object).
+fn put_at(claims: &mut serde_json::Map<String, Value>, path: &[String], value: Value) {
+    let Some((last, on_the_way)) = path.split_last() else {
+        return;
+    };
+    let mut at = claims;
+    for name in on_the_way {
+        let next = at
+            .entry(name.clone())
+            .or_insert_with(|| Value::Object(Default::default()));
+        if !next.is_object() {
+            *next = Value::Object(Default::default());
+        }
+        at = next.as_object_mut().expect("made an object just above");
+    }
+    at.insert(last.clone(), value);
 }
 
 fn read_public_key(path: &Path) -> Result<(DecodingKey, Algorithm), AuthError> {
@@ -650,6 +676,39 @@ MCowBQYDK2VwAyEAJe8ZOx75l2FCFVsnL+NQCJ9nt9EPVO7JyAYdHXelHgE=
         assert!(!alice.admin);
         let nowhere = Auth::from_config(&config("groups.all")).unwrap();
         assert!(nowhere.verify(&token).await.unwrap().roles.is_empty());
+        // A minted token puts them where they are read.
+        let minted = nested
+            .mint("root", true, std::time::Duration::from_secs(60))
+            .unwrap();
+        let root = nested.verify(&minted).await.unwrap();
+        assert!(root.admin);
+        assert!(
+            root.roles.contains(&"mcp-admins".to_owned()),
+            "{:?}",
+            root.roles
+        );
+    }
+
+    #[tokio::test]
+    async fn an_audience_may_be_one_of_a_list() {
+        let auth = Auth::from_config(&Config {
+            jwt_secret: Some("s3cret".to_owned().into()),
+            jwt_audience: Some("mcp-bridge".into()),
+            ..Config::default()
+        })
+        .unwrap();
+        let key = EncodingKey::from_secret(b"s3cret").unwrap();
+        let exp = jsonwebtoken::get_current_timestamp() + 600;
+        let listed =
+            serde_json::json!({"sub": "alice", "exp": exp, "aud": ["account", "mcp-bridge"]});
+        let token = sign(Algorithm::HS256, &key, listed);
+        assert_eq!(auth.verify(&token).await.unwrap().id, "alice");
+        let others = serde_json::json!({"sub": "alice", "exp": exp, "aud": ["account", "other"]});
+        assert!(
+            auth.verify(&sign(Algorithm::HS256, &key, others))
+                .await
+                .is_err()
+        );
     }
 
     #[test]

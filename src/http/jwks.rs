@@ -2,7 +2,7 @@
 //! Set (RFC 7517) at `MCP_BRIDGE_JWT_JWKS_URL` or at the `jwks_uri` of the issuer's OpenID
 //! Connect discovery document (`MCP_BRIDGE_JWT_DISCOVERY`).
 //!
-//! The keys are fetched at start (a provider that is down then is asked again, never waited for),
+//! The keys are fetched at start, in the background (a provider that is down then is asked again),
 //! kept for their `Cache-Control: max-age` and fetched again in the background once that is
 //! over. A token signed with a key not among them (the provider rotated its keys) has them
 //! fetched again at once, at most once every [`MIN_REFETCH`] however many such tokens come: a
@@ -13,7 +13,6 @@
 //! RSA key never verifies an HMAC token made with its own bytes, and a symmetric key in the set
 //! is ignored.
 
-use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -49,12 +48,11 @@ struct Key {
     algorithms: Vec<Algorithm>,
 }
 
-/// The keys as last fetched.
+/// The keys as last fetched, in the order the set lists them (a token naming no key gets the
+/// first of its algorithm, always the same one), each with its `kid` if it has one.
 #[derive(Default)]
 struct Keys {
-    by_id: HashMap<String, Key>,
-    /// Keys without a `kid`, tried for a token that names none.
-    unnamed: Vec<Key>,
+    listed: Vec<(Option<String>, Key)>,
     /// When they are to be fetched again.
     stale_at: Option<Instant>,
 }
@@ -96,7 +94,8 @@ impl Jwks {
             .http_client(true)
             .timeout(FETCH_TIMEOUT)
             .build()
-            .unwrap_or_default();
+            // Only a TLS back end that cannot start fails here, and then no client would.
+            .expect("the guarded HTTP client builds");
         Self {
             source,
             client,
@@ -105,8 +104,8 @@ impl Jwks {
         }
     }
 
-    /// The key `kid` names (when the token names none, the first key verifying `alg`, keys
-    /// without an id first), fetching the set again if it is not among those held; `None` when
+    /// The key `kid` names (when the token names none, the first key of the set verifying
+    /// `alg`), fetching the set again if it is not among those held; `None` when
     /// the provider has no such key.
     pub async fn key_for(
         self: &Arc<Self>,
@@ -123,14 +122,10 @@ impl Jwks {
 
     fn held(&self, kid: Option<&str>, alg: Algorithm) -> Option<(DecodingKey, Vec<Algorithm>)> {
         let keys = self.keys.read().unwrap_or_else(|e| e.into_inner());
-        let key = match kid {
-            Some(kid) => keys.by_id.get(kid),
-            None => keys
-                .unnamed
-                .iter()
-                .chain(keys.by_id.values())
-                .find(|k| k.algorithms.contains(&alg)),
-        }?;
+        let (_, key) = keys.listed.iter().find(|(id, key)| match kid {
+            Some(kid) => id.as_deref() == Some(kid),
+            None => key.algorithms.contains(&alg),
+        })?;
         Some((key.decoding.clone(), key.algorithms.clone()))
     }
 
@@ -152,7 +147,7 @@ impl Jwks {
             what: "a JWK Set",
             reason,
         })?;
-        let count = keys.by_id.len() + keys.unnamed.len();
+        let count = keys.listed.len();
         let mut held = self.keys.write().unwrap_or_else(|e| e.into_inner());
         *held = Keys {
             stale_at: Some(Instant::now() + max_age),
@@ -298,14 +293,8 @@ fn parse_set(document: &Value) -> Result<Keys, String> {
                 continue;
             }
         };
-        let Some(key) = key_of(&jwk) else {
-            continue;
-        };
-        match jwk.common.key_id {
-            Some(kid) => {
-                keys.by_id.insert(kid, key);
-            }
-            None => keys.unnamed.push(key),
+        if let Some(key) = key_of(&jwk) {
+            keys.listed.push((jwk.common.key_id, key));
         }
     }
     Ok(keys)
@@ -384,14 +373,13 @@ mod tests {
             {"kty": "nonsense"},
         ]});
         let keys = parse_set(&set).unwrap();
-        let mut named: Vec<&str> = keys.by_id.keys().map(String::as_str).collect();
-        named.sort();
-        assert_eq!(named, ["any-rsa", "ps"]);
-        assert!(keys.by_id["any-rsa"].algorithms.contains(&Algorithm::RS256));
-        assert!(!keys.by_id["any-rsa"].algorithms.contains(&Algorithm::HS256));
-        assert_eq!(keys.by_id["ps"].algorithms, [Algorithm::PS256]);
-        assert_eq!(keys.unnamed.len(), 1);
-        assert_eq!(keys.unnamed[0].algorithms, [Algorithm::EdDSA]);
+        let ids: Vec<Option<&str>> = keys.listed.iter().map(|(id, _)| id.as_deref()).collect();
+        assert_eq!(ids, [Some("any-rsa"), Some("ps"), None]);
+        let algorithms = |at: usize| &keys.listed[at].1.algorithms;
+        assert!(algorithms(0).contains(&Algorithm::RS256));
+        assert!(!algorithms(0).contains(&Algorithm::HS256));
+        assert_eq!(algorithms(1), &[Algorithm::PS256]);
+        assert_eq!(algorithms(2), &[Algorithm::EdDSA]);
         assert!(parse_set(&json!({"no": "keys"})).is_err());
     }
 
