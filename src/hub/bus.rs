@@ -150,6 +150,9 @@ pub struct Bus {
     dropped: AtomicU64,
     /// The most log entries awaiting their acknowledgement at once since start.
     most_in_flight: AtomicU64,
+    /// Whether the log is refusing this replica's entries now (NATS up, JetStream not taking
+    /// them): nothing waits for them to be logged meanwhile.
+    log_failing: std::sync::atomic::AtomicBool,
     /// The last value this replica put under each shared key (`None`: withdrawn), held while
     /// one is stored so that puts of a key stay in order.
     own_shared: tokio::sync::Mutex<HashMap<String, Option<Value>>>,
@@ -280,6 +283,7 @@ impl Bus {
             outbox_bytes: config.outbox_bytes,
             dropped: AtomicU64::new(0),
             most_in_flight: AtomicU64::new(0),
+            log_failing: Default::default(),
             own_shared: Default::default(),
             seen: Mutex::new(seen),
             seen_log: Mutex::new(seen_log),

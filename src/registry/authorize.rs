@@ -391,11 +391,10 @@ impl Registry {
             if let Some(old) = entry.sessions.lock().await.remove(&key.agent) {
                 old.shutdown().await;
             }
-            // So its `/mcp` clients may call again now.
-            entry.hub.authorized(&key.server_id, &key.agent);
             // Held by another replica: that agent's session there (which has the old tokens)
             // goes too. Ready there, its connection lists already.
-            if let Some(holder) = entry.held_elsewhere() {
+            let holder = entry.held_elsewhere();
+            if let Some(holder) = holder.clone() {
                 let op = super::replicas::Op::DropSession {
                     server_id: key.server_id.clone(),
                     agent: key.agent.clone(),
@@ -405,9 +404,12 @@ impl Registry {
                     tracing::warn!(server_id = %key.server_id, %holder, %error,
                         "cannot ask the holder to drop a session with the old grant");
                 }
-                if entry.state().status == McpServerStatus::Ready {
-                    return Ok(key.server_id);
-                }
+            }
+            // So its `/mcp` clients may call again now: no session with the old grant is left
+            // for their next call to meet.
+            entry.hub.authorized(&key.server_id, &key.agent);
+            if holder.is_some() && entry.state().status == McpServerStatus::Ready {
+                return Ok(key.server_id);
             }
             let mut listing = entry.listing.write().unwrap_or_else(|e| e.into_inner());
             if listing.is_empty() || entry.connection().is_none() {

@@ -19,10 +19,11 @@ impl Bus {
     }
 
     /// Resolves once every entry appended here before it is in the log (acknowledged by
-    /// NATS, or dropped past the outbox's bound and told lost). `None` while NATS is away: the
-    /// entries are kept and sent once it is back, and nothing should wait on an outage.
+    /// NATS, or dropped past the outbox's bound and told lost). `None` while NATS is away or
+    /// the log refuses entries: they are kept and sent once it takes them again, and nothing
+    /// should wait on an outage.
     pub fn logged(&self) -> Option<oneshot::Receiver<()>> {
-        if !self.connected() {
+        if !self.connected() || self.log_failing.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
         let (logged, done) = oneshot::channel();

@@ -224,6 +224,7 @@ impl Bus {
                 }
                 if failing {
                     failing = false;
+                    self.log_failing.store(false, Ordering::Relaxed);
                     said = false;
                     pause = Duration::from_millis(50);
                     tracing::info!("the replicas' log takes entries again");
@@ -235,6 +236,7 @@ impl Bus {
             in_flight.clear();
             if !failing {
                 failing = true;
+                self.log_failing.store(true, Ordering::Relaxed);
                 self.error();
                 tracing::warn!(
                     waiting = waiting.len(),
@@ -328,6 +330,10 @@ fn keep_within(
             dropped += 1;
             if w.event {
                 lost.add(w.agent);
+            }
+            // Who waited for it waits for what came before it instead, still to be logged.
+            if let Some(before) = kept.back_mut() {
+                before.logged.extend(w.logged);
             }
         } else {
             kept.push_back(w);
