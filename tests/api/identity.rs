@@ -3,20 +3,17 @@
 //! the provider's keys by OpenID Connect discovery, reads the roles where Keycloak puts them,
 //! and goes on accepting tokens, with no call failing, while the provider rotates its key.
 
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcp_bridge::startup::Application;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::helpers::*;
 
 /// The provider, running until dropped.
 struct Provider {
-    _child: tokio::process::Child,
+    _peer: Peer,
     issuer: String,
     client: reqwest::Client,
 }
@@ -24,30 +21,15 @@ struct Provider {
 impl Provider {
     async fn start() -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let script = peers_dir().join("oidc_provider.mjs");
-        assert!(
-            script.exists(),
-            "{} is missing: run scripts/test.sh, which installs the test peers",
-            script.display()
-        );
-        let mut child = tokio::process::Command::new("node")
-            .arg(script)
-            .current_dir(peers_dir())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node runs the provider");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await
-            .expect("the provider says its port within 20 s")
-            .unwrap()
-            .expect("a PORT= line");
-        let port = line.strip_prefix("PORT=").expect("PORT=<n>").trim();
+        let mut command = tokio::process::Command::new("node");
+        command
+            .arg(installed(peers_dir().join("oidc_provider.mjs")))
+            .current_dir(peers_dir());
+        // It says its port once it listens; its issuer is its base URL.
+        let peer = reporting_peer(command, "", "http").await;
         Self {
-            _child: child,
-            issuer: format!("http://127.0.0.1:{port}"),
+            issuer: peer.url.clone(),
+            _peer: peer,
             client: reqwest::Client::new(),
         }
     }

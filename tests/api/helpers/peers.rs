@@ -14,7 +14,7 @@ pub fn peers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
 }
 
-pub(super) fn installed(path: PathBuf) -> String {
+pub fn installed(path: PathBuf) -> String {
     assert!(
         path.exists(),
         "{} is missing: run scripts/test.sh, which installs the test peers",
@@ -370,7 +370,7 @@ async fn wait_listening(port: u16) {
 }
 
 /// Starts a server that prints `PORT=<n>` once it listens.
-pub(super) async fn reporting_peer(
+pub async fn reporting_peer(
     mut command: tokio::process::Command,
     path: &str,
     scheme: &str,
