@@ -20,7 +20,9 @@ use tokio_util::sync::CancellationToken;
 pub use bus::{BusConfig, BusError};
 pub use channel::{Event, Opened};
 pub use pending::AnswerError;
-pub use recipient::{AgentChannel, Answer, AskKind, InputRounds, Recipient, ServerRequest};
+pub use recipient::{
+    AgentChannel, Answer, AskKind, InputRounds, LogTaken, Recipient, ServerRequest,
+};
 
 use bus::{Asked, Bus, Entry, RelayOutcome, RelayedAnswer};
 use channel::Channel;

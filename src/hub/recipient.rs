@@ -42,6 +42,18 @@ pub struct ServerRequest {
     pub deadline: Duration,
 }
 
+/// What became of a log message a recipient was offered ([`Recipient::log`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LogTaken {
+    /// It went nowhere: it goes where log messages go.
+    Not,
+    /// It went on the call's stream of this `/mcp` session.
+    Session(String),
+    /// It went on the call's stream of a client with no session (2026-07-28), or was below the
+    /// level that client asked for.
+    Stateless,
+}
+
 /// A recipient's answer, in the form it was asked in.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
@@ -63,10 +75,10 @@ pub trait Recipient: Send + Sync + std::fmt::Debug {
     fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>>;
 
     /// Takes a log message (`notifications/message`) the server sent during the call, on the
-    /// call's own stream, so that it comes before the call's result: the id of the `/mcp`
-    /// session it went to, or `None` when it cannot (it goes where log messages go).
-    fn log(&self, _push: &ServerPush) -> Option<String> {
-        None
+    /// call's own stream, so that it comes before the call's result: whether it did, and the
+    /// id of the `/mcp` session it went to, which is not to have it again.
+    fn log(&self, _push: &ServerPush) -> BoxFuture<'_, LogTaken> {
+        Box::pin(std::future::ready(LogTaken::Not))
     }
 
     /// The A2E `id` of the call this recipient made, when it has one (a forwarded call's

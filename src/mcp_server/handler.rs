@@ -292,6 +292,10 @@ impl ServerHandler for BridgeServer {
             progress_token: context.meta.get_progress_token(),
             sink: None,
             log: None,
+            stateless_log: stateless
+                .then(|| context.meta.log_level())
+                .flatten()
+                .and_then(|level| log_rank(&json!(level))),
             inputs,
             channel: AgentChannel::new(
                 self.state.hub.clone(),

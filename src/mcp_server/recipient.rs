@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::a2e::ServerPush;
-use crate::hub::{AgentChannel, Answer, AskKind, InputRounds, Recipient, ServerRequest};
+use crate::hub::{AgentChannel, Answer, AskKind, InputRounds, LogTaken, Recipient, ServerRequest};
 
 /// A server's request for a stateless `/mcp` client, and where its answer goes (the client's
 /// answer as JSON, or why there is none).
@@ -40,6 +40,10 @@ pub struct McpCaller {
     pub sink: Option<mpsc::UnboundedSender<ServerNotification>>,
     /// With a sink: the session's id and the lowest log level it asked for, when it asked.
     pub log: Option<(String, usize)>,
+    /// A stateless (2026-07-28) client's lowest log level for this call, when its request's
+    /// `_meta` named one (`io.modelcontextprotocol/logLevel`): the server's log messages at or
+    /// above it go on the call's own stream, before its result.
+    pub stateless_log: Option<usize>,
     /// A stateless client cannot be sent a request: what the server asks during its call goes
     /// here, to come back to the client as the call's input-required result.
     pub inputs: Option<mpsc::UnboundedSender<InputAsk>>,
@@ -104,16 +108,31 @@ impl Recipient for McpCaller {
         })
     }
 
-    fn log(&self, push: &ServerPush) -> Option<String> {
-        let (sink, (session, lowest)) = (self.sink.as_ref()?, self.log.as_ref()?);
-        let level = push.params.get("level").and_then(super::log_rank)?;
-        if level >= *lowest {
-            let param = serde_json::from_value(push.params.clone()).ok()?;
-            let note = LoggingMessageNotification::new(param);
-            sink.send(ServerNotification::LoggingMessageNotification(note))
-                .ok()?;
+    fn log(&self, push: &ServerPush) -> BoxFuture<'_, LogTaken> {
+        let level = push.params.get("level").and_then(super::log_rank);
+        let param = || serde_json::from_value(push.params.clone()).ok();
+        if let Some(lowest) = self.stateless_log {
+            // rmcp sends a stateless call's notifications on its response stream, in order
+            // with the result, which waits for this.
+            let param = level.filter(|level| *level >= lowest).and_then(|_| param());
+            return Box::pin(async move {
+                if let Some(param) = param {
+                    let sent = self.peer.notify_logging_message(param).await;
+                    sent.unwrap_or_else(|error| tracing::debug!(%error, "a log message not sent"));
+                }
+                LogTaken::Stateless
+            });
         }
-        Some(session.clone())
+        let taken = (|| {
+            let (sink, (session, lowest)) = (self.sink.as_ref()?, self.log.as_ref()?);
+            if level? >= *lowest {
+                let note = LoggingMessageNotification::new(param()?);
+                sink.send(ServerNotification::LoggingMessageNotification(note))
+                    .ok()?;
+            }
+            Some(LogTaken::Session(session.clone()))
+        })();
+        Box::pin(std::future::ready(taken.unwrap_or(LogTaken::Not)))
     }
 
     fn ask(&self, request: ServerRequest) -> BoxFuture<'_, Result<Answer, String>> {

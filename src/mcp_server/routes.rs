@@ -211,6 +211,7 @@ impl BridgeServer {
             progress_token: progress,
             sink,
             log,
+            stateless_log: None,
             inputs: None,
             channel: AgentChannel::new(self.state.hub.clone(), agent.id.clone(), id_text(id)),
             session: None,

@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 use super::calls::{CallOrigin, Calls};
 use super::handler::Context;
 use crate::a2e::{Message, NotificationMethod, ServerPush};
-use crate::hub::Logged;
+use crate::hub::{LogTaken, Logged};
 use crate::naming;
 
 /// What the pump is handed, in the order the server sent it.
@@ -180,16 +180,22 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notes: UnboundedReceiver<
                 // The caller's own session has it on its call's stream, before the result.
                 let sole = calls.sole();
                 let mut agents = vec![ctx.owner.clone()];
-                agents.extend(sole.as_ref().map(|origin| origin.agent_id().to_owned()));
-                match sole.and_then(|origin| origin.log(&push(None))) {
-                    Some(session) => ctx.hub.to_mcp_clients_but(
+                let logged = match &sole {
+                    Some(origin) => origin.log(&push(None)).await,
+                    None => LogTaken::Not,
+                };
+                if logged != LogTaken::Stateless {
+                    agents.extend(sole.as_ref().map(|origin| origin.agent_id().to_owned()));
+                }
+                match logged {
+                    LogTaken::Session(session) => ctx.hub.to_mcp_clients_but(
                         &ctx.server_id,
                         agents,
                         session,
                         &method,
                         params.clone(),
                     ),
-                    None => {
+                    LogTaken::Not | LogTaken::Stateless => {
                         ctx.hub
                             .to_mcp_clients_of(&ctx.server_id, agents, &method, params.clone())
                     }

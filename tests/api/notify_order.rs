@@ -31,6 +31,19 @@ fn expected() -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_mcp_client_gets_all_progress_before_the_result_and_every_log() {
+    every_note_before_the_result("2025").await;
+}
+
+/// A stateless client asks for log messages in each request's `_meta`; they come on the call's
+/// own stream as a 2025 session's do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stateless_client_gets_all_progress_and_its_logs_before_the_result() {
+    every_note_before_the_result("2026").await;
+}
+
+/// Calls the fixture's countdown [`TIMES`] times through `/mcp` as a client of `era`, and checks
+/// each call's progress and log message came in order before its result, and none late.
+async fn every_note_before_the_result(era: &str) {
     let app = spawn_app().await;
     app.register_server(notify_stdio("notify")).await;
     let url = format!("{}/mcp", app.base);
@@ -44,6 +57,7 @@ async fn an_mcp_client_gets_all_progress_before_the_result_and_every_log() {
             "notify__countdown",
             &times,
             &steps,
+            era,
         ],
     )
     .await;
@@ -60,7 +74,7 @@ async fn an_mcp_client_gets_all_progress_before_the_result_and_every_log() {
         // order the server sent it, before the result.
         let mut sent = expected();
         sent.push(format!("log log {STEPS}"));
-        assert_eq!(notes, sent, "call {i}: {report}");
+        assert_eq!(notes, sent, "{era} call {i}: {report}");
     }
     // None comes late (on the session's GET stream), and none twice.
     assert_eq!(report["late"], json!([]), "{report}");

@@ -2,14 +2,15 @@
 
 Usage (first argument selects the mode):
     notify_order.py server                       serve MCP over stdin/stdout
-    notify_order.py client URL TOKEN TOOL TIMES N
+    notify_order.py client URL TOKEN TOOL TIMES N [ERA]
 
 Server "notify-fixture" exposes one tool, countdown(n): it sends n progress notifications
 (progress 1..n, total n), then one log message (notifications/message, level info, data "log n"),
 then returns "done" at once, with no pause anywhere: what it sends last comes right before its result.
 
-The client opens a 2025-11-25 session on URL with `Authorization: Bearer TOKEN`, asks for every log
-level (`logging/setLevel` debug), then calls TOOL ({"n": N}) TIMES times one after the other, each
+The client opens a 2025-11-25 session on URL with `Authorization: Bearer TOKEN` and asks for every log
+level (`logging/setLevel` debug); with ERA 2026 it is a stateless 2026-07-28 client instead, whose every
+request asks for every level in its `_meta` (`io.modelcontextprotocol/logLevel` debug). It then calls TOOL ({"n": N}) TIMES times one after the other, each
 with a progress callback. For each call it notes what reached it before the call returned, in the
 order it came: "p<progress>" for each progress notification, "log <data>" for each log message. It
 then waits 1 s for anything late, and prints one JSON object: {"calls": [[notes of each call]],
@@ -37,7 +38,7 @@ def serve() -> None:
     mcp.run("stdio")
 
 
-async def drive(url: str, token: str, tool: str, times: int, n: int) -> None:
+async def drive(url: str, token: str, tool: str, times: int, n: int, era: str) -> None:
     from mcp.client.client import Client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -52,8 +53,13 @@ async def drive(url: str, token: str, tool: str, times: int, n: int) -> None:
 
     calls, results = [], []
     transport = streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
-    async with Client(transport, mode="legacy", logging_callback=on_log) as client:
-        await client.set_logging_level("debug")
+    if era == "2026":
+        options = {"mode": "auto", "log_level": "debug"}
+    else:
+        options = {"mode": "legacy"}
+    async with Client(transport, logging_callback=on_log, **options) as client:
+        if era != "2026":
+            await client.set_logging_level("debug")
         for _ in range(times):
             result = await client.call_tool(tool, {"n": n}, progress_callback=on_progress)
             calls.append(list(notes))
@@ -66,9 +72,10 @@ async def drive(url: str, token: str, tool: str, times: int, n: int) -> None:
 def main() -> None:
     if sys.argv[1:2] == ["server"]:
         serve()
-    elif sys.argv[1:2] == ["client"] and len(sys.argv) == 7:
+    elif sys.argv[1:2] == ["client"] and len(sys.argv) in (7, 8):
         url, token, tool, times, n = sys.argv[2:7]
-        asyncio.run(drive(url, token, tool, int(times), int(n)))
+        era = sys.argv[7] if len(sys.argv) == 8 else "2025"
+        asyncio.run(drive(url, token, tool, int(times), int(n), era))
     else:
         sys.exit(__doc__)
 
