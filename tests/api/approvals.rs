@@ -370,3 +370,67 @@ async fn a_2026_client_with_the_tasks_extension_sees_input_required_then_the_res
     assert_eq!(task["result"]["content"][0]["text"], "over mcp", "{report}");
     assert_eq!(runs(ledger.path()), 1);
 }
+
+/// Replicas (skipped unless `MCP_BRIDGE_TEST_POSTGRES` and `MCP_BRIDGE_TEST_NATS` are set): a
+/// call held on one replica is told to an approver streaming from the other; two approvals at
+/// once on two replicas run it once; and a call held on a replica that is then killed stays
+/// pending, and approved on the survivor runs once there.
+#[tokio::test]
+async fn across_replicas_a_held_call_runs_once_and_outlives_its_replica() {
+    use crate::cluster::Replicas;
+    let Some(mut replicas) = Replicas::new().await else {
+        return;
+    };
+    let mut a = replicas.start("a").await;
+    let b = replicas.start("b").await;
+    let ledger = tempfile::NamedTempFile::new().unwrap();
+    setup(&a.app, ledger.path(), "10m").await;
+    b.wait_held("py", "a", WAIT).await;
+    let (intern, lead) = (token("ivy", &["intern"]), token("lee", &["lead"]));
+    let mut lead_events = EventStream::open(&b.app, &lead, None).await;
+
+    let first = held_call(&a.app, &intern, "one").await;
+    let told = lead_events
+        .wait_for("bridge/approval_required on the other replica", WAIT, |m| {
+            is_push(m, "bridge/approval_required") && m.data["params"]["task_id"] == first.as_str()
+        })
+        .await;
+    let sha = told.data["params"]["args_sha256"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (on_a, on_b) = tokio::join!(
+        decide(&a.app, &lead, &first, "approve", &sha),
+        decide(&b.app, &lead, &first, "approve", &sha),
+    );
+    let mut statuses = [on_a.0, on_b.0];
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [StatusCode::OK, StatusCode::CONFLICT],
+        "{on_a:?} {on_b:?}"
+    );
+    wait_task(&b.app, &intern, &first, "completed").await;
+    assert_eq!(runs(ledger.path()), 1);
+
+    // Held on a, which is killed: pending on b, and run there once approved.
+    let second = held_call(&a.app, &intern, "two").await;
+    a.bridge.signal("KILL");
+    assert!(a.bridge.exited_within(WAIT).await.is_some());
+    b.wait_held("py", "b", WAIT + WAIT).await;
+    let listed = pending(&b.app, &lead).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["task_id"], second.as_str());
+    let task = wait_task(&b.app, &intern, &second, "input_required").await;
+    assert!(
+        task["task"]["status_message"]
+            .as_str()
+            .unwrap()
+            .contains("approval")
+    );
+    let sha = listed[0]["args_sha256"].as_str().unwrap();
+    let (status, body) = decide(&b.app, &lead, &second, "approve", sha).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    wait_task(&b.app, &intern, &second, "completed").await;
+    assert_eq!(runs(ledger.path()), 2);
+}
