@@ -434,3 +434,38 @@ async fn across_replicas_a_held_call_runs_once_and_outlives_its_replica() {
     wait_task(&b.app, &intern, &second, "completed").await;
     assert_eq!(runs(ledger.path()), 2);
 }
+
+/// A plain `/mcp` call (no task asked for) of a held tool, in both eras: a tool error result
+/// that names the held task (in its text and `_meta`), which the lead then approves.
+#[tokio::test]
+async fn a_plain_mcp_call_is_held_and_named_in_a_tool_error() {
+    let app = spawn_app().await;
+    let ledger = tempfile::NamedTempFile::new().unwrap();
+    setup(&app, ledger.path(), "10m").await;
+    let (intern, lead) = (token("ivy", &["intern"]), token("lee", &["lead"]));
+    for (mode, version) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let args = json!({"text": mode});
+        let report = crate::mcp::mcp_client(&app, &intern, mode, "py__echo", args, &[]).await;
+        assert_eq!(report["protocol_version"], version, "{report}");
+        let result = &report["result"];
+        assert_eq!(result["isError"], true, "{report}");
+        let held = &result["_meta"]["mcp-bridge/held"];
+        assert_eq!(held["status"], "input_required", "{report}");
+        let task_id = held["taskId"].as_str().unwrap();
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains(task_id) && text.contains("approval"),
+            "{report}"
+        );
+        let listed = pending(&app, &lead).await;
+        let sha = listed.iter().find(|a| a["task_id"] == task_id).unwrap()["args_sha256"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let (status, body) = decide(&app, &lead, task_id, "approve", &sha).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        wait_task(&app, &intern, task_id, "completed").await;
+    }
+    assert_eq!(runs(ledger.path()), 2);
+    app.stop().await;
+}
