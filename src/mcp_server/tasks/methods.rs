@@ -382,17 +382,6 @@ pub(super) fn finished(outcome: Outcome) -> Result<Value, ErrorData> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_are_iso_8601() {
-        assert_eq!(iso8601(0.0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(1_700_000_000.25), "2023-11-14T22:13:20.250Z");
-    }
-}
-
 /// A plain `tools/call` (no task asked for) a policy holds for a person's approval: held as a
 /// task all the same, and answered at once with a tool error result that names it (every MCP
 /// client shows that to its model), the task in `_meta` under [`HELD_META`]; the result is the
@@ -429,3 +418,14 @@ pub(crate) async fn held(
 
 /// Where a held call's task is in the `_meta` of a plain call's result.
 pub(crate) const HELD_META: &str = "mcp-bridge/held";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601() {
+        assert_eq!(iso8601(0.0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_700_000_000.25), "2023-11-14T22:13:20.250Z");
+    }
+}
