@@ -163,7 +163,13 @@ impl Tasks {
             origin: origin.clone(),
             approved,
         };
-        let started = self.tools.start_task(&call, task.ttl_ms as u64).await;
+        // An approved call is made as the plain call it was held as, by the bridge: a server
+        // that declares tasks may still refuse a task of a tool that does not run as one
+        // (server-everything's do), and the call must run once, now.
+        let started = match approved {
+            true => Ok(TaskStart::Bridge),
+            false => self.tools.start_task(&call, task.ttl_ms as u64).await,
+        };
         let called = match started {
             Ok(TaskStart::Upstream {
                 server_id,
