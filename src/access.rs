@@ -486,6 +486,73 @@ mod tests {
     use super::*;
 
     #[test]
+    fn approve_rules_are_checked_and_their_waits_read() {
+        assert_eq!(parse_expires("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_expires("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_expires("1d"), Ok(Duration::from_secs(86_400)));
+        for bad in ["", "10", "m", "0s", "2d", "1.5h", "-1m", "10 minutes"] {
+            assert!(parse_expires(bad).is_err(), "{bad}");
+        }
+        let policy = |v: serde_json::Value| -> Policy { serde_json::from_value(v).unwrap() };
+        let good = policy(
+            serde_json::json!({"match": {"roles": ["intern"]}, "approve":
+            {"tools": ["ev__get-sum"], "approvers": {"roles": ["lead"]}, "expires": "10m"}}),
+        );
+        assert!(check_policy("p", &good).is_ok());
+        let nobody = policy(serde_json::json!({"approve":
+            {"tools": ["ev__*"], "approvers": {}, "expires": "10m"}}));
+        assert!(check_policy("p", &nobody).unwrap_err().contains("nobody"));
+        let no_tools = policy(serde_json::json!({"approve":
+            {"tools": [], "approvers": {"subs": ["lee"]}, "expires": "10m"}}));
+        assert!(check_policy("p", &no_tools).is_err());
+        let forever = policy(serde_json::json!({"approve":
+            {"tools": ["*"], "approvers": {"subs": ["lee"]}, "expires": "2d"}}));
+        assert!(check_policy("p", &forever).unwrap_err().contains("expires"));
+    }
+
+    #[tokio::test]
+    async fn the_first_policy_that_holds_a_call_names_its_approvers() {
+        let db = crate::store::testing::backends().await.remove(0);
+        let store = db.open().await;
+        let policy = |v: serde_json::Value| -> Policy { serde_json::from_value(v).unwrap() };
+        let named = |name: &str, v| NamedPolicy {
+            name: name.into(),
+            policy: policy(v),
+            defined_in: DefinedIn::Config,
+        };
+        let policies = [
+            named(
+                "b-sums",
+                serde_json::json!({"match": {"roles": ["intern"]}, "approve":
+                {"tools": ["ev__get-*"], "approvers": {"roles": ["lead"]}, "expires": "1m"}}),
+            ),
+            named("a-hide", serde_json::json!({"deny": {"tools": ["x__*"]}})),
+        ];
+        let access = Access::load(store, AccessDefault::Allow, &policies, &[])
+            .await
+            .unwrap();
+        assert!(access.holds_any());
+        let mut intern = Caller::new("ivy", false);
+        intern.identity_mut().roles = vec!["intern".into()];
+        let hold = access.hold(&intern, "ev__get-sum").unwrap();
+        assert_eq!(hold.policy, "b-sums");
+        assert_eq!(hold.version.len(), 16);
+        assert_eq!(hold.expires, Duration::from_secs(60));
+        assert_eq!(hold.approvers.roles, ["lead"]);
+        assert!(access.hold(&intern, "ev__echo").is_none());
+        assert!(
+            access
+                .hold(&Caller::new("lee", false), "ev__get-sum")
+                .is_none()
+        );
+        let mut lead = Caller::new("lee", false);
+        lead.identity_mut().roles = vec!["lead".into()];
+        assert!(is_approver(&hold.approvers, &lead));
+        assert!(!is_approver(&hold.approvers, &intern));
+        assert!(!is_approver(&crate::a2e::Approvers::default(), &lead));
+    }
+
+    #[test]
     fn toolsets_are_checked() {
         let toolset = |v: serde_json::Value| -> Toolset { serde_json::from_value(v).unwrap() };
         assert!(check_toolset("t", &toolset(serde_json::json!({"tools": ["ev__*"]}))).is_ok());

@@ -232,14 +232,14 @@ impl Store {
         rows.iter().map(StoredTask::from_row).collect()
     }
 
-    /// The running tasks of replicas other than `replica` that are gone (a call held for
-    /// approval, on no replica, is nobody's to take over) (their row in
+    /// The running tasks of replicas other than `replica` that are gone (their row in
     /// `replicas` lapsed more than a `lease` ago, or is deleted: killed, or stopped without
     /// ending them), while `replica` itself is up and has been for a `lease` (none otherwise:
     /// a replica that does not say it is up, as one alone, takes nothing over). The grace on
     /// both sides keeps a store outage longer than a lease, after which every row has lapsed,
     /// from handing the first replica back the tasks of all the others, which are alive. The
-    /// time is the database's, as for the leases.
+    /// time is the database's, as for the leases. A call held for approval is on no replica
+    /// (`replica` empty) and nobody's to take over.
     #[instrument(skip_all, fields(replica))]
     pub async fn orphaned_tasks(
         &self,
