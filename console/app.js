@@ -8,10 +8,11 @@ import * as servers from "./servers.js";
 import * as catalogue from "./catalogue.js";
 import * as events from "./events.js";
 import * as requests from "./requests.js";
+import * as approvals from "./approvals.js";
 import * as agents from "./agents.js";
 import * as admin from "./admin.js";
 
-const MODULES = { servers, catalogue, events, requests, agents, admin };
+const MODULES = { servers, catalogue, events, requests, approvals, agents, admin };
 const $ = (id) => document.getElementById(id);
 
 const pages = {};

@@ -14,7 +14,17 @@ use crate::a2e::{DefinedIn, ErrorCode, NamedPolicy, NamedToolset, Policy, Toolse
 use crate::caller::Caller;
 use crate::config::AccessDefault;
 use crate::store::{Store, StoreError};
-pub use policy::{Kind, View};
+pub use policy::{Kind, View, is_approver};
+
+/// The policy that holds a call for approval, as it was when the call was made.
+#[derive(Debug, Clone)]
+pub struct Hold {
+    pub policy: String,
+    /// Hex SHA-256 (first 16 digits) of the policy's JSON.
+    pub version: String,
+    pub approvers: crate::a2e::Approvers,
+    pub expires: Duration,
+}
 
 /// Why a change of policies or toolsets was refused.
 #[derive(Debug, thiserror::Error)]
@@ -178,6 +188,34 @@ impl Access {
         let snapshot = self.snapshot();
         let compiled: Vec<_> = snapshot.policies.iter().map(|(_, c)| c.clone()).collect();
         View::new(caller, &compiled, self.default == AccessDefault::Allow)
+    }
+
+    /// The first policy (by name) that applies to `caller` and holds its calls of the catalogue
+    /// tool `full` for approval; none for most calls, at the cost of a scan of the policies.
+    pub fn hold(&self, caller: &Caller, full: &str) -> Option<Hold> {
+        let snapshot = self.snapshot();
+        snapshot.policies.iter().find_map(|(named, compiled)| {
+            let approve = compiled.holds(full)?;
+            if !compiled.applies_to(caller) {
+                return None;
+            }
+            let rule = compiled.source().approve.as_ref()?;
+            let json = serde_json::to_string(compiled.source()).unwrap_or_default();
+            Some(Hold {
+                policy: named.name.clone(),
+                version: crate::a2e::sha256_hex(json.as_bytes())[..16].to_owned(),
+                approvers: rule.approvers.clone(),
+                expires: approve.expires,
+            })
+        })
+    }
+
+    /// Whether any policy holds calls for approval (most deployments: none).
+    pub fn holds_any(&self) -> bool {
+        self.snapshot()
+            .policies
+            .iter()
+            .any(|(named, _)| named.policy.approve.is_some())
     }
 
     /// `MCP_BRIDGE_ACCESS_DEFAULT`.
@@ -354,6 +392,50 @@ fn check_policy(name: &str, policy: &Policy) -> Result<(), String> {
             )?;
         }
     }
+    if let Some(rule) = &policy.approve {
+        check_approve(rule)?;
+    }
+    Ok(())
+}
+
+/// A wait such as `30s`, `10m`, `2h` or `1d`: a whole number and a unit; 1 s to 24 h.
+pub fn parse_expires(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let unit_secs = match unit.trim() {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => 0,
+    };
+    let secs = number.parse::<u64>().unwrap_or(0).saturating_mul(unit_secs);
+    match (1..=86_400).contains(&secs) {
+        true => Ok(Duration::from_secs(secs)),
+        false => Err(format!(
+            "`approve.expires` is \"{text}\"; give a whole number and a unit (`30s`, `10m`, `2h`, `1d`), 1 s to 24 h"
+        )),
+    }
+}
+
+fn check_approve(rule: &crate::a2e::ApproveRule) -> Result<(), String> {
+    if rule.tools.is_empty() {
+        return Err(
+            "`approve.tools` must name at least one tool (globs such as `github__delete_*`)".into(),
+        );
+    }
+    check_globs("approve.tools", &rule.tools)?;
+    check_globs("approve.approvers.subs", &rule.approvers.subs)?;
+    if rule.approvers.roles.iter().any(|r| r.is_empty()) {
+        return Err("`approve.approvers.roles` holds an empty role".into());
+    }
+    if rule.approvers.subs.is_empty() && rule.approvers.roles.is_empty() {
+        return Err("`approve.approvers` must name `roles` or `subs`: nobody could decide".into());
+    }
+    parse_expires(&rule.expires)?;
     Ok(())
 }
 
@@ -402,6 +484,73 @@ fn check_toolset(name: &str, toolset: &Toolset) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn approve_rules_are_checked_and_their_waits_read() {
+        assert_eq!(parse_expires("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_expires("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_expires("1d"), Ok(Duration::from_secs(86_400)));
+        for bad in ["", "10", "m", "0s", "2d", "1.5h", "-1m", "10 minutes"] {
+            assert!(parse_expires(bad).is_err(), "{bad}");
+        }
+        let policy = |v: serde_json::Value| -> Policy { serde_json::from_value(v).unwrap() };
+        let good = policy(
+            serde_json::json!({"match": {"roles": ["intern"]}, "approve":
+            {"tools": ["ev__get-sum"], "approvers": {"roles": ["lead"]}, "expires": "10m"}}),
+        );
+        assert!(check_policy("p", &good).is_ok());
+        let nobody = policy(serde_json::json!({"approve":
+            {"tools": ["ev__*"], "approvers": {}, "expires": "10m"}}));
+        assert!(check_policy("p", &nobody).unwrap_err().contains("nobody"));
+        let no_tools = policy(serde_json::json!({"approve":
+            {"tools": [], "approvers": {"subs": ["lee"]}, "expires": "10m"}}));
+        assert!(check_policy("p", &no_tools).is_err());
+        let forever = policy(serde_json::json!({"approve":
+            {"tools": ["*"], "approvers": {"subs": ["lee"]}, "expires": "2d"}}));
+        assert!(check_policy("p", &forever).unwrap_err().contains("expires"));
+    }
+
+    #[tokio::test]
+    async fn the_first_policy_that_holds_a_call_names_its_approvers() {
+        let db = crate::store::testing::backends().await.remove(0);
+        let store = db.open().await;
+        let policy = |v: serde_json::Value| -> Policy { serde_json::from_value(v).unwrap() };
+        let named = |name: &str, v| NamedPolicy {
+            name: name.into(),
+            policy: policy(v),
+            defined_in: DefinedIn::Config,
+        };
+        let policies = [
+            named(
+                "b-sums",
+                serde_json::json!({"match": {"roles": ["intern"]}, "approve":
+                {"tools": ["ev__get-*"], "approvers": {"roles": ["lead"]}, "expires": "1m"}}),
+            ),
+            named("a-hide", serde_json::json!({"deny": {"tools": ["x__*"]}})),
+        ];
+        let access = Access::load(store, AccessDefault::Allow, &policies, &[])
+            .await
+            .unwrap();
+        assert!(access.holds_any());
+        let mut intern = Caller::new("ivy", false);
+        intern.identity_mut().roles = vec!["intern".into()];
+        let hold = access.hold(&intern, "ev__get-sum").unwrap();
+        assert_eq!(hold.policy, "b-sums");
+        assert_eq!(hold.version.len(), 16);
+        assert_eq!(hold.expires, Duration::from_secs(60));
+        assert_eq!(hold.approvers.roles, ["lead"]);
+        assert!(access.hold(&intern, "ev__echo").is_none());
+        assert!(
+            access
+                .hold(&Caller::new("lee", false), "ev__get-sum")
+                .is_none()
+        );
+        let mut lead = Caller::new("lee", false);
+        lead.identity_mut().roles = vec!["lead".into()];
+        assert!(is_approver(&hold.approvers, &lead));
+        assert!(!is_approver(&hold.approvers, &intern));
+        assert!(!is_approver(&crate::a2e::Approvers::default(), &lead));
+    }
 
     #[test]
     fn toolsets_are_checked() {

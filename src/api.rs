@@ -4,6 +4,7 @@
 mod a2a;
 mod a2e;
 mod answers;
+mod approvals;
 mod audit;
 mod calls;
 mod console;
@@ -136,6 +137,7 @@ fn routes() -> (Router<AppState>, Router<AppState>, utoipa::openapi::OpenApi) {
         .merge(a2e::router())
         .merge(audit::router())
         .merge(policies::router())
+        .merge(approvals::router())
         .merge(toolsets::router())
         .merge(oauth::router())
         .split_for_parts();

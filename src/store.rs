@@ -3,6 +3,7 @@
 
 mod a2a;
 mod access;
+mod approvals;
 mod audit;
 mod leases;
 mod mcp_sessions;
@@ -29,6 +30,7 @@ use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{AnyConnection, AnyPool};
 
 pub use a2a::{Owned, StoredAgent};
+pub use approvals::{Decided, StoredApproval};
 pub use mcp_sessions::{SessionClaim, SessionInterests, SharedSession};
 pub use oauth::StoredOAuthGrant;
 pub use oauth_links::{LinkLimits, StoredLink};
@@ -150,6 +152,12 @@ const MIGRATIONS: &[Embedded] = &[
         version: 20270101000001,
         name: "task_inputs",
         sql: include_str!("../migrations/20270101000001_task_inputs.sql"),
+        postgres: None,
+    },
+    Embedded {
+        version: 20270102000001,
+        name: "approvals",
+        sql: include_str!("../migrations/20270102000001_approvals.sql"),
         postgres: None,
     },
 ];

@@ -39,6 +39,7 @@
 //! | `query` | an agent's own tasks listed, read and cancelled |
 //! | `origin` | the recipient of a task's call (`input_required` while the agent is asked) |
 //! | `inputs` | the input a polled task waits on (the 2026-07-28 tasks extension) |
+//! | `approvals` | calls held for a person's approval, decided once, expired by the sweeper |
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -50,6 +51,7 @@ use crate::hub::Hub;
 use crate::store::{Store, StoreError};
 use crate::tools::Tools;
 
+mod approvals;
 mod follow;
 mod inputs;
 mod origin;
@@ -59,6 +61,7 @@ mod run;
 mod running;
 mod sweep;
 
+pub use approvals::HELD;
 pub use inputs::InputRequest;
 use inputs::InputWait;
 pub use record::info;
@@ -126,6 +129,12 @@ pub enum TaskError {
     /// The agent has as many unfinished tasks as it may.
     #[error("{0}")]
     TooMany(String),
+    /// Not the agent's to do (deciding on a held call it is no approver of).
+    #[error("{0}")]
+    Forbidden(String),
+    /// Too late, or not the first (a held call decided already, or past its time).
+    #[error("{0}")]
+    Conflict(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -137,6 +146,8 @@ impl TaskError {
             Self::Invalid(_) => ErrorCode::InvalidRequest,
             Self::Finished { .. } => ErrorCode::Conflict,
             Self::TooMany(_) => ErrorCode::RateLimited,
+            Self::Forbidden(_) => ErrorCode::Forbidden,
+            Self::Conflict(_) => ErrorCode::Conflict,
             Self::Store(error) => error.code(),
         }
     }

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::a2a::{self, A2a};
 use crate::access::toolsets::{Item, Members};
-use crate::access::{Access, View};
+use crate::access::{Access, Hold, View};
 use crate::caller::Caller;
 use crate::metrics::Metrics;
 use crate::registry::{self, Exposed, Registry, ServerEntry, TaskStart};
@@ -70,6 +70,8 @@ pub struct CallRequest<'a> {
     /// Seconds the call may take; the server's `timeout` when `None`.
     pub timeout: Option<f64>,
     pub origin: CallOrigin,
+    /// A call a person approved (`tasks/approvals.rs`): no policy holds it again.
+    pub approved: bool,
 }
 
 /// Why a scope could not be used.
@@ -292,6 +294,9 @@ impl Tools {
         req: CallRequest<'_>,
     ) -> Result<(String, CallToolResult), registry::Error> {
         let full = self.authorize(req.caller, req.scope, req.name).await?;
+        if !req.approved {
+            self.not_held(req.caller, &full)?;
+        }
         self.call_permitted(&full, req.arguments, req.timeout, req.origin)
             .await
             .map_err(|error| renamed(error, req.name))
@@ -310,6 +315,9 @@ impl Tools {
             return Ok(TaskStart::Bridge);
         }
         let full = self.authorize(req.caller, req.scope, req.name).await?;
+        if !req.approved {
+            self.not_held(req.caller, &full)?;
+        }
         if self.a2a.enabled() && a2a::tools::is_bridge_tool(&full) {
             return Ok(TaskStart::Bridge);
         }
@@ -317,6 +325,52 @@ impl Tools {
             .start_task(&full, &req.arguments, ttl, &req.origin)
             .await
             .map_err(|error| renamed(error, req.name))
+    }
+
+    /// The policy that holds `caller`'s call of the tool `scope` shows as `name` for a
+    /// person's approval, if one does: the front ends ask before calling, and make such a call
+    /// a held task (`Tasks::start_with`). None for a deferred scope's meta-tools (the tool they
+    /// call is checked when they call it).
+    pub fn hold_for(&self, caller: &Caller, scope: Scope<'_>, name: &str) -> Option<Hold> {
+        if !self.access.holds_any() {
+            return None;
+        }
+        let full = match scope {
+            Scope::Catalogue => self.catalogue_name(name),
+            Scope::Deferred => return None,
+            Scope::Toolset(_) => {
+                let members = self.members(scope).ok()?;
+                let view = self.access.view(caller);
+                members.find(&view, name)?.full.clone()
+            }
+        };
+        self.access.hold(caller, &full)
+    }
+
+    /// A catalogue name (an alias or a full name) as `{server_id}__{tool}`; any other name as
+    /// it is (an agent-bridge tool).
+    fn catalogue_name(&self, name: &str) -> String {
+        match self.registry.resolve_tool(name) {
+            Some((server_id, tool)) => format!("{server_id}{}{tool}", crate::naming::SEPARATOR),
+            None => name.to_owned(),
+        }
+    }
+
+    /// Refuses a call a policy holds for approval that reached here without being held (the
+    /// front ends hold it before: this is the fail-closed rest, such as a held tool named to a
+    /// deferred scope's `call_tool`).
+    fn not_held(&self, caller: &Caller, full: &str) -> Result<(), registry::Error> {
+        if !self.access.holds_any() {
+            return Ok(());
+        }
+        match self.access.hold(caller, &self.catalogue_name(full)) {
+            None => Ok(()),
+            Some(hold) => Err(registry::Error::Forbidden(format!(
+                "a call of \"{full}\" waits for a person's approval (policy \"{}\"); call the tool \
+                 by its own name to have the call held for approval",
+                hold.policy
+            ))),
+        }
     }
 
     /// The registry, for what follows a started task.

@@ -27,10 +27,13 @@ pub enum NotificationMethod {
     ToolChanged,
     /// The bridge's: a task's status changed (`params` its TaskInfo); sent to its agent.
     TaskStatus,
+    /// The bridge's: a call waits for a person's approval (`params` its Approval); sent to
+    /// the agents whose roles the policy names as approvers.
+    ApprovalRequired,
 }
 
 impl NotificationMethod {
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::ToolsListChanged,
         Self::ResourcesListChanged,
         Self::PromptsListChanged,
@@ -43,6 +46,7 @@ impl NotificationMethod {
         Self::AuthRequired,
         Self::ToolChanged,
         Self::TaskStatus,
+        Self::ApprovalRequired,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -59,6 +63,7 @@ impl NotificationMethod {
             Self::AuthRequired => "bridge/auth_required",
             Self::ToolChanged => "bridge/tool_changed",
             Self::TaskStatus => "bridge/task_status",
+            Self::ApprovalRequired => "bridge/approval_required",
         }
     }
 

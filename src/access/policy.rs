@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use wildmatch::WildMatch;
 
-use crate::a2e::{AccessRules, Policy};
+use crate::a2e::{AccessRules, Approvers, Policy};
 use crate::caller::Caller;
 
 /// A glob list of one kind, compiled.
@@ -60,6 +60,14 @@ pub enum Kind {
     Prompt,
 }
 
+/// A policy's `approve` rule, compiled.
+#[derive(Debug)]
+pub struct Approve {
+    tools: Globs,
+    /// How long a held call waits for a decision.
+    pub expires: std::time::Duration,
+}
+
 /// A policy ready to match callers and items.
 #[derive(Debug)]
 pub struct Compiled {
@@ -67,6 +75,7 @@ pub struct Compiled {
     source: Policy,
     allow: Kinds,
     deny: Kinds,
+    approve: Option<Approve>,
 }
 
 impl Compiled {
@@ -75,8 +84,23 @@ impl Compiled {
             subs: Globs::new(&policy.matches.subs),
             allow: Kinds::new(policy.allow.as_ref()),
             deny: Kinds::new(policy.deny.as_ref()),
+            approve: policy.approve.as_ref().map(|rule| Approve {
+                tools: Globs::new(&rule.tools),
+                expires: super::parse_expires(&rule.expires)
+                    .unwrap_or(std::time::Duration::from_secs(600)),
+            }),
             source: policy.clone(),
         }
+    }
+
+    /// The policy as written.
+    pub fn source(&self) -> &Policy {
+        &self.source
+    }
+
+    /// Its `approve` rule, when it holds calls of the catalogue tool `full`.
+    pub fn holds(&self, full: &str) -> Option<&Approve> {
+        self.approve.as_ref().filter(|a| a.tools.matches(full))
     }
 
     /// Whether the policy applies to `caller`: every criterion it gives holds.
@@ -89,6 +113,14 @@ impl Compiled {
                 .iter()
                 .all(|(name, wanted)| claim_holds(caller.claims.get(name), wanted))
     }
+}
+
+/// Whether `caller` is one of `approvers`: every criterion given holds, and at least one is
+/// given (an empty list of approvers names nobody).
+pub fn is_approver(approvers: &Approvers, caller: &Caller) -> bool {
+    (!approvers.subs.is_empty() || !approvers.roles.is_empty())
+        && (approvers.subs.is_empty() || Globs::new(&approvers.subs).matches(&caller.id))
+        && (approvers.roles.is_empty() || approvers.roles.iter().any(|r| caller.roles.contains(r)))
 }
 
 /// Whether a token's claim has the wanted value: equal, a glob on a string, or an element of a

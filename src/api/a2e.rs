@@ -83,7 +83,9 @@ async fn a2e_message(
         a2e::ServerImportRequest::TYPE => run(body, |r| servers::import(s, a, r)).await,
         a2e::ToolApproveRequest::TYPE => run(body, |r| servers::approve_tool(s, a, r)).await,
         a2e::ToolListRequest::TYPE => run(body, |r| tools::list(s, a, r)).await,
-        a2e::ToolCallRequest::TYPE if body.get("task").is_some_and(|t| !t.is_null()) => {
+        a2e::ToolCallRequest::TYPE
+            if body.get("task").is_some_and(|t| !t.is_null()) || held_call(s, a, &body) =>
+        {
             run(body, |r| tasks::start(s, a, r)).await
         }
         a2e::ToolCallRequest::TYPE => run(body, |r| tools::call(s, a, r)).await,
@@ -119,6 +121,12 @@ async fn a2e_message(
         ))
         .into_response(),
     }
+}
+
+/// Whether the `tool/call/req` in `body` is one a policy holds for approval (a task then).
+fn held_call(state: &AppState, agent: &Caller, body: &Value) -> bool {
+    let text = |field: &str| body.get(field).and_then(Value::as_str).unwrap_or_default();
+    tools::held(state, agent, text("toolset"), text("name"))
 }
 
 /// Parses `body` as `Req` and answers with what `op` makes of it.

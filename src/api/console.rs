@@ -52,6 +52,7 @@ const ASSETS: &[Asset] = &[
     asset!("catalogue.js", JS),
     asset!("events.js", JS),
     asset!("requests.js", JS),
+    asset!("approvals.js", JS),
     asset!("agents.js", JS),
     asset!("admin.js", JS),
 ];

@@ -68,6 +68,15 @@ async fn events(
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
+    // Its roles, so that a call held for approval reaches it if its roles approve it.
+    let roles = serde_json::to_string(&agent.roles).unwrap_or_default();
+    if let Err(error) = state
+        .store
+        .note_agent_roles(&agent.id, &roles, crate::a2e::now())
+        .await
+    {
+        tracing::warn!(%error, agent = %agent.id, "cannot note an agent's roles");
+    }
     let mut stream = state.hub.open(&agent.id, last_event_id).await;
     let opened = stream.take();
     let feed = Feed {

@@ -174,6 +174,11 @@ pub async fn list(
 /// as this operation's content, so that generated clients get one typed body; the stream's
 /// events are the same schemas.
 ///
+/// **Held for approval.** A call a policy's `approve` rule holds answers 202 `task/create/resp`
+/// at once, with or without `task`: its task is `input_required` until an approver decides
+/// (`POST /v1/approvals/{task_id}`); approved, it runs and its result is the task's; denied or
+/// past its time, the task ends `failed` with `forbidden`.
+///
 /// **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
 /// and the bridge runs it in the background;
 /// each status change is a `bridge/task_status` push on the event stream, and
@@ -184,7 +189,7 @@ pub async fn list(
 #[utoipa::path(post, path = "/v1/tools/call", tag = "tools", request_body = ToolCallRequest, security(("bearer" = [])),
     responses(
         (status = 200, description = "The tool's result (`Accept: application/json` or none; see above for `text/event-stream`)", body = ToolCallResponse),
-        (status = 202, description = "With `task`: the task now running the call (follow it on `/v1/tasks/{task_id}`)", body = crate::a2e::TaskCreateResponse),
+        (status = 202, description = "With `task`, or held for approval: the task of the call (follow it on `/v1/tasks/{task_id}`)", body = crate::a2e::TaskCreateResponse),
         BodyErrors, UpstreamErrors, (status = 404, response = NotFound)))]
 async fn call_tool(
     State(state): State<AppState>,
@@ -192,7 +197,7 @@ async fn call_tool(
     WantsEvents(streaming): WantsEvents,
     A2eJson(req): A2eJson<ToolCallRequest>,
 ) -> HttpResponse {
-    if req.task.is_some() {
+    if req.task.is_some() || held(&state, &agent, &req.toolset, &req.name) {
         return super::tasks::start(&state, &agent, req)
             .await
             .into_response();
@@ -227,6 +232,15 @@ async fn call_tool(
         },
     );
     Sse::new(stream).into_response()
+}
+
+/// Whether a policy holds `agent`'s call of `name` for a person's approval: such a call is
+/// answered as a task (202, `input_required`) at once, whether or not it asked for one.
+pub fn held(state: &AppState, agent: &Caller, toolset: &str, name: &str) -> bool {
+    state
+        .tools
+        .hold_for(agent, Scope::of(toolset), name)
+        .is_some()
 }
 
 /// Whether the request's `Accept` names `text/event-stream`. Read in place: taking the
@@ -315,6 +329,7 @@ async fn call_for(
         arguments: req.arguments,
         timeout: req.timeout,
         origin,
+        approved: false,
     };
     let (server_id, result) = state
         .tools

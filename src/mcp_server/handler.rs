@@ -258,6 +258,13 @@ impl ServerHandler for BridgeServer {
                 return Ok(CallToolResponse::Task(task));
             }
         }
+        // A call a policy holds for approval: its task, named in a tool error result.
+        let arguments = request.arguments.clone().unwrap_or_default();
+        if let Some(held) =
+            tasks::held(&self.state, &agent, &scope, &request.name, &arguments).await?
+        {
+            return Ok(CallToolResponse::Complete(held));
+        }
         let full = match scope.scope() {
             Scope::Catalogue => full_tool_name(&self.state, &request.name)?,
             _ => request.name.to_string(),
@@ -321,6 +328,7 @@ impl ServerHandler for BridgeServer {
                 arguments,
                 timeout: None,
                 origin,
+                approved: false,
             });
             let called =
                 until_cancelled(call, &context.ct, &agent, &request.name, &context.id).await;
@@ -340,6 +348,7 @@ impl ServerHandler for BridgeServer {
                 arguments,
                 timeout: None,
                 origin,
+                approved: false,
             };
             state.tools.call(call).await
         });

@@ -200,6 +200,10 @@ impl BridgeServer {
         let (id, name) = (&id, name.as_str());
         let scope = scope_of(uri);
         Self::check_app(&self.state, scope.scope(), name, app.as_deref())?;
+        if let Some(held) = super::tasks::held(&self.state, agent, &scope, name, &arguments).await?
+        {
+            return Ok(CallToolResponse::Complete(held));
+        }
         let full = match scope.scope() {
             Scope::Catalogue => full_tool_name(&self.state, name)?,
             _ => name.to_owned(),
@@ -225,6 +229,7 @@ impl BridgeServer {
             arguments,
             timeout: None,
             origin,
+            approved: false,
         });
         let called = until_cancelled(call, cancelled, agent, name, id).await;
         self.respond(name, Step::Done(called), None)

@@ -17,7 +17,7 @@ mod methods;
 use serde_json::{Value, json};
 
 use crate::a2e::McpVersion;
-pub(super) use methods::{Rpc, answer};
+pub(super) use methods::{Rpc, answer, held};
 
 /// The first protocol version with tasks.
 pub(super) const TASKS_SINCE: McpVersion = McpVersion::V2025_11_25;

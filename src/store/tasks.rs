@@ -84,6 +84,17 @@ impl Store {
     /// Stores a new task. `Conflict` when its id is taken.
     #[instrument(skip_all, fields(task_id = %task.task_id))]
     pub async fn insert_task(&self, task: &StoredTask) -> Result<(), StoreError> {
+        Self::insert_task_in(&self.pool, task).await
+    }
+
+    /// [`Store::insert_task`] on `executor` (the pool, or a transaction).
+    pub(super) async fn insert_task_in<'e, E>(
+        executor: E,
+        task: &StoredTask,
+    ) -> Result<(), StoreError>
+    where
+        E: sqlx::Executor<'e, Database = sqlx::Any>,
+    {
         let sql = format!(
             "INSERT INTO tasks ({COLUMNS}) VALUES \
              ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
@@ -106,7 +117,7 @@ impl Store {
             .bind(task.created_at)
             .bind(task.updated_at)
             .bind(task.expires_at)
-            .execute(&self.pool)
+            .execute(executor)
             .await
             .map_err(StoreError::from_write)?;
         Ok(())
@@ -227,7 +238,8 @@ impl Store {
     /// a replica that does not say it is up, as one alone, takes nothing over). The grace on
     /// both sides keeps a store outage longer than a lease, after which every row has lapsed,
     /// from handing the first replica back the tasks of all the others, which are alive. The
-    /// time is the database's, as for the leases.
+    /// time is the database's, as for the leases. A call held for approval is on no replica
+    /// (`replica` empty) and nobody's to take over.
     #[instrument(skip_all, fields(replica))]
     pub async fn orphaned_tasks(
         &self,
@@ -236,7 +248,8 @@ impl Store {
     ) -> Result<Vec<StoredTask>, StoreError> {
         let now = self.backend.now();
         let sql = format!(
-            "SELECT {COLUMNS} FROM tasks WHERE replica <> $1 AND {RUNNING} AND replica NOT IN \
+            "SELECT {COLUMNS} FROM tasks WHERE replica <> $1 AND replica <> '' AND {RUNNING} \
+             AND replica NOT IN \
              (SELECT replica FROM replicas WHERE expires_at >= {now} - $2) AND EXISTS \
              (SELECT 1 FROM replicas WHERE replica = $1 AND expires_at >= {now} \
              AND joined_at <= {now} - $2)"

@@ -44,6 +44,12 @@ impl Tasks {
             )));
         }
         self.check_live(caller).await?;
+        if let Some(hold) = self
+            .tools
+            .hold_for(caller, Scope::of(&req.toolset), &req.name)
+        {
+            return self.hold(caller, req, params.ttl, hold).await;
+        }
         let now = a2e::now();
         let task = StoredTask {
             task_id: a2e::new_id(),
@@ -62,21 +68,31 @@ impl Tasks {
         };
         self.store.insert_task(&task).await?;
         self.announce(&task);
-        let tasks = self.clone();
-        let caller = caller.clone();
-        let record = task.clone();
         if asks == Asks::Polled {
             self.polled_lock().insert(task.task_id.clone(), Vec::new());
         }
+        self.spawn_run(caller.clone(), task.clone(), req, false);
+        Ok(info(&task))
+    }
+
+    /// Runs a stored task's call in the background (`approved`: a person approved it).
+    pub(super) fn spawn_run(
+        self: &Arc<Self>,
+        caller: Caller,
+        task: StoredTask,
+        req: ToolCallRequest,
+        approved: bool,
+    ) {
+        let tasks = self.clone();
+        let task_id = task.task_id.clone();
         // Registered before it can finish, so a quick call does not leave its handle behind.
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let handle = tokio::spawn(async move {
-            let task_id = record.task_id.clone();
-            tasks.clone().run(caller, record, req).await;
+            let task_id = task.task_id.clone();
+            tasks.clone().run(caller, task, req, approved).await;
             tasks.polled_lock().remove(&task_id);
         });
-        running.insert(task.task_id.clone(), Running::new(handle.abort_handle()));
-        Ok(info(&task))
+        running.insert(task_id, Running::new(handle.abort_handle()));
     }
 
     /// Refuses a new task of an agent with `live` tasks that have not finished.
@@ -119,7 +135,7 @@ impl Tasks {
     }
 
     /// The server a catalogue name stands for, when it is one (for the record and events).
-    fn server_of(&self, name: &str) -> String {
+    pub(super) fn server_of(&self, name: &str) -> String {
         self.tools
             .resolve(name)
             .map(|(server_id, _)| server_id)
@@ -128,7 +144,13 @@ impl Tasks {
 
     /// Runs a task's call to its end and stores what it ended with: as a task of its server
     /// when the server runs tasks (then polled), else as a call the bridge makes.
-    async fn run(self: Arc<Self>, caller: Caller, mut task: StoredTask, req: ToolCallRequest) {
+    async fn run(
+        self: Arc<Self>,
+        caller: Caller,
+        mut task: StoredTask,
+        req: ToolCallRequest,
+        approved: bool,
+    ) {
         // Held until the call ends (polled on its server included).
         let _slot = self.slot(&mut task).await;
         let origin = TaskOrigin::new(&self, &task);
@@ -139,8 +161,15 @@ impl Tasks {
             arguments: req.arguments,
             timeout: req.timeout,
             origin: origin.clone(),
+            approved,
         };
-        let started = self.tools.start_task(&call, task.ttl_ms as u64).await;
+        // An approved call is made as the plain call it was held as, by the bridge: a server
+        // that declares tasks may still refuse a task of a tool that does not run as one
+        // (server-everything's do), and the call must run once, now.
+        let started = match approved {
+            true => Ok(TaskStart::Bridge),
+            false => self.tools.start_task(&call, task.ttl_ms as u64).await,
+        };
         let called = match started {
             Ok(TaskStart::Upstream {
                 server_id,

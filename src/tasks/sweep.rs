@@ -169,6 +169,7 @@ impl Tasks {
                     }
                     Err(error) => tracing::warn!(%error, "cannot delete expired tasks"),
                 }
+                tasks.expire_held().await;
                 if let Err(error) = tasks.stop_ended().await {
                     tracing::warn!(%error, "cannot read which tasks ended");
                 }

@@ -137,6 +137,7 @@ async fn the_console_works_in_a_real_browser() {
         "see a tools list_changed arrive live on the events page",
         "the stream reconnects and resumes with Last-Event-ID",
         "the hostile server's markup is shown as text and never runs",
+        "approve a held call from the approvals page",
         "a 400 px window: no horizontal overflow on any page",
         "an agent without the admin role sees no admin page",
         "no errors in the browser",
@@ -156,6 +157,7 @@ async fn the_console_works_in_a_real_browser() {
         "events",
         "requests",
         "hostile",
+        "approvals",
         "admin",
     ] {
         assert!(shots.join(format!("{page}.png")).exists(), "{page}.png");

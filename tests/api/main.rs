@@ -5,6 +5,7 @@ mod a2a_rest;
 mod a2a_stream;
 mod a2e;
 mod access;
+mod approvals;
 mod apps;
 mod auth;
 mod bus_auth;

@@ -339,6 +339,41 @@ try {
     await shot("agents");
   });
 
+  if (agentToken) {
+    await step("approve a held call from the approvals page", async () => {
+      // The agent's sums wait for an admin; the console (the admin) approves the one held.
+      const hold = { match: { subs: ["alice"] }, approve: { tools: ["ev__get-sum"], approvers: { roles: ["admin"] }, expires: "10m" } };
+      const put = await rest("PUT", "/v1/policies/sums-wait", hold);
+      if (put.status >= 300) throw new Error(`policy: ${put.status} ${JSON.stringify(put.body)}`);
+      const asAgent = (method, route, body) => fetch(base + route, {
+        method,
+        headers: { Authorization: `Bearer ${agentToken}`, "Content-Type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then(async (resp) => ({ status: resp.status, body: await resp.json().catch(() => null) }));
+      const held = await asAgent("POST", "/v1/tools/call", { name: "ev__get-sum", arguments: { a: 2, b: 3 } });
+      if (held.status !== 202 || held.body.status !== "input_required") throw new Error(`held: ${held.status} ${JSON.stringify(held.body)}`);
+      const taskId = held.body.task_id;
+      await nav("approvals");
+      const card = `#page-approvals article[data-approval="${taskId}"]`;
+      await page.waitForSelector(card);
+      await shot("approvals");
+      await page.click(`${card} button.primary`);
+      await page.waitForSelector(card, { state: "detached" });
+      for (let i = 0; ; i++) {
+        const task = await asAgent("GET", `/v1/tasks/${taskId}/result`);
+        if (task.status === 200) {
+          if (!JSON.stringify(task.body.content).includes("5")) throw new Error(`result: ${JSON.stringify(task.body)}`);
+          break;
+        }
+        if (i > 100) throw new Error(`the approved call did not finish: ${task.status} ${JSON.stringify(task.body)}`);
+        await page.waitForTimeout(100);
+      }
+      const removed = await rest("DELETE", "/v1/policies/sums-wait");
+      if (removed.status >= 300) throw new Error(`policy delete: ${removed.status}`);
+      return { task_id: taskId };
+    });
+  }
+
   await step("audit log and policies (admin)", async () => {
     const put = await rest("PUT", "/v1/policies/no-deletes", { match: { subs: ["team-a-*"] }, deny: { tools: ["*__delete_*"] } });
     if (put.status >= 300) throw new Error(`policy: ${put.status}`);
@@ -357,7 +392,7 @@ try {
   await step("a 400 px window: no horizontal overflow on any page", async () => {
     await page.setViewportSize({ width: 400, height: 800 });
     const overflow = {};
-    for (const name of ["servers", "catalogue", "events", "requests", "agents", "admin"]) {
+    for (const name of ["servers", "catalogue", "events", "requests", "approvals", "agents", "admin"]) {
       await nav(name);
       await page.waitForTimeout(150);
       const width = await page.evaluate(() => document.documentElement.scrollWidth);

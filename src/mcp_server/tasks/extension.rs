@@ -71,7 +71,10 @@ pub async fn get(
             }
             // Between its status and its request being kept, or asked of the agent's
             // event stream: nothing for this client to answer.
-            match input_requests.is_empty() {
+            // A call held for a person's approval waits on nobody this client can answer,
+            // but its status is still `input_required`.
+            let held = outcome.task.status_message.starts_with(crate::tasks::HELD);
+            match input_requests.is_empty() && !held {
                 true => TaskPayload::Working,
                 false => TaskPayload::InputRequired { input_requests },
             }

@@ -266,7 +266,9 @@ pub(super) fn task_error(error: TaskError) -> ErrorData {
         TaskError::NotFound(_) | TaskError::Invalid(_) | TaskError::Finished { .. } => {
             ErrorData::invalid_params(error.to_string(), None)
         }
-        TaskError::TooMany(_) => ErrorData::invalid_request(error.to_string(), None),
+        TaskError::TooMany(_) | TaskError::Forbidden(_) | TaskError::Conflict(_) => {
+            ErrorData::invalid_request(error.to_string(), None)
+        }
         TaskError::Store(error) => ErrorData::internal_error(a2e::internal_error(error), None),
     }
 }
@@ -379,6 +381,43 @@ pub(super) fn finished(outcome: Outcome) -> Result<Value, ErrorData> {
         }
     }
 }
+
+/// A plain `tools/call` (no task asked for) a policy holds for a person's approval: held as a
+/// task all the same, and answered at once with a tool error result that names it (every MCP
+/// client shows that to its model), the task in `_meta` under [`HELD_META`]; the result is the
+/// task's (`tasks/get`, `tasks/result`, `GET /v1/tasks/{id}/result`). None for a call no policy
+/// holds.
+pub(crate) async fn held(
+    state: &AppState,
+    agent: &Caller,
+    scope: &ScopePath,
+    name: &str,
+    arguments: &Map<String, Value>,
+) -> Result<Option<rmcp::model::CallToolResult>, ErrorData> {
+    if matches!(scope, ScopePath::Deferred)
+        || state.tools.hold_for(agent, scope.scope(), name).is_none()
+    {
+        return Ok(None);
+    }
+    let ttl = a2e::DEFAULT_TASK_TTL_MS;
+    let req = task_request(state, agent, scope, name.to_owned(), arguments.clone(), ttl)?;
+    let task = state.tasks.start(agent, req).await.map_err(task_error)?;
+    let said = format!(
+        "This call was not made yet: it is {} and held as task {}. Once approved it runs, and \
+         its result is the task's (tasks/get and tasks/result with this taskId, or \
+         GET /v1/tasks/{}/result); denied or not decided in time, the task fails.",
+        task.status_message, task.task_id, task.task_id
+    );
+    let mut result =
+        rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(said)]);
+    let mut meta = Map::new();
+    meta.insert(HELD_META.to_owned(), task_json(&task));
+    result.meta = Some(rmcp::model::MetaObject(meta));
+    Ok(Some(result))
+}
+
+/// Where a held call's task is in the `_meta` of a plain call's result.
+pub(crate) const HELD_META: &str = "mcp-bridge/held";
 
 #[cfg(test)]
 mod tests {
