@@ -56,7 +56,7 @@ fn null_means_something(kind: &str) -> &'static [&'static str] {
 /// The A2E objects a request carries, as dotted paths (`[]` for each element of a list).
 fn nested(kind: &str) -> &'static [&'static str] {
     match kind {
-        ServerRegisterRequest::TYPE => &["config", "config.auth"],
+        ServerRegisterRequest::TYPE => &["config", "config.auth", "config.identity"],
         ServerUpdateRequest::TYPE => &["auth"],
         ToolCallRequest::TYPE => &["task"],
         CompletionRequest::TYPE => &["argument", "context"],
