@@ -47,7 +47,7 @@ pub fn drop_nulls_two_levels(body: &mut Value) {
 /// client generators cannot take as nullable) says they are never `null`, so one is refused.
 fn null_means_something(kind: &str) -> &'static [&'static str] {
     match kind {
-        ServerUpdateRequest::TYPE => &["auth"],
+        ServerUpdateRequest::TYPE => &["auth", "identity"],
         ServerImportRequest::TYPE => &["servers", "mcpServers"],
         _ => &[],
     }
@@ -57,7 +57,7 @@ fn null_means_something(kind: &str) -> &'static [&'static str] {
 fn nested(kind: &str) -> &'static [&'static str] {
     match kind {
         ServerRegisterRequest::TYPE => &["config", "config.auth", "config.identity"],
-        ServerUpdateRequest::TYPE => &["auth"],
+        ServerUpdateRequest::TYPE => &["auth", "identity"],
         ToolCallRequest::TYPE => &["task"],
         CompletionRequest::TYPE => &["argument", "context"],
         RootsSetRequest::TYPE | RootsListResponse::TYPE => &["roots[]"],

@@ -137,6 +137,16 @@ impl ServerEntry {
         &self,
         agent: &str,
     ) -> Result<(Arc<McpServerConfig>, u64), Error> {
+        self.config_of(agent, false).await
+    }
+
+    /// [`Self::config_as`]; for the server's own connection (`listing`), which only lists, a
+    /// header the agent's token cannot make is left out rather than refused.
+    async fn config_of(
+        &self,
+        agent: &str,
+        listing: bool,
+    ) -> Result<(Arc<McpServerConfig>, u64), Error> {
         let config = self.config();
         let seen = self.identities.seen(agent).ok_or_else(|| {
             Error::IdentityRefused(format!(
@@ -148,13 +158,17 @@ impl ServerEntry {
         let mut made = (*config).clone();
         if let Some(identity) = &config.identity {
             for (name, template) in &identity.headers {
-                let value = render(template, &seen.caller).map_err(|why| {
-                    Error::Forbidden(format!(
-                        "server \"{}\" takes header \"{name}\" from the caller's token, which \
-                         cannot make it: {why}",
-                        self.id
-                    ))
-                })?;
+                let value = match render(template, &seen.caller) {
+                    Ok(value) => value,
+                    Err(_) if listing => continue,
+                    Err(why) => {
+                        return Err(Error::Forbidden(format!(
+                            "server \"{}\" takes header \"{name}\" from the caller's token, \
+                             which cannot make it: {why}",
+                            self.id
+                        )));
+                    }
+                };
                 made.headers.insert(name.clone(), value);
             }
             if identity.forward_token {
@@ -264,7 +278,8 @@ impl ServerEntry {
     }
 
     /// The config the server's own connection (the one that lists) is made with: for a server
-    /// that carries identities, that of its listing agent (its owner until another one lists).
+    /// that carries identities, that of its listing agent (its owner until another one lists),
+    /// without the headers its token cannot make.
     pub(super) async fn listing_config(&self) -> Result<Arc<McpServerConfig>, Error> {
         if !self.identity_bound() {
             return Ok(self.config());
@@ -275,7 +290,7 @@ impl ServerEntry {
         } else {
             &listing
         };
-        self.config_as(agent).await.map(|(config, _)| config)
+        self.config_of(agent, true).await.map(|(config, _)| config)
     }
 }
 

@@ -215,5 +215,6 @@ fn apply_change(old: &McpServerConfig, change: ServerUpdateRequest) -> McpServer
         .auth
         .map(|auth| auth.keeping_secrets(old.auth.as_ref()))
         .apply(new.auth.take());
+    new.identity = change.identity.apply(new.identity.take());
     new
 }

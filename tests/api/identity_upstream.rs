@@ -163,6 +163,35 @@ async fn claims_of_each_agents_token_become_headers_of_its_own_connection() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["config"]["identity"], identity, "{body}");
 
+    // A change of templates makes each agent's connection again with the new headers.
+    let (status, body) = app
+        .patch(
+            "/v1/servers/hdr",
+            &app.admin,
+            json!({"identity": {"headers": {"X-User": "user-{sub}"}}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = app.call_as(&app.alice, "hdr__whoami", json!({})).await;
+    let who = seen(status, &body);
+    assert_eq!(
+        (&who["x_user"], &who["x_tenant"]),
+        (&json!("user-alice"), &Value::Null),
+        "{who}"
+    );
+
+    // A claim the caller's token lacks: its call is refused, saying which header.
+    let config = json!({"server_id": "grp", "transport": "http", "url": peer.url,
+        "identity": {"headers": {"X-Group": "{claims.group}"}}});
+    app.register_server(config).await;
+    let (status, body) = app.call_as(&app.alice, "grp__whoami", json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["code"], "forbidden", "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("X-Group"),
+        "{body}"
+    );
+
     // Only `forward_token: true` sends the agent's own token.
     let config = json!({"server_id": "fwd", "transport": "http", "url": peer.url,
         "identity": {"forward_token": true}});
