@@ -23,6 +23,15 @@ async fn upstream(issuer: Option<&str>) -> Peer {
     reporting_peer(command, "/mcp", "http").await
 }
 
+/// The identity fixture over legacy HTTP+SSE, checking no token.
+async fn upstream_over_sse() -> Peer {
+    let mut command = tokio::process::Command::new(python());
+    command
+        .arg(installed(peers_dir().join("identity_server.py")))
+        .arg("--sse");
+    reporting_peer(command, "/sse", "http").await
+}
+
 /// What `whoami` answered a REST call.
 fn seen(status: StatusCode, body: &Value) -> Value {
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -162,6 +171,16 @@ async fn claims_of_each_agents_token_become_headers_of_its_own_connection() {
     let (status, body) = app.get("/v1/servers/hdr", &app.admin).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["config"]["identity"], identity, "{body}");
+
+    // The same over legacy HTTP+SSE: the headers go with the stream and every message.
+    let sse = upstream_over_sse().await;
+    let config =
+        json!({"server_id": "hdrsse", "transport": "sse", "url": sse.url, "identity": identity});
+    app.register_server(config).await;
+    for (token, user) in [(&app.alice, "alice"), (&app.bob, "bob")] {
+        let (status, body) = app.call_as(token, "hdrsse__whoami", json!({})).await;
+        assert_eq!(seen(status, &body)["x_user"], user);
+    }
 
     // A change of templates makes each agent's connection again with the new headers.
     let (status, body) = app

@@ -1,9 +1,9 @@
 """An MCP server (Python `mcp` SDK, MCPServer) that tells who calls it, for the tests of agents'
 identities upstream (tests/api/identity_upstream.rs).
 
-Usage: identity_server.py [--issuer URL] [--port 0]
+Usage: identity_server.py [--issuer URL] [--port 0] [--sse]
 
-Serves Streamable HTTP at /mcp on 127.0.0.1 and prints "PORT=<port>" once listening. With
+Serves Streamable HTTP at /mcp (with --sse: legacy HTTP+SSE at /sse) on 127.0.0.1 and prints "PORT=<port>" once listening. With
 `--issuer`, it is an OAuth protected resource (RFC 9728 metadata naming the issuer as its
 authorization server): a request needs a bearer JWT signed with one of the issuer's keys (its
 JWKS at `{issuer}/jwks`, read with PyJWT), issued by it, for this server (`aud` its URL), not
@@ -92,7 +92,7 @@ def build_server(issuer: str | None, resource: str) -> MCPServer:
     return mcp
 
 
-async def serve(issuer: str | None, port: int) -> None:
+async def serve(issuer: str | None, port: int, sse: bool) -> None:
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -100,7 +100,8 @@ async def serve(issuer: str | None, port: int) -> None:
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
     resource = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    app = build_server(issuer, resource).streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
+    mcp = build_server(issuer, resource)
+    app = mcp.sse_app(host="127.0.0.1") if sse else mcp.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
@@ -115,8 +116,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--issuer", help="verify bearer JWTs of this issuer")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--sse", action="store_true", help="serve legacy HTTP+SSE at /sse")
     args = parser.parse_args()
-    asyncio.run(serve(args.issuer, args.port))
+    asyncio.run(serve(args.issuer, args.port, args.sse))
 
 
 if __name__ == "__main__":
