@@ -382,6 +382,9 @@ async fn admit(
 ) -> axum::response::Response {
     match state.auth.caller_of(req.headers(), req.uri()).await {
         Ok(agent) => {
+            // Kept for the servers that carry each agent's identity upstream.
+            let token = crate::http::auth::bearer(req.headers());
+            state.registry.identities().saw(&agent, token);
             req.extensions_mut().insert(agent);
             crate::http::limits::admitted(&state.limits, req, |req| next.run(req)).await
         }

@@ -29,6 +29,7 @@ mod calls;
 mod catalogue;
 mod entry;
 mod error;
+mod identity;
 mod inflight;
 mod links;
 mod merge;
@@ -57,6 +58,7 @@ pub use calls::exposes_tool;
 pub use catalogue::Entry as Exposed;
 pub use entry::{Control, Inbox, Live, ServerEntry, State};
 pub use error::Error;
+pub use identity::Identities;
 pub use merge::{Listed, MergedPage};
 pub use prompts::{prompt_messages, prompt_model};
 pub use replicas::Cluster;
@@ -125,6 +127,11 @@ impl Registry {
             strict: !server_id.is_empty(),
             within: self.supervision.list_timeout,
         }
+    }
+
+    /// The agents' verified tokens, kept for the servers that carry each agent's identity.
+    pub fn identities(&self) -> &Identities {
+        &self.supervision.identities
     }
 
     pub fn get(&self, server_id: &str) -> Result<Arc<ServerEntry>, Error> {

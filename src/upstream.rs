@@ -24,6 +24,7 @@
 //! | `explain` | failed connections said in words |
 //! | `refused` | a server's refusal that asks for authorization, on every transport |
 //! | `oauth` | the OAuth client of servers that want a token |
+//! | `identity` | the calling agent's identity as headers (`identity.headers` templates) |
 
 mod call;
 mod calls;
@@ -36,6 +37,7 @@ mod error;
 mod explain;
 mod handler;
 mod http;
+pub mod identity;
 pub mod limit;
 mod lines;
 mod listen;

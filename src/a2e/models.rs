@@ -86,7 +86,8 @@ pub struct OAuthConfig {
     /// Always `oauth2`.
     #[serde(rename = "type")]
     pub kind: OAuthKind,
-    /// `authorization_code` (a person approves once; the default) or `client_credentials`.
+    /// `authorization_code` (a person approves once; the default), `client_credentials`, or
+    /// `token_exchange` (each calling agent's token exchanged for one of its own, RFC 8693).
     #[serde(default)]
     pub grant_type: OAuthGrant,
     /// A client pre-registered with the authorization server; when absent the bridge uses its
@@ -111,6 +112,17 @@ pub struct OAuthConfig {
     /// token (`authorization_code` only).
     #[serde(default)]
     pub per_agent: bool,
+    /// `token_exchange`: the token endpoint; by default found by discovery, as for the other
+    /// grants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint: Option<String>,
+    /// `token_exchange`: the `audience` asked for (a logical name of the server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+    /// `token_exchange`: the `resource` asked for (RFC 8707); by default the server's `url`
+    /// when no `audience` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
 }
 
 /// The secrets never appear in a log line, even when a config is printed whole.
@@ -129,6 +141,9 @@ impl std::fmt::Debug for OAuthConfig {
             )
             .field("private_key", &shown.private_key)
             .field("per_agent", &shown.per_agent)
+            .field("token_endpoint", &shown.token_endpoint)
+            .field("audience", &shown.audience)
+            .field("resource", &shown.resource)
             .finish()
     }
 }
@@ -244,6 +259,10 @@ pub struct McpServerConfig {
     /// secret: shown as `***`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<OAuthConfig>,
+    /// The calling agent's identity as headers to an `http`, `sse` or `ws` server (one
+    /// connection per agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<super::UpstreamIdentity>,
 }
 
 impl Default for McpServerConfig {
@@ -264,6 +283,7 @@ impl Default for McpServerConfig {
             tool_allow_list: Vec::new(),
             resource_allow_list: Vec::new(),
             auth: None,
+            identity: None,
         }
     }
 }

@@ -47,7 +47,7 @@ pub fn drop_nulls_two_levels(body: &mut Value) {
 /// client generators cannot take as nullable) says they are never `null`, so one is refused.
 fn null_means_something(kind: &str) -> &'static [&'static str] {
     match kind {
-        ServerUpdateRequest::TYPE => &["auth"],
+        ServerUpdateRequest::TYPE => &["auth", "identity"],
         ServerImportRequest::TYPE => &["servers", "mcpServers"],
         _ => &[],
     }
@@ -56,8 +56,8 @@ fn null_means_something(kind: &str) -> &'static [&'static str] {
 /// The A2E objects a request carries, as dotted paths (`[]` for each element of a list).
 fn nested(kind: &str) -> &'static [&'static str] {
     match kind {
-        ServerRegisterRequest::TYPE => &["config", "config.auth"],
-        ServerUpdateRequest::TYPE => &["auth"],
+        ServerRegisterRequest::TYPE => &["config", "config.auth", "config.identity"],
+        ServerUpdateRequest::TYPE => &["auth", "identity"],
         ToolCallRequest::TYPE => &["task"],
         CompletionRequest::TYPE => &["argument", "context"],
         RootsSetRequest::TYPE | RootsListResponse::TYPE => &["roots[]"],

@@ -104,6 +104,9 @@ pub enum OAuthGrant {
     AuthorizationCode,
     /// The bridge authenticates as itself, with a client secret or a private key; no person.
     ClientCredentials,
+    /// RFC 8693: each calling agent's own token is exchanged for one naming the agent (`sub`)
+    /// and the bridge (`act.sub`), for this server only; one connection per agent.
+    TokenExchange,
 }
 
 impl OAuthGrant {
@@ -111,6 +114,7 @@ impl OAuthGrant {
         match self {
             Self::AuthorizationCode => "authorization_code",
             Self::ClientCredentials => "client_credentials",
+            Self::TokenExchange => "token_exchange",
         }
     }
 }

@@ -435,14 +435,7 @@ impl Auth {
     /// (The request's headers and URI, not the request: its body is not `Sync`, so a borrow of
     /// it could not be held across the wait for an identity provider's keys.)
     pub async fn caller_of(&self, headers: &HeaderMap, uri: &Uri) -> Result<Caller, Box<Response>> {
-        let token = headers
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split_once(' '))
-            // The scheme is case-insensitive (RFC 9110 §11.1).
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim());
-        let Some(token) = token else {
+        let Some(token) = bearer(headers) else {
             return Err(Box::new(self.unauthorized(headers, uri, false)));
         };
         match self.verify(token).await {
@@ -453,6 +446,17 @@ impl Auth {
             }
         }
     }
+}
+
+/// The bearer token of a request's `Authorization` header.
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        // The scheme is case-insensitive (RFC 9110 §11.1).
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
 }
 
 /// Where clients reach the bridge: `MCP_BRIDGE_PUBLIC_URL`, else the request's own `Host`.

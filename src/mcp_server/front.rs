@@ -81,7 +81,12 @@ pub(super) async fn authenticate(
     let agent = match front.state.config.mcp_auth_off {
         true => Caller::new(ANONYMOUS, false),
         false => match front.state.auth.caller_of(req.headers(), req.uri()).await {
-            Ok(agent) => agent,
+            Ok(agent) => {
+                // Kept for the servers that carry each agent's identity upstream.
+                let token = crate::http::auth::bearer(req.headers());
+                front.state.registry.identities().saw(&agent, token);
+                agent
+            }
             Err(refused) => return crate::http::auth::keep_alive_after(*refused, req).await,
         },
     };

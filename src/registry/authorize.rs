@@ -24,14 +24,22 @@ impl From<OAuthError> for Error {
 
 impl ServerEntry {
     /// Whether a server's calls each go over the calling agent's own grant.
+    /// So are those of a server that carries each agent's identity (`identity.rs`).
     pub fn per_agent(&self) -> bool {
-        self.config().auth.as_ref().is_some_and(|a| a.per_agent)
+        let config = self.config();
+        config.auth.as_ref().is_some_and(|a| a.per_agent)
+            || super::identity::identity_bound(&config)
     }
 
     /// The OAuth client of one of this server's grants (`agent` empty: the shared one).
     pub fn oauth_client(&self, agent: &str) -> Option<Arc<oauth::Client>> {
         let config = self.config();
-        if config.transport == McpTransport::Stdio {
+        // A token exchange is no flow of rmcp's OAuth client: `identity.rs` makes it.
+        let exchange = config
+            .auth
+            .as_ref()
+            .is_some_and(|a| a.grant_type == crate::a2e::OAuthGrant::TokenExchange);
+        if config.transport == McpTransport::Stdio || exchange {
             return None;
         }
         let key = GrantKey {
@@ -199,13 +207,23 @@ impl ServerEntry {
                 authorization_url,
             });
         }
-        if agent == self.listing_agent()
+        // A server that carries each agent's identity: the agent's own config (its headers, its
+        // exchanged token), and never the listing agent's connection for another's calls.
+        let identity = match self.identity_bound() {
+            true => Some(self.config_as(agent).await?),
+            false => None,
+        };
+        if identity.is_none()
+            && agent == self.listing_agent()
             && let Some(conn) = self.connection()
         {
             return Ok(conn);
         }
         if let Some(conn) = self.sessions.lock().await.get(agent)
             && !conn.is_lost()
+            && identity
+                .as_ref()
+                .is_none_or(|(_, digest)| self.session_current(agent, *digest))
         {
             return Ok(conn.clone());
         }
@@ -216,8 +234,15 @@ impl ServerEntry {
         ctx.oauth = self.oauth_client(agent);
         ctx.owner = agent.to_owned();
         ctx.private = true;
-        match crate::upstream::connect(&self.config(), ctx).await {
+        let config = match &identity {
+            Some((config, _)) => config.clone(),
+            None => self.config(),
+        };
+        match crate::upstream::connect(&config, ctx).await {
             Ok(established) => {
+                if let Some((_, digest)) = identity {
+                    self.session_made(agent, digest);
+                }
                 let replaced = self
                     .sessions
                     .lock()
@@ -227,6 +252,9 @@ impl ServerEntry {
                     tokio::spawn(async move { old.shutdown().await });
                 }
                 Ok(established.conn)
+            }
+            Err(ConnectError::AuthRequired(_)) if identity.is_some() => {
+                Err(self.identity_refused(agent).await)
             }
             Err(ConnectError::AuthRequired(challenge)) => {
                 let url = self
@@ -267,6 +295,9 @@ impl ServerEntry {
 
     /// A call refused for its token or scope: a link to authorize (again, or with more scope).
     pub async fn reauthorize(&self, agent: &str, challenge: &str) -> Error {
+        if self.identity_bound() {
+            return self.identity_refused(agent).await;
+        }
         let grant = if self.per_agent() { agent } else { "" };
         if !self.per_agent() && agent != self.owner {
             return Error::AuthRequired {

@@ -114,6 +114,8 @@ pub struct ServerEntry {
     pub(super) sessions: tokio::sync::Mutex<std::collections::HashMap<String, Arc<Connection>>>,
     /// Across replicas: this replica's name.
     pub(super) replica: Option<String>,
+    /// The agents' tokens, for a server that carries each agent's identity.
+    pub(super) identities: Arc<super::Identities>,
     /// Across replicas: where the holder says its state changed (to share it).
     pub(super) shared: OnceLock<tokio::sync::mpsc::UnboundedSender<Weak<ServerEntry>>>,
     me: Weak<ServerEntry>,
@@ -174,6 +176,7 @@ impl ServerEntry {
             listing: RwLock::default(),
             sessions: Default::default(),
             replica: supervision.replica.clone(),
+            identities: supervision.identities.clone(),
             shared: OnceLock::new(),
             me: me.clone(),
         });

@@ -48,6 +48,10 @@ pub enum Error {
         server_id: String,
         authorization_url: Option<String>,
     },
+    /// The server, or its authorization server, refused the calling agent's identity (a token
+    /// exchange refused, a token the server refused).
+    #[error("{0}")]
+    IdentityRefused(String),
     /// Talking to a server's authorization server failed.
     #[error("OAuth: {0}")]
     OAuth(String),
@@ -80,7 +84,7 @@ impl Error {
             Error::Upstream { error, .. } => error.code(),
             Error::Store(error) => error.code(),
             Error::Internal(_) => ErrorCode::Internal,
-            Error::AuthRequired { .. } => ErrorCode::McpAuthRequired,
+            Error::AuthRequired { .. } | Error::IdentityRefused(_) => ErrorCode::McpAuthRequired,
             Error::OAuth(_) => ErrorCode::McpTransportError,
             Error::OAuthStoreUnavailable(_) => ErrorCode::McpServerUnavailable,
             Error::Remote(code, _) => *code,

@@ -65,10 +65,16 @@ impl Registry {
             self.store.clone(),
             &self.supervision,
         );
+        // A server that carries agents' identities lists with its owner's.
+        let listing = entry.listing_config().await?;
         // A server that wants OAuth is registered waiting for a person to authorize it.
         let mut pending_authorization = None;
-        let established = match upstream::connect(&config, entry.upstream_context()).await {
+        let established = match upstream::connect(&listing, entry.upstream_context()).await {
             Ok(established) => Some(established),
+            // No person can authorize an agent's identity: the server refused it.
+            Err(ConnectError::AuthRequired(_)) if entry.identity_bound() => {
+                return Err(entry.identity_refused(&agent.id).await);
+            }
             Err(ConnectError::AuthRequired(challenge)) => {
                 pending_authorization = Some(challenge);
                 None

@@ -44,6 +44,8 @@ pub struct Supervision {
     pub list_timeout: Duration,
     /// Servers one agent (not an admin) may have registered; 0: no limit.
     pub agent_servers: usize,
+    /// The agents' tokens, for the servers that carry each agent's identity.
+    pub identities: Arc<super::Identities>,
 }
 
 impl Supervision {
@@ -70,6 +72,7 @@ impl Supervision {
             pinning: config.tool_pinning,
             list_timeout: Duration::from_secs(config.list_timeout),
             agent_servers: config.agent_servers,
+            identities: Arc::default(),
         }
     }
 }
@@ -187,7 +190,6 @@ async fn connect(
     stop: &tokio_util::sync::CancellationToken,
 ) -> Attempt {
     entry.update_state(|s| s.status = McpServerStatus::Connecting);
-    let config = entry.config();
     if entry.per_agent() && entry.listing_agent().is_empty() {
         // After a restart: the first agent that authorized lists for everyone.
         if let Ok(Some(first)) = store
@@ -198,6 +200,19 @@ async fn connect(
             *entry.listing.write().unwrap_or_else(|e| e.into_inner()) = first;
         }
     }
+    // A server that carries agents' identities lists over its listing agent's.
+    let config = match entry.listing_config().await {
+        Ok(config) => config,
+        Err(error) => {
+            tracing::warn!(server_id = %entry.id, %error, "cannot connect");
+            entry.update_state(|s| {
+                s.status = McpServerStatus::Error;
+                s.error = error.to_string();
+                s.attempts += 1;
+            });
+            return Attempt::Failed;
+        }
+    };
     let attempt = tokio::select! {
         _ = stop.cancelled() => return Attempt::Stopped,
         attempt = upstream::connect(&config, entry.upstream_context()) => attempt,
@@ -217,7 +232,7 @@ async fn connect(
             tracing::info!(server_id = %entry.id, "connected");
             Attempt::Connected(conn)
         }
-        Err(upstream::ConnectError::AuthRequired(challenge)) => {
+        Err(upstream::ConnectError::AuthRequired(challenge)) if !entry.identity_bound() => {
             tracing::info!(server_id = %entry.id, "waiting for an OAuth authorization");
             Attempt::NeedsAuthorization(challenge)
         }

@@ -49,7 +49,7 @@ impl Registry {
         // Held by another replica: it reconnects or re-lists when it reads the change.
         let reconnect = needs_reconnect(&old, &new) && entry.held_here();
         let bound = new.connect_bound();
-        if forget_oauth {
+        if forget_oauth || new.identity != old.identity {
             entry.close_sessions().await;
             entry
                 .listing
@@ -120,6 +120,7 @@ pub(super) fn needs_reconnect(old: &McpServerConfig, new: &McpServerConfig) -> b
         || new.connect_timeout != old.connect_timeout
         || new.protocol_version != old.protocol_version
         || new.auth != old.auth
+        || new.identity != old.identity
 }
 
 /// The fields a change of config touched, by name (never their values).
@@ -214,5 +215,6 @@ fn apply_change(old: &McpServerConfig, change: ServerUpdateRequest) -> McpServer
         .auth
         .map(|auth| auth.keeping_secrets(old.auth.as_ref()))
         .apply(new.auth.take());
+    new.identity = change.identity.apply(new.identity.take());
     new
 }

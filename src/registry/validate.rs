@@ -35,6 +35,9 @@ pub fn check_config(config: &McpServerConfig, guard: &Guard) -> Result<(), Strin
         McpTransport::Stdio => check_stdio(config)?,
         McpTransport::Http | McpTransport::Sse | McpTransport::Ws => check_remote(config, guard)?,
     }
+    if let Some(identity) = &config.identity {
+        check_identity(config, identity)?;
+    }
     match &config.auth {
         Some(_) if config.transport == McpTransport::Stdio => Err(
             "`auth` (OAuth) is for http, sse and ws servers; a stdio server takes its credentials in `env`"
@@ -43,6 +46,84 @@ pub fn check_config(config: &McpServerConfig, guard: &Guard) -> Result<(), Strin
         Some(auth) => check_auth(auth),
         None => Ok(()),
     }
+}
+
+/// `identity`: for a server reached over HTTP, header names the bridge may set and templates
+/// that parse, and no second source of the `Authorization` header.
+fn check_identity(
+    config: &McpServerConfig,
+    identity: &crate::a2e::UpstreamIdentity,
+) -> Result<(), String> {
+    if identity.is_set() && config.transport == McpTransport::Stdio {
+        return Err(
+            "`identity` (headers to the server) is for http, sse and ws servers, not stdio".into(),
+        );
+    }
+    for (name, template) in &identity.headers {
+        crate::upstream::identity::check_header(name, template)?;
+        if config.headers.keys().any(|h| h.eq_ignore_ascii_case(name)) {
+            return Err(format!(
+                "`identity.headers`: \"{name}\" is also in `headers`: give it once"
+            ));
+        }
+    }
+    if identity.forward_token {
+        let exchanged = config
+            .auth
+            .as_ref()
+            .is_some_and(|a| a.grant_type == OAuthGrant::TokenExchange);
+        let fixed = config
+            .headers
+            .keys()
+            .any(|h| h.eq_ignore_ascii_case("authorization"));
+        if exchanged || fixed {
+            return Err(
+                "`identity.forward_token` sends the agent's own token as `Authorization`, which \
+                 `auth` (token_exchange) or `headers` already set: choose one"
+                    .into(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The settings of `auth.grant_type` token_exchange: the bridge's client at the authorization
+/// server, and nothing the exchange would not use.
+fn check_exchange(auth: &OAuthConfig) -> Result<(), String> {
+    if auth.client_id.is_none() {
+        return Err(
+            "`auth.grant_type` token_exchange needs `auth.client_id` (the bridge's client at the \
+             authorization server)"
+                .into(),
+        );
+    }
+    if auth.private_key.is_some() {
+        return Err(
+            "`auth.grant_type` token_exchange authenticates with `auth.client_secret` (or none), \
+             not `auth.private_key`"
+                .into(),
+        );
+    }
+    for (field, value) in [
+        ("token_endpoint", &auth.token_endpoint),
+        ("resource", &auth.resource),
+    ] {
+        if let Some(value) = value
+            && reqwest::Url::parse(value)
+                .map(|u| !matches!(u.scheme(), "http" | "https"))
+                .unwrap_or(true)
+        {
+            return Err(format!("`auth.{field}` must be an http or https URL"));
+        }
+    }
+    if auth
+        .audience
+        .as_deref()
+        .is_some_and(|a| a.trim().is_empty())
+    {
+        return Err("`auth.audience` must not be empty when given".into());
+    }
+    Ok(())
 }
 
 /// The OAuth settings hang together: what each grant and token endpoint method needs is there,
@@ -57,6 +138,15 @@ fn check_auth(auth: &OAuthConfig) -> Result<(), String> {
         if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
             return Err(format!("`auth.{field}` must not be empty when given"));
         }
+    }
+    if auth.grant_type == OAuthGrant::TokenExchange {
+        check_exchange(auth)?;
+    } else if auth.token_endpoint.is_some() || auth.audience.is_some() || auth.resource.is_some() {
+        return Err(
+            "`auth.token_endpoint`, `auth.audience` and `auth.resource` are settings of \
+             `auth.grant_type` token_exchange"
+                .into(),
+        );
     }
     if auth.client_secret.is_some() && auth.client_id.is_none() {
         return Err("`auth.client_secret` needs the `auth.client_id` it belongs to".into());

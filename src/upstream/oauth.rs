@@ -10,7 +10,7 @@
 //!
 //! Its parts: `client.rs` (a grant's client and its flows), `guarded.rs` (the HTTP of every
 //! flow), `vault.rs` (a grant's tokens), `link.rs` (an authorization link's flow), `jwt.rs`
-//! (`private_key_jwt`).
+//! (`private_key_jwt`), `exchange.rs` (token exchange, RFC 8693).
 
 use rmcp::transport::auth::{AuthError, AuthorizationMetadata, WWWAuthenticateParams};
 use serde::{Deserialize, Serialize};
@@ -18,11 +18,13 @@ use serde::{Deserialize, Serialize};
 use vault::STORE_AWAY;
 
 mod client;
+mod exchange;
 mod guarded;
 mod jwt;
 mod link;
 mod vault;
 pub use client::{Client, LINK_STALE, Pending};
+pub use exchange::{ExchangeError, Exchanged, Exchanger};
 pub use link::LinkFlow;
 pub use vault::Binding;
 

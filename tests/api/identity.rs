@@ -12,14 +12,14 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 /// The provider, running until dropped.
-struct Provider {
+pub struct Provider {
     _peer: Peer,
-    issuer: String,
+    pub issuer: String,
     client: reqwest::Client,
 }
 
 impl Provider {
-    async fn start() -> Self {
+    pub async fn start() -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut command = tokio::process::Command::new("node");
         command
@@ -35,7 +35,7 @@ impl Provider {
     }
 
     /// An access token for the client `name` (alice, bob or root).
-    async fn token(&self, name: &str) -> String {
+    pub async fn token(&self, name: &str) -> String {
         let answer = self
             .client
             .post(format!("{}/token", self.issuer))
@@ -63,7 +63,7 @@ impl Provider {
     }
 
     /// What the fixture's own route `/test/{name}` answers.
-    async fn test_route(&self, method: reqwest::Method, name: &str) -> Value {
+    pub async fn test_route(&self, method: reqwest::Method, name: &str) -> Value {
         let url = format!("{}/test/{name}", self.issuer);
         let answer = self.client.request(method, url).send().await.unwrap();
         answer.json().await.unwrap()
@@ -72,7 +72,9 @@ impl Provider {
 
 /// The service verifying the provider's tokens (found by discovery), roles at
 /// `realm_access.roles`; its admin, alice and bob hold the provider's tokens.
-async fn bridge_of(provider: &Provider) -> (TestApp, tokio::task::JoinHandle<std::io::Result<()>>) {
+pub async fn bridge_of(
+    provider: &Provider,
+) -> (TestApp, tokio::task::JoinHandle<std::io::Result<()>>) {
     let data_dir = Arc::new(tempfile::tempdir().unwrap());
     let mut config = config(data_dir.path());
     // The SQLite file in the data dir whatever the pass: nothing here is the store's.

@@ -21,6 +21,7 @@ mod exhaustion;
 mod first_use;
 mod helpers;
 mod identity;
+mod identity_upstream;
 mod import;
 mod inputs;
 mod limits;

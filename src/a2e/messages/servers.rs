@@ -127,6 +127,10 @@ a2e_message! {
         #[serde(skip_serializing_if = "Patch::is_absent")]
         #[schema(value_type = Option<OAuthConfig>, nullable)]
         auth: Patch<OAuthConfig>,
+        /// The whole `identity` replaced; `null` removes it.
+        #[serde(skip_serializing_if = "Patch::is_absent")]
+        #[schema(value_type = Option<crate::a2e::UpstreamIdentity>, nullable)]
+        identity: Patch<crate::a2e::UpstreamIdentity>,
     }
 }
 
