@@ -5,12 +5,16 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 mod env;
+mod hooks;
 mod nats;
 mod replicas;
 mod settings;
 mod validate;
 use env::FILE;
 pub use env::variables;
+pub use hooks::{
+    DEFAULT_HOOK_TIMEOUT_MS, HookConfig, HookKind, HookPhase, OnError, validate_hooks,
+};
 pub use nats::NatsAccess;
 pub use settings::{AccessDefault, Config, ToolPinning};
 

@@ -1403,7 +1403,7 @@ export interface components {
          * @description The `code` of an error answer.
          * @enum {string}
          */
-        ErrorCode: "mcp_server_not_found" | "mcp_server_unavailable" | "mcp_tool_not_found" | "mcp_resource_not_found" | "mcp_prompt_not_found" | "mcp_transport_error" | "mcp_protocol_error" | "mcp_sampling_refused" | "mcp_capability_missing" | "mcp_auth_required" | "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "cancelled" | "timeout" | "payload_too_large" | "rate_limited" | "internal";
+        ErrorCode: "mcp_server_not_found" | "mcp_server_unavailable" | "mcp_tool_not_found" | "mcp_resource_not_found" | "mcp_prompt_not_found" | "mcp_transport_error" | "mcp_protocol_error" | "mcp_sampling_refused" | "mcp_capability_missing" | "mcp_auth_required" | "invalid_request" | "unauthorized" | "forbidden" | "denied_by_hook" | "not_found" | "conflict" | "cancelled" | "timeout" | "payload_too_large" | "rate_limited" | "internal";
         Health: {
             /** @description `ok`, or what is not ready yet. */
             status: string;

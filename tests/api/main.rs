@@ -19,6 +19,7 @@ mod events;
 mod exhaustion;
 mod first_use;
 mod helpers;
+mod hooks;
 mod identity;
 mod import;
 mod inputs;
