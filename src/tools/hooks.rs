@@ -31,6 +31,8 @@ use crate::registry;
 
 /// Longest reason of a hook given to a caller and audited.
 const MAX_REASON: usize = 1000;
+/// Largest answer read from a hook (a modified result included).
+const MAX_ANSWER: usize = crate::config::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// The hooks in force, in the order of the config file.
 #[derive(Default)]
@@ -415,13 +417,12 @@ impl Tools {
             Ok(response) if !response.status().is_success() => {
                 Outcome::Failed(format!("it answered HTTP {}", response.status().as_u16()))
             }
-            Ok(response) => match response.json::<Answer>().await {
-                Err(error) if error.is_timeout() => Outcome::Failed(failure(hook, error)),
-                Err(error) => Outcome::Failed(format!(
-                    "its answer is not a decision: {}",
-                    error.without_url()
-                )),
-                Ok(answer) => read(answer, field),
+            Ok(response) => match body(hook, response).await {
+                Err(why) => Outcome::Failed(why),
+                Ok(body) => match serde_json::from_slice::<Answer>(&body) {
+                    Err(error) => Outcome::Failed(format!("its answer is not a decision: {error}")),
+                    Ok(answer) => read(answer, field),
+                },
             },
         };
         let label = match &outcome {
@@ -499,6 +500,25 @@ impl Tools {
             None => Ok(()),
         }
     }
+}
+
+/// A hook's answer, read up to [`MAX_ANSWER`] bytes.
+async fn body(hook: &Hook, mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let too_large = || format!("its answer is larger than {MAX_ANSWER} bytes");
+    if response
+        .content_length()
+        .is_some_and(|n| n > MAX_ANSWER as u64)
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| failure(hook, e))? {
+        if body.len() + chunk.len() > MAX_ANSWER {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// Why a request to a hook failed, without its URL.
