@@ -192,6 +192,37 @@ deferred = true
     }
 
     #[test]
+    fn the_file_holds_hooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bridge.toml");
+        let file = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            Config::from_env(&env(&[("MCP_BRIDGE_CONFIG", path.to_str().unwrap())]))
+        };
+        let config = file(
+            "[[hooks]]\nname = \"guard\"\nurl = \"http://127.0.0.1:9100/guard\"\n\
+             phases = [\"before\"]\nnames = [\"db__*\"]\non_error = \"allow\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.hooks[0].phases, [HookPhase::Before]);
+        assert_eq!(config.hooks[0].on_error, OnError::Allow);
+        let refused = file("[[hooks]]\nname = \"guard\"\nurl = \"file:///etc/passwd\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("hooks") && refused.contains("guard"),
+            "{refused}"
+        );
+        let refused = file("[[hooks]]\nname = \"guard\"\nurl = \"http://h/\"\nkind = []\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("kind"),
+            "an unknown key is named: {refused}"
+        );
+    }
+
+    #[test]
     fn bad_values_are_named() {
         let err = Config::from_env(&env(&[("MCP_BRIDGE_BIND", "nowhere")])).unwrap_err();
         assert!(err.to_string().contains("MCP_BRIDGE_BIND"), "{err}");

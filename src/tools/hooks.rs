@@ -563,3 +563,73 @@ fn read(answer: Answer, field: &str) -> Outcome {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(text: &str) -> Answer {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn answers_become_outcomes() {
+        assert!(matches!(
+            read(answer(r#"{"decision":"allow","x":1}"#), "arguments"),
+            Outcome::Allow
+        ));
+        match read(answer(r#"{"decision":"deny"}"#), "arguments") {
+            Outcome::Deny(reason) => assert_eq!(reason, "no reason given"),
+            _ => panic!("a deny"),
+        }
+        let long = format!(
+            r#"{{"decision":"deny","reason":"{}"}}"#,
+            "é".repeat(MAX_REASON)
+        );
+        match read(answer(&long), "arguments") {
+            Outcome::Deny(reason) => {
+                assert!(
+                    reason.len() <= MAX_REASON + '…'.len_utf8(),
+                    "{}",
+                    reason.len()
+                );
+                assert!(reason.ends_with('…'));
+            }
+            _ => panic!("a deny"),
+        }
+        let modify = r#"{"decision":"modify","arguments":{"a":1}}"#;
+        assert!(matches!(
+            read(answer(modify), "arguments"),
+            Outcome::Modify(_)
+        ));
+        match read(answer(modify), "result") {
+            Outcome::Failed(why) => assert!(why.contains("without `result`"), "{why}"),
+            _ => panic!("a modify without its field fails"),
+        }
+        assert!(serde_json::from_str::<Answer>(r#"{"decision":"maybe"}"#).is_err());
+    }
+
+    #[test]
+    fn a_hook_judges_what_its_kinds_servers_and_names_say() {
+        let config: HookConfig = toml::from_str(
+            "name = \"h\"\nurl = \"http://127.0.0.1:9/\"\nkinds = [\"tool\"]\n\
+             servers = [\"db-*\"]\nnames = [\"*__query\"]\n",
+        )
+        .unwrap();
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let hooks = Hooks::new(&[config]).unwrap();
+        let caller = Caller::new("alice", false);
+        let subject = |kind, server_id, name| Subject {
+            caller: &caller,
+            kind,
+            name,
+            server_id,
+        };
+        assert!(hooks.judged(&subject(HookKind::Tool, "db-1", "db-1__query")));
+        assert!(!hooks.judged(&subject(HookKind::Tool, "web", "web__query")));
+        assert!(!hooks.judged(&subject(HookKind::Tool, "db-1", "db-1__drop")));
+        assert!(!hooks.judged(&subject(HookKind::Prompt, "db-1", "db-1__query")));
+        assert!(hooks.any(HookKind::Tool) && !hooks.any(HookKind::Resource));
+        assert!(Hooks::new(&[]).unwrap().is_empty());
+    }
+}
