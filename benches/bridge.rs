@@ -3,7 +3,7 @@
 //! `scripts/bench.sh` (`cargo bench --bench bridge`) runs the full sizes against the release
 //! build of the service. Without `--bench`, as `cargo test --all-targets` runs it, it is a smoke
 //! run with tiny sizes on the debug build, so the harness cannot rot; it fails on any error but
-//! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,instructions,fanout,catalogue,replicas` picks
+//! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,hooks,instructions,fanout,catalogue,replicas` picks
 //! sections, `BENCH_UPSTREAMS=rs,ev` the upstreams and
 //! `BENCH_ROUTES=direct,floor,proxy,rest,rest-raw,mcp,mcp-raw,mcpo` the routes of the tool-call
 //! section (`floor`, `proxy`, `rest-raw` and `mcp-raw` are a raw HTTP/1.1 client that parses
@@ -22,6 +22,7 @@
 //! | `idle` | the RSS of a fresh service with no servers (`idle`) |
 //! | `calls` | tool calls by route against the two floors (`calls`); calls one after another on |
 //! | | one kept-alive connection, Nagle on and off (`keepalive`) |
+//! | `hooks` | a call through one allow interceptor against one without (`hooks`) |
 //! | `instructions` | the bridge's instructions per call, under callgrind (`instructions`) |
 //! | `events` | one `tools/list_changed` pushed to many `GET /v1/events` streams (`fanout`) |
 //! | `catalogue` | `GET /v1/tools` over many stdio servers, RSS, a boot on their data dir |
@@ -46,6 +47,8 @@ mod catalogue;
 mod clients;
 #[path = "bridge/events.rs"]
 mod events;
+#[path = "bridge/hooks.rs"]
+mod hooks;
 #[path = "bridge/idle.rs"]
 mod idle;
 #[path = "bridge/instructions.rs"]
@@ -158,6 +161,9 @@ fn main() {
         }
         if wanted("keepalive") {
             bench.kept_alive(&mut report).await;
+        }
+        if wanted("hooks") {
+            bench.hooks(&mut report).await;
         }
         if wanted("instructions") {
             bench.instructions(&mut report).await;

@@ -5,12 +5,16 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 mod env;
+mod hooks;
 mod nats;
 mod replicas;
 mod settings;
 mod validate;
 use env::FILE;
 pub use env::variables;
+pub use hooks::{
+    DEFAULT_HOOK_TIMEOUT_MS, HookConfig, HookKind, HookPhase, OnError, validate_hooks,
+};
 pub use nats::NatsAccess;
 pub use settings::{AccessDefault, Config, ToolPinning};
 
@@ -184,6 +188,37 @@ deferred = true
         assert!(
             err.to_string().contains("MCP_BRIDGE_ACCESS_DEFAULT"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn the_file_holds_hooks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bridge.toml");
+        let file = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            Config::from_env(&env(&[("MCP_BRIDGE_CONFIG", path.to_str().unwrap())]))
+        };
+        let config = file(
+            "[[hooks]]\nname = \"guard\"\nurl = \"http://127.0.0.1:9100/guard\"\n\
+             phases = [\"before\"]\nnames = [\"db__*\"]\non_error = \"allow\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.hooks[0].phases, [HookPhase::Before]);
+        assert_eq!(config.hooks[0].on_error, OnError::Allow);
+        let refused = file("[[hooks]]\nname = \"guard\"\nurl = \"file:///etc/passwd\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("hooks") && refused.contains("guard"),
+            "{refused}"
+        );
+        let refused = file("[[hooks]]\nname = \"guard\"\nurl = \"http://h/\"\nkind = []\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("kind"),
+            "an unknown key is named: {refused}"
         );
     }
 

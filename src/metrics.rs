@@ -35,6 +35,17 @@ struct CallLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HookLabels {
+    hook: String,
+    decision: &'static str,
+}
+
+/// Upper bounds of the hook latency buckets, in seconds: an allow should take well under 1 ms.
+const HOOK_BUCKETS: [f64; 14] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct HttpLabels {
     route: String,
     status: u16,
@@ -111,6 +122,10 @@ pub struct Metrics {
     http_counters: Handles<u16, Counter>,
     /// The series of `tool_calls` and `tool_call_duration` by server and outcome.
     call_series: Handles<String, (Counter, Histogram)>,
+    hook_decisions: Family<HookLabels, Counter>,
+    hook_duration: Family<HookLabels, Histogram>,
+    /// Their series by hook and decision.
+    hook_series: Handles<&'static str, (Counter, Histogram)>,
 }
 
 impl Default for Metrics {
@@ -121,6 +136,9 @@ impl Default for Metrics {
             http: Family::default(),
             http_counters: Handles::default(),
             call_series: Handles::default(),
+            hook_decisions: Family::default(),
+            hook_duration: Family::new_with_constructor(|| Histogram::new(HOOK_BUCKETS)),
+            hook_series: Handles::default(),
         }
     }
 }
@@ -141,6 +159,23 @@ impl Metrics {
             )
         });
         calls.inc();
+        latency.observe(took.as_secs_f64());
+    }
+
+    /// One decision of a hook (`allow`, `deny`, `modify`, or after a failure of the hook
+    /// `failed_deny` / `failed_allow`) and how long the hook took.
+    pub fn hook_decision(&self, hook: &str, decision: &'static str, took: Duration) {
+        let (count, latency) = self.hook_series.get_or_make(hook, &decision, || {
+            let labels = HookLabels {
+                hook: hook.to_owned(),
+                decision,
+            };
+            (
+                self.hook_decisions.get_or_create(&labels).clone(),
+                self.hook_duration.get_or_create(&labels).clone(),
+            )
+        });
+        count.inc();
         latency.observe(took.as_secs_f64());
     }
 
@@ -174,6 +209,16 @@ impl Metrics {
             "mcp_bridge_http_requests",
             "HTTP requests by route and status",
             self.http.clone(),
+        );
+        scrape.register(
+            "mcp_bridge_hook_decisions",
+            "Decisions of the interceptors (hooks) by hook and decision",
+            self.hook_decisions.clone(),
+        );
+        scrape.register(
+            "mcp_bridge_hook_duration_seconds",
+            "How long each interceptor (hook) took to decide, by hook and decision",
+            self.hook_duration.clone(),
         );
         register_upstreams(&mut scrape, registry);
         register_hub(&mut scrape, hub);

@@ -136,13 +136,17 @@ impl Application {
             // Another replica's changes are read from the store.
             access.spawn_refresh(std::time::Duration::from_secs(2), shutdown.clone());
         }
-        let tools = Arc::new(crate::tools::Tools::new(
-            registry.clone(),
-            a2a.clone(),
-            metrics.clone(),
-            access,
-            store.clone(),
-        ));
+        let hooks = crate::tools::Hooks::new(&config.hooks)?;
+        let tools = Arc::new(
+            crate::tools::Tools::new(
+                registry.clone(),
+                a2a.clone(),
+                metrics.clone(),
+                access,
+                store.clone(),
+            )
+            .with_hooks(hooks),
+        );
         let replica = config
             .replica()
             .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;

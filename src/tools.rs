@@ -4,6 +4,7 @@
 //! Also the catalogue and toolsets a caller lists from (listing.rs says what it is shown).
 
 mod apps;
+mod hooks;
 mod items;
 mod listing;
 mod meta;
@@ -29,6 +30,7 @@ pub const MAX_SEARCH_LIMIT: usize = 100;
 pub const DEFAULT_SEARCH_LIMIT: usize = 10;
 
 pub use apps::{APP_META, Via, app_of, app_only};
+pub use hooks::Hooks;
 pub use items::Resolved;
 pub use listing::{Page, ToolFilter};
 /// The meta-tool that calls a tool of a deferred scope.
@@ -107,6 +109,8 @@ pub struct Tools {
     store: Store,
     built: Mutex<Option<Built>>,
     toolsets: Mutex<std::collections::HashMap<String, BuiltToolset>>,
+    /// The interceptors asked about calls, reads and gets (hooks.rs); none by default.
+    hooks: Hooks,
 }
 
 impl Tools {
@@ -125,6 +129,7 @@ impl Tools {
             store,
             built: Mutex::default(),
             toolsets: Mutex::default(),
+            hooks: Hooks::default(),
         }
     }
 
@@ -297,9 +302,24 @@ impl Tools {
         if !req.approved {
             self.not_held(req.caller, &full)?;
         }
-        self.call_permitted(&full, req.arguments, req.timeout, req.origin)
-            .await
-            .map_err(|error| renamed(error, req.name))
+        let called = match self.hooks.is_empty() {
+            true => {
+                self.call_permitted(&full, req.arguments, req.timeout, req.origin)
+                    .await
+            }
+            // Boxed: a rare path, kept out of the size of every call's future.
+            false => {
+                Box::pin(self.call_hooked(
+                    req.caller,
+                    &full,
+                    req.arguments,
+                    req.timeout,
+                    req.origin,
+                ))
+                .await
+            }
+        };
+        called.map_err(|error| renamed(error, req.name))
     }
 
     /// Starts `req` as a task its server runs and keeps `ttl` ms, when the server runs tasks;
@@ -319,6 +339,10 @@ impl Tools {
             self.not_held(req.caller, &full)?;
         }
         if self.a2a.enabled() && a2a::tools::is_bridge_tool(&full) {
+            return Ok(TaskStart::Bridge);
+        }
+        // A task its server ran would pass its hooks by: the bridge runs it, hooks and all.
+        if self.tool_hooked(req.caller, &full) {
             return Ok(TaskStart::Bridge);
         }
         self.registry

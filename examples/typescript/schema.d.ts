@@ -256,6 +256,11 @@ export interface paths {
          *     as this operation's content, so that generated clients get one typed body; the stream's
          *     events are the same schemas.
          *
+         *     **Held for approval.** A call a policy's `approve` rule holds answers 202 `task/create/resp`
+         *     at once, with or without `task`: its task is `input_required` until an approver decides
+         *     (`POST /v1/approvals/{task_id}`); approved, it runs and its result is the task's; denied or
+         *     past its time, the task ends `failed` with `forbidden`.
+         *
          *     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
          *     and the bridge runs it in the background;
          *     each status change is a `bridge/task_status` push on the event stream, and
@@ -741,6 +746,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The held calls the caller may decide on (it is one of their policy's `approvers`), oldest
+         *     first: each with its caller, tool, exact arguments and their `args_sha256`. Empty for an
+         *     agent that approves nothing.
+         */
+        get: operations["list_approvals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approvals/{task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide on a held call (its policy's approvers). `approve` makes the call exactly once, with
+         *     exactly the arguments held, as its caller: the answer is its task, now `working`, whose
+         *     result the caller reads on `/v1/tasks/{task_id}`. `deny` ends the task `failed` with
+         *     `forbidden` and the reason. Only the first decision counts: a second one, one naming other
+         *     arguments (`args_sha256`), or one after the call's time ran out or its caller cancelled it
+         *     is 409 and runs nothing. An agent cannot approve its own call (403), even as an approver.
+         */
+        post: operations["decide"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/toolsets": {
         parameters: {
             query?: never;
@@ -1108,6 +1158,125 @@ export interface components {
             /** @default null */
             prompts?: string[] | null;
         };
+        /**
+         * @description A call held for approval, as an approver sees it (`GET /v1/approvals`, and the
+         *     `bridge/approval_required` push).
+         */
+        Approval: {
+            /**
+             * @description The caller's task holding the call.
+             * @default
+             */
+            task_id: string;
+            /**
+             * @description The calling agent (`sub`).
+             * @default
+             */
+            caller: string;
+            /**
+             * @description The tool as the caller named it.
+             * @default
+             */
+            tool: string;
+            /**
+             * @description The toolset it was called through (empty: the catalogue).
+             * @default
+             */
+            toolset: string;
+            /**
+             * @description The arguments held, exactly as they will be sent.
+             * @default {}
+             */
+            arguments: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Hex SHA-256 of the arguments' canonical JSON (keys sorted, no spaces): a decision names
+             *     it, so that it decides on exactly these arguments.
+             * @default
+             */
+            args_sha256: string;
+            /**
+             * @description The policy that holds the call.
+             * @default
+             */
+            policy: string;
+            /**
+             * @description Hex SHA-256 (first 16 digits) of that policy's JSON when the call was held.
+             * @default
+             */
+            policy_version: string;
+            /**
+             * Format: double
+             * @description Seconds since the Unix epoch.
+             * @default 0
+             */
+            created_at: number;
+            /**
+             * Format: double
+             * @description After this, the call ends `failed` (`forbidden`) and no decision is taken.
+             * @default 0
+             */
+            expires_at: number;
+        };
+        /**
+         * @description The answer to a decision: the caller's task, `working` once approved (its result follows on
+         *     the caller's `/v1/tasks/{task_id}`), `failed` once denied.
+         */
+        ApprovalDecided: {
+            task_id: string;
+            decision: components["schemas"]["Decision"];
+            task: components["schemas"]["TaskInfo"];
+        };
+        /** @description `POST /v1/approvals/{task_id}`. */
+        ApprovalDecision: {
+            decision: components["schemas"]["Decision"];
+            /** @description The `args_sha256` of the held call decided on; another is 409 and nothing runs. */
+            args_sha256: string | null;
+            /** @description Why (a denial's reason is the failed task's message). */
+            reason?: string | null;
+        };
+        /** @description `GET /v1/approvals`. */
+        ApprovalList: {
+            /** @description The held calls the caller may decide on, oldest first. */
+            approvals: components["schemas"]["Approval"][];
+        };
+        /**
+         * @description A call of a matching caller to one of `tools` becomes a task in `input_required` held for
+         *     a person: an approver decides on it (`POST /v1/approvals/{task_id}`) before `expires`, and
+         *     only an approval runs it, once, with exactly the arguments held.
+         */
+        ApproveRule: {
+            /**
+             * @description Globs on catalogue names (`ev__get-sum`, `github__delete_*`).
+             * @default []
+             */
+            tools?: string[] | null;
+            /**
+             * @description Who may approve or deny (never the caller itself approving its own call).
+             * @default {}
+             */
+            approvers?: components["schemas"]["Approvers"];
+            /**
+             * @description How long a held call waits for a decision: `30s`, `10m`, `2h` (1 s to 24 h).
+             * @default
+             * @example 10m
+             */
+            expires?: string | null;
+        };
+        /** @description Who may decide on a held call: every criterion given must hold (at least one is given). */
+        Approvers: {
+            /**
+             * @description Globs on the approver's `sub`; one must match.
+             * @default []
+             */
+            subs?: string[] | null;
+            /**
+             * @description Roles of the approver's token; it must hold one.
+             * @default []
+             */
+            roles?: string[] | null;
+        };
         /** @description One change, as `GET /v1/audit` lists it. */
         AuditEntry: {
             /**
@@ -1124,7 +1293,8 @@ export interface components {
             actor: string;
             /**
              * @description `server.register`, `server.update`, `server.unregister`, `agent.register`,
-             *     `agent.refresh` or `agent.unregister`.
+             *     `agent.refresh` or `agent.unregister`; a refusal (`tool.call.denied`, …); a hook's
+             *     decision (`hook.deny`, `hook.modify`, `hook.failed`, `hook.allow`).
              */
             action: string;
             /** @description The server or agent id. */
@@ -1251,6 +1421,11 @@ export interface components {
          * @enum {string}
          */
         ContentKind: "text" | "blob";
+        /**
+         * @description What an approver decides.
+         * @enum {string}
+         */
+        Decision: "approve" | "deny";
         /**
          * @description Where a policy or toolset was defined.
          * @enum {string}
@@ -1403,7 +1578,7 @@ export interface components {
          * @description The `code` of an error answer.
          * @enum {string}
          */
-        ErrorCode: "mcp_server_not_found" | "mcp_server_unavailable" | "mcp_tool_not_found" | "mcp_resource_not_found" | "mcp_prompt_not_found" | "mcp_transport_error" | "mcp_protocol_error" | "mcp_sampling_refused" | "mcp_capability_missing" | "mcp_auth_required" | "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "cancelled" | "timeout" | "payload_too_large" | "rate_limited" | "internal";
+        ErrorCode: "mcp_server_not_found" | "mcp_server_unavailable" | "mcp_tool_not_found" | "mcp_resource_not_found" | "mcp_prompt_not_found" | "mcp_transport_error" | "mcp_protocol_error" | "mcp_sampling_refused" | "mcp_capability_missing" | "mcp_auth_required" | "invalid_request" | "unauthorized" | "forbidden" | "denied_by_hook" | "not_found" | "conflict" | "cancelled" | "timeout" | "payload_too_large" | "rate_limited" | "internal";
         Health: {
             /** @description `ok`, or what is not ready yet. */
             status: string;
@@ -1605,6 +1780,7 @@ export interface components {
             /** @description Resource URIs exposed: exact, or a prefix when an entry ends with `*`; empty exposes all. */
             resource_allow_list?: string[] | null;
             auth?: components["schemas"]["OAuthConfig"] | null;
+            identity?: components["schemas"]["UpstreamIdentity"] | null;
         };
         /** @description MCPServerInfo: a registered server as it is now. */
         McpServerInfo: {
@@ -1700,7 +1876,10 @@ export interface components {
         OAuthConfig: {
             /** @description Always `oauth2`. */
             type: components["schemas"]["OAuthKind"];
-            /** @description `authorization_code` (a person approves once; the default) or `client_credentials`. */
+            /**
+             * @description `authorization_code` (a person approves once; the default), `client_credentials`, or
+             *     `token_exchange` (each calling agent's token exchanged for one of its own, RFC 8693).
+             */
             grant_type?: components["schemas"]["OAuthGrant"];
             /**
              * @description A client pre-registered with the authorization server; when absent the bridge uses its
@@ -1725,12 +1904,24 @@ export interface components {
              *     token (`authorization_code` only).
              */
             per_agent?: boolean | null;
+            /**
+             * @description `token_exchange`: the token endpoint; by default found by discovery, as for the other
+             *     grants.
+             */
+            token_endpoint?: string | null;
+            /** @description `token_exchange`: the `audience` asked for (a logical name of the server). */
+            audience?: string | null;
+            /**
+             * @description `token_exchange`: the `resource` asked for (RFC 8707); by default the server's `url`
+             *     when no `audience` is given.
+             */
+            resource?: string | null;
         };
         /**
          * @description How the bridge obtains an upstream's token (`grant_type` of OAuthConfig).
          * @enum {string}
          */
-        OAuthGrant: "authorization_code" | "client_credentials";
+        OAuthGrant: "authorization_code" | "client_credentials" | "token_exchange";
         /**
          * @description The kind of an upstream's `auth` (`type` of OAuthConfig): OAuth 2.1 is the only one.
          * @enum {string}
@@ -1747,6 +1938,8 @@ export interface components {
             allow?: components["schemas"]["AccessRules"] | null;
             /** @default null */
             deny?: components["schemas"]["AccessRules"] | null;
+            /** @default null */
+            approve?: components["schemas"]["ApproveRule"] | null;
         };
         /** @description `GET /v1/policies`. */
         PolicyList: {
@@ -2867,6 +3060,8 @@ export interface components {
             resource_allow_list?: string[] | null;
             /** @default null */
             auth?: components["schemas"]["OAuthConfig"] | null;
+            /** @default null */
+            identity?: components["schemas"]["UpstreamIdentity"] | null;
         };
         /** @description mcp/server/update/resp: the server after the change. */
         ServerUpdateResponse: {
@@ -3509,6 +3704,33 @@ export interface components {
             /** @description By name. */
             toolsets: components["schemas"]["NamedToolset"][];
         };
+        /**
+         * @description UpstreamIdentity: the calling agent's identity sent to an `http`, `sse` or `ws` server as
+         *     headers. A server with `identity` is reached over one connection per agent (its headers are
+         *     the agent's), made on the agent's first call.
+         */
+        UpstreamIdentity: {
+            /**
+             * @description Header name → template. `{sub}` is the agent's id, `{claims.NAME}` (dotted for nested
+             *     objects, e.g. `{claims.realm_access.roles}`) a claim of its token, `{roles}` its roles
+             *     separated by spaces; `{{` and `}}` are literal braces. A claim the token lacks makes the
+             *     call fail; a value that is not visible ASCII (a CR, LF or NUL, say) is refused at call time.
+             * @example {
+             *       "X-Tenant": "{claims.tenant}",
+             *       "X-User": "{sub}"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description DANGEROUS: sends the agent's own bearer token (the one it presented to the bridge) to
+             *     the server as `Authorization: Bearer …`. The server can then act as the agent wherever
+             *     that token is accepted, including at this bridge. Prefer OAuth token exchange
+             *     (`auth.grant_type` token_exchange), which gives the server a token for itself alone.
+             */
+            forward_token?: boolean | null;
+        };
     };
     responses: {
         /**
@@ -4131,7 +4353,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallResponse"];
                 };
             };
-            /** @description With `task`: the task now running the call (follow it on `/v1/tasks/{task_id}`) */
+            /** @description With `task`, or held for approval: the task of the call (follow it on `/v1/tasks/{task_id}`) */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -5134,6 +5356,66 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    list_approvals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The held calls waiting for this approver */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    decide: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The held call's task */
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalDecision"];
+            };
+        };
+        responses: {
+            /** @description Decided: the caller's task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalDecided"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["StoreUnavailable"];
         };

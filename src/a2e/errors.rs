@@ -23,6 +23,9 @@ pub enum ErrorCode {
     InvalidRequest,
     Unauthorized,
     Forbidden,
+    /// An interceptor (a hook of the config file) refused the call, read or get; `error` says
+    /// which hook and why.
+    DeniedByHook,
     NotFound,
     Conflict,
     /// The call was cancelled by its caller (`DELETE /v1/calls/{id}`) before it answered.
@@ -60,6 +63,7 @@ impl ErrorCode {
             Self::InvalidRequest => "invalid_request",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
+            Self::DeniedByHook => "denied_by_hook",
             Self::NotFound => "not_found",
             Self::Conflict => "conflict",
             Self::Cancelled => "cancelled",

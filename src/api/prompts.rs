@@ -85,8 +85,8 @@ pub async fn get(
         .await
         .map_err(fail)?;
     let (server_id, result) = state
-        .registry
-        .get_prompt(&agent.id, &target.server_id, &target.item, req.arguments)
+        .tools
+        .get_prompt(agent, &target, req.arguments, None)
         .await
         .map_err(fail)?;
     let mut resp = PromptGetResponse::answering(&req.id);

@@ -141,14 +141,14 @@ pub async fn read(
         .resolve_item(agent, Kind::Resource, &req.server_id, &req.uri)
         .await
         .map_err(fail)?;
-    let (server_id, contents) = state
-        .registry
-        .read_resource(&agent.id, &target.server_id, &target.item)
+    let (server_id, result) = state
+        .tools
+        .read_resource(agent, &target)
         .await
         .map_err(fail)?;
     let mut resp = ResourceReadResponse::answering(&req.id);
+    resp.contents = crate::registry::Registry::resource_contents(&server_id, result);
     resp.server_id = server_id;
-    resp.contents = contents;
     Ok(ok(resp))
 }
 

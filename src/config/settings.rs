@@ -144,6 +144,9 @@ pub struct Config {
     pub policies: Vec<crate::a2e::NamedPolicy>,
     /// Toolsets of the config file, likewise.
     pub toolsets: Vec<crate::a2e::NamedToolset>,
+    /// Interceptors asked before and after tool calls, resource reads and prompt gets (file
+    /// only, `[[hooks]]`).
+    pub hooks: Vec<super::HookConfig>,
 }
 
 /// `MCP_BRIDGE_ACCESS_DEFAULT`: what a caller no policy allows anything sees.
@@ -238,6 +241,7 @@ impl Default for Config {
             access_default: AccessDefault::Allow,
             policies: Vec::new(),
             toolsets: Vec::new(),
+            hooks: Vec::new(),
         }
     }
 }

@@ -145,6 +145,7 @@ impl Config {
                 ),
             ));
         }
+        super::validate_hooks(&self.hooks)?;
         self.validate_replicas()
     }
 }

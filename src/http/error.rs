@@ -99,7 +99,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         McpTransportError | McpProtocolError => StatusCode::BAD_GATEWAY,
         Timeout => StatusCode::GATEWAY_TIMEOUT,
         McpCapabilityMissing => StatusCode::NOT_IMPLEMENTED,
-        McpSamplingRefused | McpAuthRequired | Forbidden => StatusCode::FORBIDDEN,
+        McpSamplingRefused | McpAuthRequired | Forbidden | DeniedByHook => StatusCode::FORBIDDEN,
         InvalidRequest => StatusCode::UNPROCESSABLE_ENTITY,
         Unauthorized => StatusCode::UNAUTHORIZED,
         // A call its own agent cancelled: the request lost to a later one of the same agent

@@ -419,11 +419,7 @@ impl ServerHandler for BridgeServer {
         self.back_from_authorizing(&context, &mut request.request_state);
         let uri = request.uri.as_str();
         let target = self.resource_route(&agent, uri).await?;
-        let read = self
-            .state
-            .registry
-            .read_resource_raw(&agent.id, &target.server_id, &target.item)
-            .await;
+        let read = self.state.tools.read_resource(&agent, &target).await;
         let (server_id, mut result) = match read {
             Ok(read) => read,
             Err(error) => {
@@ -511,14 +507,8 @@ impl ServerHandler for BridgeServer {
         let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
         let rendered = self
             .state
-            .registry
-            .get_prompt_for(
-                &agent.id,
-                &target.server_id,
-                &target.item,
-                arguments,
-                rounds.as_ref(),
-            )
+            .tools
+            .get_prompt(&agent, &target, arguments, rounds.as_ref())
             .await;
         if let Some(rounds) = &rounds
             && let Some(required) = rounds.take()

@@ -148,7 +148,9 @@ impl BridgeServer {
             | registry::Error::PromptNotFound(_)
             | registry::Error::ServerNotFound(_)
             | registry::Error::Conflict(_) => ErrorData::invalid_params(message, None),
-            registry::Error::Forbidden(_) => ErrorData::invalid_request(message, None),
+            registry::Error::Forbidden(_) | registry::Error::DeniedByHook { .. } => {
+                ErrorData::invalid_request(message, None)
+            }
             registry::Error::CapabilityMissing { .. } => {
                 ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, message, None)
             }

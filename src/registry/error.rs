@@ -61,6 +61,9 @@ pub enum Error {
     /// What the replica holding the server answered (across replicas).
     #[error("{1}")]
     Remote(ErrorCode, String),
+    /// A hook refused the request (or failed, and fails closed): which, and the reason it gave.
+    #[error("denied by hook \"{hook}\": {reason}")]
+    DeniedByHook { hook: String, reason: String },
     /// The caller cancelled the call before it answered; the server was told.
     #[error("the call \"{0}\" was cancelled by its caller; the server was told to stop")]
     Cancelled(String),
@@ -89,6 +92,7 @@ impl Error {
             Error::OAuthStoreUnavailable(_) => ErrorCode::McpServerUnavailable,
             Error::Remote(code, _) => *code,
             Error::Cancelled(_) => ErrorCode::Cancelled,
+            Error::DeniedByHook { .. } => ErrorCode::DeniedByHook,
         }
     }
 }

@@ -60,6 +60,16 @@ impl Registry {
             .await
     }
 
+    /// The id of the server a get of prompt `name` goes to, for what must know it before the
+    /// get (the interceptors).
+    pub fn prompt_server(&self, server_id: &str, name: &str) -> Result<String, Error> {
+        let offers = |_: &super::ServerEntry, lists: &crate::upstream::Lists| {
+            lists.prompts.iter().any(|p| p.name == name)
+        };
+        let entry = self.route(server_id, offers, Error::PromptNotFound(name.to_owned()))?;
+        Ok(entry.id.clone())
+    }
+
     /// `get_prompt` for a 2026-07-28 `/mcp` client that answers its server's input requests
     /// itself (`rounds`, see hub::InputRounds). A prompt whose server is held by another
     /// replica is rendered there, as for any caller (its input requests answered as today's).

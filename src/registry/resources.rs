@@ -182,6 +182,12 @@ impl Registry {
         (shared(uris), shared(templates))
     }
 
+    /// The id of the server a read of `uri` goes to (see `route_uri`), for what must know it
+    /// before the read (the interceptors).
+    pub fn resource_server(&self, server_id: &str, uri: &str) -> Result<String, Error> {
+        Ok(self.route_uri(server_id, uri)?.id.clone())
+    }
+
     /// The server a resource request goes to: the named one, else the one that listed the URI,
     /// else the one with a template that produces it.
     fn route_uri(&self, server_id: &str, uri: &str) -> Result<Arc<ServerEntry>, Error> {
@@ -209,24 +215,21 @@ impl Registry {
         Ok(entry)
     }
 
-    /// Reads a resource; answers the server it came from and its contents.
-    pub async fn read_resource(
-        &self,
-        agent: &str,
+    /// A read's result as REST answers it: the contents of server `server_id`, their URIs as
+    /// the catalogue shows them.
+    pub fn resource_contents(
         server_id: &str,
-        uri: &str,
-    ) -> Result<(String, Vec<McpResourceContent>), Error> {
-        let (server_id, result) = self.read_resource_raw(agent, server_id, uri).await?;
-        let contents = result
+        result: ReadResourceResult,
+    ) -> Vec<McpResourceContent> {
+        result
             .contents
             .into_iter()
             .map(content_model)
             .map(|mut c| {
-                c.uri = shown_uri(&server_id, std::mem::take(&mut c.uri));
+                c.uri = shown_uri(server_id, std::mem::take(&mut c.uri));
                 c
             })
-            .collect();
-        Ok((server_id, contents))
+            .collect()
     }
 
     /// Reads a resource for `agent`; answers the server it came from and its result as MCP

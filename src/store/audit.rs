@@ -17,7 +17,8 @@ pub struct AuditEntry {
     /// The agent (token `sub`) that made the change.
     pub actor: String,
     /// `server.register`, `server.update`, `server.unregister`, `agent.register`,
-    /// `agent.refresh` or `agent.unregister`.
+    /// `agent.refresh` or `agent.unregister`; a refusal (`tool.call.denied`, …); a hook's
+    /// decision (`hook.deny`, `hook.modify`, `hook.failed`, `hook.allow`).
     pub action: String,
     /// The server or agent id.
     pub target: String,

@@ -20,6 +20,7 @@ mod events;
 mod exhaustion;
 mod first_use;
 mod helpers;
+mod hooks;
 mod identity;
 mod identity_upstream;
 mod import;

@@ -26,6 +26,13 @@ from .a2a_unregister_response_type import A2AUnregisterResponseType
 from .a2e_message_response_200 import A2EMessageResponse200
 from .a2e_message_response_201 import A2EMessageResponse201
 from .access_rules import AccessRules
+from .approval import Approval
+from .approval_arguments import ApprovalArguments
+from .approval_decided import ApprovalDecided
+from .approval_decision import ApprovalDecision
+from .approval_list import ApprovalList
+from .approve_rule import ApproveRule
+from .approvers import Approvers
 from .audit_entry import AuditEntry
 from .audit_list_response import AuditListResponse
 from .authorize_response import AuthorizeResponse
@@ -41,6 +48,7 @@ from .completion_request_type_type_3_type_1 import CompletionRequestTypeType3Typ
 from .completion_response import CompletionResponse
 from .completion_response_type import CompletionResponseType
 from .content_kind import ContentKind
+from .decision import Decision
 from .defined_in import DefinedIn
 from .elicit_ack import ElicitAck
 from .elicit_ack_type import ElicitAckType
@@ -235,6 +243,8 @@ from .toolset import Toolset
 from .toolset_descriptions import ToolsetDescriptions
 from .toolset_list import ToolsetList
 from .toolset_rename import ToolsetRename
+from .upstream_identity import UpstreamIdentity
+from .upstream_identity_headers import UpstreamIdentityHeaders
 
 __all__ = (
     "A2AAgentInfo",
@@ -263,6 +273,13 @@ __all__ = (
     "A2EMessageResponse200",
     "A2EMessageResponse201",
     "AccessRules",
+    "Approval",
+    "ApprovalArguments",
+    "ApprovalDecided",
+    "ApprovalDecision",
+    "ApprovalList",
+    "ApproveRule",
+    "Approvers",
     "AuditEntry",
     "AuditListResponse",
     "AuthorizeResponse",
@@ -278,6 +295,7 @@ __all__ = (
     "CompletionResponse",
     "CompletionResponseType",
     "ContentKind",
+    "Decision",
     "DefinedIn",
     "ElicitAck",
     "ElicitAckType",
@@ -456,4 +474,6 @@ __all__ = (
     "ToolsetDescriptions",
     "ToolsetList",
     "ToolsetRename",
+    "UpstreamIdentity",
+    "UpstreamIdentityHeaders",
 )

@@ -18,7 +18,8 @@ class AuditEntry:
         at (float): When, in seconds since the epoch.
         actor (str): The agent (token `sub`) that made the change.
         action (str): `server.register`, `server.update`, `server.unregister`, `agent.register`,
-            `agent.refresh` or `agent.unregister`.
+            `agent.refresh` or `agent.unregister`; a refusal (`tool.call.denied`, …); a hook's
+            decision (`hook.deny`, `hook.modify`, `hook.failed`, `hook.allow`).
         target (str): The server or agent id.
         detail (str): What changed (field names, a transport, a command or a redacted URL).
     """

@@ -3,6 +3,7 @@ from typing import Literal
 ErrorCode = Literal[
     "cancelled",
     "conflict",
+    "denied_by_hook",
     "forbidden",
     "internal",
     "invalid_request",
@@ -26,6 +27,7 @@ ErrorCode = Literal[
 ERROR_CODE_VALUES: set[ErrorCode] = {
     "cancelled",
     "conflict",
+    "denied_by_hook",
     "forbidden",
     "internal",
     "invalid_request",

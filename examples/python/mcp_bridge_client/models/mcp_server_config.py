@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..models.mcp_server_config_env import McpServerConfigEnv
     from ..models.mcp_server_config_headers import McpServerConfigHeaders
     from ..models.o_auth_config import OAuthConfig
+    from ..models.upstream_identity import UpstreamIdentity
 
 
 T = TypeVar("T", bound="McpServerConfig")
@@ -44,6 +45,7 @@ class McpServerConfig:
         resource_allow_list (list[str] | None | Unset): Resource URIs exposed: exact, or a prefix when an entry ends
             with `*`; empty exposes all.
         auth (None | OAuthConfig | Unset):
+        identity (None | Unset | UpstreamIdentity):
     """
 
     server_id: None | str | Unset = UNSET
@@ -61,10 +63,12 @@ class McpServerConfig:
     tool_allow_list: list[str] | None | Unset = UNSET
     resource_allow_list: list[str] | None | Unset = UNSET
     auth: None | OAuthConfig | Unset = UNSET
+    identity: None | Unset | UpstreamIdentity = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.o_auth_config import OAuthConfig
+        from ..models.upstream_identity import UpstreamIdentity
 
         server_id: None | str | Unset
         if isinstance(self.server_id, Unset):
@@ -159,6 +163,14 @@ class McpServerConfig:
         else:
             auth = self.auth
 
+        identity: dict[str, Any] | None | Unset
+        if isinstance(self.identity, Unset):
+            identity = UNSET
+        elif isinstance(self.identity, UpstreamIdentity):
+            identity = self.identity.to_dict()
+        else:
+            identity = self.identity
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -192,6 +204,8 @@ class McpServerConfig:
             field_dict["resource_allow_list"] = resource_allow_list
         if auth is not UNSET:
             field_dict["auth"] = auth
+        if identity is not UNSET:
+            field_dict["identity"] = identity
 
         return field_dict
 
@@ -200,6 +214,7 @@ class McpServerConfig:
         from ..models.mcp_server_config_env import McpServerConfigEnv
         from ..models.mcp_server_config_headers import McpServerConfigHeaders
         from ..models.o_auth_config import OAuthConfig
+        from ..models.upstream_identity import UpstreamIdentity
 
         d = dict(src_dict)
 
@@ -364,6 +379,23 @@ class McpServerConfig:
 
         auth = _parse_auth(d.pop("auth", UNSET))
 
+        def _parse_identity(data: object) -> None | Unset | UpstreamIdentity:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                identity_type_0 = UpstreamIdentity.from_dict(data)
+
+                return identity_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UpstreamIdentity, data)
+
+        identity = _parse_identity(d.pop("identity", UNSET))
+
         mcp_server_config = cls(
             server_id=server_id,
             name=name,
@@ -380,6 +412,7 @@ class McpServerConfig:
             tool_allow_list=tool_allow_list,
             resource_allow_list=resource_allow_list,
             auth=auth,
+            identity=identity,
         )
 
         mcp_server_config.additional_properties = d

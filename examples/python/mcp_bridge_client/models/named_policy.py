@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.access_rules import AccessRules
+    from ..models.approve_rule import ApproveRule
     from ..models.policy_match import PolicyMatch
 
 
@@ -27,6 +28,7 @@ class NamedPolicy:
             to everyone.
         allow (AccessRules | None | Unset):
         deny (AccessRules | None | Unset):
+        approve (ApproveRule | None | Unset):
         name (str | Unset):  Default: ''.
         defined_in (DefinedIn | Unset): Where a policy or toolset was defined.
     """
@@ -34,12 +36,14 @@ class NamedPolicy:
     match: PolicyMatch | Unset = UNSET
     allow: AccessRules | None | Unset = UNSET
     deny: AccessRules | None | Unset = UNSET
+    approve: ApproveRule | None | Unset = UNSET
     name: str | Unset = ""
     defined_in: DefinedIn | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.access_rules import AccessRules
+        from ..models.approve_rule import ApproveRule
 
         match: dict[str, Any] | Unset = UNSET
         if not isinstance(self.match, Unset):
@@ -61,6 +65,14 @@ class NamedPolicy:
         else:
             deny = self.deny
 
+        approve: dict[str, Any] | None | Unset
+        if isinstance(self.approve, Unset):
+            approve = UNSET
+        elif isinstance(self.approve, ApproveRule):
+            approve = self.approve.to_dict()
+        else:
+            approve = self.approve
+
         name = self.name
 
         defined_in: str | Unset = UNSET
@@ -76,6 +88,8 @@ class NamedPolicy:
             field_dict["allow"] = allow
         if deny is not UNSET:
             field_dict["deny"] = deny
+        if approve is not UNSET:
+            field_dict["approve"] = approve
         if name is not UNSET:
             field_dict["name"] = name
         if defined_in is not UNSET:
@@ -86,6 +100,7 @@ class NamedPolicy:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.access_rules import AccessRules
+        from ..models.approve_rule import ApproveRule
         from ..models.policy_match import PolicyMatch
 
         d = dict(src_dict)
@@ -130,6 +145,23 @@ class NamedPolicy:
 
         deny = _parse_deny(d.pop("deny", UNSET))
 
+        def _parse_approve(data: object) -> ApproveRule | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                approve_type_0 = ApproveRule.from_dict(data)
+
+                return approve_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ApproveRule | None | Unset, data)
+
+        approve = _parse_approve(d.pop("approve", UNSET))
+
         name = d.pop("name", UNSET)
 
         _defined_in = d.pop("defined_in", UNSET)
@@ -143,6 +175,7 @@ class NamedPolicy:
             match=match,
             allow=allow,
             deny=deny,
+            approve=approve,
             name=name,
             defined_in=defined_in,
         )

@@ -36,6 +36,13 @@ class OAuthConfig:
             per_agent (bool | None | Unset): Each agent authorizes for itself and is served over its own upstream session
                 with its own
                 token (`authorization_code` only).
+            token_endpoint (None | str | Unset): `token_exchange`: the token endpoint; by default found by discovery, as for
+                the other
+                grants.
+            audience (None | str | Unset): `token_exchange`: the `audience` asked for (a logical name of the server).
+            resource (None | str | Unset): `token_exchange`: the `resource` asked for (RFC 8707); by default the server's
+                `url`
+                when no `audience` is given.
     """
 
     type_: OAuthKind
@@ -46,6 +53,9 @@ class OAuthConfig:
     token_endpoint_auth_method: None | TokenEndpointAuth | Unset = UNSET
     private_key: None | str | Unset = UNSET
     per_agent: bool | None | Unset = UNSET
+    token_endpoint: None | str | Unset = UNSET
+    audience: None | str | Unset = UNSET
+    resource: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -96,6 +106,24 @@ class OAuthConfig:
         else:
             per_agent = self.per_agent
 
+        token_endpoint: None | str | Unset
+        if isinstance(self.token_endpoint, Unset):
+            token_endpoint = UNSET
+        else:
+            token_endpoint = self.token_endpoint
+
+        audience: None | str | Unset
+        if isinstance(self.audience, Unset):
+            audience = UNSET
+        else:
+            audience = self.audience
+
+        resource: None | str | Unset
+        if isinstance(self.resource, Unset):
+            resource = UNSET
+        else:
+            resource = self.resource
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -117,6 +145,12 @@ class OAuthConfig:
             field_dict["private_key"] = private_key
         if per_agent is not UNSET:
             field_dict["per_agent"] = per_agent
+        if token_endpoint is not UNSET:
+            field_dict["token_endpoint"] = token_endpoint
+        if audience is not UNSET:
+            field_dict["audience"] = audience
+        if resource is not UNSET:
+            field_dict["resource"] = resource
 
         return field_dict
 
@@ -206,6 +240,33 @@ class OAuthConfig:
 
         per_agent = _parse_per_agent(d.pop("per_agent", UNSET))
 
+        def _parse_token_endpoint(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        token_endpoint = _parse_token_endpoint(d.pop("token_endpoint", UNSET))
+
+        def _parse_audience(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        audience = _parse_audience(d.pop("audience", UNSET))
+
+        def _parse_resource(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        resource = _parse_resource(d.pop("resource", UNSET))
+
         o_auth_config = cls(
             type_=type_,
             grant_type=grant_type,
@@ -215,6 +276,9 @@ class OAuthConfig:
             token_endpoint_auth_method=token_endpoint_auth_method,
             private_key=private_key,
             per_agent=per_agent,
+            token_endpoint=token_endpoint,
+            audience=audience,
+            resource=resource,
         )
 
         o_auth_config.additional_properties = d

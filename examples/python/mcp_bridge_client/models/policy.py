@@ -9,6 +9,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.access_rules import AccessRules
+    from ..models.approve_rule import ApproveRule
     from ..models.policy_match import PolicyMatch
 
 
@@ -26,14 +27,17 @@ class Policy:
                 to everyone.
             allow (AccessRules | None | Unset):
             deny (AccessRules | None | Unset):
+            approve (ApproveRule | None | Unset):
     """
 
     match: PolicyMatch | Unset = UNSET
     allow: AccessRules | None | Unset = UNSET
     deny: AccessRules | None | Unset = UNSET
+    approve: ApproveRule | None | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.access_rules import AccessRules
+        from ..models.approve_rule import ApproveRule
 
         match: dict[str, Any] | Unset = UNSET
         if not isinstance(self.match, Unset):
@@ -55,6 +59,14 @@ class Policy:
         else:
             deny = self.deny
 
+        approve: dict[str, Any] | None | Unset
+        if isinstance(self.approve, Unset):
+            approve = UNSET
+        elif isinstance(self.approve, ApproveRule):
+            approve = self.approve.to_dict()
+        else:
+            approve = self.approve
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -64,12 +76,15 @@ class Policy:
             field_dict["allow"] = allow
         if deny is not UNSET:
             field_dict["deny"] = deny
+        if approve is not UNSET:
+            field_dict["approve"] = approve
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.access_rules import AccessRules
+        from ..models.approve_rule import ApproveRule
         from ..models.policy_match import PolicyMatch
 
         d = dict(src_dict)
@@ -114,10 +129,28 @@ class Policy:
 
         deny = _parse_deny(d.pop("deny", UNSET))
 
+        def _parse_approve(data: object) -> ApproveRule | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                approve_type_0 = ApproveRule.from_dict(data)
+
+                return approve_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ApproveRule | None | Unset, data)
+
+        approve = _parse_approve(d.pop("approve", UNSET))
+
         policy = cls(
             match=match,
             allow=allow,
             deny=deny,
+            approve=approve,
         )
 
         return policy

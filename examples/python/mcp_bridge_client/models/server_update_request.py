@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..models.server_update_request_headers_type_0 import (
         ServerUpdateRequestHeadersType0,
     )
+    from ..models.upstream_identity import UpstreamIdentity
 
 
 T = TypeVar("T", bound="ServerUpdateRequest")
@@ -57,6 +58,7 @@ class ServerUpdateRequest:
             tool_allow_list (list[str] | None | Unset):
             resource_allow_list (list[str] | None | Unset):
             auth (None | OAuthConfig | Unset):
+            identity (None | Unset | UpstreamIdentity):
     """
 
     type_: (
@@ -83,6 +85,7 @@ class ServerUpdateRequest:
     tool_allow_list: list[str] | None | Unset = UNSET
     resource_allow_list: list[str] | None | Unset = UNSET
     auth: None | OAuthConfig | Unset = UNSET
+    identity: None | Unset | UpstreamIdentity = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,6 +96,7 @@ class ServerUpdateRequest:
         from ..models.server_update_request_headers_type_0 import (
             ServerUpdateRequestHeadersType0,
         )
+        from ..models.upstream_identity import UpstreamIdentity
 
         type_: None | str | Unset
         if isinstance(self.type_, Unset):
@@ -225,6 +229,14 @@ class ServerUpdateRequest:
         else:
             auth = self.auth
 
+        identity: dict[str, Any] | None | Unset
+        if isinstance(self.identity, Unset):
+            identity = UNSET
+        elif isinstance(self.identity, UpstreamIdentity):
+            identity = self.identity.to_dict()
+        else:
+            identity = self.identity
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -264,6 +276,8 @@ class ServerUpdateRequest:
             field_dict["resource_allow_list"] = resource_allow_list
         if auth is not UNSET:
             field_dict["auth"] = auth
+        if identity is not UNSET:
+            field_dict["identity"] = identity
 
         return field_dict
 
@@ -276,6 +290,7 @@ class ServerUpdateRequest:
         from ..models.server_update_request_headers_type_0 import (
             ServerUpdateRequestHeadersType0,
         )
+        from ..models.upstream_identity import UpstreamIdentity
 
         d = dict(src_dict)
 
@@ -544,6 +559,23 @@ class ServerUpdateRequest:
 
         auth = _parse_auth(d.pop("auth", UNSET))
 
+        def _parse_identity(data: object) -> None | Unset | UpstreamIdentity:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                identity_type_0 = UpstreamIdentity.from_dict(data)
+
+                return identity_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UpstreamIdentity, data)
+
+        identity = _parse_identity(d.pop("identity", UNSET))
+
         server_update_request = cls(
             type_=type_,
             id=id,
@@ -563,6 +595,7 @@ class ServerUpdateRequest:
             tool_allow_list=tool_allow_list,
             resource_allow_list=resource_allow_list,
             auth=auth,
+            identity=identity,
         )
 
         server_update_request.additional_properties = d

@@ -138,6 +138,11 @@ def sync_detailed(
     as this operation's content, so that generated clients get one typed body; the stream's
     events are the same schemas.
 
+    **Held for approval.** A call a policy's `approve` rule holds answers 202 `task/create/resp`
+    at once, with or without `task`: its task is `input_required` until an approver decides
+    (`POST /v1/approvals/{task_id}`); approved, it runs and its result is the task's; denied or
+    past its time, the task ends `failed` with `forbidden`.
+
     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
     and the bridge runs it in the background;
     each status change is a `bridge/task_status` push on the event stream, and
@@ -188,6 +193,11 @@ def sync(
     as this operation's content, so that generated clients get one typed body; the stream's
     events are the same schemas.
 
+    **Held for approval.** A call a policy's `approve` rule holds answers 202 `task/create/resp`
+    at once, with or without `task`: its task is `input_required` until an approver decides
+    (`POST /v1/approvals/{task_id}`); approved, it runs and its result is the task's; denied or
+    past its time, the task ends `failed` with `forbidden`.
+
     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
     and the bridge runs it in the background;
     each status change is a `bridge/task_status` push on the event stream, and
@@ -232,6 +242,11 @@ async def asyncio_detailed(
     with the statuses below. Closing the stream abandons the call. Only the JSON answer is listed
     as this operation's content, so that generated clients get one typed body; the stream's
     events are the same schemas.
+
+    **Held for approval.** A call a policy's `approve` rule holds answers 202 `task/create/resp`
+    at once, with or without `task`: its task is `input_required` until an approver decides
+    (`POST /v1/approvals/{task_id}`); approved, it runs and its result is the task's; denied or
+    past its time, the task ends `failed` with `forbidden`.
 
     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
     and the bridge runs it in the background;
@@ -280,6 +295,11 @@ async def asyncio(
     with the statuses below. Closing the stream abandons the call. Only the JSON answer is listed
     as this operation's content, so that generated clients get one typed body; the stream's
     events are the same schemas.
+
+    **Held for approval.** A call a policy's `approve` rule holds answers 202 `task/create/resp`
+    at once, with or without `task`: its task is `input_required` until an approver decides
+    (`POST /v1/approvals/{task_id}`); approved, it runs and its result is the task's; denied or
+    past its time, the task ends `failed` with `forbidden`.
 
     **As a task.** With `task` (`{"ttl": ms}`), the call answers 202 `task/create/resp` at once
     and the bridge runs it in the background;
