@@ -4,6 +4,7 @@
 
 mod access;
 mod errors;
+mod idp;
 mod messages;
 mod methods;
 mod models;
@@ -14,6 +15,7 @@ mod values;
 
 pub use access::*;
 pub use errors::{ErrorBody, ErrorCode, internal_error};
+pub use idp::*;
 pub use messages::*;
 pub use methods::{NotificationMethod, TaskMethod};
 pub use models::*;

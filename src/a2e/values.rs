@@ -104,6 +104,10 @@ pub enum OAuthGrant {
     AuthorizationCode,
     /// The bridge authenticates as itself, with a client secret or a private key; no person.
     ClientCredentials,
+    /// Enterprise-managed authorization (SEP-990): an identity assertion is exchanged at the
+    /// identity provider (`idp`) for an ID-JAG, which the server's authorization server takes
+    /// as a JWT bearer grant (RFC 7523); no person.
+    IdJag,
 }
 
 impl OAuthGrant {
@@ -111,6 +115,7 @@ impl OAuthGrant {
         match self {
             Self::AuthorizationCode => "authorization_code",
             Self::ClientCredentials => "client_credentials",
+            Self::IdJag => "id_jag",
         }
     }
 }
@@ -313,6 +318,7 @@ mod tests {
         for grant in [OAuthGrant::AuthorizationCode, OAuthGrant::ClientCredentials] {
             assert_eq!(wire(grant), grant.as_str());
         }
+        assert_eq!(wire(OAuthGrant::IdJag), OAuthGrant::IdJag.as_str());
         for method in [
             TokenEndpointAuth::ClientSecretBasic,
             TokenEndpointAuth::ClientSecretPost,
