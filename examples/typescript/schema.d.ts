@@ -1409,6 +1409,38 @@ export interface components {
             status: string;
         };
         /**
+         * @description IdentityProvider: where the bridge exchanges an identity assertion for an ID-JAG (an
+         *     Identity Assertion JWT Authorization Grant) by token exchange (RFC 8693), and how it
+         *     authenticates there.
+         */
+        IdentityProvider: {
+            /**
+             * @description The identity provider's issuer identifier: the `iss` of the ID-JAGs it issues.
+             * @example https://idp.example.com
+             */
+            issuer: string | null;
+            /**
+             * @description The identity provider's token endpoint.
+             * @example https://idp.example.com/oauth2/token
+             */
+            token_endpoint: string | null;
+            /**
+             * @description The bridge's client at the identity provider (the audience of the ID tokens it
+             *     exchanges).
+             */
+            client_id: string | null;
+            /**
+             * @description The secret of `client_id` (secret: shown as `***`); sent with HTTP Basic. Without it the
+             *     bridge authenticates as a public client (`client_id` in the body).
+             */
+            client_secret?: string | null;
+            /**
+             * @description What the identity assertion is (RFC 8693 `subject_token_type`); by default an OpenID
+             *     Connect ID token, `urn:ietf:params:oauth:token-type:id_token`.
+             */
+            subject_token_type?: string | null;
+        };
+        /**
          * @description What an import did with one server (`action` of an import result).
          * @enum {string}
          */
@@ -1700,7 +1732,10 @@ export interface components {
         OAuthConfig: {
             /** @description Always `oauth2`. */
             type: components["schemas"]["OAuthKind"];
-            /** @description `authorization_code` (a person approves once; the default) or `client_credentials`. */
+            /**
+             * @description `authorization_code` (a person approves once; the default) or `client_credentials`.
+             *     `id_jag`: enterprise-managed authorization (an identity assertion exchanged at `idp`).
+             */
             grant_type?: components["schemas"]["OAuthGrant"];
             /**
              * @description A client pre-registered with the authorization server; when absent the bridge uses its
@@ -1725,12 +1760,18 @@ export interface components {
              *     token (`authorization_code` only).
              */
             per_agent?: boolean | null;
+            idp?: components["schemas"]["IdentityProvider"] | null;
+            /**
+             * @description `id_jag`: the identity assertion (an ID token of the identity provider) every ID-JAG of
+             *     the server is asked with (secret: shown as `***`).
+             */
+            identity_assertion?: string | null;
         };
         /**
          * @description How the bridge obtains an upstream's token (`grant_type` of OAuthConfig).
          * @enum {string}
          */
-        OAuthGrant: "authorization_code" | "client_credentials";
+        OAuthGrant: "authorization_code" | "client_credentials" | "id_jag";
         /**
          * @description The kind of an upstream's `auth` (`type` of OAuthConfig): OAuth 2.1 is the only one.
          * @enum {string}

@@ -55,3 +55,36 @@ impl IdentityProvider {
         self.subject_token_type.as_deref().unwrap_or(ID_TOKEN_TYPE)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::a2e::{OAuthConfig, OAuthGrant, REDACTED};
+
+    #[test]
+    fn the_assertion_and_the_idp_secret_are_secrets() {
+        let auth: OAuthConfig = serde_json::from_value(serde_json::json!({
+            "type": "oauth2", "grant_type": "id_jag", "client_id": "c", "client_secret": "cs",
+            "idp": {"issuer": "https://idp", "token_endpoint": "https://idp/token",
+                    "client_id": "i", "client_secret": "idp-s3cret"},
+            "identity_assertion": "id-t0ken",
+        }))
+        .unwrap();
+        assert_eq!(auth.grant_type, OAuthGrant::IdJag);
+        let shown = auth.redacted();
+        assert_eq!(shown.identity_assertion.as_deref(), Some(REDACTED));
+        let idp = shown.idp.as_ref().unwrap();
+        assert_eq!(idp.client_secret.as_deref(), Some(REDACTED));
+        assert_eq!(idp.client_id, "i");
+        let printed = format!("{auth:?}");
+        assert!(
+            !printed.contains("idp-s3cret") && !printed.contains("id-t0ken"),
+            "{printed}"
+        );
+        let secrets = auth.secret_values();
+        assert!(secrets.contains(&"idp-s3cret".to_owned()), "{secrets:?}");
+        assert!(secrets.contains(&"id-t0ken".to_owned()), "{secrets:?}");
+        // Sent back as shown, they keep what is stored.
+        let kept = shown.keeping_secrets(Some(&auth));
+        assert_eq!(kept, auth);
+    }
+}

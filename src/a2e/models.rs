@@ -116,9 +116,8 @@ pub struct OAuthConfig {
     /// `id_jag`: the identity provider the identity assertion is exchanged at for an ID-JAG.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idp: Option<IdentityProvider>,
-    /// `id_jag` on a shared server (not `per_agent`): the identity assertion (an ID token of
-    /// the identity provider) every connection's ID-JAG is asked with (secret: shown as `***`).
-    /// A `per_agent` server takes none: each agent's own bearer token is its assertion.
+    /// `id_jag`: the identity assertion (an ID token of the identity provider) every ID-JAG of
+    /// the server is asked with (secret: shown as `***`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity_assertion: Option<String>,
 }

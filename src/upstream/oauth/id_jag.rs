@@ -10,9 +10,11 @@
 //! it the guarded HTTP client, the discovered authorization server, the configured clients and
 //! the assertion, and keeps the access token in the grant's vault like any other.
 //!
-//! Whose assertion: a shared server's is `auth.identity_assertion` (one identity for every
-//! caller); a `per_agent` server's is the calling agent's own bearer token, handed to its grant's
-//! client with [`Client::assert_as`]. Neither is logged, shown, audited or stored by this module.
+//! Whose assertion: `auth.identity_assertion` (one identity for every caller), or one handed to
+//! the grant's client with [`Client::assert_as`]: the way in for a `per_agent` server's, the
+//! calling agent's own bearer token (which the configuration check refuses until the registry
+//! keeps the agents' verified tokens for their connections). Neither is logged, shown, audited
+//! or stored by this module.
 
 use oauth2::ClientSecret;
 use rmcp::transport::auth::enterprise::{
@@ -54,8 +56,8 @@ impl Client {
             (None, Some(agent)) => agent.expose_secret().to_owned(),
             (None, None) => {
                 return Err(OAuthError::Failed(
-                    "there is no identity assertion to ask an ID-JAG with: a `per_agent` server's \
-                     is the calling agent's own bearer token"
+                    "there is no identity assertion to ask an ID-JAG with: set \
+                     `auth.identity_assertion`"
                         .into(),
                 ));
             }

@@ -160,6 +160,12 @@ async fn id_jag_settings_that_do_not_hang_together_are_422() {
     let full = id_jag_auth(&peer, "an-id-token");
     let mut no_idp = full.clone();
     no_idp.as_object_mut().unwrap().remove("idp");
+    let mut per_agent = full.clone();
+    per_agent
+        .as_object_mut()
+        .unwrap()
+        .remove("identity_assertion");
+    per_agent["per_agent"] = json!(true);
     let mut no_assertion = full.clone();
     no_assertion
         .as_object_mut()
@@ -173,7 +179,8 @@ async fn id_jag_settings_that_do_not_hang_together_are_422() {
     elsewhere["identity_assertion"] = json!("an-id-token");
     for (what, auth) in [
         ("no idp", no_idp),
-        ("no assertion and not per_agent", no_assertion),
+        ("no assertion", no_assertion),
+        ("per_agent (each agent's token: not yet)", per_agent),
         ("an assertion on a per_agent server", both),
         ("an empty idp issuer", no_issuer),
         ("an assertion for authorization_code", elsewhere),

@@ -1,10 +1,11 @@
 from typing import Literal
 
-OAuthGrant = Literal["authorization_code", "client_credentials"]
+OAuthGrant = Literal["authorization_code", "client_credentials", "id_jag"]
 
 O_AUTH_GRANT_VALUES: set[OAuthGrant] = {
     "authorization_code",
     "client_credentials",
+    "id_jag",
 }
 
 
