@@ -5,6 +5,7 @@
 mod access;
 mod errors;
 mod identity;
+mod idp;
 mod messages;
 mod methods;
 mod models;
@@ -16,6 +17,7 @@ mod values;
 pub use access::*;
 pub use errors::{ErrorBody, ErrorCode, internal_error};
 pub use identity::UpstreamIdentity;
+pub use idp::*;
 pub use messages::*;
 pub use methods::{NotificationMethod, TaskMethod};
 pub use models::*;

@@ -1584,6 +1584,38 @@ export interface components {
             status: string;
         };
         /**
+         * @description IdentityProvider: where the bridge exchanges an identity assertion for an ID-JAG (an
+         *     Identity Assertion JWT Authorization Grant) by token exchange (RFC 8693), and how it
+         *     authenticates there.
+         */
+        IdentityProvider: {
+            /**
+             * @description The identity provider's issuer identifier: the `iss` of the ID-JAGs it issues.
+             * @example https://idp.example.com
+             */
+            issuer: string | null;
+            /**
+             * @description The identity provider's token endpoint.
+             * @example https://idp.example.com/oauth2/token
+             */
+            token_endpoint: string | null;
+            /**
+             * @description The bridge's client at the identity provider (the audience of the ID tokens it
+             *     exchanges).
+             */
+            client_id: string | null;
+            /**
+             * @description The secret of `client_id` (secret: shown as `***`); sent with HTTP Basic. Without it the
+             *     bridge authenticates as a public client (`client_id` in the body).
+             */
+            client_secret?: string | null;
+            /**
+             * @description What the identity assertion is (RFC 8693 `subject_token_type`); by default an OpenID
+             *     Connect ID token, `urn:ietf:params:oauth:token-type:id_token`.
+             */
+            subject_token_type?: string | null;
+        };
+        /**
          * @description What an import did with one server (`action` of an import result).
          * @enum {string}
          */
@@ -1877,8 +1909,9 @@ export interface components {
             /** @description Always `oauth2`. */
             type: components["schemas"]["OAuthKind"];
             /**
-             * @description `authorization_code` (a person approves once; the default), `client_credentials`, or
-             *     `token_exchange` (each calling agent's token exchanged for one of its own, RFC 8693).
+             * @description `authorization_code` (a person approves once; the default), `client_credentials`,
+             *     `token_exchange` (each calling agent's token exchanged for one of its own, RFC 8693), or
+             *     `id_jag` (enterprise-managed authorization: an identity assertion exchanged at `idp`).
              */
             grant_type?: components["schemas"]["OAuthGrant"];
             /**
@@ -1916,12 +1949,18 @@ export interface components {
              *     when no `audience` is given.
              */
             resource?: string | null;
+            idp?: components["schemas"]["IdentityProvider"] | null;
+            /**
+             * @description `id_jag`: the identity assertion (an ID token of the identity provider) every ID-JAG of
+             *     the server is asked with (secret: shown as `***`).
+             */
+            identity_assertion?: string | null;
         };
         /**
          * @description How the bridge obtains an upstream's token (`grant_type` of OAuthConfig).
          * @enum {string}
          */
-        OAuthGrant: "authorization_code" | "client_credentials" | "token_exchange";
+        OAuthGrant: "authorization_code" | "client_credentials" | "token_exchange" | "id_jag";
         /**
          * @description The kind of an upstream's `auth` (`type` of OAuthConfig): OAuth 2.1 is the only one.
          * @enum {string}

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::IdentityProvider;
 use super::{
     A2aBinding, A2aProtocol, ContentKind, ImportAction, McpProtocol, OAuthGrant, OAuthKind, Role,
     TokenEndpointAuth, ToolSource,
@@ -86,8 +87,9 @@ pub struct OAuthConfig {
     /// Always `oauth2`.
     #[serde(rename = "type")]
     pub kind: OAuthKind,
-    /// `authorization_code` (a person approves once; the default), `client_credentials`, or
-    /// `token_exchange` (each calling agent's token exchanged for one of its own, RFC 8693).
+    /// `authorization_code` (a person approves once; the default), `client_credentials`,
+    /// `token_exchange` (each calling agent's token exchanged for one of its own, RFC 8693), or
+    /// `id_jag` (enterprise-managed authorization: an identity assertion exchanged at `idp`).
     #[serde(default)]
     pub grant_type: OAuthGrant,
     /// A client pre-registered with the authorization server; when absent the bridge uses its
@@ -123,6 +125,13 @@ pub struct OAuthConfig {
     /// when no `audience` is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
+    /// `id_jag`: the identity provider the identity assertion is exchanged at for an ID-JAG.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idp: Option<IdentityProvider>,
+    /// `id_jag`: the identity assertion (an ID token of the identity provider) every ID-JAG of
+    /// the server is asked with (secret: shown as `***`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity_assertion: Option<String>,
 }
 
 /// The secrets never appear in a log line, even when a config is printed whole.
@@ -144,6 +153,8 @@ impl std::fmt::Debug for OAuthConfig {
             .field("token_endpoint", &shown.token_endpoint)
             .field("audience", &shown.audience)
             .field("resource", &shown.resource)
+            .field("idp", &shown.idp)
+            .field("identity_assertion", &shown.identity_assertion)
             .finish()
     }
 }
@@ -155,6 +166,11 @@ impl OAuthConfig {
         Self {
             client_secret: hide(&self.client_secret),
             private_key: hide(&self.private_key),
+            identity_assertion: hide(&self.identity_assertion),
+            idp: self.idp.clone().map(|idp| IdentityProvider {
+                client_secret: hide(&idp.client_secret),
+                ..idp
+            }),
             ..self.clone()
         }
     }
@@ -177,6 +193,16 @@ impl OAuthConfig {
             &mut self.private_key,
             stored.and_then(|s| s.private_key.as_ref()),
         );
+        keep(
+            &mut self.identity_assertion,
+            stored.and_then(|s| s.identity_assertion.as_ref()),
+        );
+        if let Some(idp) = &mut self.idp {
+            keep(
+                &mut idp.client_secret,
+                stored.and_then(|s| s.idp.as_ref()?.client_secret.as_ref()),
+            );
+        }
         self
     }
 
@@ -184,6 +210,8 @@ impl OAuthConfig {
     /// may hold part of it).
     pub fn secret_values(&self) -> Vec<String> {
         let mut secrets: Vec<String> = self.client_secret.iter().cloned().collect();
+        secrets.extend(self.identity_assertion.iter().cloned());
+        secrets.extend(self.idp.iter().filter_map(|idp| idp.client_secret.clone()));
         if let Some(key) = &self.private_key {
             secrets.push(key.clone());
             secrets.extend(

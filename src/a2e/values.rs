@@ -107,6 +107,10 @@ pub enum OAuthGrant {
     /// RFC 8693: each calling agent's own token is exchanged for one naming the agent (`sub`)
     /// and the bridge (`act.sub`), for this server only; one connection per agent.
     TokenExchange,
+    /// Enterprise-managed authorization (SEP-990): an identity assertion is exchanged at the
+    /// identity provider (`idp`) for an ID-JAG, which the server's authorization server takes
+    /// as a JWT bearer grant (RFC 7523); no person.
+    IdJag,
 }
 
 impl OAuthGrant {
@@ -115,6 +119,7 @@ impl OAuthGrant {
             Self::AuthorizationCode => "authorization_code",
             Self::ClientCredentials => "client_credentials",
             Self::TokenExchange => "token_exchange",
+            Self::IdJag => "id_jag",
         }
     }
 }
@@ -317,6 +322,7 @@ mod tests {
         for grant in [OAuthGrant::AuthorizationCode, OAuthGrant::ClientCredentials] {
             assert_eq!(wire(grant), grant.as_str());
         }
+        assert_eq!(wire(OAuthGrant::IdJag), OAuthGrant::IdJag.as_str());
         for method in [
             TokenEndpointAuth::ClientSecretBasic,
             TokenEndpointAuth::ClientSecretPost,

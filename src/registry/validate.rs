@@ -167,6 +167,7 @@ fn check_auth(auth: &OAuthConfig) -> Result<(), String> {
                 .into(),
         );
     }
+    check_id_jag(auth)?;
     check_token_endpoint_auth(auth)?;
     if let Some(key) = &auth.private_key {
         check_private_key(key)?;
@@ -175,6 +176,85 @@ fn check_auth(auth: &OAuthConfig) -> Result<(), String> {
         check_scope(scope)?;
     }
     Ok(())
+}
+
+/// The `id_jag` grant (enterprise-managed authorization): its client at the authorization
+/// server, its identity provider, and whose identity assertion it uses (the configured one on a
+/// shared server, each agent's own token on a `per_agent` one: exactly one of the two).
+fn check_id_jag(auth: &OAuthConfig) -> Result<(), String> {
+    let id_jag = auth.grant_type == OAuthGrant::IdJag;
+    if !id_jag {
+        return match (&auth.idp, &auth.identity_assertion) {
+            (None, None) => Ok(()),
+            _ => Err(
+                "`auth.idp` and `auth.identity_assertion` are for `auth.grant_type` id_jag".into(),
+            ),
+        };
+    }
+    if auth.client_id.is_none() {
+        return Err(
+            "`auth.grant_type` id_jag needs `auth.client_id` (the bridge's client at the \
+             server's authorization server)"
+                .into(),
+        );
+    }
+    let Some(idp) = &auth.idp else {
+        return Err(
+            "`auth.grant_type` id_jag needs `auth.idp` (issuer, token_endpoint, client_id)".into(),
+        );
+    };
+    for (field, value) in [
+        ("issuer", &idp.issuer),
+        ("token_endpoint", &idp.token_endpoint),
+        ("client_id", &idp.client_id),
+    ] {
+        if value.trim().is_empty() {
+            return Err(format!("`auth.idp.{field}` must not be empty"));
+        }
+    }
+    for (field, value) in [
+        ("issuer", &idp.issuer),
+        ("token_endpoint", &idp.token_endpoint),
+    ] {
+        let url =
+            url::Url::parse(value).map_err(|e| format!("`auth.idp.{field}` is not a URL: {e}"))?;
+        if !matches!(url.scheme(), "https" | "http") {
+            return Err(format!(
+                "`auth.idp.{field}` must be an https (or loopback http) URL"
+            ));
+        }
+    }
+    if idp
+        .client_secret
+        .as_deref()
+        .is_some_and(|v| v.trim().is_empty())
+    {
+        return Err("`auth.idp.client_secret` must not be empty when given".into());
+    }
+    match (auth.per_agent, &auth.identity_assertion) {
+        (true, Some(_)) => Err(
+            "`auth.identity_assertion` is for a shared server: on a `per_agent` \
+             server each agent's own bearer token would be its identity assertion"
+                .into(),
+        ),
+        // Each agent's own token as its assertion (`oauth::Client::assert_as`) needs the agents'
+        // verified tokens kept for their connections, which the registry does not do yet.
+        (true, None) => Err(
+            "`auth.per_agent` with `auth.grant_type` id_jag (each agent's own \
+             bearer token as its identity assertion) is not available yet: give the server one \
+             `auth.identity_assertion`"
+                .into(),
+        ),
+        (false, None) => Err(
+            "`auth.grant_type` id_jag needs `auth.identity_assertion` (the ID \
+             token its ID-JAGs are asked with)"
+                .into(),
+        ),
+        (false, Some(assertion)) if assertion.trim().is_empty() => {
+            Err("`auth.identity_assertion` must not be empty when given".into())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `token_endpoint_auth_method` and the credentials it uses; a `private_key` serves

@@ -24,6 +24,12 @@ impl Store {
         if let Some(auth) = &mut stored.auth {
             auth.client_secret = sealed::seal_option(self.sealer(), auth.client_secret.as_deref());
             auth.private_key = sealed::seal_option(self.sealer(), auth.private_key.as_deref());
+            auth.identity_assertion =
+                sealed::seal_option(self.sealer(), auth.identity_assertion.as_deref());
+            if let Some(idp) = &mut auth.idp {
+                idp.client_secret =
+                    sealed::seal_option(self.sealer(), idp.client_secret.as_deref());
+            }
         }
         serde_json::to_string(&stored).map_err(|e| StoreError::Corrupt(e.to_string()))
     }
@@ -112,6 +118,10 @@ impl Store {
             };
             auth.client_secret = open(&auth.client_secret)?;
             auth.private_key = open(&auth.private_key)?;
+            auth.identity_assertion = open(&auth.identity_assertion)?;
+            if let Some(idp) = &mut auth.idp {
+                idp.client_secret = open(&idp.client_secret)?;
+            }
         }
         Ok(config)
     }
@@ -181,7 +191,14 @@ impl Store {
                 let auth = c
                     .auth
                     .iter()
-                    .flat_map(|a| a.client_secret.iter().chain(a.private_key.iter()));
+                    .flat_map(|a| {
+                        let idp = a.idp.iter().flat_map(|idp| idp.client_secret.iter());
+                        a.client_secret
+                            .iter()
+                            .chain(a.private_key.iter())
+                            .chain(idp)
+                    })
+                    .chain(c.auth.iter().flat_map(|a| a.identity_assertion.iter()));
                 sealed::any_plain(c.env.values().chain(c.headers.values()).chain(auth))
             });
             if let (true, Ok(config)) = (plain, self.open_config(&stored)) {

@@ -10,7 +10,9 @@
 //!
 //! Its parts: `client.rs` (a grant's client and its flows), `guarded.rs` (the HTTP of every
 //! flow), `vault.rs` (a grant's tokens), `link.rs` (an authorization link's flow), `jwt.rs`
-//! (`private_key_jwt`), `exchange.rs` (token exchange, RFC 8693).
+//! (`private_key_jwt`), `exchange.rs` (token exchange, RFC 8693), `id_jag.rs` (enterprise-managed
+//! authorization), `discovery.rs` (the 2025-03-26 revision's discovery, for the one case rmcp
+//! refuses).
 
 use rmcp::transport::auth::{AuthError, AuthorizationMetadata, WWWAuthenticateParams};
 use serde::{Deserialize, Serialize};
@@ -18,8 +20,10 @@ use serde::{Deserialize, Serialize};
 use vault::STORE_AWAY;
 
 mod client;
+mod discovery;
 mod exchange;
 mod guarded;
+mod id_jag;
 mod jwt;
 mod link;
 mod vault;

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::helpers::*;
 
 mod faults;
+mod id_jag;
 mod per_agent;
 mod refresh;
 

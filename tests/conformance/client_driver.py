@@ -81,9 +81,10 @@ Scenarios (read from the suite's own source, @modelcontextprotocol/conformance 0
                                            client_secret from the context
       client-credentials-jwt               client_credentials, client_id,        same
                                            private_key_jwt, private_key (PEM)
-      cross-app-access-complete-flow       -                                     not expressible over REST (SEP-990
-                                                                                 needs an IdP ID token and a JWT bearer
-                                                                                 grant): fails at once
+      cross-app-access-complete-flow       id_jag: client_id and client_secret,  ready with no person, call ok
+                                           idp {issuer, token_endpoint,
+                                           client_id} and identity_assertion
+                                           (the ID token) from the context
 
 Every run registers a fresh server id and unregisters it at the end (also on SIGTERM, which the suite sends
 on its timeout). The exit status is 0 when the driver's own steps succeeded, 1 when a step failed and 2 on a
@@ -487,6 +488,18 @@ def _private_key_jwt(context: dict) -> dict:
             "token_endpoint_auth_method": "private_key_jwt", "private_key": pem}
 
 
+def _id_jag(context: dict) -> dict:
+    client_id, client_secret, idp_client_id, id_token, idp_issuer, idp_token_endpoint = _need(
+        context, "client_id", "client_secret", "idp_client_id", "idp_id_token", "idp_issuer", "idp_token_endpoint"
+    )
+    # SEP-990: the scenario hands out the person's ID token, so the server is a shared one with that
+    # identity assertion (a `per_agent` server would use each calling agent's own bearer token instead).
+    # No token_endpoint_auth_method: the metadata says ["client_secret_basic"] only.
+    return {"type": "oauth2", "grant_type": "id_jag", "client_id": client_id, "client_secret": client_secret,
+            "idp": {"issuer": idp_issuer, "token_endpoint": idp_token_endpoint, "client_id": idp_client_id},
+            "identity_assertion": id_token}
+
+
 @dataclass(frozen=True)
 class AuthPlan:
     """What the driver registers for one auth/* scenario and what it expects the bridge to do."""
@@ -533,11 +546,7 @@ AUTH_PLANS = {
     "auth/authorization-server-migration": AuthPlan(),
     "auth/client-credentials-jwt": AuthPlan(auth=_private_key_jwt, person=False),
     "auth/client-credentials-basic": AuthPlan(auth=_client_secret, person=False),
-    "auth/cross-app-access-complete-flow": AuthPlan(
-        unsupported="SEP-990 (enterprise-managed authorization) needs an RFC 8693 token exchange of the person's "
-        "IdP ID token for an ID-JAG at the IdP, then a JWT bearer grant at the authorization server; the "
-        "bridge's `auth` (authorization_code | client_credentials) has no way to take an ID token or an IdP"
-    ),
+    "auth/cross-app-access-complete-flow": AuthPlan(auth=_id_jag, person=False),
 }
 GAVE_UP_LIMIT = 3  # auth/scope-retry-limit: more authorization requests than this fail the suite's check
 
@@ -706,7 +715,8 @@ def run_auth(scenario: str, server_url: str, bridge: Bridge, server_id: str) -> 
     deadline = time.monotonic() + bridge.timeout
     browser = Browser(bridge.base, os.environ.get("MCP_BRIDGE_PUBLIC_URL", ""), bridge.timeout)
     flow = AuthFlow(bridge, browser, server_id, plan, deadline)
-    shown = dict(auth or {}, **{k: "***" for k in ("client_secret", "private_key") if (auth or {}).get(k)})
+    secret = ("client_secret", "private_key", "identity_assertion")
+    shown = dict(auth or {}, **{k: "***" for k in secret if (auth or {}).get(k)})
     log("auth:", json.dumps(shown) if auth else "none (the bridge discovers OAuth from the server's 401)")
     if plan.expect == "refuses":
         # The protected resource metadata names another resource: the bridge must not start an authorization

@@ -47,6 +47,11 @@ Plain HTTP controls for tests (no auth):
     POST /_expire    expires every access token now (the next use is a 401 until the client refreshes);
                      answers {"expired": n}
 
+--id-jag (SEP-990, enterprise-managed authorization): the token endpoint also takes the RFC 7523 jwt-bearer grant
+carrying an ID-JAG of the identity provider id_jag_idp.py mounts at /idp (issuer http://127.0.0.1:N/idp; its
+docstring lists its endpoints), from the pre-registered client xaa-client / xaa-secret (client_secret_basic); the
+grant is the ID-JAG's subject (whoami's "subject"), with no refresh token.
+
 Hostile modes (tests of what the bridge shows and where it connects): --metadata-override KEY=VALUE replaces a field
 of the RFC 8414 metadata (repeatable; e.g. registration_endpoint=http://169.254.169.254/register), --fail-with-body
 TEXT answers every POST to /register and /token (or only to each --fail-on PATH) with 400 and TEXT.
@@ -148,6 +153,7 @@ class AutoApproveProvider:
     """
 
     def __init__(self, store: Store, stats: dict[str, Any], access_ttl: int, resource: str, strict: bool):
+        self.idp = None  # --id-jag: the identity provider whose ID-JAGs are taken (id_jag_idp.py)
         self.store = store
         self.stats = stats
         self.access_ttl = access_ttl
@@ -285,7 +291,18 @@ class AutoApproveProvider:
         self.store.save()
 
     async def exchange_identity_assertion(self, client, params) -> OAuthToken:
-        raise TokenError("unsupported_grant_type", "not supported by this test peer")
+        if self.idp is None:
+            raise TokenError("unsupported_grant_type", "not supported by this test peer")
+        # --id-jag: a grant of the ID-JAG's subject, with the scopes it carries; no refresh token (SEP-990).
+        subject, scopes = self.idp.redeem(client.client_id, params.assertion)
+        grant = self.store.next_grant
+        self.store.next_grant += 1
+        self.store.grants[grant] = {
+            "grant": grant, "client_id": client.client_id, "scopes": scopes, "resource": self.resource,
+            "generation": 0, "revoked": False, "subject": subject,
+        }
+        token = self.issue(grant)
+        return OAuthToken(access_token=token.access_token, expires_in=token.expires_in, scope=token.scope)
 
 
 class Observe:
@@ -417,12 +434,23 @@ def build(base: str, args) -> tuple[MCPServer, Store, dict[str, Any]]:
             enabled=True, valid_scopes=scopes or None, default_scopes=scopes or None
         ),
         revocation_options=RevocationOptions(enabled=True),
+        identity_assertion_enabled=args.id_jag,
         required_scopes=[scopes[0]] if scopes else None,
         # The provider checks the resource itself (--strict-resource), so that a token without one can be told
         # apart in the counters rather than refused outright.
         validate_token_resource=False,
     )
     mcp = MCPServer("oauth-fixture", version="1.0.0", auth_server_provider=provider, auth=auth)
+    if args.id_jag:
+        from id_jag_idp import XAA_CLIENT, XAA_SECRET, Idp
+
+        provider.idp = Idp(base, resource)
+        provider.idp.mount(mcp)
+        store.clients[XAA_CLIENT] = OAuthClientInformationFull(
+            client_id=XAA_CLIENT, client_secret=XAA_SECRET, redirect_uris=None,
+            token_endpoint_auth_method="client_secret_basic",
+            grant_types=["urn:ietf:params:oauth:grant-type:jwt-bearer"], scope=" ".join(scopes) or None,
+        )
 
     @mcp.tool(description="The grant the calling access token belongs to, as JSON text.")
     def whoami(ctx: Context) -> str:
@@ -438,6 +466,8 @@ def build(base: str, args) -> tuple[MCPServer, Store, dict[str, Any]]:
                 "scopes": token.scopes,
                 "resource": token.resource,
                 "generation": (token.claims or {}).get("generation"),
+                # --id-jag: whom the identity provider vouched for
+                "subject": record.get("subject"),
             }
         )
 
@@ -531,6 +561,11 @@ def main() -> None:
         "--scopes",
         default="mcp offline_access",
         help="space-separated scopes_supported; the first is required on /mcp (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--id-jag",
+        action="store_true",
+        help="SEP-990: take ID-JAGs of the identity provider id_jag_idp.py mounts at /idp (client xaa-client)",
     )
     parser.add_argument(
         "--strict-resource", action="store_true", help="refuse access tokens not issued for this server's resource"

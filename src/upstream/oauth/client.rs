@@ -21,7 +21,7 @@ use crate::store::Store;
 
 /// A server's OAuth client for one grant: what connecting, authorizing and refreshing share.
 pub struct Client {
-    config: OAuthConfig,
+    pub(super) config: OAuthConfig,
     pub(super) url: String,
     pub(super) settings: Arc<Settings>,
     pub(super) guard: Guard,
@@ -29,6 +29,9 @@ pub struct Client {
     pub(super) vault: Arc<Vault>,
     /// A digest of the server's `url` and `auth`: what a link's flow must have been made for.
     pub(super) server: String,
+    /// The `id_jag` grant of a `per_agent` server: the calling agent's own bearer token, its
+    /// identity assertion (`id_jag.rs`).
+    pub(super) assertion: std::sync::OnceLock<secrecy::SecretString>,
 }
 
 /// An authorization waiting for the person to approve it: its link, and what finishing needs
@@ -80,7 +83,14 @@ impl Client {
             vault: Arc::new(Vault::new(store.clone(), key)),
             store,
             server: link::server_digest(&config.url, config.auth.as_ref()),
+            assertion: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The `id_jag` grant of a `per_agent` server: `token`, the calling agent's own bearer
+    /// token, is the identity assertion its ID-JAG is asked with.
+    pub fn assert_as(&self, token: &str) {
+        let _ = self.assertion.set(token.to_owned().into());
     }
 
     pub fn key(&self) -> &GrantKey {
@@ -91,7 +101,9 @@ impl Client {
     /// token, refresh, and each redirect) goes through the guard, with this grant's tokens.
     /// (rmcp's own client with private addresses allowed would apply rmcp's address policy,
     /// not the bridge's, and a `reqwest` client given to it checks no IP literal.)
-    async fn manager(&self) -> Result<(AuthorizationManager, Arc<GuardedHttp>), OAuthError> {
+    pub(super) async fn manager(
+        &self,
+    ) -> Result<(AuthorizationManager, Arc<GuardedHttp>), OAuthError> {
         let http = Arc::new(GuardedHttp::new(self.guard)?);
         let mut manager =
             AuthorizationManager::new_with_oauth_http_client(&*self.url, http.clone())
@@ -101,7 +113,7 @@ impl Client {
         Ok((manager, http))
     }
 
-    async fn registration(&self) -> Result<Option<Registration>, OAuthError> {
+    pub(super) async fn registration(&self) -> Result<Option<Registration>, OAuthError> {
         let key = self.key();
         let grant = self.store.oauth_grant(&key.server_id, &key.agent).await?;
         match grant.and_then(|g| g.client) {
@@ -188,6 +200,9 @@ impl Client {
         if self.config.grant_type == OAuthGrant::ClientCredentials {
             return self.client_credentials().await.map(Some);
         }
+        if self.config.grant_type == OAuthGrant::IdJag {
+            return self.id_jag().await.map(Some);
+        }
         let Some(registration) = self.registration().await? else {
             return match self.config_is_explicit() {
                 true => Err(OAuthError::NeedsAuthorization),
@@ -221,12 +236,16 @@ impl Client {
                     .into(),
             ));
         }
+        if self.config.grant_type == OAuthGrant::IdJag {
+            return Err(OAuthError::Failed(
+                "the server uses enterprise-managed authorization (ID-JAG): the identity \
+                 provider decides, there is nothing for a person to authorize here"
+                    .into(),
+            ));
+        }
         let (mut manager, http) = self.manager().await?;
-        let resolved = manager
-            .resolve_metadata_from_challenge(challenge)
-            .await
-            .map_err(|e| http.explain(e))?;
-        let metadata = self.pinned(resolved.metadata);
+        let resolved = super::discovery::resolve(&manager, &http, &self.url, challenge).await?;
+        let metadata = self.pinned(resolved);
         manager.set_metadata(metadata.clone());
 
         let mut scopes = if !self.config.scopes.is_empty() {

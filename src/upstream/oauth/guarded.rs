@@ -27,6 +27,9 @@ pub(super) struct GuardedHttp {
     /// What the last refused request was, in words (never the answer's body): what an error
     /// of the flow says.
     pub(super) failure: Arc<std::sync::Mutex<Option<String>>>,
+    /// The `resource` (RFC 8707) exactly as the protected resource metadata published it, for
+    /// token requests that would send it parsed (see `as_published`).
+    pub(super) published: Option<String>,
 }
 
 impl GuardedHttp {
@@ -56,6 +59,7 @@ impl GuardedHttp {
             follow: build(true)?,
             stop: build(false)?,
             failure: Arc::default(),
+            published: None,
         })
     }
 }
@@ -79,7 +83,8 @@ impl GuardedHttp {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
-        let request = reqwest::Request::try_from(with_client_id(request))?;
+        let request = as_published(with_client_id(request), self.published.as_deref());
+        let request = reqwest::Request::try_from(request)?;
         // Literal addresses: the resolver of the client checks names, and each redirect is
         // checked by its policy; an IP literal reaches neither.
         if let Err(why) = self.guard.check_url(request.url()) {
@@ -211,6 +216,46 @@ fn hide_secret_fields(value: &mut serde_json::Value) {
     }
 }
 
+/// A form request whose `resource` is `published` as a URL parser writes it (a pathless
+/// identifier such as `https://mcp.example.com` gains a `/`), with `published` in its place.
+/// rmcp keeps the published identifier for the requests of the flow that discovered it, but a
+/// link finished later (on any replica) starts a manager from the identifier as a URL, so its
+/// token request would not repeat the authorization request's `resource` to the letter, which
+/// RFC 8707 and MCP ask for. Only that spelling is replaced: never another resource.
+fn as_published(mut request: oauth2::HttpRequest, published: Option<&str>) -> oauth2::HttpRequest {
+    let Some(published) = published else {
+        return request;
+    };
+    let is_form = request
+        .headers()
+        .get(oauth2::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    let parsed = url::Url::parse(published).map(String::from);
+    let Ok(parsed) = parsed else {
+        return request;
+    };
+    if !is_form || parsed == published {
+        return request;
+    }
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(request.body())
+        .into_owned()
+        .collect();
+    if !pairs.iter().any(|(k, v)| k == "resource" && *v == parsed) {
+        return request;
+    }
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    for (key, value) in &pairs {
+        let value = match key == "resource" && *value == parsed {
+            true => published,
+            false => value.as_str(),
+        };
+        form.append_pair(key, value);
+    }
+    *request.body_mut() = form.finish().into_bytes();
+    request
+}
+
 /// A token request authenticated with HTTP Basic, with the client's `client_id` in its body too.
 /// The `oauth2` crate leaves it out there (RFC 6749 §4.1.3 asks for it only from clients that do
 /// not authenticate), and authorization servers built on the Python MCP SDK refuse a request
@@ -284,6 +329,24 @@ mod tests {
             request = request.header(oauth2::http::header::AUTHORIZATION, value);
         }
         request.body(body.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn a_pathless_resource_goes_out_as_published() {
+        let body = "grant_type=authorization_code&resource=http%3A%2F%2Flocalhost%3A3000%2F&code=c";
+        let sent = |published| {
+            String::from_utf8(as_published(token_request(None, body), published).into_body())
+                .unwrap()
+        };
+        assert_eq!(
+            sent(Some("http://localhost:3000")),
+            "grant_type=authorization_code&resource=http%3A%2F%2Flocalhost%3A3000&code=c"
+        );
+        // Nothing published, or published with its path already: left alone.
+        assert_eq!(sent(None), body);
+        assert_eq!(sent(Some("http://localhost:3000/")), body);
+        // Another resource is never replaced.
+        assert_eq!(sent(Some("http://localhost:4000")), body);
     }
 
     #[test]

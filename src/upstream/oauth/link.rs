@@ -107,7 +107,10 @@ impl Client {
         issuer: Option<&str>,
     ) -> Result<(), OAuthError> {
         let LinkFlow(flow) = flow;
-        let http = Arc::new(GuardedHttp::new(self.guard)?);
+        let mut http = GuardedHttp::new(self.guard)?;
+        // The token request repeats the authorization request's `resource` to the letter.
+        http.published = Some(flow.resource.clone());
+        let http = Arc::new(http);
         // Made for the link's `resource`, which the token request repeats (rmcp sends the
         // resource it discovered, else the manager's URL).
         let base = url::Url::parse(&flow.resource)

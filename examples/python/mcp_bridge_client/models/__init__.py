@@ -65,6 +65,7 @@ from .envelope import Envelope
 from .error_body import ErrorBody
 from .error_code import ErrorCode
 from .health import Health
+from .identity_provider import IdentityProvider
 from .import_action import ImportAction
 from .import_result import ImportResult
 from .mcp_prompt import McpPrompt
@@ -312,6 +313,7 @@ __all__ = (
     "ErrorBody",
     "ErrorCode",
     "Health",
+    "IdentityProvider",
     "ImportAction",
     "ImportResult",
     "McpPrompt",

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -10,6 +10,10 @@ from ..models.o_auth_grant import OAuthGrant, check_o_auth_grant
 from ..models.o_auth_kind import OAuthKind, check_o_auth_kind
 from ..models.token_endpoint_auth import TokenEndpointAuth, check_token_endpoint_auth
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.identity_provider import IdentityProvider
+
 
 T = TypeVar("T", bound="OAuthConfig")
 
@@ -43,6 +47,10 @@ class OAuthConfig:
             resource (None | str | Unset): `token_exchange`: the `resource` asked for (RFC 8707); by default the server's
                 `url`
                 when no `audience` is given.
+            idp (IdentityProvider | None | Unset):
+            identity_assertion (None | str | Unset): `id_jag`: the identity assertion (an ID token of the identity provider)
+                every ID-JAG of
+                the server is asked with (secret: shown as `***`).
     """
 
     type_: OAuthKind
@@ -56,9 +64,13 @@ class OAuthConfig:
     token_endpoint: None | str | Unset = UNSET
     audience: None | str | Unset = UNSET
     resource: None | str | Unset = UNSET
+    idp: IdentityProvider | None | Unset = UNSET
+    identity_assertion: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.identity_provider import IdentityProvider
+
         type_: str = self.type_
 
         grant_type: str | Unset = UNSET
@@ -124,6 +136,20 @@ class OAuthConfig:
         else:
             resource = self.resource
 
+        idp: dict[str, Any] | None | Unset
+        if isinstance(self.idp, Unset):
+            idp = UNSET
+        elif isinstance(self.idp, IdentityProvider):
+            idp = self.idp.to_dict()
+        else:
+            idp = self.idp
+
+        identity_assertion: None | str | Unset
+        if isinstance(self.identity_assertion, Unset):
+            identity_assertion = UNSET
+        else:
+            identity_assertion = self.identity_assertion
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -151,11 +177,17 @@ class OAuthConfig:
             field_dict["audience"] = audience
         if resource is not UNSET:
             field_dict["resource"] = resource
+        if idp is not UNSET:
+            field_dict["idp"] = idp
+        if identity_assertion is not UNSET:
+            field_dict["identity_assertion"] = identity_assertion
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.identity_provider import IdentityProvider
+
         d = dict(src_dict)
         type_ = check_o_auth_kind(d.pop("type"))
 
@@ -267,6 +299,34 @@ class OAuthConfig:
 
         resource = _parse_resource(d.pop("resource", UNSET))
 
+        def _parse_idp(data: object) -> IdentityProvider | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                idp_type_0 = IdentityProvider.from_dict(data)
+
+                return idp_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(IdentityProvider | None | Unset, data)
+
+        idp = _parse_idp(d.pop("idp", UNSET))
+
+        def _parse_identity_assertion(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        identity_assertion = _parse_identity_assertion(
+            d.pop("identity_assertion", UNSET)
+        )
+
         o_auth_config = cls(
             type_=type_,
             grant_type=grant_type,
@@ -279,6 +339,8 @@ class OAuthConfig:
             token_endpoint=token_endpoint,
             audience=audience,
             resource=resource,
+            idp=idp,
+            identity_assertion=identity_assertion,
         )
 
         o_auth_config.additional_properties = d

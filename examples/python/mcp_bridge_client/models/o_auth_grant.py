@@ -1,10 +1,13 @@
 from typing import Literal
 
-OAuthGrant = Literal["authorization_code", "client_credentials", "token_exchange"]
+OAuthGrant = Literal[
+    "authorization_code", "client_credentials", "id_jag", "token_exchange"
+]
 
 O_AUTH_GRANT_VALUES: set[OAuthGrant] = {
     "authorization_code",
     "client_credentials",
+    "id_jag",
     "token_exchange",
 }
 
