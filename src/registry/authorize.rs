@@ -1,6 +1,7 @@
 //! OAuth authorizations of upstream servers: the links given to people, the callback that
 //! finishes them, and the per-agent sessions of `per_agent` servers.
 
+use secrecy::ExposeSecret;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,13 +47,27 @@ impl ServerEntry {
             server_id: self.id.clone(),
             agent: agent.to_owned(),
         };
-        Some(Arc::new(oauth::Client::new(
+        let client = oauth::Client::new(
             &config,
             key,
             self.authorizations.settings.clone(),
             self.guard,
             self.store.clone(),
-        )))
+        );
+        // A `per_agent` id_jag server: each agent's own bearer token is its identity assertion;
+        // the server's own connection (no agent: it only lists) asks with its owner's.
+        let whose = match agent.is_empty() {
+            true => self.owner.as_str(),
+            false => agent,
+        };
+        if let Some(auth) = &config.auth
+            && auth.per_agent
+            && auth.grant_type == crate::a2e::OAuthGrant::IdJag
+            && let Some(token) = self.identities.token_of(whose)
+        {
+            client.assert_as(token.expose_secret());
+        }
+        Some(Arc::new(client))
     }
 
     /// A new link for a person to authorize the grant of `agent` with. `challenge` is what the

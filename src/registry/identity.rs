@@ -88,6 +88,11 @@ impl Identities {
         );
     }
 
+    /// `agent`'s latest verified token, if the bridge holds one.
+    pub(super) fn token_of(&self, agent: &str) -> Option<Arc<SecretString>> {
+        self.seen(agent).map(|seen| seen.token)
+    }
+
     fn seen(&self, agent: &str) -> Option<Seen> {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         seen.get(agent).cloned()

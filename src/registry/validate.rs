@@ -234,20 +234,12 @@ fn check_id_jag(auth: &OAuthConfig) -> Result<(), String> {
     match (auth.per_agent, &auth.identity_assertion) {
         (true, Some(_)) => Err(
             "`auth.identity_assertion` is for a shared server: on a `per_agent` \
-             server each agent's own bearer token would be its identity assertion"
-                .into(),
-        ),
-        // Each agent's own token as its assertion (`oauth::Client::assert_as`) needs the agents'
-        // verified tokens kept for their connections, which the registry does not do yet.
-        (true, None) => Err(
-            "`auth.per_agent` with `auth.grant_type` id_jag (each agent's own \
-             bearer token as its identity assertion) is not available yet: give the server one \
-             `auth.identity_assertion`"
+             server each agent's own bearer token is its identity assertion"
                 .into(),
         ),
         (false, None) => Err(
             "`auth.grant_type` id_jag needs `auth.identity_assertion` (the ID \
-             token its ID-JAGs are asked with)"
+             token its ID-JAGs are asked with), or `auth.per_agent` (each agent's own token)"
                 .into(),
         ),
         (false, Some(assertion)) if assertion.trim().is_empty() => {

@@ -442,8 +442,11 @@ def build(base: str, args) -> tuple[MCPServer, Store, dict[str, Any]]:
     )
     mcp = MCPServer("oauth-fixture", version="1.0.0", auth_server_provider=provider, auth=auth)
     if args.id_jag:
+        import id_jag_idp
         from id_jag_idp import XAA_CLIENT, XAA_SECRET, Idp
 
+        if args.idp_key:
+            id_jag_idp.KEY = args.idp_key.encode()
         provider.idp = Idp(base, resource)
         provider.idp.mount(mcp)
         store.clients[XAA_CLIENT] = OAuthClientInformationFull(
@@ -566,6 +569,12 @@ def main() -> None:
         "--id-jag",
         action="store_true",
         help="SEP-990: take ID-JAGs of the identity provider id_jag_idp.py mounts at /idp (client xaa-client)",
+    )
+    parser.add_argument(
+        "--idp-key",
+        default="",
+        help="--id-jag: the identity provider's HS256 key (default: a random one); given the bridge's JWT secret, "
+        "its ID tokens are also the agents' bridge tokens, as when the bridge trusts the same provider",
     )
     parser.add_argument(
         "--strict-resource", action="store_true", help="refuse access tokens not issued for this server's resource"

@@ -153,6 +153,51 @@ async fn a_refused_identity_ends_in_error_without_a_link_or_the_assertion() {
     app.stop().await;
 }
 
+/// On a `per_agent` server each agent's own bearer token is its identity assertion: here the
+/// bridge and the identity provider share the key, so the provider's ID tokens are the agents'
+/// bridge tokens, as when the bridge trusts the enterprise's provider (`MCP_BRIDGE_JWT_JWKS_URL`).
+#[tokio::test]
+async fn each_agents_own_token_is_its_identity_assertion_on_a_per_agent_server() {
+    let peer = oauth_peer(&["--id-jag", "--scopes", "mcp", "--idp-key", SECRET]).await;
+    let app = TestApp::builder().port(free_port()).spawn().await;
+    let (dana, erin) = (id_token(&peer, "dana").await, id_token(&peer, "erin").await);
+    let mut config = discovered("xaa", &peer);
+    let mut auth = id_jag_auth(&peer, "");
+    auth.as_object_mut().unwrap().remove("identity_assertion");
+    auth["per_agent"] = json!(true);
+    config["auth"] = auth;
+    app.register_server_as(&dana, config).await;
+    app.wait_status("xaa", "ready", WAIT).await;
+
+    // Each agent reaches the upstream as itself, by an ID-JAG asked with its own token.
+    let who = whoami(&app, "xaa", &dana).await;
+    assert_eq!(who["subject"], "dana", "{who}");
+    assert_eq!(who["client_id"], "xaa-client", "{who}");
+    let other = whoami(&app, "xaa", &erin).await;
+    assert_eq!(other["subject"], "erin", "{other}");
+    assert_ne!(other["grant"], who["grant"], "a grant each: {other}");
+    // A token is kept until it expires: calls again ask the provider for nothing more. (The
+    // first is the server's own connection, which lists with its owner's identity.)
+    whoami(&app, "xaa", &erin).await;
+    whoami(&app, "xaa", &dana).await;
+    let stats = idp(&peer, reqwest::Method::GET, "/_idp/stats").await;
+    assert_eq!(stats["subjects"], json!(["dana", "dana", "erin"]), "{stats}");
+
+    // An agent the provider no longer lets reach the server is refused, with no link to open.
+    let frank = id_token(&peer, "frank").await;
+    idp(&peer, reqwest::Method::POST, "/_idp/deny?sub=frank").await;
+    let (status, body) = app.call_as(&frank, "xaa__whoami", json!({})).await;
+    assert!(
+        status.is_client_error() || status.is_server_error(),
+        "{status} {body}"
+    );
+    assert!(body.get("authorization_url").is_none(), "{body}");
+    assert!(!body.to_string().contains(&frank), "{body}");
+    let stats = idp(&peer, reqwest::Method::GET, "/_idp/stats").await;
+    assert_eq!(stats["refused"], 1, "{stats}");
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn id_jag_settings_that_do_not_hang_together_are_422() {
     let peer = oauth_peer(&["--id-jag", "--scopes", "mcp"]).await;
@@ -160,12 +205,6 @@ async fn id_jag_settings_that_do_not_hang_together_are_422() {
     let full = id_jag_auth(&peer, "an-id-token");
     let mut no_idp = full.clone();
     no_idp.as_object_mut().unwrap().remove("idp");
-    let mut per_agent = full.clone();
-    per_agent
-        .as_object_mut()
-        .unwrap()
-        .remove("identity_assertion");
-    per_agent["per_agent"] = json!(true);
     let mut no_assertion = full.clone();
     no_assertion
         .as_object_mut()
@@ -180,7 +219,6 @@ async fn id_jag_settings_that_do_not_hang_together_are_422() {
     for (what, auth) in [
         ("no idp", no_idp),
         ("no assertion", no_assertion),
-        ("per_agent (each agent's token: not yet)", per_agent),
         ("an assertion on a per_agent server", both),
         ("an empty idp issuer", no_issuer),
         ("an assertion for authorization_code", elsewhere),
