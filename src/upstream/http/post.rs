@@ -502,7 +502,9 @@ impl Events {
 
     /// Reads the events up to the first message. When it answers `request`, that answer alone
     /// (the stream read to its end apart, and noted in `listed` when it answers a
-    /// `tools/list`); otherwise the stream, that message included.
+    /// `tools/list`); otherwise the stream, that message included (rmcp reads the answer
+    /// there, so a listing answered after a message of the server's own is not noted, and
+    /// the record of the previous one stays).
     async fn answer(
         mut self,
         request: Option<(rmcp::model::RequestId, bool)>,
