@@ -25,14 +25,14 @@ pub enum TaskStart {
         server_id: String,
         result: CallToolResult,
     },
-    /// Not started: the server runs no tasks, or is held by another replica. The bridge runs
-    /// the call itself.
+    /// Not started: the server runs no tasks or not this tool's, or is held by another
+    /// replica. The bridge runs the call itself.
     Bridge,
 }
 
 impl Registry {
     /// Calls the catalogue tool `name` as a task the server keeps `ttl` ms, when its server
-    /// runs tasks.
+    /// runs tasks and offers this tool's as one.
     pub async fn start_task(
         &self,
         name: &str,
@@ -51,7 +51,9 @@ impl Registry {
             return Err(Error::ToolNotFound(name.to_owned()));
         }
         let bound = call_bound(&entry.config(), None);
-        if !conn.runs_tasks(bound).await {
+        // A tool its server does not offer as a task (2025-11-25 `execution.taskSupport`) is
+        // never task-augmented: a server may run such a call and fail it only after.
+        if !conn.runs_as_task(&tool, bound).await {
             return Ok(TaskStart::Bridge);
         }
         let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments.clone());

@@ -104,9 +104,11 @@ async fn connect_unredacted(
     let mut challenges = None;
     let mut direct = None;
     let mut streamable = None;
+    let task_tools;
     let (client, stderr) = match config.transport {
         McpTransport::Stdio => {
             let (transport, stderr) = stdio::spawn(config, max)?;
+            task_tools = transport.task_tools();
             match launch.start(transport).await {
                 Ok(client) => (client, Some(stderr)),
                 // What the process said on its way out explains the failure best.
@@ -115,6 +117,7 @@ async fn connect_unredacted(
         }
         McpTransport::Http => {
             let bounded = http::client(config, guard)?;
+            task_tools = bounded.tools.clone();
             streamable = Some(bounded.clone());
             let noted = bounded.challenges.clone();
             challenges = Some(noted.clone());
@@ -141,12 +144,14 @@ async fn connect_unredacted(
             let headers = with_token(http::header_map(config)?, oauth, &launch).await?;
             let opened = sse::connect(url, headers, guard, max, id);
             let transport = launch.within(opened).await??;
+            task_tools = transport.task_tools();
             (launch.start(transport).await?, None)
         }
         McpTransport::Ws => {
             let headers = with_token(http::header_map(config)?, oauth, &launch).await?;
             let opened = ws::connect(url, headers, guard, max, id);
             let transport = launch.within(opened).await??;
+            task_tools = transport.task_tools();
             (launch.start(transport).await?, None)
         }
     };
@@ -187,6 +192,7 @@ async fn connect_unredacted(
         secrets: config.secret_values(),
         challenges,
         runs_tasks: Default::default(),
+        task_tools,
         direct,
         notifications,
         client,

@@ -47,6 +47,9 @@ pub struct Connection {
     pub(super) challenges: Option<Arc<http::Challenges>>,
     /// Whether the server runs MCP tasks, once asked (`tasks.rs`).
     pub(super) runs_tasks: tokio::sync::OnceCell<bool>,
+    /// The tools the server offers to run as tasks, as its raw `tools/list` answers say
+    /// (`decode.rs`; rmcp's `Tool` has no `execution`).
+    pub(super) task_tools: Arc<super::decode::TaskTools>,
     /// How plain tool calls are posted on a Streamable HTTP connection in a session
     /// (`direct.rs`); None on the other transports, with OAuth (whose token rmcp's client
     /// refreshes as it posts) and on 2026-07-28, which has no session.

@@ -23,6 +23,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 
 use super::ConnectError;
+use super::decode::TaskTools;
 use super::limit;
 use crate::a2e::McpServerConfig;
 use crate::guard::Guard;
@@ -89,6 +90,7 @@ pub fn client(config: &McpServerConfig, guard: Guard) -> Result<Bounded, Connect
         server_id: config.server_id.as_str().into(),
         challenges: Arc::default(),
         session: Arc::default(),
+        tools: Arc::default(),
     })
 }
 
@@ -145,6 +147,9 @@ pub struct Bounded {
     pub challenges: Arc<Challenges>,
     /// The session rmcp's client last posted a request in (shared by the clones).
     session: Arc<std::sync::Mutex<Option<Arc<Session>>>>,
+    /// The tools the server offers to run as tasks, from the answers to `tools/list` posted
+    /// over the pool (through a proxy rmcp reads them, and no tool is offered).
+    pub tools: Arc<TaskTools>,
 }
 
 /// What rmcp's client sends with each request of a session: the session id (none for a server
@@ -264,6 +269,7 @@ impl Bounded {
             request: Some(id.clone()),
             call: true,
             discover: false,
+            tools_page: None,
         };
         let Some(built) = &session.built else {
             return Err(StreamableHttpError::UnexpectedServerResponse(
@@ -277,6 +283,7 @@ impl Bounded {
             session_attached: session.id.is_some(),
             limits,
             server_id: &self.server_id,
+            tools: &self.tools,
         }
         .send_body(body, posted)
         .await;
@@ -333,6 +340,7 @@ impl Bounded {
                         session_attached: session.is_some(),
                         limits,
                         server_id: &self.server_id,
+                        tools: &self.tools,
                     };
                     post.send(message).await
                 };

@@ -99,6 +99,13 @@ pub async fn connect(
     })
 }
 
+impl SseTransport {
+    /// The tools the server offers to run as tasks, as its `tools/list` answers say.
+    pub fn task_tools(&self) -> std::sync::Arc<super::decode::TaskTools> {
+        self.calls.task_tools()
+    }
+}
+
 /// Aborts a task when dropped, unless released.
 struct AbortOnDrop(Option<tokio::task::JoinHandle<()>>);
 

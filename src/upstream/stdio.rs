@@ -270,6 +270,11 @@ pub struct StdioTransport {
 }
 
 impl StdioTransport {
+    /// The tools the server offers to run as tasks, as its `tools/list` answers say.
+    pub fn task_tools(&self) -> std::sync::Arc<super::decode::TaskTools> {
+        self.calls.task_tools()
+    }
+
     /// What to do with a line that is JSON but no message rmcp knows, as rmcp's own reader
     /// does: a request (or anything that is not a notification) is answered "Invalid request";
     /// a notification, which takes no answer, is dropped. The answer is written apart: were

@@ -7,11 +7,18 @@
 //!   connection, on the first task: a `tasks/get` for an id that cannot exist. A server with
 //!   tasks answers "not found" (-32602); one without answers "method not found" (-32601). rmcp
 //!   drops the `tasks` capability from the initialize result, or the capability would say so.
+//!   Even then a call is task-augmented only for a tool whose `execution.taskSupport` is
+//!   `"optional"` or `"required"` (absent is `"forbidden"`), as the server's last `tools/list`
+//!   says (read raw, `decode.rs` [`TaskTools`](super::decode::TaskTools)): the TypeScript SDK
+//!   runs a forbidden tool's augmented call and only then fails it, so the tool would have run
+//!   once for nothing and could not safely be called again.
 //! - 2026-07-28 (stateless): the tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`),
 //!   when `server/discover` declares it. The call declares the extension in its own client
 //!   capabilities and may be answered with a task handle; `tasks/get` polls it and carries its
 //!   result, error or the input it waits for, which the caller gives and `tasks/update` sends
 //!   (there is no `tasks/result`: the wait is a poll, so no stream is held for the task's length).
+//!   The server decides for each call whether it becomes a task; tools declare nothing of it,
+//!   so the extension is declared on the call of any tool.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -96,10 +103,15 @@ pub enum Started {
 }
 
 impl Connection {
-    /// Whether the server runs tasks (asked once per connection; see the module's note).
-    pub async fn runs_tasks(&self, timeout: Duration) -> bool {
+    /// Whether a call of `tool` may be made a task on the server: on 2026-07-28, when it offers
+    /// the tasks extension; before, when its listing offers `tool` as a task and it runs tasks
+    /// (asked once per connection; see the module's note).
+    pub async fn runs_as_task(&self, tool: &str, timeout: Duration) -> bool {
         if self.stateless() {
             return self.capabilities.supports_tasks();
+        }
+        if !self.task_tools.offers(tool) {
+            return false;
         }
         let probe = async {
             let answer = self

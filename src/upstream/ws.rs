@@ -140,6 +140,11 @@ async fn tls(
 }
 
 impl WsTransport {
+    /// The tools the server offers to run as tasks, as its `tools/list` answers say.
+    pub fn task_tools(&self) -> std::sync::Arc<super::decode::TaskTools> {
+        self.calls.task_tools()
+    }
+
     fn pending(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -299,6 +299,49 @@ async fn a_server_that_runs_tasks_runs_the_call_as_its_task_on_every_transport()
     app.stop().await;
 }
 
+/// server-everything runs tasks, but not `get-sum` (its `execution.taskSupport` is
+/// "forbidden"): a task-augmented call of it would run the tool and then fail with -32602
+/// ("Invalid task creation result"), so the bridge never augments it and runs the call itself
+/// as a task. Its `simulate-research-query` ("required") runs as the server's task.
+#[tokio::test]
+async fn a_tool_its_server_will_not_run_as_a_task_runs_as_the_bridges() {
+    let app = spawn_app().await;
+    app.register_server(everything_stdio("ev")).await;
+    let created = start(
+        &app,
+        &app.alice,
+        "ev__get-sum",
+        json!({"a": 2, "b": 5}),
+        60_000,
+    )
+    .await;
+    let task_id = created["task_id"].as_str().unwrap();
+    let done = wait_status(&app, &app.alice, task_id, "completed").await;
+    assert_eq!(done["task"]["upstream"], false, "{done}");
+    let (_, result) = app
+        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+        .await;
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains('7'), "{result}");
+    let created = start(
+        &app,
+        &app.alice,
+        "ev__simulate-research-query",
+        json!({"topic": "tides"}),
+        60_000,
+    )
+    .await;
+    let task_id = created["task_id"].as_str().unwrap();
+    let done = wait_status(&app, &app.alice, task_id, "completed").await;
+    assert_eq!(done["task"]["upstream"], true, "{done}");
+    let (_, result) = app
+        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+        .await;
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("tides"), "{result}");
+    app.stop().await;
+}
+
 /// Cancelling a task its server runs cancels it there (the server notes `tasks/cancel`), once.
 #[tokio::test]
 async fn cancelling_a_task_a_server_runs_cancels_it_there() {

@@ -1,6 +1,7 @@
 //! A POST of one message to a Streamable HTTP server, over the kept-alive [`Pool`], answered as
 //! rmcp's own reqwest client answers it (the same statuses, errors and limits), except that:
-//! - an answer is parsed knowing the request ([`decode_answer`]);
+//! - an answer is parsed knowing the request ([`decode_answer`]), and one to `tools/list` is
+//!   noted in the connection's [`TaskTools`];
 //! - an SSE answer whose first message answers the request is handed on as that one message,
 //!   and the rest of the stream is read to its end apart, so its connection is reused;
 //! - an SSE event over the limit fails only the call it answers, as over the other transports,
@@ -29,7 +30,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 
 use super::pooled::{self, Pool};
-use crate::upstream::decode::{decode_answer, is_call};
+use crate::upstream::decode::{TaskTools, decode_answer, is_call, tools_page};
 use crate::upstream::limit;
 use crate::upstream::sse::{Event, Frames};
 
@@ -49,6 +50,8 @@ pub struct Post<'a> {
     pub session_attached: bool,
     pub limits: StreamableHttpResponseLimits,
     pub server_id: &'a Arc<str>,
+    /// Where the answers to `tools/list` are noted.
+    pub tools: &'a TaskTools,
 }
 
 /// The headers of a POST with rmcp's `custom` headers (the configured ones and the protocol
@@ -102,6 +105,8 @@ pub struct Posted {
     pub call: bool,
     /// A `server/discover` ([`discover_refused`]).
     pub discover: bool,
+    /// A `tools/list`, with whether it asks for the first page ([`TaskTools`]).
+    pub tools_page: Option<bool>,
 }
 
 impl Posted {
@@ -111,11 +116,13 @@ impl Posted {
                 request: Some(request.id.clone()),
                 call: is_call(&request.request),
                 discover: matches!(request.request, ClientRequest::DiscoverRequest(_)),
+                tools_page: tools_page(&request.request),
             },
             _ => Self {
                 request: None,
                 call: false,
                 discover: false,
+                tools_page: None,
             },
         }
     }
@@ -235,14 +242,18 @@ impl Post<'_> {
                 format!("HTTP {status}: {text}"),
             )));
         }
+        let listed = posted.tools_page.map(|first| (first, self.tools));
         let request = posted.request.map(|id| (id, posted.call));
         if is(EVENT_STREAM) {
             let events = Events::new(body, self.limits.max_sse_event_size, self.server_id.clone());
-            return Ok(events.answer(request, session_id).await);
+            return Ok(events.answer(request, listed, session_id).await);
         }
         if is_json {
             let bytes = read_bounded(body, length, self.limits.max_json_response_size).await?;
             let call = request.is_some_and(|(_, call)| call);
+            if let Some((first, tools)) = listed {
+                tools.note_answer(first, &bytes);
+            }
             return match decode_answer(&bytes, call) {
                 Ok(parsed) => Ok(StreamableHttpPostResponse::Json(parsed, session_id)),
                 Err(error) if awaits_no_answer => {
@@ -490,10 +501,14 @@ impl Events {
     }
 
     /// Reads the events up to the first message. When it answers `request`, that answer alone
-    /// (the stream read to its end apart); otherwise the stream, that message included.
+    /// (the stream read to its end apart, and noted in `listed` when it answers a
+    /// `tools/list`); otherwise the stream, that message included (rmcp reads the answer
+    /// there, so a listing answered after a message of the server's own is not noted, and
+    /// the record of the previous one stays).
     async fn answer(
         mut self,
         request: Option<(rmcp::model::RequestId, bool)>,
+        listed: Option<(bool, &TaskTools)>,
         session_id: Option<String>,
     ) -> StreamableHttpPostResponse {
         let mut held = Vec::new();
@@ -519,6 +534,9 @@ impl Events {
             && let Ok(message) = decode_answer(data.as_bytes(), *call)
             && answers(&message, id)
         {
+            if let Some((first, tools)) = listed {
+                tools.note_answer(first, data.as_bytes());
+            }
             self.drain();
             return StreamableHttpPostResponse::Json(message, session_id);
         }
