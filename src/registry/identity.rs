@@ -114,6 +114,16 @@ pub fn identity_bound(config: &McpServerConfig) -> bool {
     exchanges(config) || config.identity.as_ref().is_some_and(|i| i.is_set())
 }
 
+/// Whether `config` sends its callers' claims or tokens upstream: [`identity_bound`], or each
+/// agent's own token as the identity assertion of a `per_agent` id_jag grant.
+pub fn carries_identities(config: &McpServerConfig) -> bool {
+    identity_bound(config)
+        || config
+            .auth
+            .as_ref()
+            .is_some_and(|a| a.per_agent && a.grant_type == OAuthGrant::IdJag)
+}
+
 fn exchanges(config: &McpServerConfig) -> bool {
     config
         .auth

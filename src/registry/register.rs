@@ -53,6 +53,7 @@ impl Registry {
         mut config: McpServerConfig,
     ) -> Result<McpServerInfo, Error> {
         self.check_command_rights(agent, &config)?;
+        self.check_identity_rights(agent, &config)?;
         if config.server_id.is_empty() {
             config.server_id = naming::generate_server_id();
         }
@@ -165,6 +166,25 @@ impl Registry {
         })
     }
 
+    /// A server that carries its callers' identities upstream (`identity`, `token_exchange`, a
+    /// `per_agent` `id_jag`) is sent every caller's claims or bearer token, to its own URL or to
+    /// a token endpoint its config names: admins only, or any agent could register one that
+    /// collects the tokens of everyone who calls it.
+    pub(super) fn check_identity_rights(
+        &self,
+        agent: &Caller,
+        config: &McpServerConfig,
+    ) -> Result<(), Error> {
+        if agent.admin || !super::identity::carries_identities(config) {
+            return Ok(());
+        }
+        Err(Error::Forbidden(
+            "a server that carries its callers' identities or tokens upstream (`identity`, \
+             `auth.grant_type` token_exchange, a `per_agent` id_jag) needs the admin role"
+                .into(),
+        ))
+    }
+
     /// A stdio server runs a command on this host: admins only, and only allowed commands.
     pub(super) fn check_command_rights(
         &self,
@@ -231,7 +251,8 @@ impl Registry {
         config: &McpServerConfig,
     ) -> Result<(), Error> {
         self.managed(agent, &existing.id)?;
-        self.check_command_rights(agent, config)
+        self.check_command_rights(agent, config)?;
+        self.check_identity_rights(agent, config)
     }
 
     pub(super) fn managed(

@@ -23,6 +23,7 @@ impl Registry {
         if new.cmd != old.cmd || new.env != old.env || new.cwd != old.cwd {
             self.check_command_rights(agent, &new)?;
         }
+        self.check_identity_rights(agent, &new)?;
         validate::check_config(&new, &self.supervision.guard).map_err(Error::Invalid)?;
         // Tokens (and registrations) were for the old resource or settings: not to be sent on,
         // and forgotten with the change that made them stale.

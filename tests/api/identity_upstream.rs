@@ -211,10 +211,26 @@ async fn claims_of_each_agents_token_become_headers_of_its_own_connection() {
         "{body}"
     );
 
-    // Only `forward_token: true` sends the agent's own token.
+    // Only `forward_token: true` sends the agent's own token; only an admin may say so, as
+    // every caller's token goes to the server (alice's server would collect bob's).
     let config = json!({"server_id": "fwd", "transport": "http", "url": peer.url,
         "identity": {"forward_token": true}});
+    let (status, body) = app
+        .post("/v1/servers", &app.alice, json!({"config": config.clone()}))
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     app.register_server(config).await;
+    let (status, body) = app
+        .patch(
+            "/v1/servers/grp",
+            &app.alice,
+            json!({"identity": {"forward_token": true}}),
+        )
+        .await;
+    assert!(
+        status == StatusCode::FORBIDDEN || status == StatusCode::NOT_FOUND,
+        "{status} {body}"
+    );
     let (status, body) = app.call_as(&app.alice, "fwd__whoami", json!({})).await;
     assert_eq!(seen(status, &body)["bearer_sha256"], sha256(&app.alice));
 

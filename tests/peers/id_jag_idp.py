@@ -11,7 +11,8 @@ is the origin):
                              authorization server, as an IdP maps it), resource, scope (when asked), jti, iat, exp
                              (+5 min). A denied subject, a bad ID token or a wrong parameter: 400 invalid_grant /
                              invalid_request.
-    GET  /_idp/id_token?sub= an ID token for `sub` (iss the IdP, aud IDP_CLIENT, 1 h): what a person's sign-in yields
+    GET  /_idp/id_token?sub= an ID token for `sub` (iss the IdP, aud IDP_CLIENT, 1 h): what a person's sign-in yields;
+                             `&roles=a,b` adds a `roles` claim
     POST /_idp/deny?sub=     the IdP's policy no longer lets `sub` reach the server: its exchanges are refused
     GET  /_idp/stats         {"exchanges", "refused", "redeemed", "subjects": [subjects of the ID-JAGs redeemed]}
 
@@ -50,9 +51,11 @@ class Idp:
         self.seen_jti: set[str] = set()
         self.stats: dict[str, Any] = {"exchanges": 0, "refused": 0, "redeemed": 0, "subjects": []}
 
-    def id_token(self, sub: str) -> str:
+    def id_token(self, sub: str, roles: list[str] | None = None) -> str:
         now = int(time.time())
         claims = {"iss": self.issuer, "sub": sub, "aud": IDP_CLIENT, "iat": now, "exp": now + 3600}
+        if roles:
+            claims["roles"] = roles
         return jwt.encode(claims, KEY, algorithm="HS256")
 
     def refuse(self, error: str, why: str) -> JSONResponse:
@@ -131,7 +134,8 @@ class Idp:
 
         @mcp.custom_route("/_idp/id_token", methods=["GET"])
         async def id_token(request: Request) -> JSONResponse:
-            return JSONResponse({"id_token": self.id_token(request.query_params["sub"])})
+            roles = [r for r in request.query_params.get("roles", "").split(",") if r]
+            return JSONResponse({"id_token": self.id_token(request.query_params["sub"], roles)})
 
         @mcp.custom_route("/_idp/deny", methods=["POST"])
         async def deny(request: Request) -> JSONResponse:

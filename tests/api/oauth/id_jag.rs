@@ -160,12 +160,21 @@ async fn a_refused_identity_ends_in_error_without_a_link_or_the_assertion() {
 async fn each_agents_own_token_is_its_identity_assertion_on_a_per_agent_server() {
     let peer = oauth_peer(&["--id-jag", "--scopes", "mcp", "--idp-key", SECRET]).await;
     let app = TestApp::builder().port(free_port()).spawn().await;
-    let (dana, erin) = (id_token(&peer, "dana").await, id_token(&peer, "erin").await);
+    // dana is an admin: a server that carries its callers' tokens is an admin's to register.
+    let (dana, erin) = (
+        id_token(&peer, "dana&roles=admin").await,
+        id_token(&peer, "erin").await,
+    );
     let mut config = discovered("xaa", &peer);
     let mut auth = id_jag_auth(&peer, "");
     auth.as_object_mut().unwrap().remove("identity_assertion");
     auth["per_agent"] = json!(true);
     config["auth"] = auth;
+    // erin, no admin, may not: every caller's token would go where the config says.
+    let (status, body) = app
+        .post("/v1/servers", &erin, json!({ "config": config.clone() }))
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     app.register_server_as(&dana, config).await;
     app.wait_status("xaa", "ready", WAIT).await;
 
@@ -181,7 +190,11 @@ async fn each_agents_own_token_is_its_identity_assertion_on_a_per_agent_server()
     whoami(&app, "xaa", &erin).await;
     whoami(&app, "xaa", &dana).await;
     let stats = idp(&peer, reqwest::Method::GET, "/_idp/stats").await;
-    assert_eq!(stats["subjects"], json!(["dana", "dana", "erin"]), "{stats}");
+    assert_eq!(
+        stats["subjects"],
+        json!(["dana", "dana", "erin"]),
+        "{stats}"
+    );
 
     // An agent the provider no longer lets reach the server is refused, with no link to open.
     let frank = id_token(&peer, "frank").await;
@@ -226,7 +239,7 @@ async fn id_jag_settings_that_do_not_hang_together_are_422() {
         let mut config = discovered("bad", &peer);
         config["auth"] = auth;
         let (status, body) = app
-            .post("/v1/servers", &app.alice, json!({ "config": config }))
+            .post("/v1/servers", &app.admin, json!({ "config": config }))
             .await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{what}: {body}");
         assert!(!body.to_string().contains("an-id-token"), "{what}: {body}");
