@@ -19,6 +19,9 @@ use tokio::sync::{mpsc, oneshot};
 use crate::a2e::ServerPush;
 use crate::hub::{AgentChannel, Answer, AskKind, InputRounds, LogTaken, Recipient, ServerRequest};
 
+/// The longest a server's log message waits for room on a stateless call's stream.
+const LOG_SEND_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A server's request for a stateless `/mcp` client, and where its answer goes (the client's
 /// answer as JSON, or why there is none).
 #[derive(Debug)]
@@ -115,10 +118,18 @@ impl Recipient for McpCaller {
             // rmcp sends a stateless call's notifications on its response stream, in order
             // with the result, which waits for this.
             let param = level.filter(|level| *level >= lowest).and_then(|_| param());
+            // Within a bound: the server's notifications wait for this, and a client that does
+            // not read its stream must not hold up the others'.
             return Box::pin(async move {
                 if let Some(param) = param {
-                    let sent = self.peer.notify_logging_message(param).await;
-                    sent.unwrap_or_else(|error| tracing::debug!(%error, "a log message not sent"));
+                    let send = self.peer.notify_logging_message(param);
+                    match tokio::time::timeout(LOG_SEND_WAIT, send).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(error)) => tracing::debug!(%error, "a log message not sent"),
+                        Err(_) => {
+                            tracing::debug!("a log message dropped: the client reads no more")
+                        }
+                    }
                 }
                 LogTaken::Stateless
             });
