@@ -59,6 +59,19 @@ fn check_identity(
             "`identity` (headers to the server) is for http, sse and ws servers, not stdio".into(),
         );
     }
+    // Each agent's connection takes its OAuth grant under the agent's name: a shared grant
+    // (held under no agent's) would be found on none of them.
+    if identity.is_set()
+        && let Some(auth) = &config.auth
+        && !auth.per_agent
+        && auth.grant_type != OAuthGrant::TokenExchange
+    {
+        return Err(
+            "`identity` gives each agent a connection of its own, which a shared `auth` grant \
+             cannot serve: make it `per_agent`, or use `token_exchange`"
+                .into(),
+        );
+    }
     for (name, template) in &identity.headers {
         crate::upstream::identity::check_header(name, template)?;
         if config.headers.keys().any(|h| h.eq_ignore_ascii_case(name)) {
@@ -87,6 +100,26 @@ fn check_identity(
     Ok(())
 }
 
+/// A URL agents' tokens are sent to (a token endpoint, an identity provider): https, or http to
+/// a loopback address only, so that no token crosses a network in the clear.
+fn token_url(field: &str, value: &str) -> Result<(), String> {
+    let url = url::Url::parse(value).map_err(|e| format!("`{field}` is not a URL: {e}"))?;
+    let loopback = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        _ => Err(format!(
+            "`{field}` must be an https URL (http only to a loopback address): agents' tokens \
+             go there"
+        )),
+    }
+}
+
 /// The settings of `auth.grant_type` token_exchange: the bridge's client at the authorization
 /// server, and nothing the exchange would not use.
 fn check_exchange(auth: &OAuthConfig) -> Result<(), String> {
@@ -104,17 +137,15 @@ fn check_exchange(auth: &OAuthConfig) -> Result<(), String> {
                 .into(),
         );
     }
-    for (field, value) in [
-        ("token_endpoint", &auth.token_endpoint),
-        ("resource", &auth.resource),
-    ] {
-        if let Some(value) = value
-            && reqwest::Url::parse(value)
-                .map(|u| !matches!(u.scheme(), "http" | "https"))
-                .unwrap_or(true)
-        {
-            return Err(format!("`auth.{field}` must be an http or https URL"));
-        }
+    if let Some(value) = &auth.resource
+        && reqwest::Url::parse(value)
+            .map(|u| !matches!(u.scheme(), "http" | "https"))
+            .unwrap_or(true)
+    {
+        return Err("`auth.resource` must be an http or https URL".into());
+    }
+    if let Some(value) = &auth.token_endpoint {
+        token_url("auth.token_endpoint", value)?;
     }
     if auth
         .audience
@@ -212,18 +243,8 @@ fn check_id_jag(auth: &OAuthConfig) -> Result<(), String> {
             return Err(format!("`auth.idp.{field}` must not be empty"));
         }
     }
-    for (field, value) in [
-        ("issuer", &idp.issuer),
-        ("token_endpoint", &idp.token_endpoint),
-    ] {
-        let url =
-            url::Url::parse(value).map_err(|e| format!("`auth.idp.{field}` is not a URL: {e}"))?;
-        if !matches!(url.scheme(), "https" | "http") {
-            return Err(format!(
-                "`auth.idp.{field}` must be an https (or loopback http) URL"
-            ));
-        }
-    }
+    token_url("auth.idp.issuer", &idp.issuer)?;
+    token_url("auth.idp.token_endpoint", &idp.token_endpoint)?;
     if idp
         .client_secret
         .as_deref()

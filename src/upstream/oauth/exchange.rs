@@ -97,8 +97,12 @@ impl Exchanger {
             .filter(|t| !t.is_empty())
             .ok_or_else(|| ExchangeError::Failed("the answer has no `access_token`".into()))?;
         let expires_at = match body.get("expires_in").and_then(|e| e.as_u64()) {
-            Some(seconds) => now_secs() + seconds,
-            None => jwt_expiry(token).unwrap_or(now_secs() + DEFAULT_LIFETIME),
+            // The server's figure, within a day (a larger one would keep a revoked grant's
+            // token, or overflow).
+            Some(seconds) => now_secs().saturating_add(seconds.min(86_400)),
+            None => jwt_expiry(token)
+                .unwrap_or(now_secs() + DEFAULT_LIFETIME)
+                .min(now_secs().saturating_add(86_400)),
         };
         Ok(Exchanged {
             access_token: SecretString::from(token.to_owned()),
