@@ -399,12 +399,53 @@ impl Store {
     /// waiting out another writer within the busy timeout: a deferred transaction starts as a
     /// reader, and a reader whose snapshot another writer has since changed cannot become the
     /// writer, so SQLite refuses it at once ("database is locked") whatever the timeout.
+    /// A connection whose commits are on disk when they return, even on SQLite (whose pool
+    /// commits without an fsync each, see [`sqlite_pragmas`]): for a decision that must not be
+    /// undone by a power loss after what it allowed has happened. [`Durable::done`] gives the
+    /// connection back as it was.
+    async fn durable(&self) -> Result<Durable, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        let sqlite = self.backend == Backend::Sqlite;
+        if sqlite {
+            conn.execute("PRAGMA synchronous = FULL").await?;
+        }
+        Ok(Durable { conn, sqlite })
+    }
+
     async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
         let tx = match self.backend {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
             Backend::Postgres => self.pool.begin().await?,
         };
         Ok(tx)
+    }
+}
+
+/// A connection of [`Store::durable`].
+struct Durable {
+    conn: sqlx::pool::PoolConnection<sqlx::Any>,
+    sqlite: bool,
+}
+
+impl Durable {
+    /// A write transaction on it (as [`Store::write_tx`]).
+    async fn write_tx(&mut self) -> Result<sqlx::Transaction<'_, sqlx::Any>, StoreError> {
+        use sqlx::Connection;
+        let tx = match self.sqlite {
+            true => self.conn.begin_with("BEGIN IMMEDIATE").await?,
+            false => self.conn.begin().await?,
+        };
+        Ok(tx)
+    }
+
+    /// Back to the pool's way of committing.
+    async fn done(mut self) {
+        if self.sqlite
+            && let Err(error) = self.conn.execute("PRAGMA synchronous = NORMAL").await
+        {
+            // Left FULL: slower commits on that connection, nothing lost.
+            tracing::debug!(%error, "a connection kept synchronous = FULL");
+        }
     }
 }
 
@@ -565,6 +606,12 @@ mod tests {
         assert_eq!(pragma(&mut conn, "foreign_keys").await, "1");
         // NORMAL (1), not FULL (2): see sqlite_pragmas.
         assert_eq!(pragma(&mut conn, "synchronous").await, "1");
+        drop(conn);
+        // FULL for a decision that must outlive a power loss.
+        let mut durable = store.durable().await.unwrap();
+        assert_eq!(pragma(&mut durable.conn, "synchronous").await, "2");
+        durable.write_tx().await.unwrap().commit().await.unwrap();
+        durable.done().await;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

@@ -149,49 +149,12 @@ impl Store {
         decided: Decided<'_>,
         now: f64,
     ) -> Result<bool, StoreError> {
-        let mut tx = self.write_tx().await?;
-        let state = match decided {
-            Decided::Approved { .. } => "approved",
-            Decided::Denied { .. } => "denied",
-        };
-        let moved = sqlx::query(
-            "UPDATE approvals SET state = $3, decided_by = $4 \
-             WHERE task_id = $1 AND state = 'held' AND args_sha256 = $2 AND expires_at > $5",
-        )
-        .bind(task_id)
-        .bind(args_sha256)
-        .bind(state)
-        .bind(decided_by)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        if moved.rows_affected() != 1 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        let task = match decided {
-            Decided::Approved { replica } => sqlx::query(
-                "UPDATE tasks SET status = 'working', status_message = '', replica = $2, \
-                 updated_at = $3 WHERE task_id = $1 AND status = 'input_required' AND replica = ''",
-            )
-            .bind(task_id)
-            .bind(replica)
-            .bind(now),
-            Decided::Denied { message } => sqlx::query(
-                "UPDATE tasks SET status = 'failed', status_message = $2, \
-                 error_code = 'forbidden', updated_at = $3 \
-                 WHERE task_id = $1 AND status = 'input_required' AND replica = ''",
-            )
-            .bind(task_id)
-            .bind(message)
-            .bind(now),
-        };
-        if task.execute(&mut *tx).await?.rows_affected() != 1 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        tx.commit().await?;
-        Ok(true)
+        // On disk before the call it allows runs: a decision lost to a power loss could be
+        // made again, and the call run twice.
+        let mut durable = self.durable().await?;
+        let won = decide(&mut durable, task_id, args_sha256, decided_by, decided, now).await;
+        durable.done().await;
+        won
     }
 
     /// Moves the held calls whose time ran out by `now` to `expired`; their task ids (each
@@ -247,6 +210,60 @@ impl Store {
             .map(|row| Ok((row.try_get("agent_id")?, row.try_get("roles")?)))
             .collect()
     }
+}
+
+/// [`Store::decide_approval`]'s transaction, on `durable`.
+async fn decide(
+    durable: &mut super::Durable,
+    task_id: &str,
+    args_sha256: &str,
+    decided_by: &str,
+    decided: Decided<'_>,
+    now: f64,
+) -> Result<bool, StoreError> {
+    let mut tx = durable.write_tx().await?;
+    let state = match decided {
+        Decided::Approved { .. } => "approved",
+        Decided::Denied { .. } => "denied",
+    };
+    let moved = sqlx::query(
+        "UPDATE approvals SET state = $3, decided_by = $4 \
+         WHERE task_id = $1 AND state = 'held' AND args_sha256 = $2 AND expires_at > $5",
+    )
+    .bind(task_id)
+    .bind(args_sha256)
+    .bind(state)
+    .bind(decided_by)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    if moved.rows_affected() != 1 {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    let task = match decided {
+        Decided::Approved { replica } => sqlx::query(
+            "UPDATE tasks SET status = 'working', status_message = '', replica = $2, \
+             updated_at = $3 WHERE task_id = $1 AND status = 'input_required' AND replica = ''",
+        )
+        .bind(task_id)
+        .bind(replica)
+        .bind(now),
+        Decided::Denied { message } => sqlx::query(
+            "UPDATE tasks SET status = 'failed', status_message = $2, \
+             error_code = 'forbidden', updated_at = $3 \
+             WHERE task_id = $1 AND status = 'input_required' AND replica = ''",
+        )
+        .bind(task_id)
+        .bind(message)
+        .bind(now),
+    };
+    if task.execute(&mut *tx).await?.rows_affected() != 1 {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    tx.commit().await?;
+    Ok(true)
 }
 
 #[cfg(test)]

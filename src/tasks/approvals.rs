@@ -167,6 +167,14 @@ impl Tasks {
             },
             Decision::Deny => Decided::Denied { message: &message },
         };
+        // What would run is what was held, checked before anything is decided: arguments that
+        // do not read back to their hash are never run (the approval stays as it was).
+        if decision.decision == Decision::Approve && !held_intact(&held) {
+            return Err(TaskError::Conflict(format!(
+                "the arguments held as task \"{task_id}\" no longer match their args_sha256: \
+                 nothing was run"
+            )));
+        }
         let won = self
             .store
             .decide_approval(task_id, &decision.args_sha256, &approver.id, decided, now)
@@ -283,6 +291,12 @@ fn shown(held: &StoredApproval) -> Approval {
         created_at: held.created_at,
         expires_at: held.expires_at,
     }
+}
+
+/// Whether the stored arguments read back to the hash they were held with.
+fn held_intact(held: &StoredApproval) -> bool {
+    serde_json::from_str::<Map<String, Value>>(&held.arguments)
+        .is_ok_and(|arguments| a2e::args_sha256(&arguments) == held.args_sha256)
 }
 
 /// The caller and the call an approval makes: exactly what was held.
