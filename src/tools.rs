@@ -359,8 +359,17 @@ impl Tools {
         if !self.access.holds_any() {
             return None;
         }
+        // Only a call that would run is held: a tool that does not exist, or that the caller
+        // may not use, is refused by the call as ever (and no approver hears of it).
         let full = match scope {
-            Scope::Catalogue => self.catalogue_name(name),
+            Scope::Catalogue => {
+                let known = self.registry.resolve_tool(name).is_some()
+                    || crate::a2a::tools::is_bridge_tool(name);
+                if !known {
+                    return None;
+                }
+                self.catalogue_name(name)
+            }
             Scope::Deferred => return None,
             Scope::Toolset(_) => {
                 let members = self.members(scope).ok()?;
@@ -368,6 +377,9 @@ impl Tools {
                 members.find(&view, name)?.full.clone()
             }
         };
+        if !self.permitted(caller, &full) {
+            return None;
+        }
         self.access.hold(caller, &full)
     }
 

@@ -231,8 +231,10 @@ impl Tools {
         timeout: Option<f64>,
         origin: crate::upstream::CallOrigin,
     ) -> Result<(String, rmcp::model::CallToolResult), registry::Error> {
+        // A tool that does not exist is answered as unknown, never called unjudged; and the
+        // tool called is the one judged (by its canonical name, not the alias again).
         let Some((server_id, name)) = self.hooked_tool(full) else {
-            return self.call_permitted(full, arguments, timeout, origin).await;
+            return Err(registry::Error::ToolNotFound(full.to_owned()));
         };
         let subject = Subject {
             caller,
@@ -242,7 +244,7 @@ impl Tools {
         };
         self.before(&subject, Some(&mut arguments)).await?;
         let (server, mut result) = self
-            .call_permitted(full, arguments, timeout, origin)
+            .call_permitted(&name, arguments, timeout, origin)
             .await?;
         self.after(&subject, &mut result).await?;
         Ok((server, result))
