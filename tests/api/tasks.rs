@@ -32,6 +32,17 @@ async fn wait_status(app: &TestApp, token: &str, task_id: &str, status: &str) ->
     .await
 }
 
+/// Runs `name` as a task of alice's to its end: the completed task and its result.
+async fn completed(app: &TestApp, name: &str, arguments: Value) -> (Value, Value) {
+    let created = start(app, &app.alice, name, arguments, 60_000).await;
+    let task_id = created["task_id"].as_str().unwrap();
+    let done = wait_status(app, &app.alice, task_id, "completed").await;
+    let (_, result) = app
+        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
+        .await;
+    (done, result)
+}
+
 /// A `bridge/task_status` push of `task_id` with `status`.
 fn task_event(message: &SseMessage, task_id: &str, status: &str) -> bool {
     is_push(message, "bridge/task_status")
@@ -279,20 +290,8 @@ async fn a_server_that_runs_tasks_runs_the_call_as_its_task_on_every_transport()
             })
             .await;
     }
-    let created = start(
-        &app,
-        &app.alice,
-        "thttp__add",
-        json!({"a": 1, "b": 2}),
-        60_000,
-    )
-    .await;
-    let task_id = created["task_id"].as_str().unwrap();
-    let done = wait_status(&app, &app.alice, task_id, "completed").await;
+    let (done, result) = completed(&app, "thttp__add", json!({"a": 1, "b": 2})).await;
     assert_eq!(done["task"]["upstream"], false, "{done}");
-    let (_, result) = app
-        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
-        .await;
     assert_eq!(result["content"][0]["text"], "3", "{result}");
     let cancelled = std::fs::read_to_string(marks.path()).unwrap();
     assert_eq!(cancelled, "", "nothing was cancelled upstream");
@@ -307,36 +306,13 @@ async fn a_server_that_runs_tasks_runs_the_call_as_its_task_on_every_transport()
 async fn a_tool_its_server_will_not_run_as_a_task_runs_as_the_bridges() {
     let app = spawn_app().await;
     app.register_server(everything_stdio("ev")).await;
-    let created = start(
-        &app,
-        &app.alice,
-        "ev__get-sum",
-        json!({"a": 2, "b": 5}),
-        60_000,
-    )
-    .await;
-    let task_id = created["task_id"].as_str().unwrap();
-    let done = wait_status(&app, &app.alice, task_id, "completed").await;
+    let (done, result) = completed(&app, "ev__get-sum", json!({"a": 2, "b": 5})).await;
     assert_eq!(done["task"]["upstream"], false, "{done}");
-    let (_, result) = app
-        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
-        .await;
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains('7'), "{result}");
-    let created = start(
-        &app,
-        &app.alice,
-        "ev__simulate-research-query",
-        json!({"topic": "tides"}),
-        60_000,
-    )
-    .await;
-    let task_id = created["task_id"].as_str().unwrap();
-    let done = wait_status(&app, &app.alice, task_id, "completed").await;
+    let research = json!({"topic": "tides"});
+    let (done, result) = completed(&app, "ev__simulate-research-query", research).await;
     assert_eq!(done["task"]["upstream"], true, "{done}");
-    let (_, result) = app
-        .get(&format!("/v1/tasks/{task_id}/result"), &app.alice)
-        .await;
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("tides"), "{result}");
     app.stop().await;
