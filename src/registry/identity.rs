@@ -98,6 +98,18 @@ impl Identities {
         seen.get(agent).cloned()
     }
 
+    /// Forgets what was kept for `server_id`'s agents (its exchanged tokens, sessions' headers,
+    /// locks and exchanger): the server is gone.
+    pub(super) fn forget_server(&self, server_id: &str) {
+        let ours = |key: &Key| key.0 == server_id;
+        let held = &mut self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|key, _| !ours(key));
+        let locks = &mut self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        locks.retain(|key, _| !ours(key));
+        let exchangers = &mut self.exchangers.lock().unwrap_or_else(|e| e.into_inner());
+        exchangers.remove(server_id);
+    }
+
     fn lock_for(&self, key: &Key) -> Arc<tokio::sync::Mutex<()>> {
         let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
         locks.entry(key.clone()).or_default().clone()
@@ -334,5 +346,20 @@ mod tests {
         book.saw(&alice, None);
         book.saw(&alice, Some("second"));
         assert_eq!(book.seen("alice").unwrap().token.expose_secret(), "second");
+    }
+
+    #[test]
+    fn a_gone_servers_agents_are_forgotten_and_no_others() {
+        let book = Identities::default();
+        let key = |server: &str| (server.to_owned(), "alice".to_owned());
+        for server in ["gone", "kept"] {
+            book.with_held(&key(server), |held| held.session = Some(7));
+            drop(book.lock_for(&key(server)));
+        }
+        book.forget_server("gone");
+        let held = book.held.lock().unwrap();
+        assert!(!held.contains_key(&key("gone")) && held.contains_key(&key("kept")));
+        let locks = book.locks.lock().unwrap();
+        assert!(!locks.contains_key(&key("gone")) && locks.contains_key(&key("kept")));
     }
 }

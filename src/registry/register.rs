@@ -285,6 +285,7 @@ impl Registry {
             .remove(server_id);
         entry.stop.cancel();
         entry.close_sessions().await;
+        entry.identities.forget_server(server_id);
         if tokio::time::timeout(Duration::from_secs(30), entry.stopped.cancelled())
             .await
             .is_err()
