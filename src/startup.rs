@@ -48,6 +48,8 @@ impl Application {
         std::fs::create_dir_all(&config.data_dir)
             .map_err(|e| StartError::DataDir(config.data_dir.display().to_string(), e))?;
         crate::store::private_dir(&config.data_dir);
+        // What the configuration alone can refuse is refused before the store is touched.
+        let hooks = crate::tools::Hooks::new(&config.hooks)?;
         let mut store = Store::open(&config.database_url()).await?;
         // Sealing is on by default: without a configured key, one generated in the data dir
         // (a store shared by replicas needs the same configured key on each).
@@ -136,7 +138,6 @@ impl Application {
             // Another replica's changes are read from the store.
             access.spawn_refresh(std::time::Duration::from_secs(2), shutdown.clone());
         }
-        let hooks = crate::tools::Hooks::new(&config.hooks)?;
         let tools = Arc::new(
             crate::tools::Tools::new(
                 registry.clone(),
