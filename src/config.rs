@@ -16,7 +16,7 @@ pub use hooks::{
     DEFAULT_HOOK_TIMEOUT_MS, HookConfig, HookKind, HookPhase, OnError, validate_hooks,
 };
 pub use nats::NatsAccess;
-pub use settings::{AccessDefault, Config, ToolPinning};
+pub use settings::{AccessDefault, Config, LogFormat, ToolPinning};
 
 /// Why the configuration cannot be used.
 #[derive(Debug, thiserror::Error)]

@@ -266,7 +266,13 @@ async fn health(config: &Config, url: Option<String>) -> ExitCode {
 }
 
 async fn serve(config: Config) -> ExitCode {
-    mcp_bridge::telemetry::init(&config.log);
+    let telemetry = match mcp_bridge::telemetry::init(&config.log, config.log_format) {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            eprintln!("mcp-bridge: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let app = match Application::build(config).await {
         Ok(app) => app,
         Err(error) => {
@@ -275,7 +281,10 @@ async fn serve(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match app.run_until_stopped().await {
+    let stopped = app.run_until_stopped().await;
+    // The spans still queued are sent on the exporter's own thread, which blocks.
+    let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+    match stopped {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("mcp-bridge: {error}");

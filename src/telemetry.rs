@@ -1,184 +1,143 @@
-//! Builds the tracing subscriber: a filter from `MCP_BRIDGE_LOG` (or `RUST_LOG`-style directives),
-//! human-readable lines on stderr, with the credentials of any URL in them hidden.
+//! Logs and traces. [`init`] installs the tracing subscriber: a filter from `MCP_BRIDGE_LOG` (or
+//! `RUST_LOG`-style directives), lines on stderr, as text or one JSON object a line
+//! (`MCP_BRIDGE_LOG_FORMAT`), with the credentials of any URL hidden (`fields.rs`) and, inside a
+//! traced span, its `trace_id` and `span_id` (`lines.rs`); and, when OTLP export is configured by
+//! the standard `OTEL_*` variables (`otel.rs`), an OpenTelemetry layer that exports the spans of
+//! target [`SPANS`].
+//!
+//! The spans worth a trace are declared with `target: SPANS` wherever they happen. The text log
+//! leaves that target out, and without export nothing else takes it, so each of those spans is
+//! a callsite that is never enabled: off, tracing costs a call what it did before. W3C trace
+//! context (`traceparent`, `tracestate`, `baggage`) is read from callers and passed on to every
+//! upstream, A2A agent, replica and event by the functions of `context.rs`, which do nothing when
+//! export is off.
 
-use std::borrow::Cow;
-use std::cell::RefCell;
-use std::fmt::{self, Write as _};
+mod context;
+mod fields;
+mod lines;
+mod otel;
+
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use tracing::field::{Field, Visit};
-use tracing_subscriber::EnvFilter;
-use tracing_subscriber::field::RecordFields;
-use tracing_subscriber::fmt::FormatFields;
-use tracing_subscriber::fmt::format::Writer;
+use tracing::Subscriber;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer};
 
-/// Installs the global subscriber. A second call (as in tests) is a no-op.
-pub fn init(filter: &str) {
+pub use crate::config::LogFormat;
+pub use context::{
+    Carrier, continue_from, continue_from_carrier, continue_from_meta, current, failed, inject,
+    inject_meta, link_to,
+};
+
+/// The target of the spans that make a trace (and of the span events only a trace shows).
+pub const SPANS: &str = "mcp_bridge::otel";
+
+/// Whether spans are exported: set once by [`init`].
+static EXPORTING: AtomicBool = AtomicBool::new(false);
+
+/// Whether spans are exported (the context functions do nothing when they are not).
+pub fn exporting() -> bool {
+    EXPORTING.load(Ordering::Relaxed)
+}
+
+/// What keeps the exporter running; dropped (or [`Telemetry::shutdown`]) at the end, it sends
+/// the spans still queued.
+#[must_use = "the exporter stops when this is dropped"]
+pub struct Telemetry {
+    provider: Option<opentelemetry_sdk::trace::SdkTracerProvider>,
+}
+
+impl Telemetry {
+    /// Sends what is queued and stops the exporter (at most a few seconds).
+    pub fn shutdown(mut self) {
+        if let Some(provider) = self.provider.take()
+            && let Err(error) = provider.shutdown()
+        {
+            eprintln!("mcp-bridge: the last spans were not exported: {error}");
+        }
+    }
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        if let Some(provider) = self.provider.take() {
+            let _ = provider.shutdown();
+        }
+    }
+}
+
+/// Installs the global subscriber, exporting spans when the environment says so. A second call
+/// (as in tests) installs nothing and exports nothing. An export that is asked for but cannot
+/// be made (an unsupported protocol, say) is an error: the start should stop and say why.
+pub fn init(filter: &str, format: LogFormat) -> Result<Telemetry, String> {
     let filter = EnvFilter::try_new(directives(filter)).unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .fmt_fields(PlainFields)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
-}
-
-/// The filter's directives, with the MCP SDK's own at `warn` unless the filter names it: rmcp logs
-/// several `info` lines for each `/mcp` request (a whole service starts and stops for each
-/// stateless call), which would drown the gateway's log and cost a few percent of the call.
-fn directives(filter: &str) -> String {
-    if filter.contains("rmcp") {
-        filter.to_owned()
-    } else if filter.trim().is_empty() {
-        "rmcp=warn".to_owned()
-    } else {
-        format!("{filter},rmcp=warn")
-    }
-}
-
-/// Fields as the default formatter writes them (`name=value`, the message bare), without its
-/// styling, with terminal control characters escaped in every value, not only the message, and
-/// with every URL's password and query values shown as `***` (see [`redacted`]).
-/// A request's span is formatted as it opens, for every request: painting each field's name cost
-/// more than the rest of the span.
-#[derive(Clone, Copy, Debug, Default)]
-struct PlainFields;
-
-impl<'w> FormatFields<'w> for PlainFields {
-    fn format_fields<R: RecordFields>(&self, mut writer: Writer<'w>, fields: R) -> fmt::Result {
-        // Written piece by piece, a span's fields grew their string five times or more; put
-        // together here first, they are one write (and one allocation) there.
-        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-            Ok(mut scratch) => {
-                scratch.clear();
-                let formatted = record(Writer::new(&mut *scratch), fields);
-                let written = formatted.and_then(|()| writer.write_str(&redacted(&scratch)));
-                if scratch.capacity() > SCRATCH_KEPT {
-                    *scratch = String::new();
-                }
-                written
-            }
-            // Formatting a field logged something: put together apart.
-            Err(_) => {
-                let mut own = String::new();
-                record(Writer::new(&mut own), fields)?;
-                writer.write_str(&redacted(&own))
-            }
-        })
-    }
-}
-
-/// `fields` with the password and query values of every URL in them shown as `***`, by the
-/// function that hides them in the bridge's own error texts (`a2e::redact_text`). Every line
-/// goes through it, the dependencies' too: rmcp and reqwest print an upstream's URL whole
-/// (`error sending request for url (http://…/mcp?api_key=…)`) when a request fails. Most lines
-/// hold no URL, and finding none costs one scan for `://`, without allocating.
-fn redacted(fields: &str) -> Cow<'_, str> {
-    let has_credentials = |text: &str| text.contains('?') || text.contains('@');
-    if fields.contains("://") && has_credentials(fields) {
-        Cow::Owned(crate::a2e::redact_text(fields, &[]))
-    } else {
-        Cow::Borrowed(fields)
-    }
-}
-
-thread_local! {
-    /// Where each thread puts a record's fields together (see `format_fields`).
-    static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
-}
-
-/// The most a scratch string keeps between records.
-const SCRATCH_KEPT: usize = 4096;
-
-fn record<R: RecordFields>(out: Writer<'_>, fields: R) -> fmt::Result {
-    let mut visitor = PlainVisitor {
-        out,
-        result: Ok(()),
-        first: true,
+    let provider = otel::from_env()?;
+    let ids = provider.is_some();
+    let installed = match &provider {
+        // The log's filter on the log alone; the exporter takes the spans of SPANS and warnings.
+        Some(provider) => tracing_subscriber::registry()
+            .with(lines(format, ids).with_filter(filter))
+            .with(otel::layer(provider))
+            .try_init(),
+        None => tracing_subscriber::registry()
+            .with(filter)
+            .with(lines(format, ids))
+            .try_init(),
     };
-    fields.record(&mut visitor);
-    visitor.result
-}
-
-struct PlainVisitor<'w> {
-    out: Writer<'w>,
-    result: fmt::Result,
-    first: bool,
-}
-
-impl PlainVisitor<'_> {
-    /// Writes the separator and the field's name (the message has none); false when the field
-    /// is skipped (`log.*` fields are the `log` crate's metadata, already shown).
-    fn named(&mut self, field: &Field) -> bool {
-        let name = field.name();
-        if self.result.is_err() || name.starts_with("log.") {
-            return false;
+    if installed.is_err() {
+        if let Some(provider) = provider {
+            let _ = provider.shutdown();
         }
-        let pad = if std::mem::take(&mut self.first) {
-            ""
-        } else {
-            " "
-        };
-        // Pieces written as they are: `write!` would run the formatting machinery for each.
-        self.result = match name.strip_prefix("r#").unwrap_or(name) {
-            "message" => self.out.write_str(pad),
-            name => (self.out.write_str(pad))
-                .and_then(|()| self.out.write_str(name))
-                .and_then(|()| self.out.write_char('=')),
-        };
-        self.result.is_ok()
+        return Ok(Telemetry { provider: None });
+    }
+    if ids {
+        EXPORTING.store(true, Ordering::Relaxed);
+        tracing::info!(
+            endpoint = %otel::endpoint_shown(),
+            "exporting traces over OTLP/HTTP"
+        );
+    }
+    Ok(Telemetry { provider })
+}
+
+/// The layer that writes log lines on stderr.
+fn lines<S>(format: LogFormat, ids: bool) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .fmt_fields(fields::PlainFields)
+            .event_format(lines::Traced::text(ids))
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .event_format(lines::Traced::json(ids))
+            .with_writer(std::io::stderr)
+            .boxed(),
     }
 }
 
-impl Visit for PlainVisitor<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            return self.record_debug(field, &format_args!("{value}"));
-        }
-        if !self.named(field) {
-            return;
-        }
-        // Debug escapes every control character itself, a char at a time; a value that is
-        // all printable ASCII but quotes and backslashes (route, ids) reads the same quoted.
-        let plain = |b: &u8| matches!(b, b' '..=b'~') && !matches!(b, b'"' | b'\\');
-        self.result = if value.as_bytes().iter().all(plain) {
-            (self.out.write_char('"'))
-                .and_then(|()| self.out.write_str(value))
-                .and_then(|()| self.out.write_char('"'))
-        } else {
-            write!(self.out, "{value:?}")
-        };
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if self.named(field) {
-            self.result = write!(Escaping(&mut self.out), "{value:?}");
-        }
-    }
-}
-
-/// A writer that escapes what a terminal would act on: ESC, BEL, BS, FF, DEL and the C1 controls
-/// (as `tracing-subscriber` escapes a message).
-struct Escaping<W>(W);
-
-impl<W: fmt::Write> fmt::Write for Escaping<W> {
-    fn write_str(&mut self, text: &str) -> fmt::Result {
-        // C1 controls are U+0080..U+009F: 0xC2 then 0x80..0x9F in UTF-8.
-        let risky = |b: &u8| matches!(b, 0x07 | 0x08 | 0x0c | 0x1b | 0x7f | 0xc2);
-        if !text.as_bytes().iter().any(risky) {
-            return self.0.write_str(text);
-        }
-        for ch in text.chars() {
-            match ch {
-                '\x07' | '\x08' | '\x0c' | '\x1b' | '\x7f' => {
-                    write!(self.0, "\\x{:02x}", ch as u32)?
-                }
-                '\u{80}'..='\u{9f}' => write!(self.0, "\\u{{{:x}}}", ch as u32)?,
-                ch => self.0.write_char(ch)?,
+/// The filter's directives, with the MCP SDK's own at `warn` unless the filter names it (rmcp
+/// logs several `info` lines for each `/mcp` request: a whole service starts and stops for each
+/// stateless call, which would drown the gateway's log and cost a few percent of the call), and
+/// without the spans of a trace unless it names them.
+fn directives(filter: &str) -> String {
+    let mut directives = filter.trim().to_owned();
+    for (name, added) in [("rmcp", "rmcp=warn"), (SPANS, "mcp_bridge::otel=off")] {
+        if !directives.contains(name) {
+            if !directives.is_empty() {
+                directives.push(',');
             }
+            directives.push_str(added);
         }
-        Ok(())
     }
+    directives
 }
 
 #[cfg(test)]
@@ -186,134 +145,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_sdk_logs_warnings_unless_the_filter_names_it() {
-        assert_eq!(directives("info"), "info,rmcp=warn");
+    fn the_sdk_logs_warnings_and_spans_stay_out_unless_the_filter_names_them() {
+        let off = "mcp_bridge::otel=off";
+        assert_eq!(directives("info"), format!("info,rmcp=warn,{off}"));
         assert_eq!(
             directives("debug,mcp_bridge=trace"),
-            "debug,mcp_bridge=trace,rmcp=warn"
+            format!("debug,mcp_bridge=trace,rmcp=warn,{off}")
         );
-        assert_eq!(directives(""), "rmcp=warn");
-        assert_eq!(directives("info,rmcp=debug"), "info,rmcp=debug");
-        assert_eq!(directives("rmcp::service=info"), "rmcp::service=info");
-    }
-
-    #[test]
-    fn strings_are_quoted_as_debug_quotes_them() {
-        let values = [
-            "/v1/tools/call",
-            "6f1c2a9e-0d5b-4c1e-9a7f-2b8c3d4e5f60",
-            "",
-            "say \"hi\"",
-            "back\\slash",
-            "tab\there",
-            "caf\u{e9}",
-            "\x1b[31m",
-            "~ !#$%&'()*+,-./:;<=>?@[]^_`{|}",
-        ];
-        let lines = lines_logged(|| {
-            for value in values {
-                tracing::info!(value);
-            }
-        });
-        for (line, value) in lines.iter().zip(values) {
-            assert_eq!(line.trim_end(), format!("value={value:?}"));
-        }
-        assert_eq!(lines.len(), values.len());
-    }
-
-    #[test]
-    fn control_characters_are_escaped_and_the_rest_kept() {
-        let mut out = Escaping(String::new());
-        write!(out, "plain \u{e9}t\u{e9} \x1b[31mred\x07 \u{9b}0m").unwrap();
-        assert_eq!(out.0, "plain \u{e9}t\u{e9} \\x1b[31mred\\x07 \\u{9b}0m");
-    }
-
-    #[test]
-    fn fields_read_as_the_default_formatter_writes_them() {
-        // An event's fields, recorded through a subscriber that formats them as ours does.
-        let lines = lines_logged(|| {
-            let route = "/v1/tools/call";
-            let span = tracing::info_span!("request", method = %"POST", route);
-            let _in = span.enter();
-            tracing::info!(status = 200, r#type = "x", note = %"a\x1bb", "answered {}", 1);
-        });
-        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(directives(""), format!("rmcp=warn,{off}"));
         assert_eq!(
-            lines[0].trim_end(),
-            "request{method=POST route=\"/v1/tools/call\"}: answered 1 status=200 type=\"x\" note=a\\x1bb"
+            directives("info,rmcp=debug"),
+            format!("info,rmcp=debug,{off}")
         );
-    }
-
-    #[test]
-    fn urls_in_any_field_are_shown_without_their_credentials() {
-        let lines = lines_logged(|| {
-            tracing::info!("plain line with a ? and no URL");
-            let span = tracing::info_span!("worker", url = "http://h:1/mcp?api_key=SPANKEY1");
-            let _in = span.enter();
-            tracing::error!(
-                session_id = "s1",
-                "fail to delete session: error sending request for url \
-                 (http://127.0.0.1:9/mcp?api_key=MSGKEY1&x=2): Connection refused"
-            );
-            tracing::warn!(error = ?std::io::Error::other("GET https://u:PASSKEY1@h/x failed"));
-        });
-        assert_eq!(lines.len(), 3, "{lines:?}");
-        let all = lines.concat();
-        for secret in ["SPANKEY1", "MSGKEY1", "PASSKEY1"] {
-            assert!(!all.contains(secret), "{secret} in {all}");
-        }
-        assert_eq!(lines[0].trim_end(), "plain line with a ? and no URL");
-        assert!(
-            lines[1].contains("(http://127.0.0.1:9/mcp?api_key=***&x=***)"),
-            "{}",
-            lines[1]
+        assert_eq!(
+            directives("rmcp::service=info"),
+            format!("rmcp::service=info,{off}")
         );
-        assert!(
-            lines[1].contains("url=\"http://h:1/mcp?api_key=***\""),
-            "{}",
-            lines[1]
+        assert_eq!(
+            directives("info,mcp_bridge::otel=info"),
+            "info,mcp_bridge::otel=info,rmcp=warn"
         );
-        assert!(
-            lines[2].contains("https://u:***@h/x failed"),
-            "{}",
-            lines[2]
-        );
-    }
-
-    #[test]
-    fn a_line_without_a_url_is_not_copied() {
-        let line = "answered status=200 route=\"/v1/tools/call?x\"";
-        assert!(matches!(redacted(line), Cow::Borrowed(_)));
-        let url = "GET http://h/p without credentials";
-        assert_eq!(redacted(url), url);
-    }
-
-    /// The lines `log` writes through a subscriber that formats fields as ours does (without
-    /// time, target, level or colours).
-    fn lines_logged(log: impl FnOnce()) -> Vec<String> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = move || LineWriter(tx.clone());
-        let subscriber = tracing_subscriber::fmt()
-            .fmt_fields(PlainFields)
-            .without_time()
-            .with_target(false)
-            .with_level(false)
-            .with_ansi(false)
-            .with_writer(sink)
-            .finish();
-        tracing::subscriber::with_default(subscriber, log);
-        rx.try_iter().collect()
-    }
-
-    struct LineWriter(std::sync::mpsc::Sender<String>);
-
-    impl std::io::Write for LineWriter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            let _ = self.0.send(String::from_utf8_lossy(buf).into_owned());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
     }
 }

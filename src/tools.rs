@@ -293,12 +293,47 @@ impl Tools {
         self.registry.cancel_call(&caller.id, id).await
     }
 
-    /// Calls the member of `scope` shown as `name`, deferred or not.
+    /// Calls the member of `scope` shown as `name`, deferred or not: in a `tool.call` span when
+    /// spans are exported.
     async fn call_member(
         &self,
         req: CallRequest<'_>,
     ) -> Result<(String, CallToolResult), registry::Error> {
+        if !crate::telemetry::exporting() {
+            return self.call_traced(req).await;
+        }
+        use tracing::Instrument as _;
+        let span = tracing::info_span!(
+            target: crate::telemetry::SPANS,
+            "tool.call",
+            mcp.method.name = "tools/call",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = req.name,
+            mcp_bridge.server.id = tracing::field::Empty,
+        );
+        // Boxed, as the other rare paths: a call's future is moved whole at every layer.
+        let called = Box::pin(self.call_traced(req).instrument(span.clone())).await;
+        match &called {
+            Ok((server, _)) => {
+                span.record("mcp_bridge.server.id", server.as_str());
+            }
+            Err(error) => {
+                crate::telemetry::failed(&span, error.code().as_str(), &error.to_string())
+            }
+        }
+        called
+    }
+
+    /// `call_member`'s work.
+    async fn call_traced(
+        &self,
+        req: CallRequest<'_>,
+    ) -> Result<(String, CallToolResult), registry::Error> {
         let full = self.authorize(req.caller, req.scope, req.name).await?;
+        if crate::telemetry::exporting() {
+            // The canonical name, whatever alias or toolset name the caller used.
+            tracing::Span::current().record("gen_ai.tool.name", full.as_str());
+        }
         if !req.approved {
             self.not_held(req.caller, &full)?;
         }

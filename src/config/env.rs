@@ -91,6 +91,15 @@ const VARIABLES: &[Variable] = &[
         v.flag().map(|x| c.allow_private_upstreams = x)
     }),
     var("MCP_BRIDGE_LOG", |c, v| v.text().map(|x| c.log = x)),
+    var("MCP_BRIDGE_LOG_FORMAT", |c, v| {
+        let value = v.raw.trim();
+        c.log_format = match value.to_ascii_lowercase().as_str() {
+            "text" | "" => crate::config::LogFormat::Text,
+            "json" => crate::config::LogFormat::Json,
+            _ => return Err(invalid(v.name, format!("\"{value}\" is not text or json"))),
+        };
+        Ok(())
+    }),
     var("MCP_BRIDGE_MAX_BODY_BYTES", |c, v| {
         v.number().map(|x| c.max_body_bytes = x)
     }),

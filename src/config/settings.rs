@@ -48,6 +48,8 @@ pub struct Config {
     /// Off sends every call through rmcp on both sides, to show the shortcuts change nothing.
     pub fast_paths: bool,
     pub log: String,
+    /// `MCP_BRIDGE_LOG_FORMAT`: text lines (the default) or one JSON object a line.
+    pub log_format: LogFormat,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
     /// Largest message taken from an upstream server, in bytes, on every transport.
@@ -149,6 +151,17 @@ pub struct Config {
     pub hooks: Vec<super::HookConfig>,
 }
 
+/// How log lines are written on stderr.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// `2026-12-05T10:00:00Z  INFO request{…}: answered status=200`.
+    #[default]
+    Text,
+    /// One JSON object a line, for log shippers.
+    Json,
+}
+
 /// `MCP_BRIDGE_ACCESS_DEFAULT`: what a caller no policy allows anything sees.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -193,6 +206,7 @@ impl Default for Config {
             allow_private_upstreams: false,
             fast_paths: true,
             log: "info".into(),
+            log_format: LogFormat::Text,
             max_body_bytes: 1024 * 1024,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             audit_retention_days: 90,

@@ -89,11 +89,18 @@ where
             server_id = tracing::field::Empty,
             tool = tracing::field::Empty,
         );
-        let inner = span.in_scope(|| self.inner.call(req));
+        let otel = match crate::telemetry::exporting() {
+            true => server_span(&req, route.as_ref()),
+            false => Span::none(),
+        };
+        let post = req.method() == axum::http::Method::POST;
+        let inner = span.in_scope(|| otel.in_scope(|| self.inner.call(req)));
         Observed {
             inner,
             seen: Some(Seen {
                 span,
+                otel,
+                post,
                 id,
                 route,
                 started,
@@ -103,9 +110,35 @@ where
     }
 }
 
+/// The request's span in a trace (HTTP server semantic conventions), continuing the caller's
+/// `traceparent`. Only made when spans are exported; apart from the log's `request` span, which
+/// the log formats as it opens and a trace has no use for.
+fn server_span(req: &Request, route: Option<&MatchedPath>) -> Span {
+    let method = req.method().as_str();
+    let route = route.map_or("unmatched", MatchedPath::as_str);
+    let span = tracing::info_span!(
+        target: crate::telemetry::SPANS,
+        "http.server",
+        otel.name = %format_args!("{method} {route}"),
+        otel.kind = "server",
+        http.request.method = method,
+        http.route = route,
+        url.path = req.uri().path(),
+        url.scheme = "http",
+        http.response.status_code = tracing::field::Empty,
+    );
+    crate::telemetry::continue_from(&span, req.headers());
+    span
+}
+
 /// What the answer is logged, counted and marked with.
 struct Seen {
     span: Span,
+    /// The request's span in a trace ([`server_span`]), or none.
+    otel: Span,
+    /// A POST's streamed answer is the call's work, kept in its span to the end; a GET's stream
+    /// (events, a session's stream) may last hours, and its span ends when it starts.
+    post: bool,
     id: HeaderValue,
     route: Option<MatchedPath>,
     started: Instant,
@@ -129,8 +162,11 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let span = &this.seen.as_ref().expect("polled after its answer").span;
-        let answer = match span.in_scope(|| this.inner.poll(cx)) {
+        let seen = this.seen.as_ref().expect("polled after its answer");
+        let answer = match seen
+            .span
+            .in_scope(|| seen.otel.in_scope(|| this.inner.poll(cx)))
+        {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(answer) => answer,
         };
@@ -142,6 +178,14 @@ where
 impl Seen {
     fn answered(self, mut resp: Response) -> Response {
         let status = resp.status();
+        if !self.otel.is_disabled() {
+            self.otel
+                .record("http.response.status_code", status.as_u16());
+            if status.is_server_error() {
+                let reason = status.canonical_reason().unwrap_or("server error");
+                crate::telemetry::failed(&self.otel, status.as_str(), reason);
+            }
+        }
         let route = self.route.as_ref().map_or("unmatched", MatchedPath::as_str);
         self.metrics.http_request(route, status.as_u16());
         {
@@ -162,7 +206,11 @@ impl Seen {
             return resp;
         }
         let span = self.span;
-        resp.map(|body| Body::new(InSpan { body, span }))
+        let otel = match self.post {
+            true => self.otel,
+            false => Span::none(),
+        };
+        resp.map(|body| Body::new(InSpan { body, span, otel }))
     }
 }
 
@@ -172,6 +220,7 @@ pin_project_lite::pin_project! {
         #[pin]
         body: Body,
         span: Span,
+        otel: Span,
     }
 }
 
@@ -184,7 +233,9 @@ impl http_body::Body for InSpan {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
         let this = self.project();
-        this.span.in_scope(|| this.body.poll_frame(cx))
+        let otel = this.otel;
+        this.span
+            .in_scope(|| otel.in_scope(|| this.body.poll_frame(cx)))
     }
 
     fn is_end_stream(&self) -> bool {

@@ -21,7 +21,45 @@ fn to_json<T: serde::Serialize>(value: T) -> Result<serde_json::Value, ErrorData
 
 impl Connection {
     /// Calls a tool for `origin`: what the server asks or reports during the call goes to it.
+    /// When spans are exported, in a client span whose context the request carries in
+    /// `_meta` (`traceparent`, SEP-414) on every transport, and in headers over HTTP.
     pub async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        timeout: Duration,
+        origin: CallOrigin,
+    ) -> Result<CallToolResult, CallError> {
+        if !crate::telemetry::exporting() {
+            return self.call_tool_traced(params, timeout, origin).await;
+        }
+        use tracing::Instrument as _;
+        let span = tracing::info_span!(
+            target: crate::telemetry::SPANS,
+            "mcp.client",
+            otel.name = %format_args!("tools/call {}", params.name),
+            otel.kind = "client",
+            mcp.method.name = "tools/call",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %params.name,
+        );
+        let mut params = params;
+        let call = async {
+            let mut trace = serde_json::Map::new();
+            if crate::telemetry::inject_meta(&mut trace) {
+                (params.meta.get_or_insert_default().0).0.extend(trace);
+            }
+            self.call_tool_traced(params, timeout, origin).await
+        };
+        // Boxed: a rare path, kept out of the size of every call's future.
+        let called = Box::pin(call.instrument(span.clone())).await;
+        if let Err(error) = &called {
+            crate::telemetry::failed(&span, error.code().as_str(), &error.to_string());
+        }
+        called
+    }
+
+    /// `call_tool`'s work.
+    async fn call_tool_traced(
         &self,
         params: CallToolRequestParams,
         timeout: Duration,

@@ -94,6 +94,8 @@ where
             .map_err(|_| unexpected("the session id is not a valid header value"))?;
         headers.insert(SESSION_ID, value);
     }
+    // The trace of the call posting it, when spans are exported (W3C `traceparent`).
+    crate::telemetry::inject(&mut headers);
     Ok(headers)
 }
 

@@ -132,7 +132,10 @@ impl TestAppBuilder {
 
 async fn spawn_with(data_dir: Arc<tempfile::TempDir>, config: Config) -> TestApp {
     if std::env::var_os("TEST_LOG").is_some() {
-        mcp_bridge::telemetry::init("info,mcp_bridge=debug");
+        std::mem::forget(mcp_bridge::telemetry::init(
+            "info,mcp_bridge=debug",
+            mcp_bridge::config::LogFormat::Text,
+        ));
     }
     let auth = Auth::from_config(&config).unwrap();
     let database = config.database_url.clone().filter(|url| is_postgres(url));
