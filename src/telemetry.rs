@@ -140,6 +140,31 @@ fn directives(filter: &str) -> String {
     directives
 }
 
+/// Where the formatting tests of `fields` and `lines` read what a subscriber wrote.
+#[cfg(test)]
+mod sink {
+    use std::sync::mpsc::{Receiver, Sender, channel};
+
+    /// A writer that sends each write on as one string.
+    pub(super) struct LineWriter(Sender<String>);
+
+    impl std::io::Write for LineWriter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let _ = self.0.send(String::from_utf8_lossy(buf).into_owned());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A writer maker for a test subscriber, and the lines it receives.
+    pub(super) fn lines() -> (impl Fn() -> LineWriter + 'static, Receiver<String>) {
+        let (tx, rx) = channel();
+        (move || LineWriter(tx.clone()), rx)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

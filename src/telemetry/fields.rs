@@ -253,8 +253,7 @@ mod tests {
     /// The lines `log` writes through a subscriber that formats fields as ours does (without
     /// time, target, level or colours).
     fn lines_logged(log: impl FnOnce()) -> Vec<String> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = move || LineWriter(tx.clone());
+        let (sink, rx) = crate::telemetry::sink::lines();
         let subscriber = tracing_subscriber::fmt()
             .fmt_fields(PlainFields)
             .without_time()
@@ -265,17 +264,5 @@ mod tests {
             .finish();
         tracing::subscriber::with_default(subscriber, log);
         rx.try_iter().collect()
-    }
-
-    struct LineWriter(std::sync::mpsc::Sender<String>);
-
-    impl std::io::Write for LineWriter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            let _ = self.0.send(String::from_utf8_lossy(buf).into_owned());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
     }
 }

@@ -104,8 +104,7 @@ mod tests {
 
     /// The lines `log` writes through `layer`'s formatter, as JSON.
     fn json_lines(log: impl FnOnce()) -> Vec<serde_json::Value> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = move || LineWriter(tx.clone());
+        let (sink, rx) = crate::telemetry::sink::lines();
         let subscriber = tracing_subscriber::fmt()
             .json()
             .event_format(Traced::json(true))
@@ -115,18 +114,6 @@ mod tests {
         rx.try_iter()
             .map(|line| serde_json::from_str(&line).expect("one JSON object a line"))
             .collect()
-    }
-
-    struct LineWriter(std::sync::mpsc::Sender<String>);
-
-    impl std::io::Write for LineWriter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            let _ = self.0.send(String::from_utf8_lossy(buf).into_owned());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
     }
 
     #[test]
