@@ -59,6 +59,13 @@ Environment variables read at start-up size the instance:
                           resources/list, resources/templates/list and prompts/list each answer their first
                           request (the client's listing at connect) and never answer a later one (a server that
                           hangs every merged listing); its tools and everything else answer as usual
+    OTEL_EXPORTER_OTLP_ENDPOINT=url
+                          export the SDK's own spans (a SERVER span a request, continuing the request's
+                          _meta.traceparent; a CLIENT span a request it sends, sampling for one) over OTLP/HTTP
+                          to url/v1/traces, one export a span ended; service name OTEL_SERVICE_NAME (default
+                          py-fixture). Then (only then) the tool trace_context() returns {"header": the traceparent header of
+                          the HTTP request that carried the call (null over stdio), "meta": its
+                          _meta.traceparent} as JSON text
     FIXTURE_CALL_LOG=path echo(text) appends `text` and a newline to that file before answering (one line per
                           call the server ran, shared by every process given the same path: a ledger's count)
 """
@@ -88,8 +95,25 @@ def env_count(name: str) -> int:
     return int(raw)
 
 
+def export_spans() -> None:
+    """Send the SDK's spans to OTEL_EXPORTER_OTLP_ENDPOINT, when it is set (see the module's text)."""
+    if not os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        return
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    service = os.environ.get("OTEL_SERVICE_NAME", "py-fixture")
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+
+
 def build_server():
     """Build the MCP server (imports the SDK lazily so crash/hang start instantly)."""
+    export_spans()
     from typing import Annotated
 
     from mcp.server.mcpserver import AcceptedElicitation, Context, Elicit, ElicitationResult, MCPServer, Resolve, Sample
@@ -237,6 +261,18 @@ def build_server():
 
     async def llm_question(question: str) -> Sample:
         return Sample([SamplingMessage(role="user", content=TextContent(text=question))], max_tokens=50)
+
+    def trace_context(ctx: Context) -> str:
+        """The trace context this call came with: {"header": traceparent header, "meta": _meta.traceparent}."""
+        import json
+
+        headers = ctx.headers
+        meta = ctx.request_context.meta or {}
+        traceparent = meta.get("traceparent") if isinstance(meta, dict) else getattr(meta, "traceparent", None)
+        return json.dumps({"header": headers.get("traceparent") if headers else None, "meta": traceparent})
+
+    if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        mcp.tool(structured_output=False)(trace_context)
 
     @mcp.tool(structured_output=False)
     async def ask_llm(question: str, answer: Annotated[CreateMessageResult, Resolve(llm_question)]) -> str:
