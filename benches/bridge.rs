@@ -3,7 +3,7 @@
 //! `scripts/bench.sh` (`cargo bench --bench bridge`) runs the full sizes against the release
 //! build of the service. Without `--bench`, as `cargo test --all-targets` runs it, it is a smoke
 //! run with tiny sizes on the debug build, so the harness cannot rot; it fails on any error but
-//! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,hooks,instructions,fanout,catalogue,replicas` picks
+//! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,hooks,traces,instructions,fanout,catalogue,replicas` picks
 //! sections, `BENCH_UPSTREAMS=rs,ev` the upstreams and
 //! `BENCH_ROUTES=direct,floor,proxy,rest,rest-raw,mcp,mcp-raw,mcpo` the routes of the tool-call
 //! section (`floor`, `proxy`, `rest-raw` and `mcp-raw` are a raw HTTP/1.1 client that parses
@@ -11,7 +11,8 @@
 //! `replicas` section runs only when `BENCH_POSTGRES` (a PostgreSQL server's URL, where it
 //! creates and drops a database of its own) and `BENCH_NATS` (a NATS server with JetStream) are
 //! set. `BENCH_BRIDGE=path` runs that build of the service instead of this one's, so two commits
-//! are measured by one harness; `BENCH_FAST_PATHS=off` runs it with `MCP_BRIDGE_FAST_PATHS=off`.
+//! are measured by one harness; `BENCH_FAST_PATHS=off` runs it with `MCP_BRIDGE_FAST_PATHS=off`;
+//! `BENCH_TRACES_BASELINE=path` adds that build to the `traces` section.
 //!
 //! This binary is also the minimal stdio MCP server the catalogue and boot benchmarks register:
 //! `bridge --stdio-server N` serves `echo` and N more tools on stdin/stdout; and the bare proxy
@@ -23,6 +24,7 @@
 //! | `calls` | tool calls by route against the two floors (`calls`); calls one after another on |
 //! | | one kept-alive connection, Nagle on and off (`keepalive`) |
 //! | `hooks` | a call through one allow interceptor against one without (`hooks`) |
+//! | `traces` | a call with traces exported (all, 1 %) against export off (`traces`) |
 //! | `instructions` | the bridge's instructions per call, under callgrind (`instructions`) |
 //! | `events` | one `tools/list_changed` pushed to many `GET /v1/events` streams (`fanout`) |
 //! | `catalogue` | `GET /v1/tools` over many stdio servers, RSS, a boot on their data dir |
@@ -65,6 +67,8 @@ mod replicas;
 mod report;
 #[path = "bridge/service.rs"]
 mod service;
+#[path = "bridge/traces.rs"]
+mod traces;
 
 use std::time::Duration;
 
@@ -164,6 +168,9 @@ fn main() {
         }
         if wanted("hooks") {
             bench.hooks(&mut report).await;
+        }
+        if wanted("traces") {
+            bench.traces(&mut report).await;
         }
         if wanted("instructions") {
             bench.instructions(&mut report).await;

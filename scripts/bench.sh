@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks (benches/bridge.rs) at full size on the release build, side by side with a
 # direct MCP client and with mcpo; the report goes to stdout and target/bench/report.md.
-# BENCH_ONLY=idle,calls,keepalive,hooks,instructions,fanout,catalogue,replicas picks sections (replicas needs
+# BENCH_ONLY=idle,calls,keepalive,hooks,traces,instructions,fanout,catalogue,replicas picks sections (replicas needs
 # BENCH_POSTGRES and BENCH_NATS). See BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."

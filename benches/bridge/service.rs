@@ -44,10 +44,30 @@ impl Bridge {
         env: &[(&str, &str)],
         wrapper: &[String],
     ) -> Bridge {
-        let port = free_port();
         // `BENCH_BRIDGE` runs another build of the service (a baseline) in the same harness.
         let binary = std::env::var("BENCH_BRIDGE")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_mcp-bridge").to_owned());
+        Bridge::launch(&binary, data_dir, auth, env, wrapper).await
+    }
+
+    /// `start_with`, running the build at `binary` (a section that weighs two builds itself).
+    pub(crate) async fn start_binary(
+        binary: &str,
+        data_dir: &Path,
+        auth: &Auth,
+        env: &[(&str, &str)],
+    ) -> Bridge {
+        Bridge::launch(binary, data_dir, auth, env, &[]).await
+    }
+
+    async fn launch(
+        binary: &str,
+        data_dir: &Path,
+        auth: &Auth,
+        env: &[(&str, &str)],
+        wrapper: &[String],
+    ) -> Bridge {
+        let port = free_port();
         let mut command = match wrapper.split_first() {
             Some((program, args)) => {
                 let mut command = tokio::process::Command::new(program);
