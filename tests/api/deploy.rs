@@ -239,3 +239,27 @@ fn the_build_stage_has_every_file_cargo_needs() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn every_bridge_in_compose_can_send_traces_to_the_traces_profiles_collector() {
+    let services = compose_env();
+    for name in ["mcp-bridge", "replica-a", "replica-b"] {
+        assert!(
+            services[name].contains_key("OTEL_EXPORTER_OTLP_ENDPOINT"),
+            "{name}: {:?}",
+            services[name]
+        );
+    }
+    let compose = repo_file("docker-compose.yml");
+    let collector = compose
+        .split("\n  jaeger:\n")
+        .nth(1)
+        .expect("a jaeger service");
+    assert!(collector.contains("profiles: [traces]"), "{collector}");
+    // Its OTLP/HTTP port reached from the other containers, not only from its own loopback.
+    assert!(
+        collector.contains("receivers.otlp.protocols.http.endpoint=0.0.0.0:4318"),
+        "{collector}"
+    );
+    assert!(compose.contains("OTEL_EXPORTER_OTLP_ENDPOINT=http://jaeger:4318"));
+}
