@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::client::translate;
+use super::client::{traced, translate};
 use super::stream::{self, Assembly, Kind, StreamError, Update};
 use super::{A2a, A2aAgent, A2aError, Origin, TIMEOUT_BUFFER, UPDATE_METHOD};
 use crate::a2e::{Message, ServerPush};
@@ -26,11 +26,8 @@ impl A2a {
     ) -> Result<Value, A2aError> {
         let limit = Duration::from_secs(timeout_secs);
         let mut assembly = Assembly::default();
-        let followed = tokio::time::timeout(
-            limit,
-            self.follow(origin, agent, method, params, limit, &mut assembly),
-        )
-        .await;
+        let follow = self.follow(origin, agent, method, params, limit, &mut assembly);
+        let followed = tokio::time::timeout(limit, traced(agent, method, follow)).await;
         match followed {
             Ok(Ok(())) => {}
             Ok(Err(error)) => return Err(error),
