@@ -1,9 +1,11 @@
-//! Requests between replicas in a trace, when spans are exported: the sender's request is a
-//! client span (`forward {method}`), its trace goes with the message in NATS headers
+//! Requests between replicas in a trace, when spans are exported: a request made within a trace
+//! is a client span (`forward {method}`), its trace goes with the message in NATS headers
 //! (`traceparent`, `tracestate`), and the replica that serves it does so in a server span
 //! (`forwarded {method}`) continuing that trace, so the holder's work (its upstream request,
-//! what it asks the agent) is in the caller's trace. Off, a request costs one load more: no
-//! span, no header map.
+//! what it asks the agent) is in the caller's trace. A request made outside any trace (nothing
+//! is traced where it starts) goes without span or headers, and is served without a span: no
+//! trace of its own for each background request. Off, a request costs one load more: no span,
+//! no header map.
 //!
 //! The headers ride outside the seal (`seal.rs`), which covers the payload only. A trace
 //! context is no secret: two random ids and a sampled flag (and the caller's `tracestate`,
@@ -78,9 +80,10 @@ fn span(serves: bool, request: &Request, subject: &str, peer: &str) -> Span {
     span
 }
 
-/// The client span of a request to `replica` on `subject`, when spans are exported.
+/// The client span of a request to `replica` on `subject`, when it is made within a trace.
 pub(super) fn sending(request: &Request, subject: &str, replica: &str) -> Option<Span> {
-    telemetry::exporting().then(|| span(false, request, subject, replica))
+    telemetry::current()?;
+    Some(span(false, request, subject, replica))
 }
 
 /// The headers that carry the current trace (none when nothing is exported or there is none).
@@ -105,8 +108,8 @@ fn carrier(headers: &async_nats::HeaderMap) -> Carrier {
         .collect()
 }
 
-/// The server span of `request` from `from`, continuing the trace of its `headers`, when spans
-/// are exported.
+/// The server span of `request` from `from`, continuing the trace its `headers` carry, when
+/// spans are exported and they carry one.
 pub(super) fn serving(
     request: &Request,
     subject: &str,
@@ -116,10 +119,12 @@ pub(super) fn serving(
     if !telemetry::exporting() {
         return None;
     }
-    let span = span(true, request, subject, from);
-    if let Some(headers) = headers {
-        telemetry::continue_from_carrier(&span, &carrier(headers));
+    let carrier = carrier(headers?);
+    if !carrier.contains_key("traceparent") {
+        return None;
     }
+    let span = span(true, request, subject, from);
+    telemetry::continue_from_carrier(&span, &carrier);
     Some(span)
 }
 
