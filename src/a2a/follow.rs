@@ -24,10 +24,26 @@ impl A2a {
         params: Value,
         timeout_secs: u64,
     ) -> Result<Value, A2aError> {
+        let streamed = self.stream_within(origin, agent, method, params, timeout_secs);
+        traced(agent, method, streamed).await
+    }
+
+    /// [`A2a::stream`]'s work (in its span when spans are exported).
+    async fn stream_within(
+        &self,
+        origin: Origin<'_>,
+        agent: &A2aAgent,
+        method: &str,
+        params: Value,
+        timeout_secs: u64,
+    ) -> Result<Value, A2aError> {
         let limit = Duration::from_secs(timeout_secs);
         let mut assembly = Assembly::default();
-        let follow = self.follow(origin, agent, method, params, limit, &mut assembly);
-        let followed = tokio::time::timeout(limit, traced(agent, method, follow)).await;
+        let followed = tokio::time::timeout(
+            limit,
+            self.follow(origin, agent, method, params, limit, &mut assembly),
+        )
+        .await;
         match followed {
             Ok(Ok(())) => {}
             Ok(Err(error)) => return Err(error),
