@@ -89,8 +89,8 @@ impl Tasks {
         let task_id = task.task_id.clone();
         // Registered before it can finish, so a quick call does not leave its handle behind.
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        let record = task.clone();
-        let handle = traced::spawn(&record, false, async move {
+        let span = traced::span(&task, false);
+        let handle = traced::spawn(span, async move {
             let task_id = task.task_id.clone();
             tasks.clone().run(caller, task, req, approved).await;
             tasks.polled_lock().remove(&task_id);

@@ -78,11 +78,8 @@ impl Tasks {
         let origin = TaskOrigin::new(self, task);
         let tasks = self.clone();
         let record = task.clone();
-        let handle = traced::spawn(
-            task,
-            true,
-            async move { tasks.follow(record, origin).await },
-        );
+        let span = traced::span(task, true);
+        let handle = traced::spawn(span, async move { tasks.follow(record, origin).await });
         running.insert(task.task_id.clone(), Running::new(handle.abort_handle()));
         drop(running);
         self.following(task);

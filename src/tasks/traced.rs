@@ -18,16 +18,24 @@ pub(super) fn stored() -> Option<String> {
     telemetry::current().and_then(|carrier| serde_json::to_string(&carrier).ok())
 }
 
-/// Spawns `run`, the work of `task`, in its span when spans are exported: a `task.run` under
-/// the current span, or (`resumed`) a `task.resume` starting a trace linked to the stored one.
-pub(super) fn spawn<F>(task: &StoredTask, resumed: bool, run: F) -> JoinHandle<()>
+/// Spawns `run` in `span` (from [`span`]), or as it is without one.
+pub(super) fn spawn<F>(span: Option<Span>, run: F) -> JoinHandle<()>
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    if !telemetry::exporting() {
-        return tokio::spawn(run);
+    match span {
+        None => tokio::spawn(run),
+        Some(span) => tokio::spawn(run.instrument(span)),
     }
-    let span = match resumed {
+}
+
+/// The span of the work of `task`, when spans are exported: a `task.run` under the current
+/// span, or (`resumed`) a `task.resume` starting a trace linked to the stored one.
+pub(super) fn span(task: &StoredTask, resumed: bool) -> Option<Span> {
+    if !telemetry::exporting() {
+        return None;
+    }
+    Some(match resumed {
         false => tracing::info_span!(
             target: SPANS,
             "task.run",
@@ -48,8 +56,7 @@ where
             }
             span
         }
-    };
-    tokio::spawn(run.instrument(span))
+    })
 }
 
 /// The trace `task` was created in, as stored.
@@ -100,5 +107,6 @@ mod tests {
     fn nothing_is_stored_or_made_while_nothing_is_exported() {
         assert!(stored().is_none());
         assert!(queue(&StoredTask::default()).is_none());
+        assert!(span(&StoredTask::default(), true).is_none());
     }
 }
