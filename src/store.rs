@@ -160,6 +160,12 @@ const MIGRATIONS: &[Embedded] = &[
         sql: include_str!("../migrations/20270102000001_approvals.sql"),
         postgres: None,
     },
+    Embedded {
+        version: 20270103000001,
+        name: "task_trace",
+        sql: include_str!("../migrations/20270103000001_task_trace.sql"),
+        postgres: None,
+    },
 ];
 
 /// The database behind the store; queries are written once, in SQL both run, and the few

@@ -39,6 +39,7 @@
 //! | `query` | an agent's own tasks listed, read and cancelled |
 //! | `origin` | the recipient of a task's call (`input_required` while the agent is asked) |
 //! | `inputs` | the input a polled task waits on (the 2026-07-28 tasks extension) |
+//! | `traced` | a task in a trace: its creation's stored, its run, resume and queue spans |
 //! | `approvals` | calls held for a person's approval, decided once, expired by the sweeper |
 
 use std::collections::HashMap;
@@ -60,6 +61,7 @@ mod record;
 mod run;
 mod running;
 mod sweep;
+mod traced;
 
 pub use approvals::HELD;
 pub use inputs::InputRequest;

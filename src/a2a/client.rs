@@ -1,6 +1,7 @@
 //! One request to an agent and its answer: a JSON-RPC request, or the HTTP+JSON request of the
 //! same operation, with the registrant's headers; the answer read bounded; method names in the
-//! agent's protocol version.
+//! agent's protocol version. Exported, each call is a client span (`traced`) whose trace goes
+//! with the request in `traceparent`, `tracestate` and `baggage` headers.
 
 use std::time::Duration;
 
@@ -26,8 +27,11 @@ impl A2a {
         timeout_secs: u64,
     ) -> Result<Value, A2aError> {
         let wait = Duration::from_secs(timeout_secs) + TIMEOUT_BUFFER;
-        let resp = self.post(agent, method, params, wait, false).await?;
-        self.answer(agent, resp, wait).await
+        let call = async {
+            let resp = self.post(agent, method, params, wait, false).await?;
+            self.answer(agent, resp, wait).await
+        };
+        traced(agent, method, call).await
     }
 
     /// Sends one request to the agent (asking for a stream when `stream`): a JSON-RPC request,
@@ -79,6 +83,11 @@ impl A2a {
         for (name, value) in &agent.headers {
             request = request.header(name, value);
         }
+        if crate::telemetry::exporting() {
+            let mut trace = http::HeaderMap::new();
+            crate::telemetry::inject(&mut trace);
+            request = request.headers(trace);
+        }
         request.send().await.map_err(|e| {
             if e.is_timeout() {
                 A2aError::Timeout(wait)
@@ -129,6 +138,46 @@ impl A2a {
             .cloned()
             .ok_or_else(|| A2aError::Protocol(format!("HTTP {status}, no result: {answer}")))
     }
+}
+
+/// Runs `call`, a call of `method` to `agent`, in a client span when spans are exported: named
+/// after the method as sent, with the agent (`gen_ai.agent.id`, `gen_ai.agent.name`), where it
+/// is (`server.address`, `server.port`) and `rpc.system` `jsonrpc` for a JSON-RPC agent; a
+/// failure marked with its A2E code. Never the message, its parts or the answer.
+pub(super) async fn traced<T>(
+    agent: &A2aAgent,
+    method: &str,
+    call: impl std::future::Future<Output = Result<T, A2aError>>,
+) -> Result<T, A2aError> {
+    if !crate::telemetry::exporting() {
+        return call.await;
+    }
+    use tracing::Instrument as _;
+    let span = span_of(agent, method);
+    // Boxed, as the other rare paths: kept out of the size of every call's future.
+    let called = Box::pin(call.instrument(span.clone())).await;
+    if let Err(error) = &called {
+        crate::telemetry::failed(&span, error.code().as_str(), &error.to_string());
+    }
+    called
+}
+
+/// The client span of a call of `method` to `agent`.
+fn span_of(agent: &A2aAgent, method: &str) -> tracing::Span {
+    let url = reqwest::Url::parse(&agent.endpoint.url).ok();
+    let rpc = (agent.endpoint.binding == Binding::JsonRpc).then_some("jsonrpc");
+    tracing::info_span!(
+        target: crate::telemetry::SPANS,
+        "a2a.client",
+        otel.name = method,
+        otel.kind = "client",
+        rpc.system = rpc,
+        rpc.method = method,
+        server.address = url.as_ref().and_then(|url| url.host_str()),
+        server.port = url.as_ref().and_then(reqwest::Url::port_or_known_default),
+        gen_ai.agent.id = agent.agent_id.as_str(),
+        gen_ai.agent.name = agent.card.name.as_deref(),
+    )
 }
 
 /// A method name in the agent's protocol version: A2A 1.0 names are PascalCase, 0.3 names are

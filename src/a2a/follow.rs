@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::client::translate;
+use super::client::{traced, translate};
 use super::stream::{self, Assembly, Kind, StreamError, Update};
 use super::{A2a, A2aAgent, A2aError, Origin, TIMEOUT_BUFFER, UPDATE_METHOD};
 use crate::a2e::{Message, ServerPush};
@@ -17,6 +17,19 @@ impl A2a {
     /// the caller's event channel as a `bridge/a2a_update` push; the answer is the final task
     /// or message put together from them.
     pub(super) async fn stream(
+        &self,
+        origin: Origin<'_>,
+        agent: &A2aAgent,
+        method: &str,
+        params: Value,
+        timeout_secs: u64,
+    ) -> Result<Value, A2aError> {
+        let streamed = self.stream_within(origin, agent, method, params, timeout_secs);
+        traced(agent, method, streamed).await
+    }
+
+    /// [`A2a::stream`]'s work (in its span when spans are exported).
+    async fn stream_within(
         &self,
         origin: Origin<'_>,
         agent: &A2aAgent,

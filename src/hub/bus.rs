@@ -5,7 +5,8 @@
 //! (which replica has which agent's streams open, every second), answers relayed to the replica
 //! whose request waits for them, notices for `/mcp` clients, and requests between replicas.
 //! Here: the bus's configuration, its state and joining; each concern in a file of its own
-//! (`log`, `outbox`, `asks`, `presence`, `rpc`, `shared`, `wrap`, `connect`, `protocol`, `seal`).
+//! (`log`, `outbox`, `asks`, `presence`, `rpc`, `shared`, `wrap`, `connect`, `protocol`, `seal`,
+//! `traced`).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +24,7 @@ mod seal;
 mod shared;
 #[cfg(test)]
 mod testing;
+mod traced;
 mod wrap;
 
 use async_nats::jetstream::{self, stream};

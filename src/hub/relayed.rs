@@ -102,6 +102,7 @@ impl Hub {
             replica,
             key,
             fallback: AgentChannel::new(self.clone(), agent, req_id),
+            trace: crate::telemetry::exporting().then(tracing::Span::current),
         })
     }
 
@@ -260,6 +261,9 @@ struct RelayedCaller {
     key: String,
     /// The agent's call, for its id and name.
     fallback: AgentChannel,
+    /// The span of the forwarded call here, when spans are exported: what is relayed back is
+    /// in its trace (the server's requests and progress reach this replica outside it).
+    trace: Option<tracing::Span>,
 }
 
 impl std::fmt::Debug for RelayedCaller {
@@ -278,9 +282,15 @@ impl RelayedCaller {
             call_key: self.key.clone(),
             body,
         };
-        bus.request(&self.replica, request, within)
-            .await
-            .map_err(|e| e.to_string())
+        let relayed = bus.request(&self.replica, request, within);
+        let relayed = match &self.trace {
+            None => relayed.await,
+            Some(span) => {
+                use tracing::Instrument as _;
+                Box::pin(relayed.instrument(span.clone())).await
+            }
+        };
+        relayed.map_err(|e| e.to_string())
     }
 }
 

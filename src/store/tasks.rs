@@ -41,6 +41,9 @@ pub struct StoredTask {
     pub created_at: f64,
     pub updated_at: f64,
     pub expires_at: f64,
+    /// The trace it was created in, as a JSON object of W3C trace context fields (none when
+    /// no trace was exported): a task polled again after a restart links to it.
+    pub trace: Option<String>,
 }
 
 /// What a running task waits on, as its row keeps it (both JSON; see `tasks/inputs.rs`).
@@ -72,13 +75,14 @@ impl StoredTask {
             created_at: row.try_get("created_at")?,
             updated_at: row.try_get("updated_at")?,
             expires_at: row.try_get("expires_at")?,
+            trace: row.try_get("trace")?,
         })
     }
 }
 
 const COLUMNS: &str = "task_id, agent_id, req_id, name, server_id, tool, status, status_message, \
     upstream_task_id, replica, result, error_code, ttl_ms, poll_interval_ms, created_at, \
-    updated_at, expires_at";
+    updated_at, expires_at, trace";
 
 impl Store {
     /// Stores a new task. `Conflict` when its id is taken.
@@ -97,7 +101,7 @@ impl Store {
     {
         let sql = format!(
             "INSERT INTO tasks ({COLUMNS}) VALUES \
-             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&task.task_id)
@@ -117,6 +121,7 @@ impl Store {
             .bind(task.created_at)
             .bind(task.updated_at)
             .bind(task.expires_at)
+            .bind(&task.trace)
             .execute(executor)
             .await
             .map_err(StoreError::from_write)?;
@@ -458,6 +463,28 @@ mod tests {
                     .await
                     .unwrap()
             );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tasks_trace_is_kept_through_its_updates() {
+        for db in backends().await {
+            let store = db.open().await;
+            let trace =
+                r#"{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}"#;
+            let mut traced = task("t", "alice", 100.0);
+            traced.trace = Some(trace.into());
+            store.insert_task(&traced).await.unwrap();
+            store.insert_task(&task("u", "alice", 100.0)).await.unwrap();
+            traced.status_message = "queued".into();
+            assert!(store.update_task(&traced).await.unwrap());
+            let read = store.task("t", 1.0).await.unwrap().unwrap();
+            assert_eq!(read.trace.as_deref(), Some(trace));
+            assert_eq!(read.status_message, "queued");
+            let running = store.running_tasks("r-1").await.unwrap();
+            assert_eq!(running.len(), 2);
+            let untraced = running.iter().find(|t| t.task_id == "u").unwrap();
+            assert_eq!(untraced.trace, None);
         }
     }
 

@@ -10,6 +10,7 @@ use super::follow::poll_interval;
 use super::origin::TaskOrigin;
 use super::record::{error_of, info, response_of};
 use super::running::Running;
+use super::traced;
 use super::{Asks, EVICTED, POLL_INTERVAL_MS, QUEUE_POLL, QUEUED, TaskError, Tasks};
 use crate::a2e::{self, ErrorCode, TaskInfo, TaskStatus, ToolCallRequest};
 use crate::caller::Caller;
@@ -64,6 +65,7 @@ impl Tasks {
             created_at: now,
             updated_at: now,
             expires_at: now + params.ttl as f64 / 1000.0,
+            trace: traced::stored(),
             ..Default::default()
         };
         self.store.insert_task(&task).await?;
@@ -87,7 +89,8 @@ impl Tasks {
         let task_id = task.task_id.clone();
         // Registered before it can finish, so a quick call does not leave its handle behind.
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        let handle = tokio::spawn(async move {
+        let span = traced::span(&task, false);
+        let handle = traced::spawn(span, async move {
             let task_id = task.task_id.clone();
             tasks.clone().run(caller, task, req, approved).await;
             tasks.polled_lock().remove(&task_id);
@@ -117,6 +120,8 @@ impl Tasks {
     async fn slot(&self, task: &mut StoredTask) -> Option<Box<dyn Send + Sync>> {
         let slots = self.limits.slots.as_ref()?;
         let mut queued = false;
+        // Its wait, when spans are exported: ended (dropped) once there is a slot.
+        let mut _waited = None;
         loop {
             if let Some(held) = slots.take(&task.agent_id) {
                 if queued {
@@ -127,6 +132,7 @@ impl Tasks {
             }
             if !queued {
                 queued = true;
+                _waited = traced::queue(task);
                 task.status_message = QUEUED.to_owned();
                 self.update(task).await;
             }
@@ -209,6 +215,7 @@ impl Tasks {
             }
             Err(error) => {
                 let (code, message) = error_of(&error);
+                traced::failed(code.as_str(), &message);
                 task.status = TaskStatus::Failed.as_str().to_owned();
                 task.status_message = message;
                 task.error_code = Some(code.as_str().to_owned());

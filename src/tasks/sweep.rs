@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::origin::TaskOrigin;
 use super::running::Running;
+use super::traced;
 use super::{INTERRUPTED, ORPHANED, ORPHANED_QUEUED, QUEUED, SWEEP_EVERY, Tasks};
 use crate::a2e::{self, ErrorCode, TaskStatus};
 use crate::store::{StoreError, StoredTask};
@@ -77,7 +78,8 @@ impl Tasks {
         let origin = TaskOrigin::new(self, task);
         let tasks = self.clone();
         let record = task.clone();
-        let handle = tokio::spawn(async move { tasks.follow(record, origin).await });
+        let span = traced::span(task, true);
+        let handle = traced::spawn(span, async move { tasks.follow(record, origin).await });
         running.insert(task.task_id.clone(), Running::new(handle.abort_handle()));
         drop(running);
         self.following(task);

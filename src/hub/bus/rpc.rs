@@ -7,6 +7,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::Value;
 
+use super::traced;
 use super::{
     Announcement, Applier, Bus, BusError, Envelope, Message, Notice, Peer, RelayOutcome,
     RemoteError, Request, subject_token,
@@ -66,7 +67,8 @@ impl Bus {
     }
 
     /// Sends `request` to `replica` and waits for its answer, `within` at most: the answer's
-    /// JSON, or [`BusError::Remote`] when it failed there.
+    /// JSON, or [`BusError::Remote`] when it failed there. In a client span, its trace in the
+    /// message's headers, when spans are exported (`traced.rs`).
     pub async fn request(
         &self,
         replica: &str,
@@ -74,10 +76,34 @@ impl Bus {
         within: Duration,
     ) -> Result<Value, BusError> {
         let subject = format!("{}.rpc.{}", self.prefix, subject_token(replica));
+        let Some(span) = traced::sending(&request, &subject, replica) else {
+            return self.send_request(replica, subject, request, within).await;
+        };
+        use tracing::Instrument as _;
+        // Boxed, as the other rare paths: a call's future is moved whole at every layer.
+        let sent = self.send_request(replica, subject, request, within);
+        let answer = Box::pin(sent.instrument(span.clone())).await;
+        if let Err(error) = &answer {
+            traced::failed(&span, error);
+        }
+        answer
+    }
+
+    /// [`Bus::request`]'s work, on `subject`.
+    async fn send_request(
+        &self,
+        replica: &str,
+        subject: String,
+        request: Request,
+        within: Duration,
+    ) -> Result<Value, BusError> {
         let payload = self.wrap(&subject, &Message::Request(request));
-        let request = async_nats::Request::new()
+        let mut request = async_nats::Request::new()
             .payload(payload)
             .timeout(Some(within));
+        if let Some(headers) = traced::headers() {
+            request = request.headers(headers);
+        }
         let reply = self
             .until_disconnected(self.client.send_request(subject, request))
             .await
@@ -215,7 +241,20 @@ impl Bus {
                 message: Message::Request(request),
                 ..
             }) => match self.peer() {
-                Some(peer) => peer.request(from, request).await,
+                Some(peer) => {
+                    let headers = message.headers.as_ref();
+                    match traced::serving(&request, &message.subject, &from, headers) {
+                        None => peer.request(from, request).await,
+                        Some(span) => {
+                            use tracing::Instrument as _;
+                            let answer = peer.request(from, request).instrument(span.clone()).await;
+                            if let Err(error) = &answer {
+                                traced::failed_there(&span, error);
+                            }
+                            answer
+                        }
+                    }
+                }
                 None => Err(RemoteError::new(
                     ErrorCode::McpServerUnavailable,
                     format!(

@@ -26,6 +26,8 @@ struct CancelRemote {
     holder: String,
     /// `None` once answered.
     call_key: Option<String>,
+    /// The forwarded call's span, when spans are exported: the cancel is in its trace.
+    trace: Option<tracing::Span>,
 }
 
 impl Drop for CancelRemote {
@@ -37,12 +39,19 @@ impl Drop for CancelRemote {
             return;
         };
         let (bus, holder) = (self.cluster.bus.clone(), self.holder.clone());
-        runtime.spawn(async move {
+        let cancel = async move {
             let cancel = Request::CancelForwarded { call_key };
             if let Err(error) = bus.request(&holder, cancel, FORWARD_MARGIN).await {
                 tracing::warn!(%holder, %error, "cannot cancel a call forwarded to another replica");
             }
-        });
+        };
+        match self.trace.take() {
+            None => runtime.spawn(cancel),
+            Some(span) => {
+                use tracing::Instrument as _;
+                runtime.spawn(cancel.instrument(span))
+            }
+        };
     }
 }
 
@@ -106,6 +115,7 @@ impl Registry {
             cluster,
             holder: holder.to_owned(),
             call_key: Some(call_key),
+            trace: crate::telemetry::exporting().then(tracing::Span::current),
         });
         let answer = self.forward(holder, op, within).await;
         if let Some(mut guard) = guard {
