@@ -155,6 +155,13 @@ impl Connection {
                 ))),
                 Err(StreamableHttpError::SessionExpired) => {
                     direct.http.forget(&session);
+                    if crate::telemetry::exporting() {
+                        tracing::info!(
+                            target: crate::telemetry::SPANS,
+                            "the server no longer knows the session: the call goes again \
+                             through rmcp's client, in a new session"
+                        );
+                    }
                     None
                 }
                 Err(error) => Some(Err(self.failed(error))),
@@ -273,6 +280,14 @@ impl Connection {
                 )));
             }
             let pause = retry.unwrap_or(Duration::from_secs(u64::from(resumptions)));
+            if crate::telemetry::exporting() {
+                tracing::info!(
+                    target: crate::telemetry::SPANS,
+                    resumption = resumptions,
+                    pause_ms = pause.as_millis() as u64,
+                    "the call's stream ended before its answer: resumed after its last event"
+                );
+            }
             replying(&mut replies, tokio::time::sleep(pause)).await;
             let limit = direct.limits.max_sse_event_size;
             let uri = direct.uri.to_string();
@@ -315,15 +330,15 @@ impl Connection {
         let answer = match request.request {
             ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
             ServerRequest::CreateMessageRequest(asked) => handler
-                .sample_for(caller, key, &asked.params)
+                .sample_for(caller, key, &asked.params, None)
                 .await
                 .map(|result| ClientResult::CreateMessageResult(Box::new(result))),
             ServerRequest::ElicitRequest(asked) => handler
-                .elicit_for(caller, key, &asked.params)
+                .elicit_for(caller, key, &asked.params, None)
                 .await
                 .map(ClientResult::ElicitResult),
             ServerRequest::ListRootsRequest(_) => handler
-                .roots_for_owner(key)
+                .roots_for_owner(key, None)
                 .await
                 .map(ClientResult::ListRootsResult),
             ServerRequest::CustomRequest(custom) => Err(ErrorData::new(
