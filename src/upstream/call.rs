@@ -197,18 +197,19 @@ impl Connection {
     ) -> Result<InputResponses, CallError> {
         let handler = self.client.service();
         let mut answers = InputResponses::new();
+        let caller = Route::Caller(origin.as_ref());
         for (key, request) in requests {
             let answer = match request {
                 InputRequest::CreateMessage(r) => handler
-                    .sample_for(Route::Caller(origin.as_ref()), key.clone(), &r.params, None)
+                    .sample_for(caller, key.clone(), &r.params, traced::meta_of(&r))
                     .await
                     .and_then(to_json),
                 InputRequest::Elicitation(r) => handler
-                    .elicit_for(Route::Caller(origin.as_ref()), key.clone(), &r.params, None)
+                    .elicit_for(caller, key.clone(), &r.params, traced::meta_of(&r))
                     .await
                     .and_then(to_json),
-                InputRequest::ListRoots(_) => handler
-                    .roots_for_owner(key.clone(), None)
+                InputRequest::ListRoots(r) => handler
+                    .roots_for_owner(key.clone(), traced::meta_of(&r))
                     .await
                     .and_then(to_json),
                 _ => {

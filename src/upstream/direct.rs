@@ -37,6 +37,7 @@ use super::decode::decode_answer;
 use super::handler::Route;
 use super::http::{self, Events, Session};
 use super::notify;
+use super::traced;
 use super::{CallError, CallOrigin, Connection};
 
 /// The first id of the bridge's own calls: far above the ids rmcp's client counts from 0 in
@@ -330,15 +331,15 @@ impl Connection {
         let answer = match request.request {
             ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
             ServerRequest::CreateMessageRequest(asked) => handler
-                .sample_for(caller, key, &asked.params, None)
+                .sample_for(caller, key, &asked.params, traced::meta_of(&asked))
                 .await
                 .map(|result| ClientResult::CreateMessageResult(Box::new(result))),
             ServerRequest::ElicitRequest(asked) => handler
-                .elicit_for(caller, key, &asked.params, None)
+                .elicit_for(caller, key, &asked.params, traced::meta_of(&asked))
                 .await
                 .map(ClientResult::ElicitResult),
-            ServerRequest::ListRootsRequest(_) => handler
-                .roots_for_owner(key, None)
+            ServerRequest::ListRootsRequest(asked) => handler
+                .roots_for_owner(key, traced::meta_of(&asked))
                 .await
                 .map(ClientResult::ListRootsResult),
             ServerRequest::CustomRequest(custom) => Err(ErrorData::new(

@@ -9,8 +9,8 @@
 
 use axum::http::{HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, GetMeta as _, GetPromptRequestParams,
-    JsonRpcMessage, ReadResourceRequestParams, RequestMetaObject,
+    CallToolRequestParams, ClientJsonRpcMessage, ClientRequest, GetExtensions, GetMeta as _,
+    GetPromptRequestParams, JsonRpcMessage, ReadResourceRequestParams, RequestMetaObject,
 };
 use serde_json::{Map, Value};
 use tracing::{Instrument as _, Span};
@@ -94,10 +94,19 @@ impl Traced for GetPromptRequestParams {
 
 /// Writes the context of `span` into a request's `_meta`.
 pub(super) fn inject_into(span: &Span, meta: &mut Option<RequestMetaObject>) {
-    let mut trace = Map::new();
-    if span.in_scope(|| crate::telemetry::inject_meta(&mut trace)) {
+    if let Some(trace) = trace_of(span) {
         (meta.get_or_insert_default().0).0.extend(trace);
     }
+}
+
+/// The context of `span` as `_meta` keys (without an empty `tracestate`), when it has one.
+fn trace_of(span: &Span) -> Option<Map<String, Value>> {
+    let mut trace = Map::new();
+    if !span.in_scope(|| crate::telemetry::inject_meta(&mut trace)) {
+        return None;
+    }
+    trace.retain(|_, value| value.as_str().is_none_or(|value| !value.is_empty()));
+    Some(trace)
 }
 
 /// Runs `work` in `span` (boxed: a rare path, kept out of the size of every request's future),
@@ -141,24 +150,41 @@ pub(super) fn trace_headers(message: &ClientJsonRpcMessage) -> Vec<(HeaderName, 
     if !crate::telemetry::exporting() {
         return Vec::new();
     }
-    match message {
-        JsonRpcMessage::Request(request) => headers_of(request.request.get_meta()),
-        _ => Vec::new(),
+    let JsonRpcMessage::Request(request) = message else {
+        return Vec::new();
+    };
+    // rmcp writes the request's own `_meta` (its extensions: rmcp's progress token, what a
+    // caller's options add) over that of its params (where [`Connection::traced`] puts it).
+    let own = &request.request.get_meta().0.0;
+    let params = match &request.request {
+        ClientRequest::CallToolRequest(r) => r.params.meta.as_ref(),
+        ClientRequest::ReadResourceRequest(r) => r.params.meta.as_ref(),
+        ClientRequest::GetPromptRequest(r) => r.params.meta.as_ref(),
+        _ => None,
+    };
+    match params {
+        Some(params) if !own.contains_key(TRACE_KEYS[0]) => headers_of(&params.0.0),
+        _ => headers_of(own),
     }
 }
 
-/// The trace keys of `meta` as headers (a value no header may hold is left out).
+/// The trace keys of `meta` as headers (an empty value, or one no header may hold, left out).
 fn headers_of(meta: &Map<String, Value>) -> Vec<(HeaderName, HeaderValue)> {
     TRACE_KEYS
         .iter()
         .filter_map(|key| {
             let value = meta.get(*key).and_then(Value::as_str)?;
-            Some((
-                HeaderName::from_static(key),
-                HeaderValue::from_str(value).ok()?,
-            ))
+            let value = HeaderValue::from_str(value)
+                .ok()
+                .filter(|v| !v.is_empty())?;
+            Some((HeaderName::from_static(key), value))
         })
         .collect()
+}
+
+/// The `_meta` of a server's request, which rmcp keeps apart from its params.
+pub(super) fn meta_of(request: &impl GetExtensions) -> Option<&RequestMetaObject> {
+    request.extensions().get::<RequestMetaObject>()
 }
 
 /// The names of the waits for an agent's answer to a server's request: the MCP method, as the
@@ -195,8 +221,7 @@ pub(super) fn wait_span(
 /// Puts the context of `span` into `_meta` of `value` (a request's params, or an A2E message,
 /// whose `_meta` is that of MCP: extra fields a client ignores), over a context it carried.
 pub(super) fn put_trace(span: &Span, value: &mut Value) {
-    let mut trace = Map::new();
-    if span.in_scope(|| crate::telemetry::inject_meta(&mut trace)) {
+    if let Some(trace) = trace_of(span) {
         merge_trace(value, trace);
     }
 }
@@ -286,14 +311,34 @@ mod tests {
     }
 
     #[test]
+    #[allow(deprecated)] // Sampling: 2025-11-25 clients still take it.
+    fn a_mcp_client_asked_gets_the_trace_in_the_requests_meta() {
+        // As mcp_server/recipient.rs asks a `/mcp` client: the params parsed, then sent.
+        let mut params = json!({"messages": [], "maxTokens": 5});
+        merge_trace(&mut params, trace());
+        let params: rmcp::model::CreateMessageRequestParams =
+            serde_json::from_value(params).unwrap();
+        let request = rmcp::model::ServerRequest::CreateMessageRequest(
+            rmcp::model::CreateMessageRequest::new(params),
+        );
+        let message =
+            rmcp::model::ServerJsonRpcMessage::request(request, rmcp::model::RequestId::Number(1));
+        let wire = serde_json::to_value(message).unwrap();
+        assert_eq!(wire["params"]["_meta"]["traceparent"], PARENT);
+        assert_eq!(wire["params"]["_meta"]["baggage"], "tenant=acme");
+    }
+
+    #[test]
     fn only_the_trace_of_meta_goes_into_headers() {
         let mut meta = trace();
         meta.insert("progressToken".into(), json!("t1"));
         meta.insert("tracestate".into(), json!("bad\nvalue"));
+        meta.insert("baggage".into(), json!(""));
         let headers = headers_of(&meta);
         let names: Vec<&str> = headers.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["traceparent", "baggage"]);
+        assert_eq!(names, ["traceparent"]);
         assert_eq!(headers[0].1, PARENT);
+        assert_eq!(headers_of(&trace()).len(), 2);
         assert!(headers_of(&Map::new()).is_empty());
     }
 
