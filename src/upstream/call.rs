@@ -78,7 +78,7 @@ impl Connection {
             }
             let answered = self.round(&mut params, &origin, timeout, &options);
             let answered = match span {
-                Some(span) => traced::within(span, answered).await?,
+                Some(span) => traced::within(span, Box::pin(answered)).await?,
                 None => answered.await?,
             };
             if let Some(result) = answered {

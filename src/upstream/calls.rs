@@ -17,7 +17,7 @@ pub type CallOrigin = Arc<dyn Recipient>;
 #[derive(Default)]
 pub struct Calls {
     by_request: Mutex<HashMap<RequestId, Call>>,
-    by_token: Mutex<HashMap<NumberOrString, CallOrigin>>,
+    by_token: Mutex<HashMap<NumberOrString, Call>>,
 }
 
 /// A call in flight: who made it, and the span it was made in (only when spans are exported).
@@ -45,9 +45,10 @@ impl Calls {
         origin: CallOrigin,
     ) -> Tracked {
         let token = token.0.clone();
+        let span = crate::telemetry::exporting().then(tracing::Span::current);
         let call = Call {
             origin: origin.clone(),
-            span: crate::telemetry::exporting().then(tracing::Span::current),
+            span: span.clone(),
         };
         self.by_request
             .lock()
@@ -56,7 +57,7 @@ impl Calls {
         self.by_token
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(token.clone(), origin);
+            .insert(token.clone(), Call { origin, span });
         Tracked {
             calls: self.clone(),
             id,
@@ -101,13 +102,15 @@ impl Calls {
             .len()
     }
 
-    pub fn by_token(&self, token: &Value) -> Option<CallOrigin> {
+    /// The call whose progress token `token` is, and the span it was made in when spans are
+    /// exported.
+    pub fn by_token(&self, token: &Value) -> Option<(CallOrigin, Option<tracing::Span>)> {
         let token = token_of(token)?;
         self.by_token
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&token)
-            .cloned()
+            .map(|call| (call.origin.clone(), call.span.clone()))
     }
 }
 

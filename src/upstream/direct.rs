@@ -248,7 +248,11 @@ impl Connection {
                                     let server_id = self.client.service().server_id();
                                     let params = serde_json::to_value(&progress.params);
                                     let params = params.unwrap_or_default();
-                                    let told = notify::progress(server_id, origin, params);
+                                    // The call's span is current here.
+                                    let span =
+                                        crate::telemetry::exporting().then(tracing::Span::current);
+                                    let told =
+                                        notify::progress(server_id, origin, params, span.as_ref());
                                     replying(&mut replies, told).await;
                                 }
                                 other => self.notified(other),

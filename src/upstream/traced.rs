@@ -109,13 +109,13 @@ fn trace_of(span: &Span) -> Option<Map<String, Value>> {
     Some(trace)
 }
 
-/// Runs `work` in `span` (boxed: a rare path, kept out of the size of every request's future),
-/// marking the span failed with the A2E code of its error.
+/// Runs `work` (boxed by the caller: a rare path, kept out of the size of every request's
+/// future) in `span`, marking the span failed with the A2E code of its error.
 pub(super) async fn within<T>(
     span: Span,
-    work: impl Future<Output = Result<T, CallError>>,
+    work: std::pin::Pin<Box<impl Future<Output = Result<T, CallError>>>>,
 ) -> Result<T, CallError> {
-    let done = Box::pin(work.instrument(span.clone())).await;
+    let done = work.instrument(span.clone()).await;
     if let Err(error) = &done {
         crate::telemetry::failed(&span, error.code().as_str(), &error.to_string());
     }
@@ -139,7 +139,7 @@ impl Connection {
         let span = params.span(self.client.service().server_id());
         let mut params = params;
         inject_into(&span, params.meta_mut());
-        within(span, request(params)).await
+        within(span, Box::pin(request(params))).await
     }
 }
 
