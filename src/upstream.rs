@@ -49,6 +49,7 @@ mod sse;
 mod stdio;
 mod subscribe;
 pub mod tasks;
+mod traced;
 mod watched;
 mod ws;
 

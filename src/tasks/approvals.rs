@@ -35,9 +35,13 @@ impl Tasks {
         let now = a2e::now();
         let waits = hold.expires.as_secs_f64();
         let args_sha256 = a2e::args_sha256(&req.arguments);
-        let identity = json!({
+        let mut identity = json!({
             "admin": caller.admin, "roles": caller.roles, "claims": caller.claims,
         });
+        // The call's trace (when spans are exported), for the span of the wait's end.
+        if let Some(trace) = crate::telemetry::current() {
+            identity[TRACE] = json!(trace);
+        }
         let task = StoredTask {
             task_id: a2e::new_id(),
             agent_id: caller.id.clone(),
@@ -202,9 +206,13 @@ impl Tasks {
             .await?
             .ok_or_else(|| TaskError::NotFound(task_id.to_owned()))?;
         self.announce(&task);
+        let span = match decision.decision {
+            Decision::Approve => waited(&held, "approved", None, now),
+            Decision::Deny => waited(&held, "denied", Some(&message), now),
+        };
         if decision.decision == Decision::Approve {
             let (caller, req) = call_of(&held, &task);
-            self.spawn_run(caller, task.clone(), req, true);
+            span.in_scope(|| self.spawn_run(caller, task.clone(), req, true));
         }
         Ok(info(&task))
     }
@@ -255,6 +263,11 @@ impl Tasks {
             task.error_code = Some(ErrorCode::Forbidden.as_str().to_owned());
             task.status_message =
                 "no approver decided on the call in time; it did not run".to_owned();
+            if crate::telemetry::exporting()
+                && let Ok(Some(held)) = self.store.approval(&task_id).await
+            {
+                waited(&held, "expired", Some(&task.status_message), now);
+            }
             if self.finish(&mut task).await {
                 self.store
                     .record(
@@ -271,6 +284,46 @@ impl Tasks {
             tracing::warn!(%error, "cannot forget held calls whose task is gone");
         }
     }
+}
+
+/// Where a held call's identity keeps the call's trace (a carrier), when spans are exported.
+const TRACE: &str = "trace";
+
+/// The span of a held call's wait for a person, made when it ends (`outcome`: `approved`,
+/// `denied` or `expired`; `refused` says what the caller is told when it did not run): a
+/// child of the held call's span (its trace is kept with the call), linked to the approver's
+/// request, with how long it waited. Only when spans are exported (else a disabled span).
+fn waited(
+    held: &StoredApproval,
+    outcome: &'static str,
+    refused: Option<&str>,
+    now: f64,
+) -> tracing::Span {
+    if !crate::telemetry::exporting() {
+        return tracing::Span::none();
+    }
+    let span = tracing::info_span!(
+        target: crate::telemetry::SPANS,
+        "approval.wait",
+        otel.name = "approval wait",
+        otel.kind = "internal",
+        gen_ai.tool.name = %held.tool,
+        mcp_bridge.task.id = %held.task_id,
+        mcp_bridge.approval.policy = %held.policy,
+        mcp_bridge.approval.outcome = outcome,
+        mcp_bridge.approval.waited_ms = ((now - held.created_at).max(0.0) * 1000.0) as u64,
+    );
+    if let Some(approver) = crate::telemetry::current() {
+        crate::telemetry::link_to(&span, &approver);
+    }
+    let identity: Value = serde_json::from_str(&held.identity).unwrap_or_default();
+    if let Ok(trace) = serde_json::from_value(identity[TRACE].clone()) {
+        crate::telemetry::continue_from_carrier(&span, &trace);
+    }
+    if let Some(message) = refused {
+        crate::telemetry::failed(&span, ErrorCode::Forbidden.as_str(), message);
+    }
+    span
 }
 
 fn approvers_of(held: &StoredApproval) -> Approvers {
@@ -318,4 +371,32 @@ fn call_of(held: &StoredApproval, task: &StoredTask) -> (Caller, ToolCallRequest
         ..Default::default()
     };
     (caller, req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_trace_kept_with_a_held_call_leaves_its_caller_as_it_was() {
+        let held = StoredApproval {
+            caller: "alice".into(),
+            identity: json!({
+                "admin": true, "roles": ["ops"], "claims": {"team": "a"},
+                TRACE: {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+            })
+            .to_string(),
+            tool: "s1__echo".into(),
+            arguments: "{\"x\":1}".into(),
+            ..Default::default()
+        };
+        let (caller, req) = call_of(&held, &StoredTask::default());
+        assert_eq!(caller.id, "alice");
+        assert!(caller.admin);
+        assert_eq!(caller.roles, ["ops"]);
+        assert_eq!(caller.claims, *json!({"team": "a"}).as_object().unwrap());
+        assert_eq!(req.name, "s1__echo");
+        // Not exported: no span to make.
+        assert!(waited(&held, "approved", None, 0.0).is_none());
+    }
 }

@@ -10,6 +10,7 @@ use rmcp::model::{
 use rmcp::service::PeerRequestOptions;
 use rmcp::{ErrorData, RoleClient};
 
+use super::traced::{self, Traced as _};
 use super::{CallError, CallOrigin, Connection, INPUT_HANDED_OVER, Route};
 
 /// Most input-required rounds one call may take.
@@ -29,33 +30,10 @@ impl Connection {
         timeout: Duration,
         origin: CallOrigin,
     ) -> Result<CallToolResult, CallError> {
-        if !crate::telemetry::exporting() {
-            return self.call_tool_traced(params, timeout, origin).await;
-        }
-        use tracing::Instrument as _;
-        let span = tracing::info_span!(
-            target: crate::telemetry::SPANS,
-            "mcp.client",
-            otel.name = %format_args!("tools/call {}", params.name),
-            otel.kind = "client",
-            mcp.method.name = "tools/call",
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %params.name,
-        );
-        let mut params = params;
-        let call = async {
-            let mut trace = serde_json::Map::new();
-            if crate::telemetry::inject_meta(&mut trace) {
-                (params.meta.get_or_insert_default().0).0.extend(trace);
-            }
-            self.call_tool_traced(params, timeout, origin).await
-        };
-        // Boxed: a rare path, kept out of the size of every call's future.
-        let called = Box::pin(call.instrument(span.clone())).await;
-        if let Err(error) = &called {
-            crate::telemetry::failed(&span, error.code().as_str(), &error.to_string());
-        }
-        called
+        self.traced(params, |params| {
+            self.call_tool_traced(params, timeout, origin)
+        })
+        .await
     }
 
     /// `call_tool`'s work.
@@ -90,50 +68,79 @@ impl Connection {
             options.meta = client_meta.clone();
             options
         };
-        for _round in 0..MAX_INPUT_ROUNDS {
-            // Posted without rmcp's client when it can be (`direct.rs`); through it when the
-            // server has forgotten the session, or on a connection without a direct way.
-            let direct = self
-                .direct
-                .as_ref()
-                .and_then(|direct| Some((direct, direct.session()?)));
-            if let Some((direct, session)) = direct {
-                let call = self.call_direct(direct, session, &mut params, &origin, timeout);
-                // Boxed, as rmcp's: see `run`.
-                if let Some(answered) = self.watch(Box::pin(call)).await {
-                    let result = answered?;
-                    match self.answered(result, &mut params, &origin).await? {
-                        Some(result) => return Ok(result),
-                        None => continue,
-                    }
-                }
+        for round in 0..MAX_INPUT_ROUNDS {
+            // The rounds after the first (2026-07-28: the call made again with the answers to
+            // the server's input requests) each in a span of their own, when exported.
+            let span = (round > 0 && crate::telemetry::exporting())
+                .then(|| self.round_span(&params, round + 1));
+            if let Some(span) = &span {
+                traced::inject_into(span, &mut params.meta);
             }
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            let call = async {
-                let handle = self
-                    .client
-                    .peer()
-                    .send_request_with_option(request, options())
-                    .await?;
-                let _tracked =
-                    self.calls
-                        .track(handle.id.clone(), &handle.progress_token, origin.clone());
-                let cancel = CancelOnDrop::new(&handle);
-                let answer = handle.await_response().await;
-                // Answered, or rmcp's own deadline passed (it has told the server then).
-                cancel.disarm();
-                // What the server sent before its answer reaches the caller first.
-                self.delivered().await;
-                answer
+            let answered = self.round(&mut params, &origin, timeout, &options);
+            let answered = match span {
+                Some(span) => traced::within(span, Box::pin(answered)).await?,
+                None => answered.await?,
             };
-            let result = self.run(timeout + Duration::from_secs(1), call).await?;
-            if let Some(result) = self.answered(result, &mut params, &origin).await? {
+            if let Some(result) = answered {
                 return Ok(result);
             }
         }
         Err(CallError::Protocol(format!(
             "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
         )))
+    }
+
+    /// One round of a call: its result, or None when the server asked for input, which the
+    /// caller gave and `params` now carries for the next round.
+    async fn round(
+        &self,
+        params: &mut CallToolRequestParams,
+        origin: &CallOrigin,
+        timeout: Duration,
+        options: &impl Fn() -> PeerRequestOptions,
+    ) -> Result<Option<CallToolResult>, CallError> {
+        // Posted without rmcp's client when it can be (`direct.rs`); through it when the
+        // server has forgotten the session, or on a connection without a direct way.
+        let direct = self
+            .direct
+            .as_ref()
+            .and_then(|direct| Some((direct, direct.session()?)));
+        if let Some((direct, session)) = direct {
+            let call = self.call_direct(direct, session, params, origin, timeout);
+            // Boxed, as rmcp's: see `run`.
+            if let Some(answered) = self.watch(Box::pin(call)).await {
+                return self.answered(answered?, params, origin).await;
+            }
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        let call = async {
+            let handle = self
+                .client
+                .peer()
+                .send_request_with_option(request, options())
+                .await?;
+            let _tracked =
+                self.calls
+                    .track(handle.id.clone(), &handle.progress_token, origin.clone());
+            let cancel = CancelOnDrop::new(&handle);
+            let answer = handle.await_response().await;
+            // Answered, or rmcp's own deadline passed (it has told the server then).
+            cancel.disarm();
+            // What the server sent before its answer reaches the caller first.
+            self.delivered().await;
+            answer
+        };
+        let result = self.run(timeout + Duration::from_secs(1), call).await?;
+        self.answered(result, params, origin).await
+    }
+
+    /// The span of round `n` (from 2) of a call: a client request of its own, named as the
+    /// call's with the round's number.
+    fn round_span(&self, params: &CallToolRequestParams, n: usize) -> tracing::Span {
+        let span = params.span(self.client.service().server_id());
+        span.record("otel.name", format!("tools/call {} round {n}", params.name));
+        span.record("mcp_bridge.round", n);
+        span
     }
 
     /// A call's answer: its result, or None when the server asked for input, which the caller
@@ -190,19 +197,21 @@ impl Connection {
     ) -> Result<InputResponses, CallError> {
         let handler = self.client.service();
         let mut answers = InputResponses::new();
+        let caller = Route::Caller(origin.as_ref());
         for (key, request) in requests {
             let answer = match request {
                 InputRequest::CreateMessage(r) => handler
-                    .sample_for(Route::Caller(origin.as_ref()), key.clone(), &r.params)
+                    .sample_for(caller, key.clone(), &r.params, traced::meta_of(&r))
                     .await
                     .and_then(to_json),
                 InputRequest::Elicitation(r) => handler
-                    .elicit_for(Route::Caller(origin.as_ref()), key.clone(), &r.params)
+                    .elicit_for(caller, key.clone(), &r.params, traced::meta_of(&r))
                     .await
                     .and_then(to_json),
-                InputRequest::ListRoots(_) => {
-                    handler.roots_for_owner(key.clone()).await.and_then(to_json)
-                }
+                InputRequest::ListRoots(r) => handler
+                    .roots_for_owner(key.clone(), traced::meta_of(&r))
+                    .await
+                    .and_then(to_json),
                 _ => {
                     return Err(CallError::Protocol(format!(
                         "input request \"{key}\" is of a kind this bridge does not know"

@@ -37,6 +37,7 @@ use super::decode::decode_answer;
 use super::handler::Route;
 use super::http::{self, Events, Session};
 use super::notify;
+use super::traced;
 use super::{CallError, CallOrigin, Connection};
 
 /// The first id of the bridge's own calls: far above the ids rmcp's client counts from 0 in
@@ -155,6 +156,13 @@ impl Connection {
                 ))),
                 Err(StreamableHttpError::SessionExpired) => {
                     direct.http.forget(&session);
+                    if crate::telemetry::exporting() {
+                        tracing::info!(
+                            target: crate::telemetry::SPANS,
+                            "the server no longer knows the session: the call goes again \
+                             through rmcp's client, in a new session"
+                        );
+                    }
                     None
                 }
                 Err(error) => Some(Err(self.failed(error))),
@@ -240,7 +248,11 @@ impl Connection {
                                     let server_id = self.client.service().server_id();
                                     let params = serde_json::to_value(&progress.params);
                                     let params = params.unwrap_or_default();
-                                    let told = notify::progress(server_id, origin, params);
+                                    // The call's span is current here.
+                                    let span =
+                                        crate::telemetry::exporting().then(tracing::Span::current);
+                                    let told =
+                                        notify::progress(server_id, origin, params, span.as_ref());
                                     replying(&mut replies, told).await;
                                 }
                                 other => self.notified(other),
@@ -273,6 +285,14 @@ impl Connection {
                 )));
             }
             let pause = retry.unwrap_or(Duration::from_secs(u64::from(resumptions)));
+            if crate::telemetry::exporting() {
+                tracing::info!(
+                    target: crate::telemetry::SPANS,
+                    resumption = resumptions,
+                    pause_ms = pause.as_millis() as u64,
+                    "the call's stream ended before its answer: resumed after its last event"
+                );
+            }
             replying(&mut replies, tokio::time::sleep(pause)).await;
             let limit = direct.limits.max_sse_event_size;
             let uri = direct.uri.to_string();
@@ -315,15 +335,15 @@ impl Connection {
         let answer = match request.request {
             ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
             ServerRequest::CreateMessageRequest(asked) => handler
-                .sample_for(caller, key, &asked.params)
+                .sample_for(caller, key, &asked.params, traced::meta_of(&asked))
                 .await
                 .map(|result| ClientResult::CreateMessageResult(Box::new(result))),
             ServerRequest::ElicitRequest(asked) => handler
-                .elicit_for(caller, key, &asked.params)
+                .elicit_for(caller, key, &asked.params, traced::meta_of(&asked))
                 .await
                 .map(ClientResult::ElicitResult),
-            ServerRequest::ListRootsRequest(_) => handler
-                .roots_for_owner(key)
+            ServerRequest::ListRootsRequest(asked) => handler
+                .roots_for_owner(key, traced::meta_of(&asked))
                 .await
                 .map(ClientResult::ListRootsResult),
             ServerRequest::CustomRequest(custom) => Err(ErrorData::new(

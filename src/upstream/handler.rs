@@ -10,12 +10,15 @@ use std::time::Duration;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ErrorCode, Implementation, ListRootsResult, ProtocolVersion,
+    RequestMetaObject,
 };
 use rmcp::service::{InboundStreamOrigin, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use serde_json::{Value, json};
+use tracing::{Instrument as _, Span};
 
 use super::calls::{CallOrigin, Calls};
+use super::traced;
 use crate::a2e::{
     ElicitAction, ElicitRequest, McpRoot, Message, NotificationMethod, RootsListRequest,
     SamplingRequest,
@@ -83,21 +86,103 @@ impl BridgeClient {
         })
     }
 
+    /// Runs `handle` (the handling of a server's request rmcp received, on rmcp's own task) in
+    /// the span of the call the request belongs to, found as [`BridgeClient::origin`] finds the
+    /// call, so that its wait is a child of that call's span. Only when spans are exported.
+    async fn in_call<T>(
+        &self,
+        context: &RequestContext<RoleClient>,
+        handle: impl Future<Output = T>,
+    ) -> T {
+        if !crate::telemetry::exporting() {
+            return handle.await;
+        }
+        let id = match context.extensions.get::<InboundStreamOrigin>() {
+            Some(InboundStreamOrigin::OutboundRequest(id)) => Some(id),
+            _ => None,
+        };
+        match self.calls.span(id) {
+            Some(span) => Box::pin(handle.instrument(span)).await,
+            None => Box::pin(handle).await,
+        }
+    }
+
+    /// The span of the wait for the answer to a server's request, when spans are exported:
+    /// continuing the trace the request carries, in `upstream` (its `_meta`, which rmcp took
+    /// out of its params) or in `_meta` of its `params`.
+    fn wait_span(
+        &self,
+        method: &'static str,
+        request_id: &str,
+        route: &Route<'_>,
+        params: &impl serde::Serialize,
+        upstream: Option<&RequestMetaObject>,
+    ) -> Option<Span> {
+        if !crate::telemetry::exporting() {
+            return None;
+        }
+        let route = match route {
+            Route::Caller(_) => "caller",
+            Route::Owner(_) => "owner",
+        };
+        let server = &self.ctx.server_id;
+        let upstream = upstream
+            .map(|meta| &meta.0.0)
+            .filter(|meta| !meta.is_empty());
+        if let Some(meta) = upstream {
+            return Some(traced::wait_span(
+                method,
+                server,
+                request_id,
+                route,
+                Some(meta),
+            ));
+        }
+        let params = serde_json::to_value(params).unwrap_or_default();
+        let meta = params.get("_meta").and_then(Value::as_object);
+        Some(traced::wait_span(method, server, request_id, route, meta))
+    }
+
     /// `message` (an A2E request for the same MCP request `params`) as a request for a call's
     /// recipient or the owner.
+    /// With `wait`, both carry its trace in `_meta`, for whoever answers.
     fn request<M: Message + serde::Serialize>(
         &self,
         kind: AskKind,
         params: &impl serde::Serialize,
         message: &M,
+        wait: Option<&Span>,
     ) -> ServerRequest {
-        ServerRequest {
+        let mut request = ServerRequest {
             kind,
             params: serde_json::to_value(params).unwrap_or_default(),
             message: serde_json::to_value(message).unwrap_or_default(),
             id: message.id().to_owned(),
             deadline: self.ctx.timeout,
+        };
+        if let Some(wait) = wait {
+            traced::put_trace(wait, &mut request.params);
+            traced::put_trace(wait, &mut request.message);
         }
+        request
+    }
+
+    /// Asks as [`BridgeClient::ask`] does, in the span `wait` (when spans are exported), which
+    /// a refusal marks failed.
+    async fn ask_in(
+        &self,
+        wait: Option<Span>,
+        route: Route<'_>,
+        request: ServerRequest,
+    ) -> Result<Answer, ErrorData> {
+        let Some(wait) = wait else {
+            return self.ask(route, request).await;
+        };
+        let answer = Box::pin(self.ask(route, request).instrument(wait.clone())).await;
+        if let Err(error) = &answer {
+            traced::wait_failed(&wait, error);
+        }
+        answer
     }
 
     /// Asks the call's recipient, or the owner over its channel, and waits for the answer; or
@@ -212,18 +297,19 @@ fn request_id(context: &RequestContext<RoleClient>) -> String {
 impl BridgeClient {
     /// Samples for the server: through the call's recipient (a `/mcp` client that can sample
     /// is asked in MCP, an agent over its channel), else through the owner's channel.
+    /// `upstream`: the `_meta` of the server's request when rmcp took it out of `params`.
     pub async fn sample_for(
         &self,
         route: Route<'_>,
         mcp_request_id: String,
         params: &CreateMessageRequestParams,
+        upstream: Option<&RequestMetaObject>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let kind = AskKind::Sampling;
+        let wait = self.wait_span(traced::SAMPLING, &mcp_request_id, &route, params, upstream);
         let message = sampling_request(&self.ctx.server_id, mcp_request_id, params);
-        match self
-            .ask(route, self.request(kind, params, &message))
-            .await?
-        {
+        let request = self.request(kind, params, &message, wait.as_ref());
+        match self.ask_in(wait, route, request).await? {
             Answer::Mcp(answer) => mcp_answer(kind, answer),
             Answer::A2e(answer) => sampling_result(answer),
         }
@@ -235,11 +321,19 @@ impl BridgeClient {
         route: Route<'_>,
         mcp_request_id: String,
         params: &ElicitRequestParams,
+        upstream: Option<&RequestMetaObject>,
     ) -> Result<ElicitResult, ErrorData> {
         let kind = AskKind::Elicitation;
+        let wait = self.wait_span(
+            traced::ELICITATION,
+            &mcp_request_id,
+            &route,
+            params,
+            upstream,
+        );
         let message = elicit_request(&self.ctx.server_id, mcp_request_id, params);
-        let request = self.request(kind, params, &message);
-        match self.ask(route, request).await? {
+        let request = self.request(kind, params, &message, wait.as_ref());
+        match self.ask_in(wait, route, request).await? {
             Answer::Mcp(answer) => mcp_answer(kind, answer),
             Answer::A2e(answer) => elicit_result(answer, message.requested_schema.as_ref()),
         }
@@ -249,36 +343,54 @@ impl BridgeClient {
     pub async fn roots_for_owner(
         &self,
         mcp_request_id: String,
+        upstream: Option<&RequestMetaObject>,
     ) -> Result<ListRootsResult, ErrorData> {
         let owner = &self.ctx.owner;
+        let unrouted = Route::Owner(Unrouted { in_flight: 0 });
+        let wait = self.wait_span(traced::ROOTS, &mcp_request_id, &unrouted, &(), upstream);
         let request = RootsListRequest {
             server_id: self.ctx.server_id.clone(),
             mcp_request_id,
             ..Default::default()
         };
-        let asked = self
-            .ctx
-            .hub
-            .ask(
-                owner,
-                RootsListRequest::TYPE,
-                &request.id,
-                &request,
-                ROOTS_WAIT,
-            )
-            .await;
+        let mut message = serde_json::to_value(&request).unwrap_or_default();
+        if let Some(wait) = &wait {
+            traced::put_trace(wait, &mut message);
+        }
+        let hub = &self.ctx.hub;
+        let ask = hub.ask(
+            owner,
+            RootsListRequest::TYPE,
+            &request.id,
+            &message,
+            ROOTS_WAIT,
+        );
+        let asked = match &wait {
+            Some(wait) => Box::pin(ask.instrument(wait.clone())).await,
+            None => ask.await,
+        };
         let roots: Vec<McpRoot> = match asked {
             Ok(answer) => serde_json::from_value(answer.get("roots").cloned().unwrap_or_default())
                 .unwrap_or_default(),
             Err(
-                AskError::NotConnected(_)
+                error @ (AskError::NotConnected(_)
                 | AskError::Timeout(..)
                 | AskError::Shutdown
-                | AskError::TooMany(..),
-            ) => self.ctx.store.roots(owner).await.map_err(|e| {
-                tracing::error!(error = %e, "cannot read stored roots");
-                ErrorData::internal_error("roots are not available", None)
-            })?,
+                | AskError::TooMany(..)),
+            ) => {
+                if let Some(wait) = &wait {
+                    let _in = wait.enter();
+                    tracing::info!(
+                        target: crate::telemetry::SPANS,
+                        reason = %error,
+                        "the stored roots are used"
+                    );
+                }
+                self.ctx.store.roots(owner).await.map_err(|e| {
+                    tracing::error!(error = %e, "cannot read stored roots");
+                    ErrorData::internal_error("roots are not available", None)
+                })?
+            }
         };
         let roots: Vec<Value> = roots
             .into_iter()
@@ -318,15 +430,17 @@ impl ClientHandler for BridgeClient {
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let origin = self.origin(&context);
-        self.sample_for(Route::of(&origin), request_id(&context), &params)
-            .await
+        let (id, meta) = (request_id(&context), Some(&context.meta));
+        let sampled = self.sample_for(Route::of(&origin), id, &params, meta);
+        self.in_call(&context, sampled).await
     }
 
     async fn list_roots(
         &self,
         context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        self.roots_for_owner(request_id(&context)).await
+        let roots = self.roots_for_owner(request_id(&context), Some(&context.meta));
+        self.in_call(&context, roots).await
     }
 
     async fn create_elicitation(
@@ -335,8 +449,9 @@ impl ClientHandler for BridgeClient {
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let origin = self.origin(&context);
-        self.elicit_for(Route::of(&origin), request_id(&context), &params)
-            .await
+        let (id, meta) = (request_id(&context), Some(&context.meta));
+        let elicited = self.elicit_for(Route::of(&origin), id, &params, meta);
+        self.in_call(&context, elicited).await
     }
 }
 

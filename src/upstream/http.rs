@@ -276,10 +276,19 @@ impl Bounded {
                 "the session's headers are not valid".into(),
             ));
         };
+        // The trace of the call posting it (its span is current), when spans are exported.
+        let headers = match crate::telemetry::exporting() {
+            false => Cow::Borrowed(built),
+            true => {
+                let mut headers = built.clone();
+                crate::telemetry::inject(&mut headers);
+                Cow::Owned(headers)
+            }
+        };
         let sent = post::Post {
             pool,
             uri: uri.clone(),
-            headers: Cow::Borrowed(built),
+            headers,
             session_attached: session.id.is_some(),
             limits,
             server_id: &self.server_id,
@@ -347,12 +356,14 @@ impl Bounded {
                 posted.await
             }
             None => {
+                let mut headers = custom_headers.clone();
+                headers.extend(super::traced::trace_headers(message));
                 let sent = self.client.post_message_with_response_limits(
                     uri.into(),
                     message.clone(),
                     session_id,
                     auth_header,
-                    custom_headers.clone(),
+                    headers,
                     limits,
                 );
                 match sent.await {

@@ -54,19 +54,37 @@ impl Connection {
             .await
     }
 
+    /// Reads a resource: in a client span when spans are exported, as `call_tool`.
     pub async fn read_resource(
         &self,
         uri: &str,
         timeout: Duration,
     ) -> Result<ReadResourceResult, CallError> {
         let params = ReadResourceRequestParams::new(uri);
-        self.run(timeout, self.client.read_resource(params)).await
+        self.traced(params, |params| {
+            self.run(timeout, self.client.read_resource(params))
+        })
+        .await
     }
 
-    /// Renders a prompt; with `rounds` (a 2026-07-28 client that answers input requests
-    /// itself), once, carrying the client's answers and capabilities: a server's input-required
-    /// result is handed to the client (hub::InputRounds) instead of being answered here.
+    /// Renders a prompt (in a client span when spans are exported, as `call_tool`); with
+    /// `rounds` (a 2026-07-28 client that answers input requests itself), once, carrying the
+    /// client's answers and capabilities: a server's input-required result is handed to the
+    /// client (hub::InputRounds) instead of being answered here.
     pub async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        timeout: Duration,
+        rounds: Option<&InputRounds>,
+    ) -> Result<GetPromptResult, CallError> {
+        self.traced(params, |params| {
+            self.get_prompt_traced(params, timeout, rounds)
+        })
+        .await
+    }
+
+    /// `get_prompt`'s work.
+    async fn get_prompt_traced(
         &self,
         params: GetPromptRequestParams,
         timeout: Duration,

@@ -18,6 +18,7 @@ use rmcp::model::{ConstString, SubscriptionsAcknowledgedNotificationMethod};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::oneshot;
+use tracing::Span;
 
 use super::calls::{CallOrigin, Calls};
 use super::handler::Context;
@@ -36,7 +37,13 @@ pub enum Note {
 }
 
 /// Progress of the call `origin` made, to it.
-pub async fn progress(server_id: &str, origin: &CallOrigin, params: Value) {
+/// With `span` (the call's, when spans are exported), the progress carries its trace in
+/// `_meta`, as every event of a call does.
+pub async fn progress(server_id: &str, origin: &CallOrigin, params: Value, span: Option<&Span>) {
+    let mut params = params;
+    if let Some(span) = span {
+        super::traced::put_trace(span, &mut params);
+    }
     let push = ServerPush {
         server_id: server_id.to_owned(),
         method: NotificationMethod::Progress.as_str().to_owned(),
@@ -167,12 +174,13 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notes: UnboundedReceiver<
                 }
             }
             Some(NotificationMethod::Progress) => {
-                let Some(origin) = params.get("progressToken").and_then(|t| calls.by_token(t))
+                let Some((origin, span)) =
+                    params.get("progressToken").and_then(|t| calls.by_token(t))
                 else {
                     tracing::debug!(server_id = %ctx.server_id, "progress for no call in flight");
                     continue;
                 };
-                progress(&ctx.server_id, &origin, params).await;
+                progress(&ctx.server_id, &origin, params, span.as_ref()).await;
             }
             Some(NotificationMethod::Message) => {
                 // A server's log is its owner's, and the caller's when it came during the only

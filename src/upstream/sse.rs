@@ -194,10 +194,13 @@ impl Transport<RoleClient> for SseTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.calls.sent(&item);
+        let mut headers = self.headers.clone();
+        // The trace the request carries in `_meta`, in headers too (W3C `traceparent`).
+        headers.extend(super::traced::trace_headers(&item));
         let request = self
             .client
             .post(self.endpoint.clone())
-            .headers(self.headers.clone())
+            .headers(headers)
             .header(CONTENT_TYPE, "application/json")
             .json(&item);
         async move {

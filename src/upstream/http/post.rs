@@ -94,8 +94,8 @@ where
             .map_err(|_| unexpected("the session id is not a valid header value"))?;
         headers.insert(SESSION_ID, value);
     }
-    // The trace of the call posting it, when spans are exported (W3C `traceparent`).
-    crate::telemetry::inject(&mut headers);
+    // No trace here: these are kept for a session's every POST. Each message adds its own
+    // ([`Post::send`], `Bounded::post_call_in`).
     Ok(headers)
 }
 
@@ -139,7 +139,12 @@ impl Post<'_> {
         E: std::error::Error + Send + Sync + 'static,
     {
         let body = Bytes::from(serde_json::to_vec(message)?);
-        self.send_body(body, Posted::of(message)).await
+        let mut post = self;
+        // The trace the request carries in `_meta`, in headers too (W3C `traceparent`).
+        for (name, value) in crate::upstream::traced::trace_headers(message) {
+            post.headers.to_mut().insert(name, value);
+        }
+        post.send_body(body, Posted::of(message)).await
     }
 
     /// Posts `body`, a message serialized already, which `posted` says what it is.
