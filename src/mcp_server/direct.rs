@@ -238,7 +238,7 @@ pub async fn call(
     let span = traced::in_front(
         "tools/call",
         target,
-        &request,
+        || super::id_text(&request),
         parts,
         peek.params.meta.as_ref(),
     );

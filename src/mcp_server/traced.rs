@@ -12,7 +12,6 @@ use rmcp::model::CallToolResult;
 use rmcp::model::{
     CallToolResponse, CompleteResult, ErrorData, GetPromptResponse, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, ReadResourceResponse,
-    RequestId,
 };
 use rmcp::service::RequestContext;
 use serde_json::{Map, Value};
@@ -115,7 +114,7 @@ pub(super) fn span(
 pub(super) fn in_front(
     method: &'static str,
     target: Target<'_>,
-    id: &RequestId,
+    id: impl FnOnce() -> String,
     parts: &axum::http::request::Parts,
     meta: Option<&Map<String, Value>>,
 ) -> Span {
@@ -126,7 +125,7 @@ pub(super) fn in_front(
     made(&Asked {
         method,
         target,
-        id: id_text(id),
+        id: id(),
         session: header(SESSION_ID),
         version: header("mcp-protocol-version"),
         meta,
@@ -186,12 +185,18 @@ pub(super) async fn within<T: Outcome>(
                 telemetry::failed(&span, &code, "the tool answered an error");
             }
         }
-        Err(error) => {
-            span.record("rpc.response.status_code", error.code.0.to_string());
-            telemetry::failed(&span, &error_type(error), &error.message);
-        }
+        Err(error) => refused(&span, error),
     }
     answered
+}
+
+/// Marks `span` failed by the error answer `error` (nothing when it is not traced).
+pub(super) fn refused(span: &Span, error: &ErrorData) {
+    if span.is_disabled() {
+        return;
+    }
+    span.record("rpc.response.status_code", error.code.0.to_string());
+    telemetry::failed(span, &error_type(error), &error.message);
 }
 
 /// An error answer's `error.type`: the A2E code it carries, else its JSON-RPC code.
@@ -352,11 +357,10 @@ mod tests {
         let (parts, ()) = axum::http::Request::new(()).into_parts();
         let meta =
             json!({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"});
-        let id = RequestId::Number(1);
         let span = in_front(
             "tools/call",
             Target::Tool("a"),
-            &id,
+            || unreachable!("no id is written while nothing is exported"),
             &parts,
             meta.as_object(),
         );
