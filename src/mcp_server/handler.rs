@@ -123,20 +123,28 @@ impl ServerHandler for BridgeServer {
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let agent = caller(&context)?;
-        let uri = request.uri.as_str();
-        let target = self.resource_route(&agent, uri).await?;
-        self.state
-            .registry
-            .subscribe(&agent.id, &target.server_id, &target.item)
-            .await
-            .map_err(|e| Self::uri_error(e, uri))?;
-        self.sessions
-            .update(&context.peer, &agent.id, session_of(&context), |s| {
-                s.uris.insert(request.uri.clone());
-            })
-            .await;
-        Ok(())
+        let span = traced::span(
+            &context,
+            "resources/subscribe",
+            Target::Resource(request.uri.as_str()),
+        );
+        traced::within(span, async move {
+            let agent = caller(&context)?;
+            let uri = request.uri.as_str();
+            let target = self.resource_route(&agent, uri).await?;
+            self.state
+                .registry
+                .subscribe(&agent.id, &target.server_id, &target.item)
+                .await
+                .map_err(|e| Self::uri_error(e, uri))?;
+            self.sessions
+                .update(&context.peer, &agent.id, session_of(&context), |s| {
+                    s.uris.insert(request.uri.clone());
+                })
+                .await;
+            Ok(())
+        })
+        .await
     }
 
     async fn unsubscribe(
@@ -144,21 +152,29 @@ impl ServerHandler for BridgeServer {
         request: rmcp::model::UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let agent = caller(&context)?;
-        self.sessions
-            .update(&context.peer, &agent.id, session_of(&context), |s| {
-                s.uris.remove(&request.uri);
-            })
-            .await;
-        match self
-            .state
-            .registry
-            .unsubscribe(&agent.id, "", &request.uri)
-            .await
-        {
-            Ok(_) | Err(registry::Error::NotFound(_)) => Ok(()),
-            Err(error) => Err(Self::registry_error(error)),
-        }
+        let span = traced::span(
+            &context,
+            "resources/unsubscribe",
+            Target::Resource(request.uri.as_str()),
+        );
+        traced::within(span, async move {
+            let agent = caller(&context)?;
+            self.sessions
+                .update(&context.peer, &agent.id, session_of(&context), |s| {
+                    s.uris.remove(&request.uri);
+                })
+                .await;
+            match self
+                .state
+                .registry
+                .unsubscribe(&agent.id, "", &request.uri)
+                .await
+            {
+                Ok(_) | Err(registry::Error::NotFound(_)) => Ok(()),
+                Err(error) => Err(Self::registry_error(error)),
+            }
+        })
+        .await
     }
 
     /// A 2026-07-28 client's `subscriptions/listen` is acknowledged as asked (what its caller may
@@ -182,9 +198,13 @@ impl ServerHandler for BridgeServer {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        let agent = caller(&context)?;
-        let task = tasks::extension::get(&self.state, &agent, &request.task_id).await?;
-        Ok(rmcp::model::GetTaskResult::new(task))
+        let span = traced::span(&context, "tasks/get", Target::None);
+        traced::within(span, async move {
+            let agent = caller(&context)?;
+            let task = tasks::extension::get(&self.state, &agent, &request.task_id).await?;
+            Ok(rmcp::model::GetTaskResult::new(task))
+        })
+        .await
     }
 
     async fn update_task(
@@ -192,13 +212,17 @@ impl ServerHandler for BridgeServer {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let agent = caller(&context)?;
-        tasks::extension::update(
-            &self.state,
-            &agent,
-            &request.task_id,
-            request.input_responses,
-        )
+        let span = traced::span(&context, "tasks/update", Target::None);
+        traced::within(span, async move {
+            let agent = caller(&context)?;
+            tasks::extension::update(
+                &self.state,
+                &agent,
+                &request.task_id,
+                request.input_responses,
+            )
+            .await
+        })
         .await
     }
 
@@ -207,8 +231,12 @@ impl ServerHandler for BridgeServer {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let agent = caller(&context)?;
-        tasks::extension::cancel(&self.state, &agent, &request.task_id).await
+        let span = traced::span(&context, "tasks/cancel", Target::None);
+        traced::within(span, async move {
+            let agent = caller(&context)?;
+            tasks::extension::cancel(&self.state, &agent, &request.task_id).await
+        })
+        .await
     }
 
     async fn list_tools(

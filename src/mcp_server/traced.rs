@@ -247,6 +247,8 @@ impl Outcome for ListPromptsResult {}
 impl Outcome for ReadResourceResponse {}
 impl Outcome for GetPromptResponse {}
 impl Outcome for CompleteResult {}
+impl Outcome for rmcp::model::GetTaskResult {}
+impl Outcome for () {}
 
 #[cfg(test)]
 mod tests {
