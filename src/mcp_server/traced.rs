@@ -133,7 +133,8 @@ pub(super) fn in_front(
     })
 }
 
-/// A request's span, made.
+/// A request's span, made: continuing the trace of its `_meta` and linked to the HTTP
+/// request's span when `_meta` names a trace, else a child of that span.
 pub(super) fn made(asked: &Asked<'_>) -> Span {
     let parent = match asked.parent {
         Some(parent) => parent.id(),
@@ -165,6 +166,20 @@ pub(super) fn made(asked: &Asked<'_>) -> Span {
         rpc.response.status_code = tracing::field::Empty,
     );
     telemetry::continue_from_meta(&span, asked.meta);
+    if asked
+        .meta
+        .is_some_and(|meta| meta.contains_key("traceparent"))
+    {
+        // The HTTP request's span is not in the trace `_meta` names (unless the client sent the
+        // same context in both): linked, so one leads to the other.
+        let http = match asked.parent {
+            Some(parent) => parent.in_scope(telemetry::current),
+            None => telemetry::current(),
+        };
+        if let Some(http) = http {
+            telemetry::link_to(&span, &http);
+        }
+    }
     span
 }
 
