@@ -18,6 +18,7 @@
 //! | `tasks.rs`, `tasks/` | MCP tasks: 2025-11-25 (`methods.rs`) and the 2026 extension (`extension.rs`) |
 //! | `listen.rs`, `sessions.rs` | what clients follow (listens, subscriptions, log levels) and its notifications |
 //! | `owners.rs`, `shared.rs`, `ids.rs`, `answers.rs`, `hop.rs` | sessions across replicas; loops refused |
+//! | `traced.rs` | each request's server span in a trace, when spans are exported |
 
 mod answers;
 mod direct;
@@ -36,6 +37,7 @@ mod routes;
 mod sessions;
 mod shared;
 mod tasks;
+mod traced;
 
 use std::sync::{Arc, Mutex};
 

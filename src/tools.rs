@@ -8,6 +8,7 @@ mod hooks;
 mod items;
 mod listing;
 mod meta;
+mod traced;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -313,14 +314,7 @@ impl Tools {
         );
         // Boxed, as the other rare paths: a call's future is moved whole at every layer.
         let called = Box::pin(self.call_traced(req).instrument(span.clone())).await;
-        match &called {
-            Ok((server, _)) => {
-                span.record("mcp_bridge.server.id", server.as_str());
-            }
-            Err(error) => {
-                crate::telemetry::failed(&span, error.code().as_str(), &error.to_string())
-            }
-        }
+        traced::ended(&span, &called);
         called
     }
 
@@ -329,13 +323,10 @@ impl Tools {
         &self,
         req: CallRequest<'_>,
     ) -> Result<(String, CallToolResult), registry::Error> {
-        let full = self.authorize(req.caller, req.scope, req.name).await?;
+        let full = self.permit(&req).await?;
         if crate::telemetry::exporting() {
             // The canonical name, whatever alias or toolset name the caller used.
             tracing::Span::current().record("gen_ai.tool.name", full.as_str());
-        }
-        if !req.approved {
-            self.not_held(req.caller, &full)?;
         }
         let called = match self.hooks.is_empty() {
             true => {
@@ -369,10 +360,7 @@ impl Tools {
         if self.deferred(req.scope) {
             return Ok(TaskStart::Bridge);
         }
-        let full = self.authorize(req.caller, req.scope, req.name).await?;
-        if !req.approved {
-            self.not_held(req.caller, &full)?;
-        }
+        let full = self.permit(req).await?;
         if self.a2a.enabled() && a2a::tools::is_bridge_tool(&full) {
             return Ok(TaskStart::Bridge);
         }
@@ -442,6 +430,16 @@ impl Tools {
                 hold.policy
             ))),
         }
+    }
+
+    /// The catalogue name of the tool `req` calls, if the caller's policies let it use it
+    /// (`authorize`) and hold no call of it for a person's approval (unless approved).
+    async fn permit_call(&self, req: &CallRequest<'_>) -> Result<String, registry::Error> {
+        let full = self.authorize(req.caller, req.scope, req.name).await?;
+        if !req.approved {
+            self.not_held(req.caller, &full)?;
+        }
+        Ok(full)
     }
 
     /// The registry, for what follows a started task.

@@ -38,6 +38,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::Front;
+use super::traced::{self, Target};
 use crate::a2e::McpVersion;
 use crate::caller::Caller;
 
@@ -233,6 +234,14 @@ pub async fn call(
         false => (None, None),
     };
     let request = peek.id.clone();
+    let target = Target::Tool(&peek.params.name);
+    let span = traced::in_front(
+        "tools/call",
+        target,
+        || super::id_text(&request),
+        parts,
+        peek.params.meta.as_ref(),
+    );
     let app = crate::tools::app_of(peek.params.meta.as_ref());
     let call = Call {
         app,
@@ -252,9 +261,8 @@ pub async fn call(
     let (server, agent, uri) = (front.server.clone(), agent.clone(), parts.uri.clone());
     let mut answer = Box::pin(async move {
         let peer = running.session.peer.clone();
-        let answered = server
-            .call_in_session(&agent, &uri, call, peer, &cancel)
-            .await;
+        let called = server.call_in_session(&agent, &uri, call, peer, &cancel);
+        let answered = traced::within(span, called).await;
         drop(running);
         match answered {
             Ok(response) => ServerJsonRpcMessage::response(ServerResult::from(response), request),

@@ -64,7 +64,14 @@ pub async fn dispatch(front: &Front, req: Request, next: Next) -> Response {
                 return super::session_not_found();
             }
             if let Ok(rpc) = serde_json::from_slice::<Rpc>(&bytes) {
-                return answer(&front.state, &agent, &parts.uri, rpc).await;
+                if !crate::telemetry::exporting() {
+                    return answer(&front.state, &agent, &parts.uri, rpc).await;
+                }
+                use tracing::Instrument as _;
+                let span = rpc.span(&parts);
+                let answered = answer(&front.state, &agent, &parts.uri, rpc).instrument(span);
+                // Boxed, as the other rare paths: a request's future is moved whole.
+                return Box::pin(answered).await;
             }
         }
         (Wanted::Call, Some(session), Some(agent)) if front.state.config.fast_paths => {

@@ -101,6 +101,7 @@ pub(super) async fn authenticate(
     let agent_id = agent.id.clone();
     let seen = params::Seen::of(req.headers(), req.uri(), &agent);
     req.extensions_mut().insert(agent);
+    super::traced::keep_http_span(req.extensions_mut());
     // The caller's limits first, then its session (which may ask the shared database), then
     // the 2025-11-25 tasks, which rmcp does not speak (see tasks.rs): one middleware, as each
     // layer boxes a service and a future per request.

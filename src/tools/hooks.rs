@@ -250,9 +250,8 @@ impl Tools {
         Ok((server, result))
     }
 
-    /// Reads the resource `target` (as [`Tools::resolve_item`] let it through) for `caller`,
-    /// its hooks asked; answers its server and the result as MCP has it.
-    pub async fn read_resource(
+    /// [`Tools::read_resource`]'s work.
+    pub(super) async fn read_resource_hooked(
         &self,
         caller: &Caller,
         target: &Resolved,
@@ -282,9 +281,8 @@ impl Tools {
         Ok((server, result))
     }
 
-    /// Renders the prompt `target` for `caller`, its hooks asked; `rounds`: a stateless `/mcp`
-    /// client's input rounds (see `Registry::get_prompt_for`).
-    pub async fn get_prompt(
+    /// [`Tools::get_prompt`]'s work.
+    pub(super) async fn get_prompt_hooked(
         &self,
         caller: &Caller,
         target: &Resolved,

@@ -27,10 +27,8 @@ pub struct Resolved {
 }
 
 impl Tools {
-    /// Resolves `item` (a resource URI, a URI template, or a prompt name) of `server_id` (may
-    /// be "") to the canonical (server, item) it stands for, then applies the caller's
-    /// policies to that: a refused item is missing (and audited), as one that does not exist.
-    pub async fn resolve_item(
+    /// [`Tools::resolve_item`]'s work (traced.rs).
+    pub(super) async fn resolve_visible(
         &self,
         caller: &Caller,
         kind: Kind,

@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 use crate::a2e::{self, ErrorCode, TaskInfo, TaskMethod, TaskParams, TaskStatus, ToolCallRequest};
 use crate::caller::Caller;
 use crate::http::state::AppState;
+use crate::mcp_server::traced::{self, Target};
 use crate::mcp_server::{ScopePath, full_tool_name, scope_of};
 use crate::registry;
 use crate::tasks::{Outcome, TaskError};
@@ -37,6 +38,26 @@ pub struct Rpc {
     params: Value,
 }
 
+impl Rpc {
+    /// The request's server span (traced.rs); none when spans are not exported.
+    pub fn span(&self, parts: &axum::http::request::Parts) -> tracing::Span {
+        let method = match TaskMethod::parse(&self.method) {
+            Some(method) => method.as_str(),
+            None => "tools/call",
+        };
+        let target = match self.params.get("name").and_then(Value::as_str) {
+            Some(name) if method == "tools/call" => Target::Tool(name),
+            _ => Target::None,
+        };
+        let id = || match &self.id {
+            Value::String(id) => id.clone(),
+            other => other.to_string(),
+        };
+        let meta = self.params.get("_meta").and_then(Value::as_object);
+        traced::in_front(method, target, id, parts, meta)
+    }
+}
+
 /// The answer to a task request: JSON, or for `tasks/result` (which waits for the task to
 /// end) an event stream kept alive meanwhile, so no client read timeout ends it.
 pub async fn answer(state: &AppState, agent: &Caller, uri: &Uri, rpc: Rpc) -> Response {
@@ -53,6 +74,11 @@ pub async fn answer(state: &AppState, agent: &Caller, uri: &Uri, rpc: Rpc) -> Re
             None,
         )),
     };
+    if let Err(error) = &outcome
+        && crate::telemetry::exporting()
+    {
+        traced::refused(&tracing::Span::current(), error);
+    }
     reply(rpc.id, outcome)
 }
 
