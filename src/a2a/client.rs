@@ -174,7 +174,10 @@ fn span_of(agent: &A2aAgent, method: &str) -> tracing::Span {
         rpc.system = rpc,
         rpc.method = method,
         server.address = url.as_ref().and_then(|url| url.host_str()),
-        server.port = url.as_ref().and_then(reqwest::Url::port_or_known_default),
+        server.port = url
+            .as_ref()
+            .and_then(reqwest::Url::port_or_known_default)
+            .map(i64::from),
         gen_ai.agent.id = agent.agent_id.as_str(),
         gen_ai.agent.name = agent.card.name.as_deref(),
     )

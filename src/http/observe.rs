@@ -180,7 +180,7 @@ impl Seen {
         let status = resp.status();
         if !self.otel.is_disabled() {
             self.otel
-                .record("http.response.status_code", status.as_u16());
+                .record("http.response.status_code", i64::from(status.as_u16()));
             if status.is_server_error() {
                 let reason = status.canonical_reason().unwrap_or("server error");
                 crate::telemetry::failed(&self.otel, status.as_str(), reason);

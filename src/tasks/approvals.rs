@@ -311,7 +311,7 @@ fn waited(
         mcp_bridge.task.id = %held.task_id,
         mcp_bridge.approval.policy = %held.policy,
         mcp_bridge.approval.outcome = outcome,
-        mcp_bridge.approval.waited_ms = ((now - held.created_at).max(0.0) * 1000.0) as u64,
+        mcp_bridge.approval.waited_ms = ((now - held.created_at).max(0.0) * 1000.0) as i64,
     );
     if let Some(approver) = crate::telemetry::current() {
         crate::telemetry::link_to(&span, &approver);

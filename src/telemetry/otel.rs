@@ -109,6 +109,7 @@ where
     tracing_opentelemetry::layer()
         .with_tracer(tracer)
         .with_location(false)
+        .with_target(false)
         .with_threads(false)
         .with_tracked_inactivity(false)
         .with_filter(traced)

@@ -139,7 +139,7 @@ impl Connection {
     fn round_span(&self, params: &CallToolRequestParams, n: usize) -> tracing::Span {
         let span = params.span(self.client.service().server_id());
         span.record("otel.name", format!("tools/call {} round {n}", params.name));
-        span.record("mcp_bridge.round", n);
+        span.record("mcp_bridge.round", n as i64);
         span
     }
 

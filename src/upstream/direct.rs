@@ -288,8 +288,8 @@ impl Connection {
             if crate::telemetry::exporting() {
                 tracing::info!(
                     target: crate::telemetry::SPANS,
-                    resumption = resumptions,
-                    pause_ms = pause.as_millis() as u64,
+                    resumption = i64::from(resumptions),
+                    pause_ms = pause.as_millis() as i64,
                     "the call's stream ended before its answer: resumed after its last event"
                 );
             }
