@@ -53,3 +53,4 @@ mod supervision;
 mod tasks;
 mod tasks_replicas;
 mod tools;
+mod traces;

@@ -56,11 +56,8 @@ pub async fn start_bridge_with(data_dir: &Path, env: &[(&str, &str)]) -> Bridge 
     let addr = tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(line) = lines.next_line().await.unwrap() {
             kept.lock().unwrap().push(line.clone());
-            if !line.contains("mcp-bridge listening") {
-                continue;
-            }
-            if let Some(at) = line.find("addr=") {
-                return line[at + 5..].split_whitespace().next().unwrap().to_owned();
+            if let Some(addr) = listening_on(&line) {
+                return addr;
             }
         }
         let log = kept.lock().unwrap().join("\n");
@@ -79,6 +76,18 @@ pub async fn start_bridge_with(data_dir: &Path, env: &[(&str, &str)]) -> Bridge 
         base: format!("http://{addr}"),
         log,
     }
+}
+
+/// The address a "listening" line names, in the text log format or the JSON one.
+fn listening_on(line: &str) -> Option<String> {
+    if !line.contains("mcp-bridge listening") {
+        return None;
+    }
+    if let Ok(json) = serde_json::from_str::<serde_json::Value>(line) {
+        return json["fields"]["addr"].as_str().map(str::to_owned);
+    }
+    let at = line.find("addr=")?;
+    Some(line[at + 5..].split_whitespace().next()?.to_owned())
 }
 
 impl Bridge {
