@@ -36,6 +36,7 @@ use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use super::Front;
 use super::traced::{self, Target};
@@ -259,16 +260,24 @@ pub async fn call(
         id: request.clone(),
     };
     let (server, agent, uri) = (front.server.clone(), agent.clone(), parts.uri.clone());
-    let mut answer = Box::pin(async move {
-        let peer = running.session.peer.clone();
-        let called = server.call_in_session(&agent, &uri, call, peer, &cancel);
-        let answered = traced::within(span, called).await;
-        drop(running);
-        match answered {
-            Ok(response) => ServerJsonRpcMessage::response(ServerResult::from(response), request),
-            Err(error) => ServerJsonRpcMessage::error(error, Some(request)),
+    // The call's future is made in its box and never moved: it holds the whole call, and a
+    // move copies it (so the span wraps the box's future rather than the call's).
+    let spanned = span.clone();
+    let mut answer = Box::pin(
+        async move {
+            let peer = running.session.peer.clone();
+            let answered = (server.call_in_session(&agent, &uri, call, peer, &cancel)).await;
+            traced::ended(&spanned, &answered);
+            drop(running);
+            match answered {
+                Ok(response) => {
+                    ServerJsonRpcMessage::response(ServerResult::from(response), request)
+                }
+                Err(error) => ServerJsonRpcMessage::error(error, Some(request)),
+            }
         }
-    });
+        .instrument(span),
+    );
     let Some(mut progressed) = progressed else {
         return Some(json(&answer.await));
     };

@@ -7,6 +7,8 @@
 
 use std::future::Future;
 
+use futures::future::{BoxFuture, Either};
+
 use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::model::{
@@ -184,25 +186,40 @@ pub(super) fn made(asked: &Asked<'_>) -> Span {
 }
 
 /// `work`, a request's handling, in its `span` (none: not exported), which an error answer or
-/// a tool's error result marks failed.
-pub(super) async fn within<T: Outcome>(
+/// a tool's error result marks failed. Not exported, the future is `work` itself: an `async fn`
+/// would hold `work` twice (as its argument and as what it awaits), and every move of a
+/// request's future would copy both.
+pub(super) fn within<'a, T, F>(
     span: Span,
-    work: impl Future<Output = Result<T, ErrorData>>,
-) -> Result<T, ErrorData> {
+    work: F,
+) -> Either<F, BoxFuture<'a, Result<T, ErrorData>>>
+where
+    T: Outcome + Send + 'a,
+    F: Future<Output = Result<T, ErrorData>> + Send + 'a,
+{
     if span.is_none() {
-        return work.await;
+        return Either::Left(work);
     }
-    // Boxed, as the other rare paths: a request's future is moved whole at every layer.
-    let answered = Box::pin(work.instrument(span.clone())).await;
-    match &answered {
+    Either::Right(Box::pin(async move {
+        let answered = work.instrument(span.clone()).await;
+        ended(&span, &answered);
+        answered
+    }))
+}
+
+/// Marks `span` failed by an error answer or a tool's error result (nothing when it is none).
+pub(super) fn ended<T: Outcome>(span: &Span, answered: &Result<T, ErrorData>) {
+    if span.is_none() {
+        return;
+    }
+    match answered {
         Ok(answer) => {
             if let Some(code) = answer.tool_error() {
-                telemetry::failed(&span, &code, "the tool answered an error");
+                telemetry::failed(span, &code, "the tool answered an error");
             }
         }
-        Err(error) => refused(&span, error),
+        Err(error) => refused(span, error),
     }
-    answered
 }
 
 /// Marks `span` failed by the error answer `error` (nothing when it is not traced).
