@@ -159,6 +159,26 @@ impl Route {
 }
 
 impl Bench {
+    /// Calls each route by `c` workers, the routes taking turns for `rounds` rounds after a
+    /// warm-up (so their figures share the machine's noise), each route's CPU read off the
+    /// bridge it goes through: their statistics, in order.
+    pub(crate) async fn in_turns(&self, c: usize, routes: &[(&Route, &Bridge)]) -> Vec<Stats> {
+        let mut tallies: Vec<Tally> = routes.iter().map(|_| Tally::default()).collect();
+        for round in 0..=self.sizes.rounds {
+            for ((route, bridge), tally) in routes.iter().zip(&mut tallies) {
+                let caller = || route.caller();
+                if round == 0 {
+                    phase(c, self.sizes.warmup, caller).await;
+                    continue;
+                }
+                let (started, cpu) = (Instant::now(), bridge.cpu_time());
+                let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
+                tally.add(measured, started.elapsed(), bridge.cpu_time() - cpu);
+            }
+        }
+        tallies.into_iter().map(Tally::stats).collect()
+    }
+
     pub(crate) async fn calls(&self, report: &mut Report) {
         let dir = tempfile::tempdir().unwrap();
         let bridge = Bridge::start(dir.path(), &self.auth).await;

@@ -5,13 +5,12 @@
 //! hook's own cost (the goal: under 1 ms).
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde_json::json;
 
 use crate::Bench;
 use crate::calls::Route;
-use crate::measure::{Stats, Tally, ms, phase};
+use crate::measure::ms;
 use crate::peers::http_echo_server;
 use crate::raw::Raw;
 use crate::report::Report;
@@ -70,20 +69,8 @@ impl Bench {
             ),
         ];
         for &c in self.sizes.concurrency {
-            let mut tallies: Vec<Tally> = routes.iter().map(|_| Tally::default()).collect();
-            for round in 0..=self.sizes.rounds {
-                for ((_, route), tally) in routes.iter().zip(&mut tallies) {
-                    let caller = || route.caller();
-                    if round == 0 {
-                        phase(c, self.sizes.warmup, caller).await;
-                        continue;
-                    }
-                    let (started, cpu) = (Instant::now(), bridge.cpu_time());
-                    let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
-                    tally.add(measured, started.elapsed(), bridge.cpu_time() - cpu);
-                }
-            }
-            let all: Vec<Stats> = tallies.into_iter().map(Tally::stats).collect();
+            let turns: Vec<_> = routes.iter().map(|(_, route)| (route, &bridge)).collect();
+            let all = self.in_turns(c, &turns).await;
             for ((name, _), stats) in routes.iter().zip(&all) {
                 self.check(&format!("hooks, {name}, c={c}"), stats);
                 let added = match *name {

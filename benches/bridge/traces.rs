@@ -8,13 +8,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use serde_json::json;
 
 use crate::Bench;
 use crate::calls::Route;
-use crate::measure::{Stats, Tally, ms, phase};
+use crate::measure::ms;
 use crate::peers::http_echo_server;
 use crate::raw::Raw;
 use crate::report::Report;
@@ -129,20 +128,8 @@ impl Bench {
         report.line("|---|---:|---:|---:|---:|---:|---:|");
         let off = variants.iter().position(|variant| variant.name == OFF);
         for &c in self.sizes.concurrency {
-            let mut tallies: Vec<Tally> = routes.iter().map(|_| Tally::default()).collect();
-            for round in 0..=self.sizes.rounds {
-                for ((route, bridge), tally) in routes.iter().zip(&bridges).zip(&mut tallies) {
-                    let caller = || route.caller();
-                    if round == 0 {
-                        phase(c, self.sizes.warmup, caller).await;
-                        continue;
-                    }
-                    let (started, cpu) = (Instant::now(), bridge.cpu_time());
-                    let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
-                    tally.add(measured, started.elapsed(), bridge.cpu_time() - cpu);
-                }
-            }
-            let all: Vec<Stats> = tallies.into_iter().map(Tally::stats).collect();
+            let turns: Vec<_> = routes.iter().zip(&bridges).collect();
+            let all = self.in_turns(c, &turns).await;
             let base = off.map_or(1.0, |at| all[at].per_sec);
             for (Variant { name, .. }, stats) in variants.iter().zip(&all) {
                 self.check(&format!("traces, {name}, c={c}"), stats);
