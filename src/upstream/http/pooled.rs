@@ -4,7 +4,8 @@
 //!
 //! The connector keeps what the bridge needs of every connection to a server: addresses
 //! resolved and checked by the guard, Nagle off, HTTPS verified as reqwest does
-//! (`rustls-platform-verifier`), and `TCP_QUICKACK` after every read. Reused, a connection
+//! (`rustls-platform-verifier`, in the one configuration every server shares:
+//! [`crate::guard::tls_config`]), and `TCP_QUICKACK` after every read. Reused, a connection
 //! stalls where the server's Nagle algorithm holds the rest of an answer until the first part is
 //! acknowledged, and the bridge's delayed ACK waits 40 ms for something to send back; the quick
 //! ACK sends the pending one at once, whatever the server does.
@@ -43,13 +44,17 @@ const FINISH: Duration = Duration::from_secs(10);
 pub struct Pool {
     client: Client<Connector, Full<Bytes>>,
     guard: Guard,
+    /// The connector's TLS configuration, for the test that every pool shares one.
+    #[cfg(test)]
+    tls: Arc<rustls::ClientConfig>,
 }
 
 impl Pool {
     pub fn new(guard: Guard) -> io::Result<Self> {
+        let tls = crate::guard::tls_config()?;
         let connector = Connector {
             guard,
-            tls: Arc::new(tls_config()?),
+            tls: tls.clone(),
         };
         // A request that a reused connection could not send, because the server closed it
         // meanwhile, goes again on another: hyper-util's default, kept.
@@ -58,7 +63,12 @@ impl Pool {
             .pool_max_idle_per_host(MAX_IDLE)
             .pool_timer(TokioTimer::new())
             .build(connector);
-        Ok(Self { client, guard })
+        Ok(Self {
+            client,
+            guard,
+            #[cfg(test)]
+            tls,
+        })
     }
 
     /// Sends a request with `body`, following same-origin 307 and 308 redirects (which keep
@@ -170,22 +180,6 @@ fn redirect<B>(uri: &Uri, response: &Response<B>) -> Option<Uri> {
     (next.origin() == base.origin())
         .then(|| next.as_str().parse().ok())
         .flatten()
-}
-
-fn tls_config() -> io::Result<rustls::ClientConfig> {
-    let provider = rustls::crypto::CryptoProvider::get_default()
-        .cloned()
-        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
-    let verifier =
-        rustls_platform_verifier::Verifier::new(provider.clone()).map_err(io::Error::other)?;
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(io::Error::other)?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
 }
 
 /// Opens connections to addresses the guard allows, with Nagle off: the service hyper-util's
@@ -313,6 +307,20 @@ mod tests {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Every server's pool verifies HTTPS with the one configuration (its platform verifier
+    /// loads the system's roots once), whatever its guard: the guard is the connector's own.
+    #[test]
+    fn pools_share_one_tls_config() {
+        let strict = Pool::new(Guard::new(false)).unwrap();
+        let lenient = Pool::new(Guard::new(true)).unwrap();
+        assert!(Arc::ptr_eq(&strict.tls, &lenient.tls));
+        assert!(Arc::ptr_eq(
+            &strict.tls,
+            &crate::guard::tls_config().unwrap()
+        ));
+        assert_eq!(strict.tls.alpn_protocols, [b"http/1.1".to_vec()]);
+    }
 
     /// What a test server saw: the connections it accepted, and the head of each request.
     #[derive(Default)]
