@@ -1,6 +1,8 @@
 //! Builds the application from its config (store, auth, registry, routes), binds the listener
 //! (port 0 in tests) and runs until a shutdown signal, then stops every server cleanly.
 
+mod descriptors;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -209,6 +211,7 @@ impl Application {
             shutdown,
         } = self;
         tracing::info!(%addr, "mcp-bridge listening");
+        descriptors::report(descriptors::raise(), state.config.max_connections, 0);
         restore_in_background(&state);
         let app = crate::api::router(state.clone());
         let stop = shutdown.clone();
@@ -243,6 +246,7 @@ fn restore_in_background(state: &AppState) {
     let registry = state.registry.clone();
     let tasks = state.tasks.clone();
     let restored = state.restored.clone();
+    let max_connections = state.config.max_connections;
     let declared: Vec<_> = state
         .config
         .servers
@@ -251,7 +255,14 @@ fn restore_in_background(state: &AppState) {
         .collect();
     tokio::spawn(async move {
         match registry.restore().await {
-            Ok(count) => tracing::info!(count, "stored servers restored"),
+            Ok(count) => {
+                tracing::info!(count, "stored servers restored");
+                // Said again only when the servers leave too little room for the cap.
+                let fit = descriptors::raise();
+                if !fit.holds(max_connections, count) {
+                    descriptors::report(fit, max_connections, count);
+                }
+            }
             Err(error) => tracing::error!(%error, "cannot restore the stored servers"),
         }
         match tasks.resume().await {

@@ -181,6 +181,9 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_MAX_CONNECTIONS", |c, v| {
         v.number().map(|x| c.max_connections = x)
     }),
+    var("MCP_BRIDGE_CONNECT_CONCURRENCY", |c, v| {
+        v.number().map(|x| c.connect_concurrency = x)
+    }),
     var("MCP_BRIDGE_HEADER_TIMEOUT_SECS", |c, v| {
         v.number().map(|x| c.header_timeout_secs = x)
     }),

@@ -97,6 +97,9 @@ pub struct Config {
     pub mcp_session_idle_secs: u64,
     /// Client connections open at once; past it, new ones wait in the listen backlog.
     pub max_connections: usize,
+    /// Servers connecting at once (at a restart, after an outage): more wait their turn, so a
+    /// thousand stored servers do not all hit the store and the machine together.
+    pub connect_concurrency: usize,
     /// Seconds a client may take to send a request's headers (an idle kept-alive connection
     /// is closed after as long).
     pub header_timeout_secs: u64,
@@ -230,6 +233,7 @@ impl Default for Config {
             agent_mcp_sessions: 100,
             mcp_session_idle_secs: 330,
             max_connections: 10_000,
+            connect_concurrency: 32,
             header_timeout_secs: 10,
             body_timeout_secs: 30,
             mcp_auth_off: false,

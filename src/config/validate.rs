@@ -64,6 +64,10 @@ impl Config {
         }
         for (name, value) in [
             ("MCP_BRIDGE_MAX_CONNECTIONS", self.max_connections as u64),
+            (
+                "MCP_BRIDGE_CONNECT_CONCURRENCY",
+                self.connect_concurrency as u64,
+            ),
             ("MCP_BRIDGE_HEADER_TIMEOUT_SECS", self.header_timeout_secs),
             ("MCP_BRIDGE_BODY_TIMEOUT_SECS", self.body_timeout_secs),
         ] {

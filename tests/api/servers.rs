@@ -353,3 +353,100 @@ async fn an_auto_reconnecting_server_comes_back_after_its_child_dies() {
     app.call_tool("auto__echo", json!({"text": "back"})).await;
     app.stop().await;
 }
+
+/// A TCP gate in front of `target`: while shut, it takes connections and holds them (counting
+/// them) without forwarding a byte; opened, it forwards the held ones and every later one.
+struct Gate {
+    url_port: u16,
+    held: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    open: tokio::sync::watch::Sender<bool>,
+}
+
+impl Gate {
+    async fn shut(target: &str) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url_port = listener.local_addr().unwrap().port();
+        let held = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (open, opened) = tokio::sync::watch::channel(false);
+        let (target, count) = (target.to_owned(), held.clone());
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let (target, mut opened) = (target.clone(), opened.clone());
+                tokio::spawn(async move {
+                    // What the bridge sent meanwhile waits in the socket, and is forwarded.
+                    if opened.wait_for(|open| *open).await.is_err() {
+                        return;
+                    }
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+            }
+        });
+        Self {
+            url_port,
+            held,
+            open,
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.held.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[tokio::test]
+async fn a_restart_connects_a_few_servers_at_a_time_and_brings_all_back() {
+    const SERVERS: usize = 40;
+    const AT_ONCE: usize = 3;
+    let peer = py_http().await;
+    let upstream = peer.url.clone();
+    let target = reqwest::Url::parse(&upstream).unwrap();
+    let target_addr = format!("{}:{}", target.host_str().unwrap(), target.port().unwrap());
+    let gate = Gate::shut(&target_addr).await;
+    gate.open.send_replace(true);
+    let mut through_gate = target.clone();
+    through_gate.set_port(Some(gate.url_port)).unwrap();
+    let app = spawn_app().await;
+    let data_dir = app.data_dir.clone();
+    for i in 0..SERVERS {
+        app.register_server(
+            json!({"server_id": format!("b{i}"), "transport": "http", "url": through_gate.as_str()}),
+        )
+        .await;
+    }
+    app.stop().await;
+
+    // Shut: every connection the restart opens is held, so each attempt keeps its turn.
+    let before = gate.held();
+    gate.open.send_replace(false);
+    let app = TestApp::builder()
+        .data_dir(&data_dir)
+        .configure(|c| c.connect_concurrency = AT_ONCE)
+        .spawn()
+        .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while gate.held() - before < AT_ONCE {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no server started connecting"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The others wait their turn, however long the first ones take.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(gate.held() - before, AT_ONCE, "connections opened at once");
+
+    gate.open.send_replace(true);
+    for i in 0..SERVERS {
+        app.wait_status(&format!("b{i}"), "ready", Duration::from_secs(60))
+            .await;
+    }
+    for i in 0..SERVERS {
+        let names = app.tool_names(&format!("?server_id=b{i}")).await;
+        assert!(names.contains(&format!("b{i}__add")), "b{i}: {names:?}");
+    }
+    app.stop().await;
+    peer.stop().await;
+}
