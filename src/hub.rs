@@ -77,7 +77,8 @@ pub struct Hub {
     /// The replay buffers' limits and global byte account.
     budget: Arc<Budget>,
     /// Across replicas: the last payload applied from the log, so the entries of one
-    /// [`Hub::publish_to`] (one per agent, consecutive) share one copy here too.
+    /// [`Hub::publish_to`] (one per agent, consecutive) share one copy here too (and one
+    /// charge: this keeps at most one payload counted after its buffers let it go).
     last_applied: std::sync::Mutex<Option<Payload>>,
     shutdown: CancellationToken,
     /// The other replicas, once joined.
@@ -654,5 +655,24 @@ mod tests {
         drop(streams);
         hub.forget_idle(Duration::ZERO);
         assert_eq!(hub.replay_bytes(), 0);
+    }
+
+    #[tokio::test]
+    async fn log_entries_of_one_message_to_many_agents_share_one_copy() {
+        use bus::Applier;
+        let hub = Hub::new(10, CancellationToken::new());
+        // As deserialised from the log: equal bytes, separate allocations.
+        let entry = |agent: &str| Entry::Event {
+            agent: agent.to_owned(),
+            kind: "k".to_owned(),
+            data: Arc::from("{\"n\":1}"),
+        };
+        hub.apply(5, entry("a"));
+        hub.apply(6, entry("b"));
+        assert_eq!(hub.replay_bytes(), 7);
+        let a = hub.channel("a").open(Some(0)).replay.remove(0);
+        let b = hub.channel("b").open(Some(0)).replay.remove(0);
+        assert!(Arc::ptr_eq(&a.data, &b.data));
+        assert_eq!((a.id, b.id), (5, 6));
     }
 }
