@@ -3,6 +3,7 @@
 //! waits for them goes through `publish`, `broadcast` and `ask`; in-process by default, or
 //! across replicas once [`Hub::join`]ed to NATS (`bus.rs`).
 
+mod budget;
 pub mod bus;
 mod channel;
 mod pending;
@@ -17,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use budget::{DEFAULT_AGENT_BYTES, DEFAULT_BYTES, Kind, Limits};
 pub use bus::{BusConfig, BusError};
 pub use channel::{Event, Opened};
 pub use pending::AnswerError;
@@ -24,6 +26,7 @@ pub use recipient::{
     AgentChannel, Answer, AskKind, InputRounds, LogTaken, Recipient, ServerRequest,
 };
 
+use budget::{Budget, Payload};
 use bus::{Asked, Bus, Entry, RelayOutcome, RelayedAnswer};
 use channel::Channel;
 use pending::Pending;
@@ -71,7 +74,12 @@ pub struct Hub {
     /// Notifications for MCP clients of `/mcp`.
     downstream: tokio::sync::broadcast::Sender<McpNotice>,
     pending: Pending,
-    replay: usize,
+    /// The replay buffers' limits and global byte account.
+    budget: Arc<Budget>,
+    /// Across replicas: the last payload applied from the log, so the entries of one
+    /// [`Hub::publish_to`] (one per agent, consecutive) share one copy here too (and one
+    /// charge: this keeps at most one payload counted after its buffers let it go).
+    last_applied: std::sync::Mutex<Option<Payload>>,
     shutdown: CancellationToken,
     /// The other replicas, once joined.
     bus: OnceLock<Arc<Bus>>,
@@ -85,14 +93,16 @@ pub struct Hub {
 }
 
 impl Hub {
-    /// A hub keeping the last `replay` events of each agent; `shutdown` ends every stream.
-    /// Channels of agents gone for an hour are forgotten.
-    pub fn new(replay: usize, shutdown: CancellationToken) -> Arc<Self> {
+    /// A hub keeping the last events of each agent within `replay` (a count alone takes the
+    /// default byte budgets); `shutdown` ends every stream. Channels of agents gone for an hour
+    /// are forgotten.
+    pub fn new(replay: impl Into<Limits>, shutdown: CancellationToken) -> Arc<Self> {
         let hub = Arc::new(Self {
             channels: RwLock::default(),
             downstream: tokio::sync::broadcast::channel(256).0,
             pending: Pending::default(),
-            replay,
+            budget: Budget::new(replay.into()),
+            last_applied: std::sync::Mutex::default(),
             shutdown,
             bus: OnceLock::new(),
             origin: std::sync::atomic::AtomicU64::new(0),
@@ -143,9 +153,9 @@ impl Hub {
 
     fn new_channel(&self) -> Channel {
         match self.bus.get() {
-            None => Channel::new(self.replay),
+            None => Channel::new(&self.budget),
             Some(bus) => Channel::starting_at(
-                self.replay,
+                &self.budget,
                 bus.applied() + 1,
                 self.origin.load(std::sync::atomic::Ordering::Acquire),
             ),
@@ -159,7 +169,7 @@ impl Hub {
     /// The agent's channel as the log creates it: knowing nothing before the log's origin.
     fn channel_from_log(&self, agent_id: &str, seq: u64) -> Arc<Channel> {
         let origin = self.origin.load(std::sync::atomic::Ordering::Acquire);
-        self.channel_or(agent_id, || Channel::starting_at(self.replay, seq, origin))
+        self.channel_or(agent_id, || Channel::starting_at(&self.budget, seq, origin))
     }
 
     /// The agent's channel, made by `new` when it has none yet.
@@ -196,19 +206,58 @@ impl Hub {
 
     /// Sends an A2E message to one agent; it is kept for replay when the agent is away.
     pub fn publish(&self, agent_id: &str, kind: &str, message: &impl Serialize) {
-        match serde_json::to_string(message) {
-            Ok(data) => match self.bus.get() {
-                Some(bus) => bus.append(Entry::Event {
-                    agent: agent_id.to_owned(),
+        self.publish_to([agent_id], kind, message);
+    }
+
+    /// Sends one A2E message to each of `agents`: serialised once, one copy in memory shared by
+    /// every agent's channel (and counted once in the replay budget). Across replicas it is one
+    /// log entry per agent (the log's entries name one agent each) carrying the same bytes;
+    /// applying consecutive entries with the same bytes shares one copy again.
+    pub fn publish_to<'a>(
+        &self,
+        agents: impl IntoIterator<Item = &'a str>,
+        kind: &str,
+        message: &impl Serialize,
+    ) {
+        let data: Arc<str> = match serde_json::to_string(message) {
+            Ok(data) => data.into(),
+            Err(error) => return tracing::error!(%error, kind, "cannot serialise an event"),
+        };
+        if let Some(bus) = self.bus.get() {
+            for agent in agents {
+                bus.append(Entry::Event {
+                    agent: agent.to_owned(),
                     kind: kind.to_owned(),
-                    data: data.into(),
-                }),
-                None => {
-                    self.channel(agent_id).publish(kind, data.into());
-                }
-            },
-            Err(error) => tracing::error!(%error, kind, "cannot serialise an event"),
+                    data: data.clone(),
+                });
+            }
+            return;
         }
+        let payload = self.budget.payload(kind.into(), data);
+        for agent in agents {
+            self.channel(agent).publish_payload(&payload);
+        }
+    }
+
+    /// Bytes of event data the replay buffers hold now (a payload shared by several agents
+    /// counted once); never above `MCP_BRIDGE_REPLAY_BYTES` for long.
+    pub fn replay_bytes(&self) -> usize {
+        self.budget.held()
+    }
+
+    /// The payload of an entry applied from the log: the previous one's copy when the bytes are
+    /// the same (the entries of one `publish_to`).
+    fn applied_payload(&self, kind: &str, data: Arc<str>) -> Payload {
+        let mut last = self.last_applied.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(same) = last
+            .as_ref()
+            .filter(|last| last.kind.as_str() == kind && *last.data == *data)
+        {
+            return same.clone();
+        }
+        let payload = self.budget.payload(kind.into(), data);
+        *last = Some(payload.clone());
+        payload
     }
 
     /// Sends an A2E message to every agent that has opened a stream since the service started.
@@ -223,11 +272,12 @@ impl Hub {
                 data,
             });
         }
-        self.broadcast_here(None, kind, data);
+        let payload = self.budget.payload(kind.into(), data);
+        self.broadcast_here(None, &payload);
     }
 
     /// Publishes to every channel of this replica (with the log's id across replicas).
-    fn broadcast_here(&self, seq: Option<u64>, kind: &str, data: Arc<str>) {
+    fn broadcast_here(&self, seq: Option<u64>, payload: &Payload) {
         let channels: Vec<Arc<Channel>> = self
             .channels
             .read()
@@ -237,9 +287,9 @@ impl Hub {
             .collect();
         for channel in channels {
             match seq {
-                Some(seq) => channel.publish_at(seq, kind, data.clone()),
+                Some(seq) => channel.publish_at(seq, payload),
                 None => {
-                    channel.publish(kind, data.clone());
+                    channel.publish_payload(payload);
                 }
             }
         }
@@ -519,10 +569,14 @@ impl bus::Applier for Hub {
             Entry::Event { agent, kind, data }
             | Entry::Ask {
                 agent, kind, data, ..
-            } => self
-                .channel_from_log(&agent, seq)
-                .publish_at(seq, &kind, data),
-            Entry::All { kind, data } => self.broadcast_here(Some(seq), &kind, data),
+            } => {
+                let payload = self.applied_payload(&kind, data);
+                self.channel_from_log(&agent, seq).publish_at(seq, &payload);
+            }
+            Entry::All { kind, data } => {
+                let payload = self.applied_payload(&kind, data);
+                self.broadcast_here(Some(seq), &payload);
+            }
             Entry::Open { agent } => {
                 self.channel_from_log(&agent, seq);
             }
@@ -569,5 +623,56 @@ impl Drop for Stream {
     fn drop(&mut self) {
         self.channel.stream_closed();
         self.hub.presence_changed();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn one_message_to_many_agents_is_one_shared_copy_counted_once() {
+        let hub = Hub::new(10, CancellationToken::new());
+        let agents = ["a", "b", "c"];
+        let streams: Vec<Stream> = agents.iter().map(|a| hub.open_here(a, None)).collect();
+        let message = json!({ "n": 1 });
+        hub.publish_to(agents, "k", &message);
+        let size = serde_json::to_string(&message).unwrap().len();
+        assert_eq!(hub.replay_bytes(), size);
+        let events: Vec<Arc<Event>> = agents
+            .iter()
+            .map(|a| hub.channel(a).open(Some(0)).replay.remove(0))
+            .collect();
+        for event in &events[1..] {
+            assert!(Arc::ptr_eq(&event.data, &events[0].data));
+            assert_eq!(event.kind, events[0].kind);
+        }
+        // One agent at a time costs a copy each.
+        hub.publish("a", "k", &message);
+        hub.publish("b", "k", &message);
+        assert_eq!(hub.replay_bytes(), 3 * size);
+        drop(streams);
+        hub.forget_idle(Duration::ZERO);
+        assert_eq!(hub.replay_bytes(), 0);
+    }
+
+    #[tokio::test]
+    async fn log_entries_of_one_message_to_many_agents_share_one_copy() {
+        use bus::Applier;
+        let hub = Hub::new(10, CancellationToken::new());
+        // As deserialised from the log: equal bytes, separate allocations.
+        let entry = |agent: &str| Entry::Event {
+            agent: agent.to_owned(),
+            kind: "k".to_owned(),
+            data: Arc::from("{\"n\":1}"),
+        };
+        hub.apply(5, entry("a"));
+        hub.apply(6, entry("b"));
+        assert_eq!(hub.replay_bytes(), 7);
+        let a = hub.channel("a").open(Some(0)).replay.remove(0);
+        let b = hub.channel("b").open(Some(0)).replay.remove(0);
+        assert!(Arc::ptr_eq(&a.data, &b.data));
+        assert_eq!((a.id, b.id), (5, 6));
     }
 }

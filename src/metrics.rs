@@ -312,7 +312,7 @@ fn register_runtime(scrape: &mut prometheus_client::registry::Registry) {
     );
 }
 
-/// The hub's agents, streams and pending requests, as they are now.
+/// The hub's agents, streams, pending requests and replay bytes, as they are now.
 fn register_hub(scrape: &mut prometheus_client::registry::Registry, hub: &Hub) {
     let (agents, streams) = hub.connections();
     for (name, help, value) in [
@@ -326,6 +326,11 @@ fn register_hub(scrape: &mut prometheus_client::registry::Registry, hub: &Hub) {
             "mcp_bridge_pending_requests",
             "Server-initiated requests waiting for an agent",
             hub.pending_requests(),
+        ),
+        (
+            "mcp_bridge_replay_bytes",
+            "Bytes of event data the replay buffers hold (a payload shared by agents counted once)",
+            hub.replay_bytes(),
         ),
     ] {
         let gauge = Gauge::<i64>::default();

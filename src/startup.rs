@@ -80,7 +80,14 @@ impl Application {
         let addr = listener
             .local_addr()
             .map_err(|e| StartError::Bind(bind, e))?;
-        let hub = Hub::new(config.replay_buffer, shutdown.clone());
+        let hub = Hub::new(
+            crate::hub::Limits {
+                events: config.replay_buffer,
+                agent_bytes: config.replay_agent_bytes,
+                bytes: config.replay_bytes,
+            },
+            shutdown.clone(),
+        );
         let mut supervision = crate::registry::Supervision::from_config(&config, addr);
         if config.nats_url.is_some() {
             let replica = config

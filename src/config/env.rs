@@ -121,6 +121,12 @@ const VARIABLES: &[Variable] = &[
     var("MCP_BRIDGE_REPLAY_BUFFER", |c, v| {
         v.number().map(|x| c.replay_buffer = x)
     }),
+    var("MCP_BRIDGE_REPLAY_AGENT_BYTES", |c, v| {
+        v.number().map(|x| c.replay_agent_bytes = x)
+    }),
+    var("MCP_BRIDGE_REPLAY_BYTES", |c, v| {
+        v.number().map(|x| c.replay_bytes = x)
+    }),
     var("MCP_BRIDGE_KEEPALIVE_SECS", |c, v| {
         v.number().map(|x| c.keepalive_secs = x)
     }),

@@ -67,6 +67,10 @@ pub struct Config {
     pub list_timeout: u64,
     /// Events kept per agent for `Last-Event-ID` replay.
     pub replay_buffer: usize,
+    /// Bytes of event data kept per agent for replay.
+    pub replay_agent_bytes: usize,
+    /// Bytes of event data kept for replay across all agents (a shared payload counted once).
+    pub replay_bytes: usize,
     /// Seconds between keep-alive comments on event streams.
     pub keepalive_secs: u64,
     /// First reconnect delay in milliseconds (doubling per failure, with jitter).
@@ -218,6 +222,8 @@ impl Default for Config {
             page_size: 100,
             list_timeout: 5,
             replay_buffer: 1000,
+            replay_agent_bytes: 1024 * 1024,
+            replay_bytes: 256 * 1024 * 1024,
             keepalive_secs: 15,
             reconnect_base_ms: 500,
             reconnect_max_secs: 60,

@@ -59,6 +59,12 @@ impl Config {
                 "must be between 1 and 100000",
             ));
         }
+        if self.replay_bytes == 0 || self.replay_agent_bytes > self.replay_bytes {
+            return Err(invalid(
+                "MCP_BRIDGE_REPLAY_AGENT_BYTES",
+                "must not exceed MCP_BRIDGE_REPLAY_BYTES (which must not be 0)",
+            ));
+        }
         if self.keepalive_secs == 0 {
             return Err(invalid("MCP_BRIDGE_KEEPALIVE_SECS", "must be at least 1"));
         }

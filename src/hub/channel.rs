@@ -1,5 +1,5 @@
-//! One agent's channel: a bounded replay buffer of events with increasing ids, and the live
-//! fan-out to every stream the agent has open.
+//! One agent's channel: a replay buffer of events with increasing ids, bounded in events and in
+//! bytes (`budget.rs`), and the live fan-out to every stream the agent has open.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -7,6 +7,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use tokio::sync::broadcast;
+
+use super::budget::{Budget, Buffer, Charge, Kind, Payload};
 
 fn now_secs() -> u64 {
     std::time::SystemTime::now()
@@ -20,9 +22,9 @@ fn now_secs() -> u64 {
 pub struct Event {
     /// Increasing within the channel, across restarts too (it starts at the creation time in µs).
     pub id: u64,
-    /// The A2E message type, the SSE `event:` field.
-    pub kind: String,
-    /// The A2E message, serialised.
+    /// The A2E message type, the SSE `event:` field (shared by every channel it went to).
+    pub kind: Kind,
+    /// The A2E message, serialised (shared by every channel it went to).
     pub data: Arc<str>,
 }
 
@@ -40,18 +42,26 @@ pub struct Opened {
     pub live: broadcast::Receiver<Arc<Event>>,
 }
 
+/// An event kept for replay, with its share of the global budget.
+struct Kept {
+    event: Arc<Event>,
+    _charge: Arc<Charge>,
+}
+
 struct State {
     next_id: u64,
     /// Events up to this id are not known here (evicted, or before this channel began): a
-    /// stream resuming before it has lost some.
+    /// stream resuming before it has lost some. The buffer is always every event after it.
     floor: u64,
-    buffer: VecDeque<Arc<Event>>,
+    buffer: VecDeque<Kept>,
+    /// Bytes of the data in `buffer`, each event counted whole.
+    bytes: usize,
 }
 
 pub struct Channel {
     state: Mutex<State>,
     live: broadcast::Sender<Arc<Event>>,
-    capacity: usize,
+    budget: Arc<Budget>,
     /// Streams open now.
     streams: AtomicUsize,
     /// When the last stream closed (seconds since the epoch); 0 while one is open.
@@ -59,60 +69,108 @@ pub struct Channel {
 }
 
 impl Channel {
-    pub fn new(capacity: usize) -> Self {
+    pub fn new(budget: &Arc<Budget>) -> Self {
         let first_id = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_micros() as u64)
             .unwrap_or(1);
-        Self::starting_at(capacity, first_id, first_id - 1)
+        Self::starting_at(budget, first_id, first_id - 1)
     }
 
     /// A channel whose next event is `next_id` at the earliest, knowing nothing up to `floor`
     /// (across replicas: ids are the log's sequence numbers, not contiguous per agent).
-    pub fn starting_at(capacity: usize, next_id: u64, floor: u64) -> Self {
+    pub fn starting_at(budget: &Arc<Budget>, next_id: u64, floor: u64) -> Self {
         Self {
             state: Mutex::new(State {
                 next_id,
                 floor,
-                buffer: VecDeque::with_capacity(capacity.min(64)),
+                buffer: VecDeque::with_capacity(budget.limits.events.min(64)),
+                bytes: 0,
             }),
             live: broadcast::channel(LIVE_CAPACITY).0,
-            capacity,
+            budget: budget.clone(),
             streams: AtomicUsize::new(0),
             idle_since: AtomicU64::new(now_secs()),
         }
     }
 
-    pub fn publish(&self, kind: &str, data: Arc<str>) -> u64 {
+    #[cfg(test)]
+    pub fn publish(self: &Arc<Self>, kind: &str, data: Arc<str>) -> u64 {
+        self.publish_payload(&self.budget.payload(kind.into(), data))
+    }
+
+    /// Publishes `payload` (possibly shared with other channels) with the next id.
+    pub fn publish_payload(self: &Arc<Self>, payload: &Payload) -> u64 {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let id = state.next_id;
-        self.push(&mut state, id, kind, data);
+        let kept = self.push(&mut state, id, payload);
+        drop(state);
+        if kept {
+            self.budget.queue(Arc::downgrade(self) as _, id);
+        }
         id
     }
 
     /// Publishes an event whose id was given elsewhere (the replicas' log); an id not above the
     /// last one is ignored.
-    pub fn publish_at(&self, id: u64, kind: &str, data: Arc<str>) {
+    pub fn publish_at(self: &Arc<Self>, id: u64, payload: &Payload) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if id >= state.next_id {
-            self.push(&mut state, id, kind, data);
+        if id >= state.next_id && self.push(&mut state, id, payload) {
+            drop(state);
+            self.budget.queue(Arc::downgrade(self) as _, id);
         }
     }
 
-    fn push(&self, state: &mut State, id: u64, kind: &str, data: Arc<str>) {
+    /// Sends the event live and keeps it when it fits the budgets (evicting the oldest to make
+    /// room); says whether it was kept.
+    fn push(&self, state: &mut State, id: u64, payload: &Payload) -> bool {
         let event = Arc::new(Event {
             id,
-            kind: kind.to_owned(),
-            data,
+            kind: payload.kind.clone(),
+            data: payload.data.clone(),
         });
         state.next_id = id + 1;
-        if state.buffer.len() == self.capacity
-            && let Some(evicted) = state.buffer.pop_front()
-        {
-            state.floor = evicted.id;
+        let size = payload.data.len();
+        let limits = self.budget.limits;
+        let _ = self.live.send(event.clone());
+        if size > limits.agent_bytes || size > limits.bytes {
+            // Delivered live, not kept: so that the buffer stays every event after the floor,
+            // the older ones go too, and a resume before this one is told events were lost.
+            self.evict(state, usize::MAX);
+            state.floor = id;
+            return false;
         }
-        state.buffer.push_back(event.clone());
-        let _ = self.live.send(event);
+        while !state.buffer.is_empty()
+            && (state.buffer.len() >= limits.events || state.bytes + size > limits.agent_bytes)
+        {
+            self.evict(state, 1);
+        }
+        state.buffer.push_back(Kept {
+            event,
+            _charge: payload.charge.clone(),
+        });
+        state.bytes += size;
+        self.budget.kept_one();
+        true
+    }
+
+    /// Drops the `n` oldest kept events, raising the floor past them.
+    fn evict(&self, state: &mut State, n: usize) {
+        let mut dropped = 0;
+        while dropped < n
+            && let Some(kept) = state.buffer.pop_front()
+        {
+            state.floor = kept.event.id;
+            state.bytes -= kept.event.data.len();
+            dropped += 1;
+        }
+        self.budget.dropped(dropped);
+    }
+
+    /// Bytes of event data this channel keeps (each event counted whole).
+    #[cfg(test)]
+    pub fn bytes(&self) -> usize {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).bytes
     }
 
     pub fn open(&self, last_event_id: Option<u64>) -> Opened {
@@ -131,8 +189,8 @@ impl Channel {
         let replay = state
             .buffer
             .iter()
-            .filter(|e| e.id > last || lost_after.is_some())
-            .cloned()
+            .filter(|k| k.event.id > last || lost_after.is_some())
+            .map(|k| k.event.clone())
             .collect();
         Opened {
             replay,
@@ -169,9 +227,27 @@ impl Channel {
     }
 }
 
+/// The global budget's eviction.
+impl Buffer for Channel {
+    fn evict_through(&self, id: u64) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let n = state.buffer.iter().take_while(|k| k.event.id <= id).count();
+        self.evict(&mut state, n);
+    }
+
+    fn oldest(&self) -> Option<u64> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.buffer.front().map(|k| k.event.id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn channel(events: usize) -> Arc<Channel> {
+        Arc::new(Channel::new(&Budget::new(events.into())))
+    }
 
     fn ids(events: &[Arc<Event>]) -> Vec<u64> {
         events.iter().map(|e| e.id).collect()
@@ -179,7 +255,7 @@ mod tests {
 
     #[test]
     fn replay_after_the_last_seen_id() {
-        let channel = Channel::new(4);
+        let channel = channel(4);
         let first = channel.publish("a", "1".into());
         for _ in 0..2 {
             channel.publish("a", "x".into());
@@ -195,7 +271,7 @@ mod tests {
 
     #[test]
     fn past_the_buffer_says_events_were_lost() {
-        let channel = Channel::new(2);
+        let channel = channel(2);
         let first = channel.publish("a", "1".into());
         for _ in 0..4 {
             channel.publish("a", "x".into());
@@ -212,7 +288,7 @@ mod tests {
 
     #[test]
     fn a_channel_is_idle_only_without_streams() {
-        let channel = Channel::new(4);
+        let channel = channel(4);
         assert!(channel.idle_for(0));
         channel.stream_opened();
         assert!(!channel.idle_for(0));
@@ -223,13 +299,16 @@ mod tests {
 
     #[test]
     fn ids_from_the_log_need_not_be_contiguous() {
-        let channel = Channel::starting_at(2, 10, 9);
-        channel.publish_at(10, "a", "1".into());
-        channel.publish_at(50, "a", "2".into());
-        channel.publish_at(40, "a", "late".into());
+        let channel = Arc::new(Channel::starting_at(&Budget::new(2.into()), 10, 9));
+        let at = |id, data: &str| {
+            channel.publish_at(id, &channel.budget.payload("a".into(), data.into()))
+        };
+        at(10, "1");
+        at(50, "2");
+        at(40, "late");
         let opened = channel.open(Some(10));
         assert_eq!((ids(&opened.replay), opened.lost_after), (vec![50], None));
-        channel.publish_at(70, "a", "3".into());
+        at(70, "3");
         // 10 is evicted: a stream that saw it lost nothing, one before it did.
         assert_eq!(channel.open(Some(10)).lost_after, None);
         assert_eq!(channel.open(Some(9)).lost_after, Some(9));
@@ -239,7 +318,7 @@ mod tests {
 
     #[tokio::test]
     async fn live_events_reach_every_open_stream() {
-        let channel = Channel::new(8);
+        let channel = channel(8);
         let mut one = channel.open(None).live;
         let mut two = channel.open(None).live;
         let id = channel.publish("k", "{}".into());

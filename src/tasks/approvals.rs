@@ -113,13 +113,17 @@ impl Tasks {
             params: serde_json::to_value(approval).unwrap_or_default(),
             ..Default::default()
         };
-        for (agent, roles) in agents {
-            let mut who = Caller::new(agent.as_str(), false);
-            who.identity_mut().roles = serde_json::from_str(&roles).unwrap_or_default();
-            if agent != approval.caller && is_approver(approvers, &who) {
-                self.hub.publish(&agent, ServerPush::TYPE, &push);
-            }
-        }
+        // Serialised once, one copy shared by every approver's channel.
+        let approvers: Vec<&str> = agents
+            .iter()
+            .filter(|(agent, roles)| {
+                let mut who = Caller::new(agent.as_str(), false);
+                who.identity_mut().roles = serde_json::from_str(roles).unwrap_or_default();
+                *agent != approval.caller && is_approver(approvers, &who)
+            })
+            .map(|(agent, _)| agent.as_str())
+            .collect();
+        self.hub.publish_to(approvers, ServerPush::TYPE, &push);
     }
 
     /// The calls waiting for a decision `approver` may take, oldest first (its own calls

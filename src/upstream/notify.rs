@@ -163,12 +163,12 @@ pub async fn pump(ctx: Context, calls: Arc<Calls>, mut notes: UnboundedReceiver<
                         if let Some(shown) = naming::qualify_ui(&ctx.server_id, uri) {
                             update.params["uri"] = Value::String(shown);
                         }
-                        for agent in agents
-                            .into_iter()
-                            .filter(|agent| !ctx.private || *agent == ctx.owner)
-                        {
-                            ctx.hub.publish(&agent, ServerPush::TYPE, &update);
-                        }
+                        // Serialised once, one copy shared by every subscriber's channel.
+                        let agents = agents
+                            .iter()
+                            .filter(|agent| !ctx.private || **agent == ctx.owner)
+                            .map(String::as_str);
+                        ctx.hub.publish_to(agents, ServerPush::TYPE, &update);
                     }
                     Err(error) => tracing::error!(%error, "cannot read the subscribers of {uri}"),
                 }

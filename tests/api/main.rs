@@ -45,6 +45,7 @@ mod pinning;
 mod prompts;
 mod quotas;
 mod redaction;
+mod replay_budget;
 mod replicas;
 mod resources;
 mod secrets;
