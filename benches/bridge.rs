@@ -3,7 +3,8 @@
 //! `scripts/bench.sh` (`cargo bench --bench bridge`) runs the full sizes against the release
 //! build of the service. Without `--bench`, as `cargo test --all-targets` runs it, it is a smoke
 //! run with tiny sizes on the debug build, so the harness cannot rot; it fails on any error but
-//! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,hooks,traces,instructions,fanout,catalogue,replicas` picks
+//! asserts no timing. `BENCH_ONLY=idle,calls,keepalive,hooks,traces,instructions,fanout,catalogue,replicas,scale`
+//! (or one part of it: `scale-streams`, `scale-servers`, `scale-calls`) picks
 //! sections, `BENCH_UPSTREAMS=rs,ev` the upstreams and
 //! `BENCH_ROUTES=direct,floor,proxy,rest,rest-raw,mcp,mcp-raw,mcpo` the routes of the tool-call
 //! section (`floor`, `proxy`, `rest-raw` and `mcp-raw` are a raw HTTP/1.1 client that parses
@@ -31,6 +32,9 @@
 //! | | (`catalogue`) |
 //! | `replicas` | calls forwarded between replicas, fan-out across them, the takeover after |
 //! | | `kill -9` (`replicas`) |
+//! | `scale` | one event to 100 to 10,000 streams, 10 to 1,000 servers (registered, listed, |
+//! | | restored), the CPU of a call against a real upstream (`scale`); BENCHMARKS.md opens with it |
+//! | `streams` | event streams read after the fact, timed by the kernel's receive timestamps |
 //! | `service` | the service under test: the real binary, started, asked, stopped |
 //! | `peers` | the upstreams (the echo server, server-everything), mcpo, the bare proxy |
 //! | `clients` | rmcp's client, an MCP session opened by hand, a kept-alive client |
@@ -65,8 +69,12 @@ mod raw;
 mod replicas;
 #[path = "bridge/report.rs"]
 mod report;
+#[path = "bridge/scale.rs"]
+mod scale;
 #[path = "bridge/service.rs"]
 mod service;
+#[path = "bridge/streams.rs"]
+mod streams;
 #[path = "bridge/traces.rs"]
 mod traces;
 
@@ -98,6 +106,10 @@ struct Sizes {
     /// `kill -9` takeovers measured, and the lease of the replicas.
     takeovers: usize,
     lease_secs: u64,
+    /// Event streams and servers of the scale section, and events pushed a size.
+    scale_streams: &'static [usize],
+    scale_servers: &'static [usize],
+    scale_events: usize,
 }
 
 const FULL: Sizes = Sizes {
@@ -112,6 +124,9 @@ const FULL: Sizes = Sizes {
     replica_concurrency: &[1, 8],
     takeovers: 10,
     lease_secs: 10,
+    scale_streams: &[100, 1000, 10000],
+    scale_servers: &[10, 100, 1000],
+    scale_events: 10,
 };
 
 const SMOKE: Sizes = Sizes {
@@ -126,6 +141,9 @@ const SMOKE: Sizes = Sizes {
     replica_concurrency: &[1, 2],
     takeovers: 1,
     lease_secs: 2,
+    scale_streams: &[4, 8],
+    scale_servers: &[2, 4],
+    scale_events: 2,
 };
 
 fn main() {
@@ -183,6 +201,12 @@ fn main() {
         }
         if wanted("replicas") {
             bench.replicas(&mut report).await;
+        }
+        if ["scale", "scale-streams", "scale-servers", "scale-calls"]
+            .iter()
+            .any(|part| wanted(part))
+        {
+            bench.scale(&mut report).await;
         }
         report.finish(full);
     });

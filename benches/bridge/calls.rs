@@ -72,7 +72,7 @@ impl Route {
         }
     }
 
-    fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Route::Direct(_) => "direct MCP",
             Route::Rest { .. } => "mcp-bridge REST",

@@ -73,10 +73,10 @@ impl Tally {
 type Measured = (Vec<Duration>, usize, Option<String>);
 
 /// CPU time of a process: in its own code (user) and in the kernel on its behalf (system).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, PartialEq)]
 pub(crate) struct Cpu {
-    user: Duration,
-    system: Duration,
+    pub(crate) user: Duration,
+    pub(crate) system: Duration,
 }
 
 impl Cpu {

@@ -110,7 +110,15 @@ pub(crate) async fn http_echo_server() -> (EchoServer, String) {
 /// The in-process server, with Nagle's algorithm off (`nodelay`) or left on, as many servers
 /// written with hyper or axum leave it.
 pub(crate) async fn http_echo_server_with(nodelay: bool) -> (EchoServer, String) {
-    let server = EchoServer::new(0);
+    serve_http(EchoServer::new(0), nodelay).await
+}
+
+/// The in-process server listing `echo` and `tools` more.
+pub(crate) async fn http_echo_server_tools(tools: usize) -> (EchoServer, String) {
+    serve_http(EchoServer::new(tools), true).await
+}
+
+async fn serve_http(server: EchoServer, nodelay: bool) -> (EchoServer, String) {
     let handler = server.clone();
     let service = StreamableHttpService::new(
         move || Ok(handler.clone()),
