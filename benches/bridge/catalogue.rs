@@ -11,6 +11,39 @@ use crate::measure::{ms, percentile};
 use crate::report::Report;
 use crate::service::Bridge;
 
+/// One page of `GET /v1/tools` as `token` sees it, from `cursor`: how many server tools it
+/// lists (the agent-bridge tools close the last page) and the next cursor ("" at the end).
+pub(crate) async fn tools_page(bridge: &Bridge, token: &str, cursor: String) -> (usize, String) {
+    let url =
+        url::Url::parse_with_params(&format!("{}/v1/tools", bridge.base), [("cursor", cursor)])
+            .unwrap();
+    let resp = bridge.client.get(url).bearer_auth(token).send().await;
+    let resp = resp.expect("GET /v1/tools");
+    assert_eq!(resp.status(), 200, "GET /v1/tools");
+    let body: Value = resp.json().await.expect("a tool list");
+    let count = body["tools"].as_array().map_or(0, |tools| {
+        tools
+            .iter()
+            .filter(|t| t["name"].as_str().is_some_and(|n| n.contains("__")))
+            .count()
+    });
+    (count, body["next_cursor"].as_str().unwrap_or("").to_owned())
+}
+
+/// The whole catalogue, page by page: the server tools it lists, and the pages.
+pub(crate) async fn tools_walk(bridge: &Bridge, token: &str) -> (usize, usize) {
+    let (mut total, mut cursor, mut pages) = (0, String::new(), 0);
+    loop {
+        let (count, next) = tools_page(bridge, token, cursor).await;
+        total += count;
+        pages += 1;
+        if next.is_empty() {
+            return (total, pages);
+        }
+        cursor = next;
+    }
+}
+
 impl Bench {
     pub(crate) async fn catalogue_and_boot(&self, report: &mut Report) {
         let (k, tools) = (self.sizes.servers, self.sizes.tools_per_server);
@@ -33,44 +66,8 @@ impl Bench {
         tokio::time::sleep(Duration::from_millis(500)).await;
         let after = bridge.rss_mib();
         let agent = self.token("bench-agent");
-        let list = |cursor: String| {
-            let request = bridge
-                .client
-                .get(
-                    url::Url::parse_with_params(
-                        &format!("{}/v1/tools", bridge.base),
-                        [("cursor", cursor)],
-                    )
-                    .unwrap(),
-                )
-                .bearer_auth(&agent);
-            async move {
-                let resp = request.send().await.expect("GET /v1/tools");
-                assert_eq!(resp.status(), 200, "GET /v1/tools");
-                let body: Value = resp.json().await.expect("a tool list");
-                // Server tools only: the agent-bridge tools close the last page.
-                let count = body["tools"].as_array().map_or(0, |tools| {
-                    tools
-                        .iter()
-                        .filter(|t| t["name"].as_str().is_some_and(|n| n.contains("__")))
-                        .count()
-                });
-                (count, body["next_cursor"].as_str().unwrap_or("").to_owned())
-            }
-        };
-        // The whole catalogue, page by page.
-        let walk = || async {
-            let (mut total, mut cursor, mut pages) = (0, String::new(), 0);
-            loop {
-                let (count, next) = list(cursor).await;
-                total += count;
-                pages += 1;
-                if next.is_empty() {
-                    return (total, pages);
-                }
-                cursor = next;
-            }
-        };
+        let list = |cursor: String| tools_page(&bridge, &agent, cursor);
+        let walk = || tools_walk(&bridge, &agent);
         let (total, pages) = walk().await;
         assert_eq!(total, k * (tools + 1), "the catalogue lists every tool");
         let mut first_page = Vec::new();

@@ -10,10 +10,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::Bench;
 use crate::calls::Route;
+use crate::catalogue::{tools_page, tools_walk};
 use crate::clients::McpSession;
 use crate::measure::{listed, ms, percentile};
 use crate::peers::{everything_http, http_echo_server, http_echo_server_tools};
@@ -272,46 +273,15 @@ impl Bench {
     /// The first page of `GET /v1/tools` and the whole walk, p50 ms, checked to hold every tool.
     async fn catalogue_times(&self, bridge: &Bridge, k: usize) -> (f64, f64) {
         let agent = self.token("scale-agent");
-        let page = |cursor: String| {
-            let url = url::Url::parse_with_params(
-                &format!("{}/v1/tools", bridge.base),
-                [("cursor", cursor)],
-            )
-            .unwrap();
-            let request = bridge.client.get(url).bearer_auth(&agent);
-            async move {
-                let resp = request.send().await.expect("GET /v1/tools");
-                assert_eq!(resp.status(), 200, "GET /v1/tools");
-                let body: Value = resp.json().await.expect("a tool list");
-                let tools = body["tools"].as_array().map_or(0, |tools| {
-                    tools
-                        .iter()
-                        .filter(|t| t["name"].as_str().is_some_and(|n| n.contains("__")))
-                        .count()
-                });
-                (tools, body["next_cursor"].as_str().unwrap_or("").to_owned())
-            }
-        };
-        let walk = || async {
-            let (mut total, mut cursor) = (0, String::new());
-            loop {
-                let (tools, next) = page(cursor).await;
-                total += tools;
-                if next.is_empty() {
-                    return total;
-                }
-                cursor = next;
-            }
-        };
         let samples = self.sizes.list_samples.min(100);
         let (mut pages, mut walks) = (Vec::new(), Vec::new());
         for i in 0..samples {
             let sent = Instant::now();
-            page(String::new()).await;
+            tools_page(bridge, &agent, String::new()).await;
             pages.push(sent.elapsed());
             if i % 10 == 0 {
                 let sent = Instant::now();
-                let total = walk().await;
+                let (total, _) = tools_walk(bridge, &agent).await;
                 walks.push(sent.elapsed());
                 assert_eq!(
                     total,
