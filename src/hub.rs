@@ -115,7 +115,12 @@ impl Hub {
             let mut sweeps = tokio::time::interval(IDLE_SWEEP);
             loop {
                 tokio::select! {
-                    _ = stop.cancelled() => return,
+                    _ = stop.cancelled() => {
+                        if let Some(hub) = weak.upgrade() {
+                            hub.close_streams();
+                        }
+                        return;
+                    }
                     _ = sweeps.tick() => match weak.upgrade() {
                         Some(hub) => hub.forget_idle(IDLE_CHANNEL),
                         None => return,
@@ -500,6 +505,10 @@ impl Hub {
                 .entry(agent_id.to_owned())
                 .or_insert_with(|| Arc::new(self.new_channel()))
                 .clone();
+            if self.shutdown.is_cancelled() {
+                // Opened as the service stops, perhaps after the streams were closed: ends now.
+                channel.close();
+            }
             let opened = channel.open(last_event_id);
             channel.stream_opened();
             (channel, opened)
@@ -514,6 +523,15 @@ impl Hub {
     /// Fired when the service stops: streams end.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()
+    }
+
+    /// Ends every event stream (the service is stopping): each channel's live feed closes, so a
+    /// stream ends once it has sent what it was given, without waiting on the shutdown itself.
+    fn close_streams(&self) {
+        let channels = self.channels.read().unwrap_or_else(|e| e.into_inner());
+        for channel in channels.values() {
+            channel.close();
+        }
     }
 
     /// Forgets the channels (and their replay buffers) of agents that have had no stream open

@@ -136,8 +136,8 @@ struct Seen {
     span: Span,
     /// The request's span in a trace ([`server_span`]), or none.
     otel: Span,
-    /// A POST's streamed answer is the call's work, kept in its span to the end; a GET's stream
-    /// (events, a session's stream) may last hours, and its span ends when it starts.
+    /// A POST's streamed answer is the call's work, kept in its spans to the end; a GET's stream
+    /// (events, a session's stream) may last hours, and its spans end when it starts.
     post: bool,
     id: HeaderValue,
     route: Option<MatchedPath>,
@@ -200,16 +200,15 @@ impl Seen {
             }
         }
         resp.headers_mut().entry(&X_REQUEST_ID).or_insert(self.id);
-        // A body sent whole logs nothing; one that streams (an event stream, a call's progress)
-        // is polled in the request's span, as its future was.
-        if http_body::Body::size_hint(resp.body()).exact().is_some() {
+        // A body sent whole logs nothing; a POST's streamed answer (a call's progress) is polled
+        // in the request's spans, as its future was. A GET's stream (an agent's events, an MCP
+        // session's stream) is not: it may last hours, and entering its span at each poll of
+        // each open stream cost a fan-out to 10,000 streams some 3 % of its CPU (`perf`); what
+        // such a stream logs names its agent itself.
+        if http_body::Body::size_hint(resp.body()).exact().is_some() || !self.post {
             return resp;
         }
-        let span = self.span;
-        let otel = match self.post {
-            true => self.otel,
-            false => Span::none(),
-        };
+        let (span, otel) = (self.span, self.otel);
         resp.map(|body| Body::new(InSpan { body, span, otel }))
     }
 }

@@ -49,6 +49,9 @@ struct Kept {
 }
 
 struct State {
+    /// The live fan-out; none once the service stops, which ends every stream (each sees its
+    /// receiver closed) without a stream waiting on the shutdown at every event.
+    live: Option<broadcast::Sender<Arc<Event>>>,
     next_id: u64,
     /// Events up to this id are not known here (evicted, or before this channel began): a
     /// stream resuming before it has lost some. The buffer is always every event after it.
@@ -60,7 +63,6 @@ struct State {
 
 pub struct Channel {
     state: Mutex<State>,
-    live: broadcast::Sender<Arc<Event>>,
     budget: Arc<Budget>,
     /// Streams open now.
     streams: AtomicUsize,
@@ -82,12 +84,12 @@ impl Channel {
     pub fn starting_at(budget: &Arc<Budget>, next_id: u64, floor: u64) -> Self {
         Self {
             state: Mutex::new(State {
+                live: Some(broadcast::channel(LIVE_CAPACITY).0),
                 next_id,
                 floor,
                 buffer: VecDeque::with_capacity(budget.limits.events.min(64)),
                 bytes: 0,
             }),
-            live: broadcast::channel(LIVE_CAPACITY).0,
             budget: budget.clone(),
             streams: AtomicUsize::new(0),
             idle_since: AtomicU64::new(now_secs()),
@@ -132,7 +134,9 @@ impl Channel {
         state.next_id = id + 1;
         let size = payload.data.len();
         let limits = self.budget.limits;
-        let _ = self.live.send(event.clone());
+        if let Some(live) = &state.live {
+            let _ = live.send(event.clone());
+        }
         if size > limits.agent_bytes || size > limits.bytes {
             // Delivered live, not kept: so that the buffer stays every event after the floor,
             // the older ones go too, and a resume before this one is told events were lost.
@@ -175,7 +179,11 @@ impl Channel {
 
     pub fn open(&self, last_event_id: Option<u64>) -> Opened {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let live = self.live.subscribe();
+        let live = match &state.live {
+            Some(live) => live.subscribe(),
+            // Closed: a receiver whose sender is gone ends the stream at once.
+            None => broadcast::channel(1).1,
+        };
         let position = state.next_id - 1;
         let Some(last) = last_event_id else {
             return Opened {
@@ -198,6 +206,11 @@ impl Channel {
             lost_after,
             live,
         }
+    }
+
+    /// Ends every stream of this channel, now and from now on (the service is stopping).
+    pub fn close(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).live = None;
     }
 
     pub fn stream_opened(&self) {
