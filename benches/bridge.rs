@@ -16,8 +16,10 @@
 //! `BENCH_TRACES_BASELINE=path` adds that build to the `traces` section.
 //!
 //! This binary is also the minimal stdio MCP server the catalogue and boot benchmarks register:
-//! `bridge --stdio-server N` serves `echo` and N more tools on stdin/stdout; and the bare proxy
-//! of the `proxy` route: `bridge --proxy URL` forwards every request to URL and prints its port.
+//! `bridge --stdio-server N` serves `echo` and N more tools on stdin/stdout; the bare proxy of the
+//! `proxy` route: `bridge --proxy URL` forwards every request to URL and prints its port; and the
+//! fan-out floor of the `scale` section: `bridge --fanout-floor` serves SSE streams one shared
+//! event at a time and prints its port.
 //!
 //! | module | measures (the `BENCH_ONLY` section) or owns |
 //! |---|---|
@@ -36,7 +38,8 @@
 //! | | restored), the CPU of a call against a real upstream (`scale`); BENCHMARKS.md opens with it |
 //! | `streams` | event streams read after the fact, timed by the kernel's receive timestamps |
 //! | `service` | the service under test: the real binary, started, asked, stopped |
-//! | `peers` | the upstreams (the echo server, server-everything), mcpo, the bare proxy |
+//! | `peers` | the upstreams (the echo server, server-everything), mcpo, the bare proxy, the |
+//! | | fan-out floor |
 //! | `clients` | rmcp's client, an MCP session opened by hand, a kept-alive client |
 //! | `raw` | the raw HTTP/1.1 client of the floor and of the raw routes |
 //! | `measure` | load phases, latency statistics, CPU time from `/proc` |
@@ -84,7 +87,7 @@ use mcp_bridge::config::Config;
 use mcp_bridge::http::auth::Auth;
 
 use measure::{Stats, listed};
-use peers::{bare_proxy, stdio_server};
+use peers::{bare_proxy, fanout_floor, stdio_server};
 use report::{Report, machine};
 
 const SECRET: &str = "benchmark-secret-benchmark-secret";
@@ -159,6 +162,9 @@ fn main() {
     if let Some(at) = args.iter().position(|a| a == "--proxy") {
         let upstream = args.get(at + 1).expect("--proxy URL");
         return runtime.block_on(bare_proxy(upstream));
+    }
+    if args.iter().any(|a| a == "--fanout-floor") {
+        return runtime.block_on(fanout_floor());
     }
     let full = args.iter().any(|a| a == "--bench");
     let wanted = |section: &str| listed("BENCH_ONLY", section);

@@ -107,6 +107,18 @@ impl std::ops::Sub for Cpu {
     }
 }
 
+/// The resident memory (VmRSS) of the process `pid`, in MiB.
+pub(crate) fn rss_mib(pid: u32) -> f64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/<pid>/status");
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/<pid>/status");
+    kib / 1024.0
+}
+
 /// CPU time process `pid` has used so far (every thread), from `/proc/<pid>/stat`.
 pub(crate) fn cpu_of(pid: u32) -> Cpu {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid)).expect("/proc/<pid>/stat");

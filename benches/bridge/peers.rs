@@ -6,6 +6,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -193,6 +194,107 @@ pub(crate) async fn bare_proxy(upstream: &str) {
     }
 }
 
+/// `bridge --fanout-floor`: the least a fan-out of one event to many SSE streams costs on this
+/// stack (tokio, hyper): every `GET` gets `200` and a `text/event-stream` body fed by one
+/// broadcast channel, a task a connection; `POST /publish` sends one event, its frame built once
+/// and shared by every stream. No authentication, no per-agent channel or replay, no JSON: what
+/// is left is waking each stream's task, hyper's chunk and the kernel's write to each socket. It
+/// prints its port on stdout, then serves until killed.
+pub(crate) async fn fanout_floor() {
+    use http_body_util::{BodyExt, StreamBody};
+    use hyper::body::{Frame, Incoming};
+    use hyper_util::rt::TokioIo;
+    type Out = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+    let (events, _) = tokio::sync::broadcast::channel::<Bytes>(64);
+    let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    println!("{}", listener.local_addr().unwrap().port());
+    loop {
+        let Ok((tcp, _)) = listener.accept().await else {
+            continue;
+        };
+        let _ = tcp.set_nodelay(true);
+        let (events, sent) = (events.clone(), sent.clone());
+        let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+            let answer = if request.method() == hyper::Method::POST {
+                let id = sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let frame = format!(
+                    "id: {id}\nevent: mcp/server/push\ndata: {{\"type\":\"mcp/server/push\",\
+                     \"method\":\"notifications/tools/list_changed\",\"params\":{{}}}}\n\n"
+                );
+                let _ = events.send(Bytes::from(frame));
+                let body = http_body_util::Empty::new().boxed();
+                hyper::Response::builder().status(204).body(body)
+            } else {
+                let frames = futures::stream::unfold(events.subscribe(), |mut live| async {
+                    loop {
+                        match live.recv().await {
+                            Ok(frame) => return Some((Ok(Frame::data(frame)), live)),
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                            Err(_) => return None,
+                        }
+                    }
+                });
+                hyper::Response::builder()
+                    .header("content-type", "text/event-stream")
+                    .body(StreamBody::new(frames).boxed())
+            };
+            async move { answer.map(|answer: hyper::Response<Out>| answer) }
+        });
+        tokio::spawn(async move {
+            let served = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(tcp), service);
+            let _ = served.await;
+        });
+    }
+}
+
+/// The fan-out floor (`bridge --fanout-floor`) in a process of its own, killed when dropped.
+pub(crate) struct FanoutFloor {
+    child: tokio::process::Child,
+    pub(crate) addr: std::net::SocketAddr,
+}
+
+impl FanoutFloor {
+    pub(crate) async fn start() -> FanoutFloor {
+        let (child, port) = own_process(&["--fanout-floor"], "the fan-out floor").await;
+        let addr = ([127, 0, 0, 1], port).into();
+        FanoutFloor { child, addr }
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id().expect("the fan-out floor is running")
+    }
+
+    /// Sends one event to every open stream.
+    pub(crate) async fn publish(&self, client: &reqwest::Client) {
+        let url = format!("http://{}/publish", self.addr);
+        let sent = client.post(url).send().await.expect("the floor answers");
+        assert_eq!(sent.status().as_u16(), 204);
+    }
+}
+
+/// This binary run with `args` in a process of its own (killed when dropped), and the port it
+/// prints first.
+async fn own_process(args: &[&str], what: &str) -> (tokio::process::Child, u16) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(std::env::current_exe().expect("this binary"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what} starts: {e}"));
+    let stdout = child.stdout.take().expect("its stdout");
+    let mut port = String::new();
+    let mut stdout = tokio::io::BufReader::new(stdout);
+    let read = stdout.read_line(&mut port);
+    tokio::time::timeout(Duration::from_secs(30), read)
+        .await
+        .unwrap_or_else(|_| panic!("{what} prints its port within 30 s"))
+        .expect("its port");
+    (child, port.trim().parse().expect("a port"))
+}
+
 /// The bare proxy (`bridge --proxy URL`) in a process of its own, killed when dropped.
 pub(crate) struct Proxy {
     child: tokio::process::Child,
@@ -202,22 +304,8 @@ pub(crate) struct Proxy {
 impl Proxy {
     /// The proxy in front of `upstream`, an MCP endpoint; its `url` takes the same requests.
     pub(crate) async fn start(upstream: &str) -> Proxy {
-        use tokio::io::AsyncBufReadExt;
-        let mut child = tokio::process::Command::new(std::env::current_exe().expect("this binary"))
-            .args(["--proxy", upstream])
-            .stdout(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the bare proxy starts");
-        let stdout = child.stdout.take().expect("its stdout");
-        let mut port = String::new();
-        let mut stdout = tokio::io::BufReader::new(stdout);
-        let read = stdout.read_line(&mut port);
-        tokio::time::timeout(Duration::from_secs(30), read)
-            .await
-            .expect("the bare proxy prints its port within 30 s")
-            .expect("its port");
-        let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+        let (child, port) = own_process(&["--proxy", upstream], "the bare proxy").await;
+        let url = format!("http://127.0.0.1:{port}/mcp");
         Proxy { child, url }
     }
 

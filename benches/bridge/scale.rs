@@ -6,6 +6,7 @@
 //! event's arrival by the kernel's receive timestamp (streams.rs), so the harness's own work
 //! neither adds to the bridge's figures nor hides them.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -16,8 +17,8 @@ use crate::Bench;
 use crate::calls::Route;
 use crate::catalogue::{tools_page, tools_walk};
 use crate::clients::McpSession;
-use crate::measure::{listed, ms, percentile};
-use crate::peers::{everything_http, http_echo_server, http_echo_server_tools};
+use crate::measure::{cpu_of, listed, ms, percentile, rss_mib};
+use crate::peers::{FanoutFloor, everything_http, http_echo_server, http_echo_server_tools};
 use crate::raw::Raw;
 use crate::report::Report;
 use crate::service::Bridge;
@@ -59,6 +60,20 @@ struct Fanout {
     kib_per_stream: f64,
     cpu_per_stream_event: f64,
     opened: f64,
+    /// The same events to as many streams of the fan-out floor (`bridge --fanout-floor`).
+    floor: Spread,
+}
+
+/// What one fan-out measured, from outside the process that fanned out.
+struct Spread {
+    /// From each event's send to its kernel receive timestamp on each stream, sorted.
+    latencies: Vec<Duration>,
+    /// The process's CPU per stream per event, µs.
+    cpu_per_stream_event: f64,
+    /// The process's RSS once the streams were open, MiB.
+    rss: f64,
+    /// Seconds to open every stream.
+    opened: f64,
 }
 
 /// What one size of the servers part measured.
@@ -99,18 +114,20 @@ impl Bench {
              pushed to N agents' `GET /v1/events` streams, {} times a size. Latency: from the \
              upstream's send to the kernel's receive timestamp of the event on each stream \
              (every stream's every event). CPU: the bridge's, per stream per event. Ratios \
-             (in brackets) are against the size before.\n",
+             (in brackets) are against the size before. The floor: the same streams and events \
+             on the fan-out floor (`bridge --fanout-floor`: hyper streams fed by one broadcast \
+             channel, a frame built once for all), timed the same way from its `POST`.\n",
             self.sizes.scale_events
         ));
         report.line(
             "| streams | p50 ms | p99 ms | last ms | bridge CPU µs per stream per event | RSS MiB \
-             | KiB per stream | opened in s |",
+             | KiB per stream | opened in s | floor: p50, p99 ms | floor: CPU µs |",
         );
-        report.line("|---:|---:|---:|---:|---:|---:|---:|---:|");
+        report.line("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         let mut before: Option<&Fanout> = None;
         for f in &fanouts {
             report.line(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {:.1} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.2}, {:.2} | {:.1} |",
                 f.n,
                 with_ratio(f.p50, before.map(|b| b.p50), 2),
                 with_ratio(f.p99, before.map(|b| b.p99), 2),
@@ -123,6 +140,9 @@ impl Bench {
                 with_ratio(f.rss, before.map(|b| b.rss), 1),
                 with_ratio(f.kib_per_stream, before.map(|b| b.kib_per_stream), 1),
                 f.opened,
+                ms(percentile(&f.floor.latencies, 0.5)),
+                ms(percentile(&f.floor.latencies, 0.99)),
+                f.floor.cpu_per_stream_event,
             ));
             before = Some(f);
         }
@@ -181,26 +201,60 @@ impl Bench {
             .register(json!({ "server_id": "rs", "transport": "http", "url": url }))
             .await;
         let rss_before = bridge.rss_mib();
-        let tokens = (0..n)
+        let tokens: Vec<String> = (0..n)
             .map(|i| self.token(&format!("scale-agent-{i}")))
             .collect();
         let addr = bridge.base.trim_start_matches("http://").parse().unwrap();
+        let measured = self
+            .spread(addr, tokens.clone(), bridge.pid(), || {
+                server.notify_tools_changed()
+            })
+            .await;
+        bridge.stop().await;
+        let floor = FanoutFloor::start().await;
+        let client = reqwest::Client::new();
+        let floor_spread = self
+            .spread(floor.addr, tokens, floor.pid(), || floor.publish(&client))
+            .await;
+        let latencies = &measured.latencies;
+        Fanout {
+            n,
+            p50: ms(percentile(latencies, 0.5)),
+            p99: ms(percentile(latencies, 0.99)),
+            last: ms(*latencies.last().unwrap()),
+            rss: measured.rss,
+            kib_per_stream: (measured.rss - rss_before) * 1024.0 / n as f64,
+            cpu_per_stream_event: measured.cpu_per_stream_event,
+            opened: measured.opened,
+            floor: floor_spread,
+        }
+    }
+
+    /// Opens a stream per token on `addr` (the process `pid`), then sends `push` events one at a
+    /// time, each read by every stream after the fact.
+    async fn spread<F: Future<Output = ()>>(
+        &self,
+        addr: std::net::SocketAddr,
+        tokens: Vec<String>,
+        pid: u32,
+        push: impl Fn() -> F,
+    ) -> Spread {
         let opening = Instant::now();
         let streams = Streams::open(addr, tokens).await;
         let opened = opening.elapsed().as_secs_f64();
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let rss = bridge.rss_mib();
+        let rss = rss_mib(pid);
         let (mut latencies, mut cpu) = (Vec::new(), Duration::ZERO);
         for _ in 0..self.sizes.scale_events {
             streams.drain();
-            let before = bridge.cpu_time();
+            let before = cpu_of(pid);
             let pushed = SystemTime::now();
-            server.notify_tools_changed().await;
+            push().await;
             let deadline = Instant::now() + Duration::from_secs(60);
-            // The bridge's CPU is read once it is done (idle for a while), before the harness
+            // The CPU is read once the process is done (idle for a while), before the harness
             // reads a byte.
-            quiet(&bridge, Duration::from_millis(200)).await;
-            let spent = bridge.cpu_time() - before;
+            quiet(pid, Duration::from_millis(200)).await;
+            let spent = cpu_of(pid) - before;
             cpu += spent.user + spent.system;
             let arrivals = streams.arrivals(MARKER, deadline).await;
             assert_eq!(
@@ -216,16 +270,11 @@ impl Bench {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         latencies.sort_unstable();
-        bridge.stop().await;
-        let events = (n * self.sizes.scale_events) as f64;
-        Fanout {
-            n,
-            p50: ms(percentile(&latencies, 0.5)),
-            p99: ms(percentile(&latencies, 0.99)),
-            last: ms(*latencies.last().unwrap()),
-            rss,
-            kib_per_stream: (rss - rss_before) * 1024.0 / n as f64,
+        let events = (streams.len() * self.sizes.scale_events) as f64;
+        Spread {
+            latencies,
             cpu_per_stream_event: cpu.as_secs_f64() * 1e6 / events,
+            rss,
             opened,
         }
     }
@@ -365,14 +414,14 @@ async fn all_ready(bridge: &Bridge, k: usize, since: Instant) -> f64 {
     }
 }
 
-/// Waits until the bridge has used no CPU for `still` (its CPU time is counted in ticks of
+/// Waits until the process `pid` has used no CPU for `still` (CPU time is counted in ticks of
 /// 10 ms, so `still` should be several of them).
-async fn quiet(bridge: &Bridge, still: Duration) {
-    let mut last = bridge.cpu_time();
+async fn quiet(pid: u32, still: Duration) {
+    let mut last = cpu_of(pid);
     let mut since = Instant::now();
     while since.elapsed() < still {
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let now = bridge.cpu_time();
+        let now = cpu_of(pid);
         if now != last {
             (last, since) = (now, Instant::now());
         }

@@ -9,7 +9,7 @@ use mcp_bridge::http::auth::Auth;
 use serde_json::{Value, json};
 
 use crate::SECRET;
-use crate::measure::{Cpu, cpu_of};
+use crate::measure::{Cpu, cpu_of, rss_mib};
 
 pub(crate) struct Bridge {
     child: tokio::process::Child,
@@ -133,14 +133,7 @@ impl Bridge {
 
     /// Resident memory (VmRSS), in MiB.
     pub(crate) fn rss_mib(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
-            .expect("/proc/<pid>/status");
-        let kib: f64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS in /proc/<pid>/status");
-        kib / 1024.0
+        rss_mib(self.pid())
     }
 
     pub(crate) async fn get(&self, path: &str) -> Value {
