@@ -195,9 +195,9 @@ fn frame(event: &Event) -> Bytes {
 fn sse_frame(id: Option<&str>, kind: &str, data: &str) -> Bytes {
     let data = data.as_bytes();
     let breaks = memchr::memchr2_iter(b'\n', b'\r', data).count();
-    let mut out = Vec::with_capacity(
-        id.map_or(0, |id| 5 + id.len()) + 8 + kind.len() + 7 + data.len() + breaks * 6 + 2,
-    );
+    // `id: ` and `\n`, `event: ` and `\n`, `data: ` once and again after each break, the end.
+    let size = id.map_or(0, |id| 5 + id.len()) + 8 + kind.len() + 6 * (1 + breaks) + data.len() + 2;
+    let mut out = Vec::with_capacity(size);
     if let Some(id) = id {
         out.extend_from_slice(b"id: ");
         out.extend_from_slice(id.as_bytes());
@@ -214,6 +214,8 @@ fn sse_frame(id: Option<&str>, kind: &str, data: &str) -> Bytes {
     }
     out.extend_from_slice(&data[from..]);
     out.extend_from_slice(b"\n\n");
+    // Exact, so that the buffer becomes `Bytes` without another allocation.
+    debug_assert_eq!(out.len(), size);
     Bytes::from(out)
 }
 
