@@ -162,11 +162,11 @@ impl Tools {
         for (entry, tools) in &now {
             items.extend(tools.iter().map(|tool| {
                 let mut definition = tool.definition.clone();
-                definition.name = tool.info.name.clone().into();
+                definition.name = tool.name.clone().into();
                 Item {
                     owner: Some(entry.owner.clone()),
                     full: format!("{}{}{}", entry.id, crate::naming::SEPARATOR, tool.tool),
-                    info: tool.info.clone(),
+                    info: tool.info(&entry.id),
                     definition,
                 }
             }));

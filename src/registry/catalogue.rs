@@ -10,9 +10,19 @@ use crate::a2e::{McpServerConfig, ToolInfo, ToolSource};
 pub struct Entry {
     /// The upstream name.
     pub tool: String,
-    pub info: ToolInfo,
+    /// The catalogue name: `{server_id}__{tool}` or its short alias.
+    pub name: String,
     /// The tool as the server described it, its `ui://` URIs qualified with the server.
     pub definition: rmcp::model::Tool,
+}
+
+impl Entry {
+    /// The tool as the catalogue shows it. Made when asked (a listing copies it anyway) rather
+    /// than kept: kept, its copy of every schema cost each server 33 KB for 17 small tools
+    /// (heaptrack, 1,000 servers), while the definition shares its schemas with the list.
+    pub fn info(&self, server_id: &str) -> ToolInfo {
+        info(server_id, self.name.clone(), &self.definition)
+    }
 }
 
 /// Rebuilds the exposed tools of `live` from its upstream list and the allow list, naming each
@@ -40,13 +50,13 @@ pub fn rebuild(live: &mut Live, config: &McpServerConfig, max_name: usize) {
         }
         entries.push(Entry {
             tool: tool.name.to_string(),
-            info: info(&config.server_id, name, &definition),
+            name,
             definition,
         });
     }
     entries.sort_by(|a, b| a.tool.cmp(&b.tool));
     entries.dedup_by(|a, b| a.tool == b.tool);
-    skipped.extend(drop_name_collisions(&mut entries));
+    skipped.extend(drop_name_collisions(&config.server_id, &mut entries));
     live.catalogue = std::sync::Arc::new(entries);
     live.skipped = skipped;
 }
@@ -78,23 +88,23 @@ fn info(server_id: &str, name: String, tool: &rmcp::model::Tool) -> ToolInfo {
 /// Leaves out each alias that another tool of the server is already called (a full name that
 /// happens to read like an alias, or two aliases whose 40-bit hashes meet): a full name keeps
 /// its name, and of two aliases the tool first in name order. Why, for the server's `error`.
-fn drop_name_collisions(entries: &mut Vec<Entry>) -> Vec<String> {
+fn drop_name_collisions(server_id: &str, entries: &mut Vec<Entry>) -> Vec<String> {
     let full: std::collections::HashSet<String> = entries
         .iter()
-        .filter(|e| !is_alias(e))
-        .map(|e| e.info.name.clone())
+        .filter(|e| !is_alias(server_id, e))
+        .map(|e| e.name.clone())
         .collect();
     let mut seen = std::collections::HashSet::new();
     let mut dropped = Vec::new();
     entries.retain(|e| {
-        if !is_alias(e) {
+        if !is_alias(server_id, e) {
             return true;
         }
-        let keep = !full.contains(&e.info.name) && seen.insert(e.info.name.clone());
+        let keep = !full.contains(&e.name) && seen.insert(e.name.clone());
         if !keep {
             dropped.push(format!(
                 "tool \"{}\" (its short alias \"{}\" is another tool's name)",
-                e.tool, e.info.name
+                e.tool, e.name
             ));
         }
         keep
@@ -103,8 +113,8 @@ fn drop_name_collisions(entries: &mut Vec<Entry>) -> Vec<String> {
 }
 
 /// Whether the entry's catalogue name is a short alias rather than its full name.
-fn is_alias(entry: &Entry) -> bool {
-    naming::split(&entry.info.name) != Some((entry.info.server_id.as_str(), entry.tool.as_str()))
+fn is_alias(server_id: &str, entry: &Entry) -> bool {
+    naming::split(&entry.name) != Some((server_id, entry.tool.as_str()))
 }
 
 /// The (server id, upstream tool) a catalogue name stands for: a full name `{server_id}__{tool}`
@@ -115,7 +125,7 @@ pub fn resolve(entries: &[std::sync::Arc<ServerEntry>], name: &str) -> Option<(S
         let live = entry.live.read().unwrap_or_else(|e| e.into_inner());
         live.catalogue
             .iter()
-            .find(|e| e.info.name == name)
+            .find(|e| e.name == name)
             .map(|e| (entry.id.clone(), e.tool.clone()))
     };
     if let Some((server_id, tool)) = naming::split(name)

@@ -277,7 +277,7 @@ impl ServerEntry {
         live.catalogue
             .iter()
             .find(|e| e.tool == tool)
-            .map(|e| e.info.clone())
+            .map(|e| e.info(&self.id))
     }
 }
 
