@@ -23,7 +23,8 @@ resources/subscribe and resources/unsubscribe (params {uri}), keeping the subscr
 process. Subscribing to a URI that is neither a static resource nor one a template produces answers JSON-RPC
 error -32002 ("Resource not found"); subscribing twice and unsubscribing a URI not subscribed both succeed.
 The tool subscriptions() returns the subscribed URIs sorted and joined with "\n" ("" when none); the tool
-touch(uri) sends notifications/resources/updated for that uri to the calling client and returns "touched".
+touch(uri, mark="") sends notifications/resources/updated for that uri to the calling client and returns "touched";
+given `mark`, the notification carries it as `_meta.mark`, so that a test can tell which call caused which update.
 
 The tool slow(seconds, started="", cancelled="") sleeps `seconds`, then returns "done"; given `started` (a file
 path), it first creates that file, so a test knows the call has reached the server; given `cancelled` (a file path),
@@ -121,7 +122,7 @@ def build_server():
     from mcp.server.mcpserver.resources import TextResource
     from mcp_types import AudioContent, Completion, EmbeddedResource, ImageContent, PromptReference, ResourceLink
     from mcp_types import CreateMessageResult, ResourceTemplateReference, SamplingMessage, TextContent
-    from mcp_types import TextResourceContents
+    from mcp_types import ResourceUpdatedNotification, ResourceUpdatedNotificationParams, TextResourceContents
     from pydantic import BaseModel
 
     items = env_count("FIXTURE_ITEMS")
@@ -234,9 +235,13 @@ def build_server():
         return "\n".join(sorted(subscribed))
 
     @mcp.tool(structured_output=False)
-    async def touch(uri: str, ctx: Context) -> str:
+    async def touch(uri: str, ctx: Context, mark: str = "") -> str:
         """Send notifications/resources/updated for `uri` to the client, then return "touched"."""
-        await ctx.session.send_resource_updated(uri)
+        if not mark:
+            await ctx.session.send_resource_updated(uri)
+            return "touched"
+        params = ResourceUpdatedNotificationParams(uri=uri, _meta={"mark": mark})
+        await ctx.session.send_notification(ResourceUpdatedNotification(params=params))
         return "touched"
 
     # ask_name and ask_llm need input from the client mid-call. They take it through resolvers

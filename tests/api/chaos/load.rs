@@ -223,6 +223,8 @@ impl Load {
 #[derive(Default)]
 pub struct StreamSeen {
     pub updates: std::collections::HashSet<String>,
+    /// The marks of the touches whose updates arrived (each touch marks its own).
+    pub marks: std::collections::HashSet<String>,
     /// When each update first arrived.
     pub update_times: Vec<Instant>,
     pub resumes: u32,
@@ -278,10 +280,13 @@ pub fn follow_events(
                 if is_push(&message, "bridge/events_lost") || message.event.contains("events_lost")
                 {
                     seen.lost.push(message.data.clone());
-                } else if is_push(&message, "notifications/resources/updated")
-                    && seen.updates.insert(message.id.clone().unwrap_or_default())
-                {
-                    seen.update_times.push(Instant::now());
+                } else if is_push(&message, "notifications/resources/updated") {
+                    if let Some(mark) = message.data["params"]["_meta"]["mark"].as_str() {
+                        seen.marks.insert(mark.to_owned());
+                    }
+                    if seen.updates.insert(message.id.clone().unwrap_or_default()) {
+                        seen.update_times.push(Instant::now());
+                    }
                 }
             }
         }
