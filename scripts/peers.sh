@@ -60,6 +60,17 @@ if ! command -v haproxy >/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
 fi
 
+echo "== test peers: OpenSSL (openssl) for the certificates of the TLS upstreams (tests/api/tls.rs)"
+if ! command -v openssl >/dev/null; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "openssl is missing and this is not root: run 'apt-get install -y openssl' as root" >&2
+        exit 1
+    fi
+    echo "OpenSSL is missing: installing Debian's openssl package (apt-get, non-interactive)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+fi
+
 # The version scripts/test.sh builds the book (docs/) with. Built from crates.io without its
 # default features (the live-reloading server and its watcher): about two minutes of CPU, once.
 MDBOOK_VERSION=0.5.4

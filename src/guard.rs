@@ -14,6 +14,8 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
+use tokio::net::TcpStream;
+
 /// Cloud metadata services that answer on a name rather than (only) on a link-local address.
 /// (They resolve to link-local addresses anyway; naming them fails fast with a clear reason.)
 const METADATA_NAMES: &[&str] = &["metadata.google.internal", "metadata.goog"];
@@ -38,7 +40,7 @@ pub fn instance_id() -> &'static str {
 }
 
 /// The TLS configuration of every connection the bridge makes to an upstream or an agent over
-/// HTTPS: the platform verifier (`rustls-platform-verifier`, as reqwest builds it by default),
+/// HTTPS or WSS: the platform verifier (`rustls-platform-verifier`, as reqwest builds it by default),
 /// TLS 1.2 and 1.3, ALPN `http/1.1`. Built once and shared: making the verifier reads and parses
 /// the system's root certificates (about 85 KiB of trust anchors), and each configuration
 /// preallocates a session cache of 256 entries (about 15 KiB); made for the reqwest client and
@@ -64,6 +66,33 @@ pub fn tls_config() -> std::io::Result<Arc<rustls::ClientConfig>> {
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(SHARED.get_or_init(|| Arc::new(config)).clone())
+}
+
+/// A connection to an upstream: TLS over TCP, or plain TCP.
+pub type Stream = tokio_util::either::Either<TlsStream, TcpStream>;
+/// TLS over TCP, as [`tls`] makes it.
+pub type TlsStream = tokio_rustls::client::TlsStream<TcpStream>;
+
+/// TLS to `host` (a name or an address, IPv6 in brackets or not) over `tcp`, verified with the
+/// configuration every upstream shares ([`tls_config`]): HTTPS and WSS alike.
+pub async fn tls(host: &str, tcp: TcpStream) -> std::io::Result<TlsStream> {
+    let name = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
+    let name = rustls::pki_types::ServerName::try_from(name)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    tokio_rustls::TlsConnector::from(tls_config()?)
+        .connect(name, tcp)
+        .await
+}
+
+/// The TCP socket under `stream`.
+pub fn tcp(stream: &Stream) -> &TcpStream {
+    match stream {
+        Stream::Left(tls) => tls.get_ref().0,
+        Stream::Right(tcp) => tcp,
+    }
 }
 
 /// [`HOP_HEADER`] with this instance's id.

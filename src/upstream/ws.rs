@@ -20,11 +20,11 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::net::TcpStream;
 use tokio::sync::Mutex;
+use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as Tungstenite, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::ConnectError;
 use super::decode::Calls;
@@ -32,9 +32,9 @@ use super::limit;
 use bounded::BoundedFrames;
 
 mod bounded;
-use crate::guard::Guard;
+use crate::guard::{Guard, Stream};
 
-type Socket = WebSocketStream<BoundedFrames<MaybeTlsStream<TcpStream>>>;
+type Socket = WebSocketStream<BoundedFrames<Stream>>;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -87,12 +87,13 @@ pub async fn connect(
         .max_frame_size(Some(limit));
     // TLS is set up here rather than by tungstenite, so that BoundedFrames sits between it and
     // tungstenite, on the plain frames.
+    // The same TLS as every other upstream's (`guard::tls`): the platform's verifier and roots.
     let stream =
         match parsed.scheme() {
-            "wss" => MaybeTlsStream::Rustls(tls(host, tcp).await.map_err(|e| {
+            "wss" => Stream::Left(crate::guard::tls(host, tcp).await.map_err(|e| {
                 ConnectError::Initialize(format!("TLS to {url}: {e}"), String::new())
             })?),
-            _ => MaybeTlsStream::Plain(tcp),
+            _ => Stream::Right(tcp),
         };
     let stream = BoundedFrames::new(stream, limit, server_id);
     let (socket, _response) =
@@ -119,24 +120,6 @@ pub async fn connect(
         calls: Calls::default(),
         failing: None,
     })
-}
-
-/// TLS to `host` over `tcp`, with the web's root certificates (what tungstenite would do).
-async fn tls(
-    host: &str,
-    tcp: TcpStream,
-) -> std::io::Result<tokio_rustls::client::TlsStream<TcpStream>> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let config = rustls::ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let name = rustls::pki_types::ServerName::try_from(host.to_owned())
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    tokio_rustls::TlsConnector::from(Arc::new(config))
-        .connect(name, tcp)
-        .await
 }
 
 impl WsTransport {

@@ -53,5 +53,6 @@ mod servers;
 mod supervision;
 mod tasks;
 mod tasks_replicas;
+mod tls;
 mod tools;
 mod traces;

@@ -69,6 +69,8 @@ Environment variables read at start-up size the instance:
                           _meta.traceparent} as JSON text
     FIXTURE_CALL_LOG=path echo(text) appends `text` and a newline to that file before answering (one line per
                           call the server ran, shared by every process given the same path: a ledger's count)
+    FIXTURE_TLS_CERT=path, FIXTURE_TLS_KEY=path
+                          http and sse modes: serve HTTPS with this certificate (PEM, its chain after it) and key
 """
 
 import argparse
@@ -474,7 +476,14 @@ async def serve_http(mcp, port: int, stateless: bool = False, json: bool = False
         app = mcp.streamable_http_app(
             streamable_http_path="/mcp", host="127.0.0.1", stateless_http=stateless, json_response=json
         )
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+        ssl_certfile=os.environ.get("FIXTURE_TLS_CERT"),
+        ssl_keyfile=os.environ.get("FIXTURE_TLS_KEY"),
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():

@@ -29,6 +29,8 @@ Environment variables:
     WS_REQUIRE_HEADER=Name=value   reject the upgrade (HTTP 403) unless the upgrade request carries header
                                    Name (case-insensitive) with exactly that value, e.g. X-Api-Key=k-123
     WS_LOG_LEVEL=level             log level of uvicorn and the SDK (stderr); default "warning"
+    WS_TLS_CERT=path, WS_TLS_KEY=path
+                                   serve wss:// with this certificate (PEM, its chain after it) and key
 
 SIGTERM or SIGINT shuts the server down gracefully (open sockets get close code 1012) and exits 0.
 """
@@ -156,6 +158,8 @@ async def serve(port: int) -> None:
         lifespan="off",
         # Do not wait forever for open sessions (e.g. an in-flight slow call) on shutdown.
         timeout_graceful_shutdown=2,
+        ssl_certfile=os.environ.get("WS_TLS_CERT"),
+        ssl_keyfile=os.environ.get("WS_TLS_KEY"),
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -13,7 +13,6 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -25,9 +24,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::TcpStream;
-use tokio_tungstenite::MaybeTlsStream;
 
-use crate::guard::{Guard, MAX_REDIRECTS, Refused};
+use crate::guard::{Guard, MAX_REDIRECTS, Refused, Stream};
 
 /// How long an idle connection is kept: less than the 5 s after which Node.js and uvicorn close
 /// an idle connection themselves, so a connection the server is closing is not picked for a call
@@ -44,18 +42,14 @@ const FINISH: Duration = Duration::from_secs(10);
 pub struct Pool {
     client: Client<Connector, Full<Bytes>>,
     guard: Guard,
-    /// The connector's TLS configuration, for the test that every pool shares one.
-    #[cfg(test)]
-    tls: Arc<rustls::ClientConfig>,
 }
 
 impl Pool {
     pub fn new(guard: Guard) -> io::Result<Self> {
-        let tls = crate::guard::tls_config()?;
-        let connector = Connector {
-            guard,
-            tls: tls.clone(),
-        };
+        // The TLS configuration every upstream shares, made now: a pool that could not verify
+        // a server is refused here rather than at each connection.
+        crate::guard::tls_config()?;
+        let connector = Connector { guard };
         // A request that a reused connection could not send, because the server closed it
         // meanwhile, goes again on another: hyper-util's default, kept.
         let client = Client::builder(TokioExecutor::new())
@@ -63,12 +57,7 @@ impl Pool {
             .pool_max_idle_per_host(MAX_IDLE)
             .pool_timer(TokioTimer::new())
             .build(connector);
-        Ok(Self {
-            client,
-            guard,
-            #[cfg(test)]
-            tls,
-        })
+        Ok(Self { client, guard })
     }
 
     /// Sends a request with `body`, following same-origin 307 and 308 redirects (which keep
@@ -187,7 +176,6 @@ fn redirect<B>(uri: &Uri, response: &Response<B>) -> Option<Uri> {
 #[derive(Clone)]
 struct Connector {
     guard: Guard,
-    tls: Arc<rustls::ClientConfig>,
 }
 
 impl tower::Service<Uri> for Connector {
@@ -217,35 +205,16 @@ impl Connector {
             .map_err(io::Error::other)?;
         let tcp = TcpStream::connect(addrs.as_slice()).await?;
         tcp.set_nodelay(true)?;
-        let stream = if https {
-            let name = host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_owned();
-            let name = rustls::pki_types::ServerName::try_from(name)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-            let tls = tokio_rustls::TlsConnector::from(self.tls.clone())
-                .connect(name, tcp)
-                .await?;
-            MaybeTlsStream::Rustls(tls)
-        } else {
-            MaybeTlsStream::Plain(tcp)
+        let stream = match https {
+            true => Stream::Left(crate::guard::tls(&host, tcp).await?),
+            false => Stream::Right(tcp),
         };
         Ok(Conn(TokioIo::new(stream)))
     }
 }
 
-/// The TCP socket under `stream`.
-fn tcp(stream: &MaybeTlsStream<TcpStream>) -> Option<&TcpStream> {
-    match stream {
-        MaybeTlsStream::Plain(tcp) => Some(tcp),
-        MaybeTlsStream::Rustls(tls) => Some(tls.get_ref().0),
-        _ => None,
-    }
-}
-
 /// One connection, as hyper reads and writes it.
-struct Conn(TokioIo<MaybeTlsStream<TcpStream>>);
+struct Conn(TokioIo<Stream>);
 
 impl Connection for Conn {
     fn connected(&self) -> Connected {
@@ -261,10 +230,9 @@ impl hyper::rt::Read for Conn {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let read = Pin::new(&mut this.0).poll_read(cx, buf);
-        if matches!(read, Poll::Ready(Ok(())))
-            && let Some(tcp) = tcp(this.0.inner())
-        {
+        if matches!(read, Poll::Ready(Ok(()))) {
             // Not permanent in Linux: set again after each read. Failing is harmless (slower).
+            let tcp = crate::guard::tcp(this.0.inner());
             let _ = socket2::SockRef::from(tcp).set_tcp_quickack(true);
         }
         read
@@ -304,23 +272,9 @@ impl hyper::rt::Write for Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    /// Every server's pool verifies HTTPS with the one configuration (its platform verifier
-    /// loads the system's roots once), whatever its guard: the guard is the connector's own.
-    #[test]
-    fn pools_share_one_tls_config() {
-        let strict = Pool::new(Guard::new(false)).unwrap();
-        let lenient = Pool::new(Guard::new(true)).unwrap();
-        assert!(Arc::ptr_eq(&strict.tls, &lenient.tls));
-        assert!(Arc::ptr_eq(
-            &strict.tls,
-            &crate::guard::tls_config().unwrap()
-        ));
-        assert_eq!(strict.tls.alpn_protocols, [b"http/1.1".to_vec()]);
-    }
 
     /// What a test server saw: the connections it accepted, and the head of each request.
     #[derive(Default)]
