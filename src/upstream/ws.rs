@@ -86,8 +86,7 @@ pub async fn connect(
         .max_message_size(Some(limit))
         .max_frame_size(Some(limit));
     // TLS is set up here rather than by tungstenite, so that BoundedFrames sits between it and
-    // tungstenite, on the plain frames.
-    // The same TLS as every other upstream's (`guard::tls`): the platform's verifier and roots.
+    // tungstenite, on the plain frames; it is every upstream's (`guard::tls`), system roots.
     let stream =
         match parsed.scheme() {
             "wss" => Stream::Left(crate::guard::tls(host, tcp).await.map_err(|e| {
