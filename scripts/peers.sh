@@ -2,8 +2,9 @@
 # Installs the pinned test and benchmark peers into ignored folders under tests/peers: npm
 # (package-lock.json), the Python MCP SDK and a2a-sdk (.venv), the 1.x SDK for WebSocket (.venv-ws),
 # mcpo (.venv-mcpo), schemathesis (.venv-fuzz), the OpenAPI validator and Python client
-# generator (.venv-openapi), Debian's Chromium for the console's browser test and Debian's HAProxy for the
-# chaos test's round-robin proxy (tests/api/chaos.rs), and mdBook for the book in docs/
+# generator (.venv-openapi), Debian's Chromium for the console's browser test, Debian's HAProxy for the
+# chaos test's round-robin proxy (tests/api/chaos.rs) and Debian's openssl for the TLS test's
+# certificates (tests/api/tls.rs), and mdBook for the book in docs/
 # (tests/peers/.tools, from crates.io). Safe to run again: an install is skipped while its pin
 # file (or, for mdBook, the version installed) is unchanged.
 set -euo pipefail
@@ -16,6 +17,16 @@ stamp_ok() { # pin-file stamp-file
 }
 stamp() {
     sha256sum "$1" | cut -d' ' -f1 > "$2"
+}
+debian() { # program (a name on the PATH, or a path), Debian package: installed when missing
+    command -v "$1" >/dev/null && return
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "$1 is missing and this is not root: run 'apt-get install -y $2' as root" >&2
+        exit 1
+    fi
+    echo "$1 is missing: installing Debian's $2 package (apt-get, non-interactive)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
 }
 venv() { # what, requirements file, venv folder (under tests/peers)
     echo "== test peers: pip, $1 (tests/peers/$2)"
@@ -39,37 +50,11 @@ venv "schemathesis for API fuzzing" requirements-fuzz.txt .venv-fuzz
 venv "the OpenAPI validator and Python client generator" requirements-openapi.txt .venv-openapi
 
 echo "== test peers: Chromium (/usr/bin/chromium) for the console's browser test (tests/browser/console.mjs)"
-if [ ! -x /usr/bin/chromium ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "/usr/bin/chromium is missing and this is not root: run 'apt-get install -y chromium' as root" >&2
-        exit 1
-    fi
-    echo "Chromium is missing: installing Debian's chromium package (apt-get, non-interactive)"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-fi
-
+debian /usr/bin/chromium chromium
 echo "== test peers: HAProxy (haproxy) for the chaos test's round-robin proxy (tests/api/chaos.rs)"
-if ! command -v haproxy >/dev/null; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "haproxy is missing and this is not root: run 'apt-get install -y haproxy' as root" >&2
-        exit 1
-    fi
-    echo "HAProxy is missing: installing Debian's haproxy package (apt-get, non-interactive)"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
-fi
-
+debian haproxy haproxy
 echo "== test peers: OpenSSL (openssl) for the certificates of the TLS upstreams (tests/api/tls.rs)"
-if ! command -v openssl >/dev/null; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "openssl is missing and this is not root: run 'apt-get install -y openssl' as root" >&2
-        exit 1
-    fi
-    echo "OpenSSL is missing: installing Debian's openssl package (apt-get, non-interactive)"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
-fi
+debian openssl openssl
 
 # The version scripts/test.sh builds the book (docs/) with. Built from crates.io without its
 # default features (the live-reloading server and its watcher): about two minutes of CPU, once.

@@ -78,36 +78,25 @@ impl Certificates {
 /// WSS, each with `certificates`' server certificate: their registration configs.
 async fn tls_peers(certificates: &Certificates) -> (Vec<Peer>, Vec<Value>) {
     let (chain, key) = (certificates.chain.as_path(), certificates.key.as_path());
+    let config = |server_id: &str, transport: &str, peer: &Peer| {
+        json!({"server_id": server_id, "transport": transport, "url": peer.url,
+               "connect_timeout": 10, "auto_reconnect": false})
+    };
     let mut peers = Vec::new();
     let mut configs = Vec::new();
     for (transport, path) in [("http", "/mcp"), ("sse", "/sse")] {
-        let mut command = tokio::process::Command::new(python());
+        let mut command = py_command(transport, 0);
         command
-            .args([py_server().as_str(), transport, "--port", "0"])
             .env("FIXTURE_TLS_CERT", chain)
             .env("FIXTURE_TLS_KEY", key);
         let peer = reporting_peer(command, path, "https").await;
-        configs.push(
-            json!({"server_id": format!("{transport}s"), "transport": transport,
-                            "url": peer.url, "connect_timeout": 10, "auto_reconnect": false}),
-        );
+        configs.push(config(&format!("{transport}s"), transport, &peer));
         peers.push(peer);
     }
-    let mut command =
-        tokio::process::Command::new(installed(peers_dir().join(".venv-ws/bin/python")));
-    command
-        .args([
-            installed(peers_dir().join("ws_server.py")).as_str(),
-            "--port",
-            "0",
-        ])
-        .env("WS_TLS_CERT", chain)
-        .env("WS_TLS_KEY", key);
+    let mut command = ws_command();
+    command.env("WS_TLS_CERT", chain).env("WS_TLS_KEY", key);
     let peer = reporting_peer(command, "/ws", "wss").await;
-    configs.push(
-        json!({"server_id": "wss", "transport": "ws", "url": peer.url,
-                        "connect_timeout": 10, "auto_reconnect": false}),
-    );
+    configs.push(config("wss", "ws", &peer));
     peers.push(peer);
     (peers, configs)
 }

@@ -206,25 +206,29 @@ async fn py_http_with(extra: &[&str]) -> Peer {
     py_http_on(0, extra).await
 }
 
+/// The command that runs the Python fixture in `mode` (`http`, `sse`, ...) on `port` (0: any),
+/// for a [`reporting_peer`].
+pub fn py_command(mode: &str, port: u16) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(python());
+    command.args([py_server().as_str(), mode, "--port", &port.to_string()]);
+    command
+}
+
 /// The Python fixture over Streamable HTTP on `port` (0: any).
 pub async fn py_http_on(port: u16, extra: &[&str]) -> Peer {
-    let port = port.to_string();
-    let mut command = tokio::process::Command::new(python());
-    command
-        .args([py_server().as_str(), "http", "--port", &port])
-        .args(extra);
+    let mut command = py_command("http", port);
+    command.args(extra);
     reporting_peer(command, "/mcp", "http").await
 }
 
 /// The Python fixture over legacy HTTP+SSE (`/sse`); it reports its port.
 pub async fn py_sse() -> Peer {
-    let mut command = tokio::process::Command::new(python());
-    command.args([py_server().as_str(), "sse", "--port", "0"]);
-    reporting_peer(command, "/sse", "http").await
+    reporting_peer(py_command("sse", 0), "/sse", "http").await
 }
 
-/// The 1.x Python SDK's WebSocket server; `required_header` (`Name=value`) must be on the upgrade.
-pub async fn ws_server(required_header: Option<&str>) -> Peer {
+/// The command that runs the 1.x Python SDK's WebSocket server on any port, for a
+/// [`reporting_peer`].
+pub fn ws_command() -> tokio::process::Command {
     let mut command =
         tokio::process::Command::new(installed(peers_dir().join(".venv-ws/bin/python")));
     command.args([
@@ -232,6 +236,12 @@ pub async fn ws_server(required_header: Option<&str>) -> Peer {
         "--port",
         "0",
     ]);
+    command
+}
+
+/// The 1.x Python SDK's WebSocket server; `required_header` (`Name=value`) must be on the upgrade.
+pub async fn ws_server(required_header: Option<&str>) -> Peer {
+    let mut command = ws_command();
     if let Some(header) = required_header {
         command.env("WS_REQUIRE_HEADER", header);
     }
