@@ -1,6 +1,14 @@
-//! The connections a Streamable HTTP server's POSTs go over, kept alive and reused: hyper-util's
-//! pooled client, over a connector of the bridge's own. Opening one per call cost the bridge
-//! and the server a TCP handshake, a spawned connection task and an accept each call.
+//! The connections a Streamable HTTP server's POSTs go over, kept alive and reused. Opening one
+//! per call cost the bridge and the server a TCP handshake and an accept each call.
+//!
+//! No connection has a task of its own: whoever waits on it polls it, the request's sender until
+//! the answer's head comes, then whoever reads the answer's body, and an idle connection is not
+//! polled at all (taken again, it is polled first, and one the server closed meanwhile is left
+//! for another). With a task per connection (hyper-util's pooled client), each chunk of an
+//! answer was a hop between two tasks, the connection's and the reader's, and a call made four
+//! or more of them; past tokio's third hop in a row the next went through the run queue and
+//! woke the other worker to steal it. Here the connection wakes its reader inside one poll, and
+//! [`Lease::drive`] polls both again at once instead of handing the wake to the scheduler.
 //!
 //! The connector keeps what the bridge needs of every connection to a server: addresses
 //! resolved and checked by the guard, Nagle off, HTTPS verified as reqwest does
@@ -10,20 +18,24 @@
 //! acknowledged, and the bridge's delayed ACK waits 40 ms for something to send back; the quick
 //! ACK sends the pending one at once, whatever the server does.
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::io;
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use axum::http::{HeaderMap, Method, Request, Response, StatusCode, Uri};
+use axum::http::uri::{Authority, Scheme};
+use axum::http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::{Connected, Connection};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use futures::task::AtomicWaker;
+use http_body_util::Full;
+use hyper::body::{Body as _, Frame, Incoming, SizeHint};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 
 use crate::guard::{Guard, MAX_REDIRECTS, Refused, Stream};
 
@@ -36,12 +48,31 @@ const IDLE: Duration = Duration::from_secs(4);
 const MAX_IDLE: usize = 64;
 /// How long the rest of a body being finished is waited for before its connection is closed.
 const FINISH: Duration = Duration::from_secs(10);
+/// Rounds of polling in a row [`Lease::drive`] makes while the connection and its reader wake
+/// each other, before it leaves the next to the scheduler (a task whose budget is spent is woken
+/// at once by whatever it polls, and only the scheduler gives it a new budget).
+const ROUNDS: usize = 8;
+
+type Connection = http1::Connection<Conn, Full<Bytes>>;
 
 /// The connections to one server (and where it redirects, on the same origin).
 #[derive(Clone)]
 pub struct Pool {
-    client: Client<Connector, Full<Bytes>>,
+    shared: Arc<Shared>,
     guard: Guard,
+}
+
+/// What a pool's clones and the bodies of its answers share.
+struct Shared {
+    idle: Mutex<Idle>,
+}
+
+#[derive(Default)]
+struct Idle {
+    /// The most recently used last.
+    leases: Vec<Lease>,
+    /// Whether a task closes those idle for longer than [`IDLE`].
+    sweeping: bool,
 }
 
 impl Pool {
@@ -49,15 +80,10 @@ impl Pool {
         // The TLS configuration every upstream shares, made now: a pool that could not verify
         // a server is refused here rather than at each connection.
         crate::guard::tls_config()?;
-        let connector = Connector { guard };
-        // A request that a reused connection could not send, because the server closed it
-        // meanwhile, goes again on another: hyper-util's default, kept.
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(IDLE)
-            .pool_max_idle_per_host(MAX_IDLE)
-            .pool_timer(TokioTimer::new())
-            .build(connector);
-        Ok(Self { client, guard })
+        let shared = Arc::new(Shared {
+            idle: Mutex::new(Idle::default()),
+        });
+        Ok(Self { shared, guard })
     }
 
     /// Sends a request with `body`, following same-origin 307 and 308 redirects (which keep
@@ -69,7 +95,7 @@ impl Pool {
         mut uri: Uri,
         headers: &HeaderMap,
         body: Bytes,
-    ) -> io::Result<Response<Incoming>> {
+    ) -> io::Result<Response<Body>> {
         for _ in 0..=MAX_REDIRECTS {
             let response = self.send_once(&method, &uri, headers, &body).await?;
             if !matches!(
@@ -90,37 +116,343 @@ impl Pool {
         ))))
     }
 
-    /// One request, on an idle connection or a new one. hyper-util names the host in `Host`
-    /// (with the port, unless the scheme's own) unless the headers have one, and sends the path
-    /// and query as the target.
+    /// One request, on an idle connection or a new one; a request an idle connection could not
+    /// take, because the server closed it meanwhile, goes on another (as hyper-util's pooled
+    /// client did). `Host` names the host (with the port, unless the scheme's own) unless the
+    /// headers have one, and the target is the path and query.
     async fn send_once(
         &self,
         method: &Method,
         uri: &Uri,
         headers: &HeaderMap,
         body: &Bytes,
-    ) -> io::Result<Response<Incoming>> {
-        let mut request = Request::new(Full::new(body.clone()));
-        *request.method_mut() = method.clone();
-        *request.uri_mut() = uri.clone();
-        // Sized for every header at once: a copy of the map would grow to take `Host`.
-        let mut all = HeaderMap::with_capacity(headers.len() + 1);
-        for (name, value) in headers {
-            all.append(name.clone(), value.clone());
+    ) -> io::Result<Response<Body>> {
+        let origin =
+            Origin::of(uri).ok_or_else(|| failed(uri, &io::Error::other("the URL has no host")))?;
+        let mut request = Some(request(method, uri, headers, body, &origin)?);
+        loop {
+            let (mut lease, reused) = match self.shared.checkout(&origin) {
+                Some(lease) => (lease, true),
+                None => (self.connect(uri, origin.clone()).await?, false),
+            };
+            let ready = poll_fn(|cx| lease.drive(cx, |cx, send| send.poll_ready(cx))).await;
+            if let Err(error) = ready {
+                match reused {
+                    true => continue,
+                    false => return Err(failed(uri, &error)),
+                }
+            }
+            let Some(next) = request.take() else {
+                return Err(failed(uri, &io::Error::other("the request was lost")));
+            };
+            let mut sent = pin!(lease.send.try_send_request(next));
+            match poll_fn(|cx| lease.drive(cx, |cx, _| sent.as_mut().poll(cx))).await {
+                Ok(response) => {
+                    return Ok(response.map(|inner| Body {
+                        inner,
+                        lease: Some(lease),
+                        shared: self.shared.clone(),
+                    }));
+                }
+                // Not sent: the connection was closed before it could take the request.
+                Err(mut error) if reused && error.message().is_some() => {
+                    request = error.take_message();
+                }
+                Err(error) => return Err(failed(uri, error.error())),
+            }
         }
-        *request.headers_mut() = all;
-        self.client
-            .request(request)
+    }
+
+    /// A new connection to `uri`'s server.
+    async fn connect(&self, uri: &Uri, origin: Origin) -> io::Result<Lease> {
+        let stream = open(&self.guard, uri).await.map_err(|e| failed(uri, &e))?;
+        let (send, conn) = http1::handshake(Conn(TokioIo::new(stream)))
             .await
-            .map_err(|error| failed(uri, &error))
+            .map_err(|e| failed(uri, &e))?;
+        let driver = Arc::new(Driver::default());
+        Ok(Lease {
+            send,
+            conn: Some(Box::pin(conn)),
+            waker: Waker::from(driver.clone()),
+            driver,
+            origin,
+            since: Instant::now(),
+        })
+    }
+}
+
+/// The request to send: its target the path and query, its `Host` the URI's unless `headers`
+/// name one.
+fn request(
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &Bytes,
+    origin: &Origin,
+) -> io::Result<Request<Full<Bytes>>> {
+    let mut request = Request::new(Full::new(body.clone()));
+    *request.method_mut() = method.clone();
+    *request.uri_mut() = match uri.path_and_query() {
+        Some(target) => Uri::from(target.clone()),
+        None => Uri::from_static("/"),
+    };
+    // Sized for every header at once: a copy of the map would grow to take `Host`.
+    let mut all = HeaderMap::with_capacity(headers.len() + 1);
+    for (name, value) in headers {
+        all.append(name.clone(), value.clone());
+    }
+    if !all.contains_key(axum::http::header::HOST) {
+        let host = origin.host().map_err(|e| failed(uri, &e))?;
+        all.insert(axum::http::header::HOST, host);
+    }
+    *request.headers_mut() = all;
+    Ok(request)
+}
+
+/// Where a connection goes: only a request to the same scheme, host and port takes it.
+#[derive(Clone, PartialEq, Eq)]
+struct Origin {
+    scheme: Scheme,
+    authority: Authority,
+}
+
+impl Origin {
+    fn of(uri: &Uri) -> Option<Self> {
+        Some(Self {
+            scheme: uri.scheme()?.clone(),
+            authority: uri.authority()?.clone(),
+        })
+    }
+
+    /// The `Host` of a request: the host, with the port unless it is the scheme's own.
+    fn host(&self) -> Result<HeaderValue, axum::http::header::InvalidHeaderValue> {
+        let host = self.authority.host();
+        let default = match self.scheme == Scheme::HTTPS {
+            true => 443,
+            false => 80,
+        };
+        match self.authority.port_u16().filter(|port| *port != default) {
+            Some(port) => HeaderValue::try_from(format!("{host}:{port}")),
+            None => HeaderValue::try_from(host),
+        }
+    }
+}
+
+impl Shared {
+    /// The connection to `origin` used last, unless every idle one is gone.
+    fn checkout(&self, origin: &Origin) -> Option<Lease> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let at = idle
+            .leases
+            .iter()
+            .rposition(|lease| lease.origin == *origin)?;
+        Some(idle.leases.remove(at))
+    }
+
+    /// Keeps `lease`, whose answer was read to its end, for the next request, unless its
+    /// connection has ended or cannot take one.
+    fn checkin(self: &Arc<Self>, mut lease: Lease) {
+        // Polled once more, the connection finishes with the answer and waits for a request
+        // (or ends, when the server said it closes it). Nobody waits on it while it is idle.
+        let mut unwatched = Context::from_waker(Waker::noop());
+        if let Some(conn) = &mut lease.conn
+            && conn.as_mut().poll(&mut unwatched).is_ready()
+        {
+            lease.conn = None;
+        }
+        if lease.conn.is_none() || !lease.send.is_ready() {
+            return;
+        }
+        lease.since = Instant::now();
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.leases.len() >= MAX_IDLE {
+            return;
+        }
+        idle.leases.push(lease);
+        // Where no runtime is current, as when everything is torn down, nothing is swept: the
+        // pool goes with the rest.
+        if !idle.sweeping
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            idle.sweeping = true;
+            runtime.spawn(sweep(Arc::downgrade(self)));
+        }
+    }
+}
+
+/// Closes the connections of a pool that have been idle for [`IDLE`], until none is left idle
+/// or the pool is gone.
+async fn sweep(shared: Weak<Shared>) {
+    loop {
+        let next = {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let mut idle = shared.idle.lock().unwrap_or_else(|e| e.into_inner());
+            let now = Instant::now();
+            idle.leases.retain(|lease| now < lease.since + IDLE);
+            match idle.leases.iter().map(|lease| lease.since).min() {
+                Some(oldest) => oldest + IDLE,
+                None => {
+                    idle.sweeping = false;
+                    return;
+                }
+            }
+        };
+        tokio::time::sleep_until(next).await;
+    }
+}
+
+/// One connection, and the request sender of it, with what polls it.
+struct Lease {
+    send: http1::SendRequest<Full<Bytes>>,
+    /// None once the connection has ended.
+    conn: Option<Pin<Box<Connection>>>,
+    driver: Arc<Driver>,
+    /// The waker of [`Driver`], made once.
+    waker: Waker,
+    origin: Origin,
+    /// When it was last put back idle.
+    since: Instant,
+}
+
+impl Lease {
+    /// Polls `step` (sending on the connection, or reading its answer's body) with the
+    /// connection polled before it, under a waker of their own: a wake one of them gives the
+    /// other while they are polled makes another round here, at most [`ROUNDS`]; any other
+    /// goes to the task polling (`cx`).
+    fn drive<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        mut step: impl FnMut(&mut Context<'_>, &mut http1::SendRequest<Full<Bytes>>) -> Poll<T>,
+    ) -> Poll<T> {
+        self.driver.outer.register(cx.waker());
+        let mut inner = Context::from_waker(&self.waker);
+        for _ in 0..ROUNDS {
+            self.driver.state.store(POLLING, Ordering::SeqCst);
+            if let Some(conn) = &mut self.conn
+                && conn.as_mut().poll(&mut inner).is_ready()
+            {
+                // Ended (closed, or failed: what was reading from it gets the error).
+                self.conn = None;
+            }
+            if let Poll::Ready(out) = step(&mut inner, &mut self.send) {
+                self.driver.state.store(0, Ordering::SeqCst);
+                return Poll::Ready(out);
+            }
+            // No wake came while polling: the next one goes to the task.
+            let leave =
+                self.driver
+                    .state
+                    .compare_exchange(POLLING, 0, Ordering::SeqCst, Ordering::SeqCst);
+            if leave.is_ok() {
+                return Poll::Pending;
+            }
+        }
+        self.driver.state.store(0, Ordering::SeqCst);
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Set while [`Lease::drive`] polls.
+const POLLING: u8 = 1;
+/// Set by a wake.
+const WOKEN: u8 = 2;
+
+/// The waker a connection and its reader are polled with in [`Lease::drive`].
+#[derive(Default)]
+struct Driver {
+    state: AtomicU8,
+    /// The task polling them.
+    outer: AtomicWaker,
+}
+
+impl Wake for Driver {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.state.fetch_or(WOKEN, Ordering::SeqCst) & POLLING == 0 {
+            self.outer.wake();
+        }
+    }
+}
+
+/// The body of an answer, which drives its connection while it is read, and gives the
+/// connection back to the pool once read to its end (dropped before, it closes it).
+pub struct Body {
+    inner: Incoming,
+    /// None once given back or closed.
+    lease: Option<Lease>,
+    shared: Arc<Shared>,
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let Body {
+            inner,
+            lease,
+            shared,
+        } = self.get_mut();
+        let polled = match lease {
+            Some(lease) => lease.drive(cx, |cx, _| Pin::new(&mut *inner).poll_frame(cx)),
+            None => Pin::new(inner).poll_frame(cx),
+        };
+        match &polled {
+            Poll::Ready(None) => {
+                if let Some(lease) = lease.take() {
+                    shared.checkin(lease);
+                }
+            }
+            Poll::Ready(Some(Err(_))) => *lease = None,
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Body")
+            .field("inner", &self.inner)
+            .field("pooled", &self.lease.is_some())
+            .finish()
+    }
+}
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        // An answer without a body (a notification's 202) is over unread.
+        if let Some(lease) = self.lease.take()
+            && self.inner.is_end_stream()
+        {
+            self.shared.checkin(lease);
+        }
     }
 }
 
 /// Reads the rest of `body` (a server ends an SSE answer after the answer) apart, so that its
 /// connection goes back to the pool; dropped before its end, it would close the connection.
 /// What has come already is read here, which is often all of it, without a task.
-pub fn finish(mut body: Incoming) {
+pub fn finish(mut body: Body) {
     use futures::FutureExt;
+    use http_body_util::BodyExt;
     loop {
         match body.frame().now_or_never() {
             // The rest of an answered stream is not for anyone.
@@ -142,14 +474,10 @@ pub fn finish(mut body: Incoming) {
 
 /// A request that failed, said as reqwest says it: the URL (redacted where it is shown) and
 /// every cause in the error's chain, as hyper's own message names only what failed ("connection
-/// closed before message completed"), not why. hyper-util's own error names only the step
-/// ("client error (Connect)"): its causes are enough, when it has any.
-fn failed(uri: &Uri, error: &hyper_util::client::legacy::Error) -> io::Error {
+/// closed before message completed"), not why.
+fn failed(uri: &Uri, error: &dyn std::error::Error) -> io::Error {
     let mut message = format!("error sending request for url ({uri})");
-    let mut cause: Option<&dyn std::error::Error> = match std::error::Error::source(error) {
-        Some(source) => Some(source),
-        None => Some(error),
-    };
+    let mut cause = Some(error);
     while let Some(error) = cause {
         message.push_str(&format!(": {error}"));
         cause = error.source();
@@ -171,56 +499,22 @@ fn redirect<B>(uri: &Uri, response: &Response<B>) -> Option<Uri> {
         .flatten()
 }
 
-/// Opens connections to addresses the guard allows, with Nagle off: the service hyper-util's
-/// client asks for a connection to a URI.
-#[derive(Clone)]
-struct Connector {
-    guard: Guard,
-}
-
-impl tower::Service<Uri> for Connector {
-    type Response = Conn;
-    type Error = io::Error;
-    type Future = Pin<Box<dyn Future<Output = io::Result<Conn>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, uri: Uri) -> Self::Future {
-        let connector = self.clone();
-        Box::pin(async move { connector.open(&uri).await })
-    }
-}
-
-impl Connector {
-    async fn open(&self, uri: &Uri) -> io::Result<Conn> {
-        let host = uri.host().unwrap_or_default().to_owned();
-        let https = uri.scheme() == Some(&axum::http::uri::Scheme::HTTPS);
-        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let addrs = self
-            .guard
-            .resolve(&host, port)
-            .await
-            .map_err(io::Error::other)?;
-        let tcp = TcpStream::connect(addrs.as_slice()).await?;
-        tcp.set_nodelay(true)?;
-        let stream = match https {
-            true => Stream::Left(crate::guard::tls(&host, tcp).await?),
-            false => Stream::Right(tcp),
-        };
-        Ok(Conn(TokioIo::new(stream)))
-    }
+/// A connection to `uri`'s server, at an address the guard allows, with Nagle off.
+async fn open(guard: &Guard, uri: &Uri) -> io::Result<Stream> {
+    let host = uri.host().unwrap_or_default();
+    let https = uri.scheme() == Some(&Scheme::HTTPS);
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    let addrs = guard.resolve(host, port).await.map_err(io::Error::other)?;
+    let tcp = TcpStream::connect(addrs.as_slice()).await?;
+    tcp.set_nodelay(true)?;
+    Ok(match https {
+        true => Stream::Left(crate::guard::tls(host, tcp).await?),
+        false => Stream::Right(tcp),
+    })
 }
 
 /// One connection, as hyper reads and writes it.
 struct Conn(TokioIo<Stream>);
-
-impl Connection for Conn {
-    fn connected(&self) -> Connected {
-        Connected::new()
-    }
-}
 
 impl hyper::rt::Read for Conn {
     fn poll_read(
@@ -272,6 +566,7 @@ impl hyper::rt::Write for Conn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http_body_util::BodyExt;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -326,14 +621,14 @@ mod tests {
     }
 
     /// `POST uri` with `headers` and a body of 2 bytes, as the test server expects.
-    async fn send_with(pool: &Pool, uri: &Uri, headers: &HeaderMap) -> Response<Incoming> {
+    async fn send_with(pool: &Pool, uri: &Uri, headers: &HeaderMap) -> Response<Body> {
         let body = Bytes::from_static(b"{}");
         pool.send(Method::POST, uri.clone(), headers, body)
             .await
             .unwrap()
     }
 
-    async fn send(pool: &Pool, uri: &Uri) -> Response<Incoming> {
+    async fn send(pool: &Pool, uri: &Uri) -> Response<Body> {
         send_with(pool, uri, &HeaderMap::new()).await
     }
 
@@ -357,8 +652,6 @@ mod tests {
         let pool = Pool::new(Guard::new(true)).unwrap();
         for _ in 0..5 {
             assert_eq!(post(&pool, &uri).await, hello());
-            // Time for the connection to go back to the pool, which hyper-util does in a task.
-            tokio::time::sleep(Duration::from_millis(10)).await;
         }
         assert_eq!(seen.accepted.load(Ordering::SeqCst), 1);
     }
@@ -399,6 +692,46 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         assert_eq!(seen.accepted.load(Ordering::SeqCst), 1);
+    }
+
+    /// An answer that comes in parts, apart in time, is read as they come (its reader drives
+    /// the connection, which has no task of its own), and its connection is used again.
+    #[tokio::test]
+    async fn an_answer_in_parts_is_read_whole_and_its_connection_kept() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri: Uri = format!("http://{}/mcp", listener.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counted = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut chunk = [0; 4096];
+                    // One request a read: each here is small, and sent at once.
+                    while let Ok(1..) = stream.read(&mut chunk).await {
+                        let head = "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n";
+                        let parts = [head, "5\r\nhello\r\n", "6\r\n world\r\n", "0\r\n\r\n"];
+                        for part in parts {
+                            if stream.write_all(part.as_bytes()).await.is_err() {
+                                return;
+                            }
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                    }
+                });
+            }
+        });
+        let pool = Pool::new(Guard::new(true)).unwrap();
+        for _ in 0..3 {
+            let (status, bytes) = post(&pool, &uri).await;
+            assert_eq!(
+                (status, bytes),
+                (StatusCode::OK, Bytes::from("hello world"))
+            );
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
     }
 
     /// An address the guard refuses is not connected to, and the error says why.

@@ -17,7 +17,6 @@ use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
@@ -29,7 +28,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use super::pooled::{self, Pool};
+use super::pooled::{self, Body, Pool};
 use crate::upstream::decode::{TaskTools, decode_answer, is_call, tools_page};
 use crate::upstream::limit;
 use crate::upstream::sse::{Event, Frames};
@@ -388,11 +387,7 @@ fn preview(bytes: &[u8]) -> String {
 }
 
 /// The whole body, refused past `limit` bytes (before reading, when its length says so).
-async fn read_bounded<E>(
-    mut body: Incoming,
-    length: Option<u64>,
-    limit: usize,
-) -> Result<Vec<u8>, E>
+async fn read_bounded<E>(mut body: Body, length: Option<u64>, limit: usize) -> Result<Vec<u8>, E>
 where
     E: std::error::Error + Send + Sync + 'static,
 {
@@ -414,7 +409,7 @@ where
 }
 
 /// Up to `limit` bytes of the body, for a diagnostic; what cannot be read is left out.
-async fn read_prefix(mut body: Incoming, limit: usize) -> Vec<u8> {
+async fn read_prefix(mut body: Body, limit: usize) -> Vec<u8> {
     let mut bytes = Vec::new();
     while bytes.len() < limit {
         let Some(Ok(frame)) = body.frame().await else {
@@ -430,7 +425,7 @@ async fn read_prefix(mut body: Incoming, limit: usize) -> Vec<u8> {
 
 /// The events of an SSE answer, cut by [`Frames`] with the event limit.
 struct Events {
-    body: Incoming,
+    body: Body,
     frames: Frames,
     limit: usize,
     server_id: Arc<str>,
@@ -438,7 +433,7 @@ struct Events {
 }
 
 impl Events {
-    fn new(body: Incoming, limit: usize, server_id: Arc<str>) -> Self {
+    fn new(body: Body, limit: usize, server_id: Arc<str>) -> Self {
         Self {
             body,
             frames: Frames::new(limit),
