@@ -14,6 +14,9 @@
 //! It stays fair: the future is polled at most [`AGAIN`] times in one poll of its task, and not
 //! again once the task's cooperative budget is spent, so a future that yields on purpose still
 //! yields.
+//!
+//! [`Repoller`] is the same for polls a task makes of what it drives itself, such as an upstream
+//! connection polled by the call that waits on its answer (`upstream/http/pooled.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -59,23 +62,69 @@ impl Wake for Shared {
     }
 }
 
+/// A waker of its own for what a task polls: a wake that comes while [`Repoller::poll`] polls
+/// (from this task or any other) makes it poll again before the task returns; a wake that comes
+/// between polls reaches the task.
+pub struct Repoller {
+    shared: Arc<Shared>,
+    waker: Waker,
+}
+
+impl Default for Repoller {
+    fn default() -> Self {
+        let shared = Arc::new(Shared::default());
+        Self {
+            waker: Waker::from(shared.clone()),
+            shared,
+        }
+    }
+}
+
+impl Repoller {
+    /// `poll` under this waker, for the task of `cx`: again at once when woken meanwhile, at
+    /// most [`AGAIN`] times and while the task's cooperative budget lasts.
+    pub fn poll<T>(
+        &self,
+        cx: &mut Context<'_>,
+        mut poll: impl FnMut(&mut Context<'_>) -> Poll<T>,
+    ) -> Poll<T> {
+        self.shared.task.register(cx.waker());
+        let mut own = Context::from_waker(&self.waker);
+        for _ in 0..AGAIN {
+            // A wake noted before this poll has already reached the task: the poll answers it.
+            self.shared.state.store(POLLING, Ordering::Release);
+            if let Poll::Ready(output) = poll(&mut own) {
+                self.shared.state.store(0, Ordering::Release);
+                return Poll::Ready(output);
+            }
+            let woken = self.shared.state.swap(0, Ordering::AcqRel) & WOKEN != 0;
+            if !woken {
+                return Poll::Pending;
+            }
+            if !tokio::task::coop::has_budget_remaining() {
+                break;
+            }
+        }
+        // Still woken: the task yields, as it would have without this waker.
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
 pin_project_lite::pin_project! {
     /// `inner`, polled again at once when it is woken during its own poll.
     pub struct Repoll<F> {
         #[pin]
         inner: F,
-        shared: Arc<Shared>,
-        waker: Waker,
+        repoller: Repoller,
     }
 }
 
 impl<F> Repoll<F> {
     pub fn new(inner: F) -> Self {
-        let shared = Arc::new(Shared::default());
         Self {
             inner,
-            waker: Waker::from(shared.clone()),
-            shared,
+            repoller: Repoller::default(),
         }
     }
 }
@@ -85,26 +134,7 @@ impl<F: Future> Future for Repoll<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let mut this = self.project();
-        this.shared.task.register(cx.waker());
-        let mut own = Context::from_waker(this.waker);
-        for _ in 0..AGAIN {
-            // A wake noted before this poll has already reached the task: the poll answers it.
-            this.shared.state.store(POLLING, Ordering::Release);
-            if let Poll::Ready(output) = this.inner.as_mut().poll(&mut own) {
-                this.shared.state.store(0, Ordering::Release);
-                return Poll::Ready(output);
-            }
-            let woken = this.shared.state.swap(0, Ordering::AcqRel) & WOKEN != 0;
-            if !woken {
-                return Poll::Pending;
-            }
-            if !tokio::task::coop::has_budget_remaining() {
-                break;
-            }
-        }
-        // Still woken: the task yields, as it would have without this wrapper.
-        cx.waker().wake_by_ref();
-        Poll::Pending
+        this.repoller.poll(cx, |own| this.inner.as_mut().poll(own))
     }
 }
 

@@ -8,7 +8,8 @@
 //! answer was a hop between two tasks, the connection's and the reader's, and a call made four
 //! or more of them; past tokio's third hop in a row the next went through the run queue and
 //! woke the other worker to steal it. Here the connection wakes its reader inside one poll, and
-//! [`Lease::drive`] polls both again at once instead of handing the wake to the scheduler.
+//! [`Lease::drive`] polls both again at once instead of handing the wake to the scheduler (the
+//! eighth round's pool did so too, BENCHMARKS.md; hyper-util, which replaced it, cannot).
 //!
 //! The connector keeps what the bridge needs of every connection to a server: addresses
 //! resolved and checked by the guard, Nagle off, HTTPS verified as reqwest does
@@ -21,15 +22,13 @@
 use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use axum::http::uri::{Authority, Scheme};
 use axum::http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use bytes::Bytes;
-use futures::task::AtomicWaker;
 use http_body_util::Full;
 use hyper::body::{Body as _, Frame, Incoming, SizeHint};
 use hyper::client::conn::http1;
@@ -38,6 +37,7 @@ use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 use crate::guard::{Guard, MAX_REDIRECTS, Refused, Stream};
+use crate::wake::Repoller;
 
 /// How long an idle connection is kept: less than the 5 s after which Node.js and uvicorn close
 /// an idle connection themselves, so a connection the server is closing is not picked for a call
@@ -48,10 +48,6 @@ const IDLE: Duration = Duration::from_secs(4);
 const MAX_IDLE: usize = 64;
 /// How long the rest of a body being finished is waited for before its connection is closed.
 const FINISH: Duration = Duration::from_secs(10);
-/// Rounds of polling in a row [`Lease::drive`] makes while the connection and its reader wake
-/// each other, before it leaves the next to the scheduler (a task whose budget is spent is woken
-/// at once by whatever it polls, and only the scheduler gives it a new budget).
-const ROUNDS: usize = 8;
 
 type Connection = http1::Connection<Conn, Full<Bytes>>;
 
@@ -169,12 +165,10 @@ impl Pool {
         let (send, conn) = http1::handshake(Conn(TokioIo::new(stream)))
             .await
             .map_err(|e| failed(uri, &e))?;
-        let driver = Arc::new(Driver::default());
         Ok(Lease {
             send,
             conn: Some(Box::pin(conn)),
-            waker: Waker::from(driver.clone()),
-            driver,
+            repoller: Repoller::default(),
             origin,
             since: Instant::now(),
         })
@@ -308,9 +302,7 @@ struct Lease {
     send: http1::SendRequest<Full<Bytes>>,
     /// None once the connection has ended.
     conn: Option<Pin<Box<Connection>>>,
-    driver: Arc<Driver>,
-    /// The waker of [`Driver`], made once.
-    waker: Waker,
+    repoller: Repoller,
     origin: Origin,
     /// When it was last put back idle.
     since: Instant,
@@ -318,65 +310,29 @@ struct Lease {
 
 impl Lease {
     /// Polls `step` (sending on the connection, or reading its answer's body) with the
-    /// connection polled before it, under a waker of their own: a wake one of them gives the
-    /// other while they are polled makes another round here, at most [`ROUNDS`]; any other
-    /// goes to the task polling (`cx`).
+    /// connection polled before it, under a waker of their own ([`Repoller`]): a wake one of
+    /// them gives the other while they are polled makes another round here, not a trip through
+    /// the scheduler; any other goes to the task polling (`cx`).
     fn drive<T>(
         &mut self,
         cx: &mut Context<'_>,
         mut step: impl FnMut(&mut Context<'_>, &mut http1::SendRequest<Full<Bytes>>) -> Poll<T>,
     ) -> Poll<T> {
-        self.driver.outer.register(cx.waker());
-        let mut inner = Context::from_waker(&self.waker);
-        for _ in 0..ROUNDS {
-            self.driver.state.store(POLLING, Ordering::SeqCst);
-            if let Some(conn) = &mut self.conn
-                && conn.as_mut().poll(&mut inner).is_ready()
+        let Lease {
+            send,
+            conn,
+            repoller,
+            ..
+        } = self;
+        repoller.poll(cx, |cx| {
+            if let Some(driven) = conn
+                && driven.as_mut().poll(cx).is_ready()
             {
                 // Ended (closed, or failed: what was reading from it gets the error).
-                self.conn = None;
+                *conn = None;
             }
-            if let Poll::Ready(out) = step(&mut inner, &mut self.send) {
-                self.driver.state.store(0, Ordering::SeqCst);
-                return Poll::Ready(out);
-            }
-            // No wake came while polling: the next one goes to the task.
-            let leave =
-                self.driver
-                    .state
-                    .compare_exchange(POLLING, 0, Ordering::SeqCst, Ordering::SeqCst);
-            if leave.is_ok() {
-                return Poll::Pending;
-            }
-        }
-        self.driver.state.store(0, Ordering::SeqCst);
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
-
-/// Set while [`Lease::drive`] polls.
-const POLLING: u8 = 1;
-/// Set by a wake.
-const WOKEN: u8 = 2;
-
-/// The waker a connection and its reader are polled with in [`Lease::drive`].
-#[derive(Default)]
-struct Driver {
-    state: AtomicU8,
-    /// The task polling them.
-    outer: AtomicWaker,
-}
-
-impl Wake for Driver {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        if self.state.fetch_or(WOKEN, Ordering::SeqCst) & POLLING == 0 {
-            self.outer.wake();
-        }
+            step(cx, send)
+        })
     }
 }
 
