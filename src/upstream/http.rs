@@ -1,10 +1,12 @@
 //! The Streamable HTTP transport: rmcp's client with the configured `headers` on every request,
 //! over [`Bounded`], which turns an answer over `max_message_bytes` into an error for its call
-//! and sends POSTs over kept-alive connections ([`pooled`]); and those headers, checked, for the
-//! other HTTP-based transports.
+//! and sends POSTs over kept-alive connections ([`pooled`]), GET streams and the session's DELETE
+//! over connections of the same kind ([`session`]); and those headers, checked, for the other
+//! HTTP-based transports.
 
 mod pooled;
 mod post;
+mod session;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -72,21 +74,20 @@ pub fn client(config: &McpServerConfig, guard: Guard) -> Result<Bounded, Connect
     let failed = |e: &dyn std::fmt::Display| {
         ConnectError::Config(format!("cannot make an HTTP client: {e}"))
     };
-    // The standalone GET stream and the DELETE of the session, rare: no idle connection kept.
-    let client = guard
-        .http_client(true)
-        .pool_max_idle_per_host(0)
-        .build()
-        .map_err(|e| failed(&e))?;
     // reqwest goes through the proxy the environment names; the pool does not know proxies, so
-    // with one set, messages go through reqwest as well (a connection per message).
-    let pool = match proxied() {
-        true => None,
-        false => Some(pooled::Pool::new(guard).map_err(|e| failed(&e))?),
+    // with one set, every request goes through reqwest (a connection each).
+    let via = match proxied() {
+        true => Via::Proxy(
+            guard
+                .http_client(true)
+                .pool_max_idle_per_host(0)
+                .build()
+                .map_err(|e| failed(&e))?,
+        ),
+        false => Via::Pool(pooled::Pool::new(guard).map_err(|e| failed(&e))?),
     };
     Ok(Bounded {
-        client,
-        pool,
+        via,
         server_id: config.server_id.as_str().into(),
         challenges: Arc::default(),
         session: Arc::default(),
@@ -132,17 +133,16 @@ impl Challenges {
 }
 
 /// The client of a Streamable HTTP connection: [`post`] sends its messages over kept-alive
-/// connections, and rmcp's reqwest client opens the standalone GET stream and deletes the
-/// session. It notes the session rmcp's client posts in ([`Session`]), for the calls posted
+/// connections, and [`session`] opens its GET streams and deletes the session (through a proxy,
+/// rmcp's reqwest client does all three). It notes the session rmcp's client posts in ([`Session`]), for the calls posted
 /// without rmcp (`upstream/direct.rs`). A message over the limits rmcp passes (set from `max_message_bytes`) is never
 /// held: the request it answers gets the error answer for its id, and nothing else is touched
 /// (a notification or request of the server's over the limit is dropped with a warning). An
-/// event over the limit on the GET stream is dropped with a warning and the stream reopened.
+/// event over the limit on the GET stream is dropped with a warning and the stream goes on
+/// (through a proxy, rmcp's reader ends it there, and rmcp opens it again).
 #[derive(Clone)]
 pub struct Bounded {
-    client: reqwest::Client,
-    /// None when a proxy is set.
-    pool: Option<pooled::Pool>,
+    via: Via,
     server_id: Arc<str>,
     pub challenges: Arc<Challenges>,
     /// The session rmcp's client last posted a request in (shared by the clones).
@@ -199,6 +199,15 @@ fn notes_the_session(message: &ClientJsonRpcMessage) -> bool {
 
 pub type Events = BoxStream<'static, Result<Sse, SseError>>;
 
+/// How a connection's requests go.
+#[derive(Clone)]
+enum Via {
+    /// Over the bridge's own connections ([`pooled`]).
+    Pool(pooled::Pool),
+    /// Through rmcp's reqwest client, when the environment names a proxy.
+    Proxy(reqwest::Client),
+}
+
 /// Whether rmcp's SSE reader stopped at an event over its limit (its error type is private:
 /// its message is matched, and the test of each transport over the limit checks it still is).
 fn over_the_limit(error: &SseError) -> bool {
@@ -235,7 +244,7 @@ impl Bounded {
 
     /// Whether messages go over the pool (no proxy is set): [`Bounded::post_call_in`] needs it.
     pub fn pooled(&self) -> bool {
-        self.pool.is_some()
+        matches!(self.via, Via::Pool(_))
     }
 
     /// Posts `message` in `session`, as rmcp's client would have.
@@ -260,7 +269,7 @@ impl Bounded {
         id: RequestId,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
-        let Some(pool) = &self.pool else {
+        let Via::Pool(pool) = &self.via else {
             return Err(StreamableHttpError::UnexpectedServerResponse(
                 "a call posted without the pool".into(),
             ));
@@ -333,8 +342,8 @@ impl Bounded {
             ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
             _ => None,
         };
-        let posted = match &self.pool {
-            Some(pool) => {
+        let posted = match &self.via {
+            Via::Pool(pool) => {
                 let posted = async {
                     let session = session_id.as_deref();
                     let headers = post::headers(custom_headers, session, auth_header.as_deref())?;
@@ -355,10 +364,10 @@ impl Bounded {
                 };
                 posted.await
             }
-            None => {
+            Via::Proxy(client) => {
                 let mut headers = custom_headers.clone();
                 headers.extend(super::traced::trace_headers(message));
-                let sent = self.client.post_message_with_response_limits(
+                let sent = client.post_message_with_response_limits(
                     uri.into(),
                     message.clone(),
                     session_id,
@@ -518,10 +527,21 @@ impl StreamableHttpClient for Bounded {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
-        let deleted = self
-            .client
-            .delete_session(uri, session_id, auth_header, custom_headers)
-            .await;
+        let deleted = match &self.via {
+            Via::Pool(pool) => {
+                let sent = session::Sent {
+                    pool,
+                    uri: &uri,
+                    session_id: Some(&session_id),
+                    auth: auth_header.as_deref(),
+                    custom: &custom_headers,
+                };
+                sent.delete().await
+            }
+            Via::Proxy(client) => {
+                (client.delete_session(uri, session_id, auth_header, custom_headers)).await
+            }
+        };
         self.challenges.note(&deleted);
         deleted
     }
@@ -555,20 +575,33 @@ impl StreamableHttpClient for Bounded {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<Events, StreamableHttpError<Self::Error>> {
-        let events = self
-            .client
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                auth_header,
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await;
+        let events = match &self.via {
+            Via::Pool(pool) => {
+                let sent = session::Sent {
+                    pool,
+                    uri: &uri,
+                    session_id: session_id.as_deref(),
+                    auth: auth_header.as_deref(),
+                    custom: &custom_headers,
+                };
+                sent.stream(last_event_id, max_sse_event_size, &self.server_id)
+                    .await
+            }
+            Via::Proxy(client) => {
+                let events = client.get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                );
+                // Ended rather than failed: rmcp reopens a stream that ends, and gives up on
+                // one that fails.
+                (events.await).map(|events| self.bounded(events, None, max_sse_event_size))
+            }
+        };
         self.challenges.note(&events);
-        let events = events?;
-        // Ended rather than failed: rmcp reopens a stream that ends, and gives up on one that fails.
-        Ok(self.bounded(events, None, max_sse_event_size))
+        events
     }
 }

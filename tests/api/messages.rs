@@ -190,7 +190,8 @@ async fn a_notification_over_the_limit_is_dropped_over_legacy_sse() {
 }
 
 /// Over Streamable HTTP, a notification over the limit on the standalone GET stream is dropped
-/// and the stream reopened: the server's change notices still arrive.
+/// and the stream goes on (through a proxy, it is opened again): the server's change notices
+/// still arrive.
 #[tokio::test]
 async fn a_notification_over_the_limit_on_the_standalone_stream_is_dropped() {
     let peer = py_http().await;

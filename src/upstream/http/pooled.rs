@@ -48,6 +48,10 @@ const IDLE: Duration = Duration::from_secs(4);
 const MAX_IDLE: usize = 64;
 /// How long the rest of a body being finished is waited for before its connection is closed.
 const FINISH: Duration = Duration::from_secs(10);
+/// The bytes a stream's connection reads at a time ([`Pool::stream`]). Such a connection waits
+/// most of its life between small events, its read buffer held all along: hyper's adaptive one
+/// never goes below 8 KiB, which was a twentieth of an idle server's memory.
+const STREAM_READ: usize = 1024;
 
 type Connection = http1::Connection<Conn, Full<Bytes>>;
 
@@ -88,12 +92,32 @@ impl Pool {
     pub async fn send(
         &self,
         method: Method,
+        uri: Uri,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> io::Result<Response<Body>> {
+        self.exchange(Use::Pooled, method, uri, headers, body).await
+    }
+
+    /// Sends a GET whose answer is a long stream (a server's standalone SSE stream, or a call's
+    /// resumed), on a connection of its own that reads [`STREAM_READ`] bytes at a time and is
+    /// closed when the stream ends rather than kept: it would read an answer in small bites.
+    /// Redirects are followed as by [`Pool::send`].
+    pub async fn stream(&self, uri: Uri, headers: &HeaderMap) -> io::Result<Response<Body>> {
+        self.exchange(Use::Stream, Method::GET, uri, headers, Bytes::new())
+            .await
+    }
+
+    async fn exchange(
+        &self,
+        use_: Use,
+        method: Method,
         mut uri: Uri,
         headers: &HeaderMap,
         body: Bytes,
     ) -> io::Result<Response<Body>> {
         for _ in 0..=MAX_REDIRECTS {
-            let response = self.send_once(&method, &uri, headers, &body).await?;
+            let response = self.send_once(use_, &method, &uri, headers, &body).await?;
             if !matches!(
                 response.status(),
                 StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
@@ -118,6 +142,7 @@ impl Pool {
     /// headers have one, and the target is the path and query.
     async fn send_once(
         &self,
+        use_: Use,
         method: &Method,
         uri: &Uri,
         headers: &HeaderMap,
@@ -127,9 +152,13 @@ impl Pool {
             Origin::of(uri).ok_or_else(|| failed(uri, &io::Error::other("the URL has no host")))?;
         let mut request = Some(request(method, uri, headers, body, &origin)?);
         loop {
-            let (mut lease, reused) = match self.shared.checkout(&origin) {
+            let idle = match use_ {
+                Use::Pooled => self.shared.checkout(&origin),
+                Use::Stream => None,
+            };
+            let (mut lease, reused) = match idle {
                 Some(lease) => (lease, true),
-                None => (self.connect(uri, origin.clone()).await?, false),
+                None => (self.connect(use_, uri, origin.clone()).await?, false),
             };
             let ready = poll_fn(|cx| lease.drive(cx, |cx, send| send.poll_ready(cx))).await;
             if let Err(error) = ready {
@@ -144,10 +173,11 @@ impl Pool {
             let mut sent = pin!(lease.send.try_send_request(next));
             match poll_fn(|cx| lease.drive(cx, |cx, _| sent.as_mut().poll(cx))).await {
                 Ok(response) => {
+                    let shared = (use_ == Use::Pooled).then(|| self.shared.clone());
                     return Ok(response.map(|inner| Body {
                         inner,
                         lease: Some(lease),
-                        shared: self.shared.clone(),
+                        shared,
                     }));
                 }
                 // Not sent: the connection was closed before it could take the request.
@@ -159,10 +189,15 @@ impl Pool {
         }
     }
 
-    /// A new connection to `uri`'s server.
-    async fn connect(&self, uri: &Uri, origin: Origin) -> io::Result<Lease> {
+    /// A new connection to `uri`'s server, for `use_`.
+    async fn connect(&self, use_: Use, uri: &Uri, origin: Origin) -> io::Result<Lease> {
         let stream = open(&self.guard, uri).await.map_err(|e| failed(uri, &e))?;
-        let (send, conn) = http1::handshake(Conn(TokioIo::new(stream)))
+        let mut builder = http1::Builder::new();
+        if use_ == Use::Stream {
+            builder.read_buf_exact_size(Some(STREAM_READ));
+        }
+        let (send, conn) = builder
+            .handshake(Conn(TokioIo::new(stream)))
             .await
             .map_err(|e| failed(uri, &e))?;
         Ok(Lease {
@@ -173,6 +208,15 @@ impl Pool {
             since: Instant::now(),
         })
     }
+}
+
+/// What a connection is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// Requests and their answers, one after another, the connection kept idle between them.
+    Pooled,
+    /// One long stream ([`Pool::stream`]).
+    Stream,
 }
 
 /// The request to send: its target the path and query, its `Host` the URI's unless `headers`
@@ -342,7 +386,8 @@ pub struct Body {
     inner: Incoming,
     /// None once given back or closed.
     lease: Option<Lease>,
-    shared: Arc<Shared>,
+    /// Where the connection goes back to; None for a stream's, closed at its end.
+    shared: Option<Arc<Shared>>,
 }
 
 impl hyper::body::Body for Body {
@@ -364,7 +409,7 @@ impl hyper::body::Body for Body {
         };
         match &polled {
             Poll::Ready(None) => {
-                if let Some(lease) = lease.take() {
+                if let (Some(lease), Some(shared)) = (lease.take(), shared) {
                     shared.checkin(lease);
                 }
             }
@@ -395,10 +440,10 @@ impl std::fmt::Debug for Body {
 impl Drop for Body {
     fn drop(&mut self) {
         // An answer without a body (a notification's 202) is over unread.
-        if let Some(lease) = self.lease.take()
+        if let (Some(lease), Some(shared)) = (self.lease.take(), &self.shared)
             && self.inner.is_end_stream()
         {
-            self.shared.checkin(lease);
+            shared.checkin(lease);
         }
     }
 }
@@ -688,6 +733,50 @@ mod tests {
             );
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    /// A stream's GET goes on a connection of its own, which reads an answer larger than its
+    /// read size whole and is closed at its end, not kept: the POSTs keep theirs.
+    #[tokio::test]
+    async fn a_stream_has_a_connection_of_its_own_closed_at_its_end() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri: Uri = format!("http://{}/mcp", listener.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        let event = "x".repeat(3 * STREAM_READ);
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{event}",
+            event.len()
+        );
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counted = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let answer = answer.clone();
+                tokio::spawn(async move {
+                    let mut chunk = [0; 4096];
+                    // One request a read: each here is small, and sent at once.
+                    while let Ok(1..) = stream.read(&mut chunk).await {
+                        if stream.write_all(answer.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let pool = Pool::new(Guard::new(true)).unwrap();
+        assert_eq!(post(&pool, &uri).await.1, event);
+        for opened in 2..=3 {
+            let response = pool.stream(uri.clone(), &HeaderMap::new()).await.unwrap();
+            let bytes = response.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(bytes, event);
+            assert_eq!(accepted.load(Ordering::SeqCst), opened);
+        }
+        let idle = pool.shared.idle.lock().unwrap().leases.len();
+        assert_eq!(idle, 1, "only the POST's connection is kept");
+        assert_eq!(post(&pool, &uri).await.1, event);
+        assert_eq!(accepted.load(Ordering::SeqCst), 3);
     }
 
     /// An address the guard refuses is not connected to, and the error says why.

@@ -34,10 +34,10 @@ use crate::upstream::limit;
 use crate::upstream::sse::{Event, Frames};
 
 const SESSION_ID: &str = "mcp-session-id";
-const EVENT_STREAM: &str = "text/event-stream";
-const JSON: &str = "application/json";
+pub(super) const EVENT_STREAM: &str = "text/event-stream";
+pub(super) const JSON: &str = "application/json";
 
-type Result<T, E> = std::result::Result<T, StreamableHttpError<E>>;
+pub(super) type Result<T, E> = std::result::Result<T, StreamableHttpError<E>>;
 
 /// What a POST needs besides its message.
 pub struct Post<'a> {
@@ -280,14 +280,14 @@ impl Post<'_> {
     }
 }
 
-fn unexpected<E: std::error::Error + Send + Sync + 'static>(
+pub(super) fn unexpected<E: std::error::Error + Send + Sync + 'static>(
     why: impl Into<Cow<'static, str>>,
 ) -> StreamableHttpError<E> {
     StreamableHttpError::UnexpectedServerResponse(why.into())
 }
 
 /// A 401 or 403 with a `WWW-Authenticate` challenge, as rmcp's errors for them.
-fn challenge<E>(
+pub(super) fn challenge<E>(
     status: StatusCode,
     headers: &HeaderMap,
 ) -> Result<Option<StreamableHttpError<E>>, E>
@@ -317,7 +317,7 @@ where
 }
 
 /// A 429 or 5xx, with its `Retry-After` (rmcp keeps up to 256 bytes of it).
-fn status_error(status: StatusCode, headers: &HeaderMap) -> Option<HttpStatusError> {
+pub(super) fn status_error(status: StatusCode, headers: &HeaderMap) -> Option<HttpStatusError> {
     if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
         return None;
     }
@@ -360,7 +360,7 @@ fn discover_refused(
 }
 
 /// Whether a `Content-Type` value is `expected`, whatever its parameters and case.
-fn media_type_is(value: &str, expected: &str) -> bool {
+pub(super) fn media_type_is(value: &str, expected: &str) -> bool {
     value.split(';').next().is_some_and(|essence| {
         essence
             .trim_matches([' ', '\t'])
@@ -424,7 +424,7 @@ async fn read_prefix(mut body: Body, limit: usize) -> Vec<u8> {
 }
 
 /// The events of an SSE answer, cut by [`Frames`] with the event limit.
-struct Events {
+pub(super) struct Events {
     body: Body,
     frames: Frames,
     limit: usize,
@@ -433,7 +433,7 @@ struct Events {
 }
 
 impl Events {
-    fn new(body: Body, limit: usize, server_id: Arc<str>) -> Self {
+    pub(super) fn new(body: Body, limit: usize, server_id: Arc<str>) -> Self {
         Self {
             body,
             frames: Frames::new(limit),
@@ -492,7 +492,10 @@ impl Events {
     }
 
     /// The stream as rmcp takes it: the events held back first, then the rest.
-    fn into_stream(self, held: Vec<Sse>) -> BoxStream<'static, std::result::Result<Sse, SseError>> {
+    pub(super) fn into_stream(
+        self,
+        held: Vec<Sse>,
+    ) -> BoxStream<'static, std::result::Result<Sse, SseError>> {
         let rest = futures::stream::unfold(self, |mut events| async move {
             let event = events.next().await?;
             Some((event, events))
