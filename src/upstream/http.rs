@@ -134,8 +134,8 @@ impl Challenges {
 
 /// The client of a Streamable HTTP connection: [`post`] sends its messages over kept-alive
 /// connections, and [`session`] opens its GET streams and deletes the session (through a proxy,
-/// rmcp's reqwest client does all three). It notes the session rmcp's client posts in ([`Session`]), for the calls posted
-/// without rmcp (`upstream/direct.rs`). A message over the limits rmcp passes (set from `max_message_bytes`) is never
+/// rmcp's reqwest client does all three). It notes the session rmcp's client posts in
+/// ([`Session`]), for the calls posted without rmcp (`upstream/direct.rs`). A message over the limits rmcp passes (set from `max_message_bytes`) is never
 /// held: the request it answers gets the error answer for its id, and nothing else is touched
 /// (a notification or request of the server's over the limit is dropped with a warning). An
 /// event over the limit on the GET stream is dropped with a warning and the stream goes on
@@ -347,13 +347,9 @@ impl Bounded {
                 let posted = async {
                     let session = session_id.as_deref();
                     let headers = post::headers(custom_headers, session, auth_header.as_deref())?;
-                    let parsed = uri.parse().map_err(|e| {
-                        let why = format!("`{uri}` is not a URI: {e}");
-                        StreamableHttpError::UnexpectedServerResponse(why.into())
-                    })?;
                     let post = post::Post {
                         pool,
-                        uri: parsed,
+                        uri: post::uri(uri)?,
                         headers: Cow::Owned(headers),
                         session_attached: session.is_some(),
                         limits,
@@ -539,7 +535,8 @@ impl StreamableHttpClient for Bounded {
                 sent.delete().await
             }
             Via::Proxy(client) => {
-                (client.delete_session(uri, session_id, auth_header, custom_headers)).await
+                let deleted = client.delete_session(uri, session_id, auth_header, custom_headers);
+                deleted.await
             }
         };
         self.challenges.note(&deleted);
@@ -598,7 +595,8 @@ impl StreamableHttpClient for Bounded {
                 );
                 // Ended rather than failed: rmcp reopens a stream that ends, and gives up on
                 // one that fails.
-                (events.await).map(|events| self.bounded(events, None, max_sse_event_size))
+                let events = events.await;
+                events.map(|events| self.bounded(events, None, max_sse_event_size))
             }
         };
         self.challenges.note(&events);

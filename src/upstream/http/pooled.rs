@@ -22,6 +22,7 @@
 use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -50,7 +51,9 @@ const MAX_IDLE: usize = 64;
 const FINISH: Duration = Duration::from_secs(10);
 /// The bytes a stream's connection reads at a time ([`Pool::stream`]). Such a connection waits
 /// most of its life between small events, its read buffer held all along: hyper's adaptive one
-/// never goes below 8 KiB, which was a twentieth of an idle server's memory.
+/// never goes below 8 KiB, which was a twentieth of an idle server's memory. hyper takes it as
+/// the most an answer's head may be too: a server whose heads are larger (many proxies' headers)
+/// has its streams read with the adaptive buffer from then on.
 const STREAM_READ: usize = 1024;
 
 type Connection = http1::Connection<Conn, Full<Bytes>>;
@@ -65,6 +68,8 @@ pub struct Pool {
 /// What a pool's clones and the bodies of its answers share.
 struct Shared {
     idle: Mutex<Idle>,
+    /// Whether an answer's head has been larger than [`STREAM_READ`].
+    wide_heads: AtomicBool,
 }
 
 #[derive(Default)]
@@ -82,6 +87,7 @@ impl Pool {
         crate::guard::tls_config()?;
         let shared = Arc::new(Shared {
             idle: Mutex::new(Idle::default()),
+            wide_heads: AtomicBool::new(false),
         });
         Ok(Self { shared, guard })
     }
@@ -184,6 +190,14 @@ impl Pool {
                 Err(mut error) if reused && error.message().is_some() => {
                     request = error.take_message();
                 }
+                // A head larger than a stream's small reads: read again with hyper's buffer.
+                Err(error)
+                    if use_ == Use::Stream
+                        && error.error().is_parse_too_large()
+                        && !self.shared.wide_heads.swap(true, Ordering::Relaxed) =>
+                {
+                    request = Some(self::request(method, uri, headers, body, &origin)?);
+                }
                 Err(error) => return Err(failed(uri, error.error())),
             }
         }
@@ -193,7 +207,7 @@ impl Pool {
     async fn connect(&self, use_: Use, uri: &Uri, origin: Origin) -> io::Result<Lease> {
         let stream = open(&self.guard, uri).await.map_err(|e| failed(uri, &e))?;
         let mut builder = http1::Builder::new();
-        if use_ == Use::Stream {
+        if use_ == Use::Stream && !self.shared.wide_heads.load(Ordering::Relaxed) {
             builder.read_buf_exact_size(Some(STREAM_READ));
         }
         let (send, conn) = builder
@@ -777,6 +791,43 @@ mod tests {
         assert_eq!(idle, 1, "only the POST's connection is kept");
         assert_eq!(post(&pool, &uri).await.1, event);
         assert_eq!(accepted.load(Ordering::SeqCst), 3);
+    }
+
+    /// A stream whose answer's head is larger than a stream's reads is read again with hyper's
+    /// own buffer, and the server's next streams are read so at once.
+    #[tokio::test]
+    async fn a_stream_with_a_large_head_is_read_with_a_larger_buffer() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri: Uri = format!("http://{}/mcp", listener.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        let padding = "p".repeat(3 * STREAM_READ);
+        let answer =
+            format!("HTTP/1.1 200 OK\r\nx-padding: {padding}\r\ncontent-length: 5\r\n\r\nhello");
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counted = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let answer = answer.clone();
+                tokio::spawn(async move {
+                    let mut chunk = [0; 4096];
+                    while let Ok(1..) = stream.read(&mut chunk).await {
+                        if stream.write_all(answer.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let pool = Pool::new(Guard::new(true)).unwrap();
+        for opened in [2, 3] {
+            let response = pool.stream(uri.clone(), &HeaderMap::new()).await.unwrap();
+            assert_eq!(response.headers()["x-padding"], padding.as_str());
+            let bytes = response.into_body().collect().await.unwrap().to_bytes();
+            assert_eq!(bytes, "hello");
+            assert_eq!(accepted.load(Ordering::SeqCst), opened);
+        }
     }
 
     /// An address the guard refuses is not connected to, and the error says why.

@@ -280,6 +280,15 @@ impl Post<'_> {
     }
 }
 
+/// `uri` parsed, or the error a request to it fails with.
+pub(super) fn uri<E>(uri: &str) -> Result<Uri, E>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    uri.parse()
+        .map_err(|e| unexpected(format!("`{uri}` is not a URI: {e}")))
+}
+
 pub(super) fn unexpected<E: std::error::Error + Send + Sync + 'static>(
     why: impl Into<Cow<'static, str>>,
 ) -> StreamableHttpError<E> {

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
-use axum::http::{HeaderName, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
 use bytes::Bytes;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
@@ -50,7 +50,7 @@ impl Sent<'_> {
                 .map_err(|_| unexpected("the last event id is not a valid header value"))?;
             headers.insert(LAST_EVENT_ID, value);
         }
-        let response = self.pool.stream(self.uri()?, &headers).await?;
+        let response = self.pool.stream(post::uri(self.uri)?, &headers).await?;
         let status = response.status();
         if status == StatusCode::METHOD_NOT_ALLOWED {
             return Err(StreamableHttpError::ServerDoesNotSupportSse);
@@ -84,8 +84,9 @@ impl Sent<'_> {
         let mut headers = post::headers(self.custom, self.session_id, self.auth)?;
         headers.remove(CONTENT_TYPE);
         headers.remove(ACCEPT);
+        let uri = post::uri(self.uri)?;
         let response = (self.pool)
-            .send(Method::DELETE, self.uri()?, &headers, Bytes::new())
+            .send(Method::DELETE, uri, &headers, Bytes::new())
             .await?;
         match response.status() {
             StatusCode::METHOD_NOT_ALLOWED => {
@@ -97,14 +98,5 @@ impl Sent<'_> {
                 "HTTP {status} for the session's DELETE"
             ))),
         }
-    }
-
-    fn uri<E>(&self) -> Result<Uri, E>
-    where
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        self.uri
-            .parse()
-            .map_err(|e| unexpected(format!("`{}` is not a URI: {e}", self.uri)))
     }
 }
