@@ -51,7 +51,7 @@ const MAX_IDLE: usize = 64;
 const FINISH: Duration = Duration::from_secs(10);
 /// The bytes a stream's connection reads at a time ([`Pool::stream`]). Such a connection waits
 /// most of its life between small events, its read buffer held all along: hyper's adaptive one
-/// never goes below 8 KiB, which was a twentieth of an idle server's memory. hyper takes it as
+/// never goes below 8 KiB, about a twentieth of an idle server's memory. hyper takes it as
 /// the most an answer's head may be too: a server whose heads are larger (many proxies' headers)
 /// has its streams read with the adaptive buffer from then on.
 const STREAM_READ: usize = 1024;
@@ -162,9 +162,11 @@ impl Pool {
                 Use::Pooled => self.shared.checkout(&origin),
                 Use::Stream => None,
             };
+            // A stream's connection reads little at a time, unless the server's heads are larger.
+            let narrow = use_ == Use::Stream && !self.shared.wide_heads.load(Ordering::Relaxed);
             let (mut lease, reused) = match idle {
                 Some(lease) => (lease, true),
-                None => (self.connect(use_, uri, origin.clone()).await?, false),
+                None => (self.connect(narrow, uri, origin.clone()).await?, false),
             };
             let ready = poll_fn(|cx| lease.drive(cx, |cx, send| send.poll_ready(cx))).await;
             if let Err(error) = ready {
@@ -191,11 +193,8 @@ impl Pool {
                     request = error.take_message();
                 }
                 // A head larger than a stream's small reads: read again with hyper's buffer.
-                Err(error)
-                    if use_ == Use::Stream
-                        && error.error().is_parse_too_large()
-                        && !self.shared.wide_heads.swap(true, Ordering::Relaxed) =>
-                {
+                Err(error) if narrow && error.error().is_parse_too_large() => {
+                    self.shared.wide_heads.store(true, Ordering::Relaxed);
                     request = Some(self::request(method, uri, headers, body, &origin)?);
                 }
                 Err(error) => return Err(failed(uri, error.error())),
@@ -203,11 +202,12 @@ impl Pool {
         }
     }
 
-    /// A new connection to `uri`'s server, for `use_`.
-    async fn connect(&self, use_: Use, uri: &Uri, origin: Origin) -> io::Result<Lease> {
+    /// A new connection to `uri`'s server, reading [`STREAM_READ`] bytes at a time when
+    /// `narrow`.
+    async fn connect(&self, narrow: bool, uri: &Uri, origin: Origin) -> io::Result<Lease> {
         let stream = open(&self.guard, uri).await.map_err(|e| failed(uri, &e))?;
         let mut builder = http1::Builder::new();
-        if use_ == Use::Stream && !self.shared.wide_heads.load(Ordering::Relaxed) {
+        if narrow {
             builder.read_buf_exact_size(Some(STREAM_READ));
         }
         let (send, conn) = builder
