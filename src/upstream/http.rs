@@ -135,11 +135,12 @@ impl Challenges {
 /// The client of a Streamable HTTP connection: [`post`] sends its messages over kept-alive
 /// connections, and [`session`] opens its GET streams and deletes the session (through a proxy,
 /// rmcp's reqwest client does all three). It notes the session rmcp's client posts in
-/// ([`Session`]), for the calls posted without rmcp (`upstream/direct.rs`). A message over the limits rmcp passes (set from `max_message_bytes`) is never
-/// held: the request it answers gets the error answer for its id, and nothing else is touched
-/// (a notification or request of the server's over the limit is dropped with a warning). An
-/// event over the limit on the GET stream is dropped with a warning and the stream goes on
-/// (through a proxy, rmcp's reader ends it there, and rmcp opens it again).
+/// ([`Session`]), for the calls posted without rmcp (`upstream/direct.rs`). A message over the
+/// limits rmcp passes (set from `max_message_bytes`) is never held: the request it answers gets
+/// the error answer for its id, and nothing else is touched (a notification or request of the
+/// server's over the limit is dropped with a warning). An event over the limit on the GET
+/// stream is dropped with a warning and the stream goes on (through a proxy, rmcp's reader ends
+/// it there, and rmcp opens it again).
 #[derive(Clone)]
 pub struct Bounded {
     via: Via,

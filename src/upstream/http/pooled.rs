@@ -749,19 +749,11 @@ mod tests {
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
     }
 
-    /// A stream's GET goes on a connection of its own, which reads an answer larger than its
-    /// read size whole and is closed at its end, not kept: the POSTs keep theirs.
-    #[tokio::test]
-    async fn a_stream_has_a_connection_of_its_own_closed_at_its_end() {
+    /// A server that answers every request with `answer` (one request a read: each here is
+    /// small, and sent at once), and the count of connections it accepted.
+    async fn answering(answer: String) -> (Uri, Arc<AtomicUsize>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let uri: Uri = format!("http://{}/mcp", listener.local_addr().unwrap())
-            .parse()
-            .unwrap();
-        let event = "x".repeat(3 * STREAM_READ);
-        let answer = format!(
-            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{event}",
-            event.len()
-        );
+        let uri = format!("http://{}/mcp", listener.local_addr().unwrap());
         let accepted = Arc::new(AtomicUsize::new(0));
         let counted = accepted.clone();
         tokio::spawn(async move {
@@ -770,7 +762,6 @@ mod tests {
                 let answer = answer.clone();
                 tokio::spawn(async move {
                     let mut chunk = [0; 4096];
-                    // One request a read: each here is small, and sent at once.
                     while let Ok(1..) = stream.read(&mut chunk).await {
                         if stream.write_all(answer.as_bytes()).await.is_err() {
                             return;
@@ -779,6 +770,19 @@ mod tests {
                 });
             }
         });
+        (uri.parse().unwrap(), accepted)
+    }
+
+    /// A stream's GET goes on a connection of its own, which reads an answer larger than its
+    /// read size whole and is closed at its end, not kept: the POSTs keep theirs.
+    #[tokio::test]
+    async fn a_stream_has_a_connection_of_its_own_closed_at_its_end() {
+        let event = "x".repeat(3 * STREAM_READ);
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{event}",
+            event.len()
+        );
+        let (uri, accepted) = answering(answer).await;
         let pool = Pool::new(Guard::new(true)).unwrap();
         assert_eq!(post(&pool, &uri).await.1, event);
         for opened in 2..=3 {
@@ -797,29 +801,10 @@ mod tests {
     /// own buffer, and the server's next streams are read so at once.
     #[tokio::test]
     async fn a_stream_with_a_large_head_is_read_with_a_larger_buffer() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let uri: Uri = format!("http://{}/mcp", listener.local_addr().unwrap())
-            .parse()
-            .unwrap();
         let padding = "p".repeat(3 * STREAM_READ);
         let answer =
             format!("HTTP/1.1 200 OK\r\nx-padding: {padding}\r\ncontent-length: 5\r\n\r\nhello");
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let counted = accepted.clone();
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                counted.fetch_add(1, Ordering::SeqCst);
-                let answer = answer.clone();
-                tokio::spawn(async move {
-                    let mut chunk = [0; 4096];
-                    while let Ok(1..) = stream.read(&mut chunk).await {
-                        if stream.write_all(answer.as_bytes()).await.is_err() {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
+        let (uri, accepted) = answering(answer).await;
         let pool = Pool::new(Guard::new(true)).unwrap();
         for opened in [2, 3] {
             let response = pool.stream(uri.clone(), &HeaderMap::new()).await.unwrap();
