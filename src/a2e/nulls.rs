@@ -158,4 +158,31 @@ mod tests {
         drop_nulls(ToolCallRequest::TYPE, &mut body);
         assert!(serde_json::from_value::<ToolCallRequest>(body).is_err());
     }
+
+    /// A task's parameters are an object: an array is not read as one with its fields in
+    /// order, nor an empty one as one with every field left out.
+    #[test]
+    fn a_task_is_an_object_with_known_fields() {
+        let read = |task: serde_json::Value| {
+            let mut body = json!({"name": "t", "task": task});
+            drop_nulls(ToolCallRequest::TYPE, &mut body);
+            serde_json::from_value::<ToolCallRequest>(body).map(|req| req.task)
+        };
+        for wrong in [
+            json!([]),
+            json!([5000]),
+            json!({"ttl": 5000, "x": 1}),
+            json!("t"),
+        ] {
+            assert!(read(wrong.clone()).is_err(), "{wrong}");
+        }
+        let ttl = |task| read(task).unwrap().map(|task| task.ttl);
+        assert_eq!(ttl(json!({})), Some(crate::a2e::DEFAULT_TASK_TTL_MS));
+        assert_eq!(
+            ttl(json!({"ttl": null})),
+            Some(crate::a2e::DEFAULT_TASK_TTL_MS)
+        );
+        assert_eq!(ttl(json!({"ttl": 5000})), Some(5000));
+        assert_eq!(ttl(json!(null)), None);
+    }
 }
