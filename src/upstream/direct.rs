@@ -2,10 +2,11 @@
 //! session rmcp's client keeps. Through rmcp, a call went from the caller to the service's task,
 //! to the transport worker's task, to a task of its own for the POST, and its answer back to
 //! the worker, the service and the caller: four hops between tasks and some 40k instructions a
-//! call (BENCHMARKS.md). rmcp's client still makes and keeps the session (initialize, the
-//! standalone stream, a new session when the server forgets this one, the session's DELETE),
-//! and sends everything but these calls; a call posted here is posted as rmcp would post it,
-//! with the session, token and headers rmcp's last request went with ([`http::Session`]).
+//! call (BENCHMARKS.md). rmcp's client and the transport under it (`http/streamable.rs`) still
+//! make and keep the session (initialize, the standalone stream, a new session when the server
+//! forgets this one, the session's DELETE), and send everything but these calls; a call posted
+//! here is posted as the transport would post it, with the session, token and headers its last
+//! request went with ([`http::Session`]).
 //!
 //! What a server sends on a call's stream before the answer is handled as rmcp's client would:
 //! the call's progress goes to its caller, in order before the answer, other notifications to

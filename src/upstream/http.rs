@@ -1,12 +1,14 @@
-//! The Streamable HTTP transport: rmcp's client with the configured `headers` on every request,
-//! over [`Bounded`], which turns an answer over `max_message_bytes` into an error for its call
-//! and sends POSTs over kept-alive connections ([`pooled`]), GET streams and the session's DELETE
-//! over connections of the same kind ([`session`]); and those headers, checked, for the other
-//! HTTP-based transports.
+//! The Streamable HTTP transport: [`Streamable`], the bridge's own client transport
+//! (`streamable.rs`), with the configured `headers` on every request, over [`Bounded`], which
+//! turns an answer over `max_message_bytes` into an error for its call and sends POSTs over
+//! kept-alive connections ([`pooled`]), GET streams and the session's DELETE over connections of
+//! the same kind ([`session`]); and those headers, checked, for the other HTTP-based transports.
 
+mod params;
 mod pooled;
 mod post;
 mod session;
+mod streamable;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -17,10 +19,9 @@ use bytes::Bytes;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId};
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
-    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
 
@@ -29,6 +30,7 @@ use super::decode::TaskTools;
 use super::limit;
 use crate::a2e::McpServerConfig;
 use crate::guard::Guard;
+pub use streamable::Streamable;
 
 /// The configured `headers`, as HTTP headers, with the bridge's hop marker
 /// ([`crate::guard::HOP_HEADER`]).
@@ -48,24 +50,25 @@ pub fn header_map(config: &McpServerConfig) -> Result<HeaderMap, ConnectError> {
     Ok(headers)
 }
 
-/// rmcp's client transport over `client` (a [`Bounded`], or rmcp's OAuth client around one),
-/// taking messages of up to `limit` bytes.
-pub fn transport<C: StreamableHttpClient>(
+/// The transport over `client` (a [`Bounded`], or rmcp's OAuth client around one), taking
+/// messages of up to `limit` bytes.
+pub fn transport<C: StreamableHttpClient + Sync>(
     config: &McpServerConfig,
     client: C,
     limit: usize,
-) -> Result<StreamableHttpClientTransport<C>, ConnectError> {
+) -> Result<Streamable<C>, ConnectError> {
     let headers: HashMap<HeaderName, HeaderValue> = header_map(config)?
         .into_iter()
         .filter_map(|(k, v)| Some((k?, v)))
         .collect();
-    let transport_config = StreamableHttpClientTransportConfig::with_uri(config.url.as_str())
-        .custom_headers(headers)
-        .max_json_response_size(limit)
-        .max_sse_event_size(limit);
-    Ok(StreamableHttpClientTransport::with_client(
+    let mut limits = StreamableHttpResponseLimits::default();
+    limits.max_json_response_size = limit;
+    limits.max_sse_event_size = limit;
+    Ok(Streamable::new(
         client,
-        transport_config,
+        config.url.as_str().into(),
+        headers,
+        limits,
     ))
 }
 
