@@ -1083,3 +1083,269 @@ impl<C: StreamableHttpClient + Sync> Reconnecting<C> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    type Answer = Result<StreamableHttpPostResponse, StreamableHttpError<std::io::Error>>;
+
+    /// A server: what it answers a POST of `message` in `session` with, after `pause`.
+    type Script = dyn Fn(&Value, Option<&str>) -> (Duration, Answer) + Send + Sync;
+
+    /// A client that answers as its script says and writes down what happened.
+    #[derive(Clone)]
+    struct Scripted {
+        script: Arc<Script>,
+        log: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Scripted {
+        fn new(
+            script: impl Fn(&Value, Option<&str>) -> (Duration, Answer) + Send + Sync + 'static,
+        ) -> Self {
+            Self {
+                script: Arc::new(script),
+                log: Arc::default(),
+            }
+        }
+
+        fn log(&self) -> Vec<String> {
+            lock(&self.log).clone()
+        }
+    }
+
+    /// What the log calls a message: its method, or what it answers.
+    fn named(message: &Value) -> String {
+        match (message.get("method"), message.get("id")) {
+            (Some(method), _) => method.as_str().unwrap_or_default().to_owned(),
+            (None, Some(id)) => format!("answer {id}"),
+            (None, None) => "?".to_owned(),
+        }
+    }
+
+    impl StreamableHttpClient for Scripted {
+        type Error = std::io::Error;
+
+        async fn post_message(
+            &self,
+            _uri: Arc<str>,
+            message: ClientJsonRpcMessage,
+            session_id: Option<Arc<str>>,
+            _auth_header: Option<String>,
+            _custom_headers: HashMap<HeaderName, HeaderValue>,
+        ) -> Answer {
+            let message = serde_json::to_value(&message).unwrap();
+            let (pause, answer) = (self.script)(&message, session_id.as_deref());
+            let name = named(&message);
+            lock(&self.log).push(format!("start {name}"));
+            tokio::time::sleep(pause).await;
+            lock(&self.log).push(format!("end {name}"));
+            answer
+        }
+
+        async fn delete_session(
+            &self,
+            _uri: Arc<str>,
+            session_id: Arc<str>,
+            _auth_header: Option<String>,
+            _custom_headers: HashMap<HeaderName, HeaderValue>,
+        ) -> Result<(), StreamableHttpError<Self::Error>> {
+            lock(&self.log).push(format!("delete {session_id}"));
+            Ok(())
+        }
+
+        async fn get_stream(
+            &self,
+            _uri: Arc<str>,
+            _session_id: Option<Arc<str>>,
+            _last_event_id: Option<String>,
+            _auth_header: Option<String>,
+            _custom_headers: HashMap<HeaderName, HeaderValue>,
+        ) -> Result<Events, StreamableHttpError<Self::Error>> {
+            Err(StreamableHttpError::ServerDoesNotSupportSse)
+        }
+    }
+
+    fn transport(client: &Scripted) -> Streamable<Scripted> {
+        let limits = StreamableHttpResponseLimits::default();
+        Streamable::new(
+            client.clone(),
+            "http://h/mcp".into(),
+            HashMap::new(),
+            limits,
+        )
+    }
+
+    fn client_message(message: Value) -> ClientJsonRpcMessage {
+        serde_json::from_value(message).unwrap()
+    }
+
+    fn request(id: i64, method: &str) -> ClientJsonRpcMessage {
+        client_message(json!({"jsonrpc": "2.0", "id": id, "method": method}))
+    }
+
+    fn json_answer(message: Value) -> Answer {
+        Ok(StreamableHttpPostResponse::Json(
+            serde_json::from_value(message).unwrap(),
+            None,
+        ))
+    }
+
+    fn initialized(session: &str) -> Answer {
+        let result = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "s", "version": "1"},
+        });
+        let answer = json!({"jsonrpc": "2.0", "id": 0, "result": result});
+        Ok(StreamableHttpPostResponse::Json(
+            serde_json::from_value(answer).unwrap(),
+            Some(session.to_owned()),
+        ))
+    }
+
+    /// Makes a session with `initialize` and `notifications/initialized`.
+    async fn handshake(transport: &mut Streamable<Scripted>) {
+        let initialize = client_message(json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"},
+            },
+        }));
+        transport.send(initialize).await.unwrap();
+        let answer = transport.receive().await.unwrap();
+        assert!(matches!(answer, ServerJsonRpcMessage::Response(_)));
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        transport.send(client_message(done)).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_sse_answer_that_ends_before_the_answer_fails_its_request() {
+        let client = Scripted::new(|message, _| {
+            if message["method"] == "initialize" {
+                return (Duration::ZERO, initialized("s1"));
+            }
+            if message["method"] == "notifications/initialized" {
+                return (Duration::ZERO, Ok(StreamableHttpPostResponse::Accepted));
+            }
+            let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": 1, "progress": 1}});
+            let event = sse_stream::Sse {
+                data: Some(progress.to_string()),
+                ..sse_stream::Sse::default()
+            };
+            let events = futures::stream::iter([Ok(event)]).boxed();
+            (
+                Duration::ZERO,
+                Ok(StreamableHttpPostResponse::Sse(events, None)),
+            )
+        });
+        let mut transport = transport(&client);
+        handshake(&mut transport).await;
+        transport.send(request(1, "tools/list")).await.unwrap();
+        let progress = transport.receive().await.unwrap();
+        assert!(matches!(progress, ServerJsonRpcMessage::Notification(_)));
+        let failed = serde_json::to_value(transport.receive().await.unwrap()).unwrap();
+        assert_eq!(failed["id"], 1);
+        let said = failed["error"]["message"].as_str().unwrap();
+        assert!(said.contains("ended before it answered"), "{said}");
+        transport.close().await.unwrap();
+        assert_eq!(client.log().last().unwrap(), "delete s1");
+    }
+
+    #[tokio::test]
+    async fn a_forgotten_session_is_made_again_once_for_the_posts_that_failed_in_it() {
+        let sessions = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let made = sessions.clone();
+        let client = Scripted::new(move |message, session| {
+            use std::sync::atomic::Ordering;
+            match (message["method"].as_str(), session) {
+                (Some("initialize"), _) => {
+                    let n = made.fetch_add(1, Ordering::SeqCst) + 1;
+                    (Duration::ZERO, initialized(&format!("s{n}")))
+                }
+                (Some("notifications/initialized"), _) => {
+                    (Duration::ZERO, Ok(StreamableHttpPostResponse::Accepted))
+                }
+                // Both calls fail in the first session, a while apart.
+                (_, Some("s1")) => {
+                    let pause = Duration::from_millis(20 * message["id"].as_u64().unwrap());
+                    (pause, Err(StreamableHttpError::SessionExpired))
+                }
+                _ => {
+                    let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {}});
+                    (Duration::ZERO, json_answer(answer))
+                }
+            }
+        });
+        let mut transport = transport(&client);
+        handshake(&mut transport).await;
+        let (first, second) = (
+            transport.send(request(1, "ping")),
+            transport.send(request(2, "ping")),
+        );
+        let (first, second) = tokio::join!(first, second);
+        first.unwrap();
+        second.unwrap();
+        let mut answered = Vec::new();
+        for _ in 0..2 {
+            let answer = serde_json::to_value(transport.receive().await.unwrap()).unwrap();
+            assert_eq!(answer["result"], json!({}), "{answer}");
+            answered.push(answer["id"].as_i64().unwrap());
+        }
+        answered.sort();
+        assert_eq!(answered, [1, 2]);
+        assert_eq!(sessions.load(std::sync::atomic::Ordering::SeqCst), 2);
+        transport.close().await.unwrap();
+        assert_eq!(client.log().last().unwrap(), "delete s2");
+    }
+
+    #[tokio::test]
+    async fn a_post_that_orders_the_others_goes_alone_in_the_order_sent() {
+        let client = Scripted::new(|message, _| match message["method"].as_str() {
+            Some("initialize") => (Duration::ZERO, initialized("s1")),
+            Some("notifications/initialized") => {
+                (Duration::ZERO, Ok(StreamableHttpPostResponse::Accepted))
+            }
+            _ => {
+                let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {}});
+                (Duration::from_millis(50), json_answer(answer))
+            }
+        });
+        let mut transport = transport(&client);
+        handshake(&mut transport).await;
+        // A request naming another version orders the others, as `initialize` does.
+        let newer = client_message(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}));
+        let sends = [
+            transport.send(request(1, "ping")),
+            transport.send(newer),
+            transport.send(request(3, "ping")),
+        ];
+        // Run last first: the order is the one they were sent in.
+        let mut tasks = Vec::new();
+        for send in sends.into_iter().rev() {
+            tasks.push(tokio::spawn(send));
+            tokio::task::yield_now().await;
+        }
+        for task in tasks {
+            task.await.unwrap().unwrap();
+        }
+        let posts: Vec<String> = client.log().into_iter().skip(4).collect();
+        assert_eq!(
+            posts,
+            [
+                "start ping",
+                "end ping",
+                "start tools/list",
+                "end tools/list",
+                "start ping",
+                "end ping"
+            ]
+        );
+    }
+}
