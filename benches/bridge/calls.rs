@@ -11,7 +11,7 @@ use rmcp::service::RunningService;
 use serde_json::{Value, json};
 
 use crate::clients::{McpSession, mcp_client};
-use crate::measure::{Stats, Tally, listed, ms, phase};
+use crate::measure::{Stats, Tally, cpu_of, listed, ms, phase};
 use crate::peers::{Proxy, everything_http, http_echo_server, http_echo_server_with, mcpo};
 use crate::raw::{Raw, RawConn};
 use crate::report::Report;
@@ -162,18 +162,18 @@ impl Bench {
     /// Calls each route by `c` workers, the routes taking turns for `rounds` rounds after a
     /// warm-up (so their figures share the machine's noise), each route's CPU read off the
     /// bridge it goes through: their statistics, in order.
-    pub(crate) async fn in_turns(&self, c: usize, routes: &[(&Route, &Bridge)]) -> Vec<Stats> {
+    pub(crate) async fn in_turns(&self, c: usize, routes: &[(&Route, u32)]) -> Vec<Stats> {
         let mut tallies: Vec<Tally> = routes.iter().map(|_| Tally::default()).collect();
         for round in 0..=self.sizes.rounds {
-            for ((route, bridge), tally) in routes.iter().zip(&mut tallies) {
+            for (&(route, pid), tally) in routes.iter().zip(&mut tallies) {
                 let caller = || route.caller();
                 if round == 0 {
                     phase(c, self.sizes.warmup, caller).await;
                     continue;
                 }
-                let (started, cpu) = (Instant::now(), bridge.cpu_time());
+                let (started, cpu) = (Instant::now(), cpu_of(pid));
                 let measured = phase(c, self.sizes.run / self.sizes.rounds, caller).await;
-                tally.add(measured, started.elapsed(), bridge.cpu_time() - cpu);
+                tally.add(measured, started.elapsed(), cpu_of(pid) - cpu);
             }
         }
         tallies.into_iter().map(Tally::stats).collect()

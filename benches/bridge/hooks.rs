@@ -69,7 +69,10 @@ impl Bench {
             ),
         ];
         for &c in self.sizes.concurrency {
-            let turns: Vec<_> = routes.iter().map(|(_, route)| (route, &bridge)).collect();
+            let turns: Vec<_> = routes
+                .iter()
+                .map(|(_, route)| (route, bridge.pid()))
+                .collect();
             let all = self.in_turns(c, &turns).await;
             for ((name, _), stats) in routes.iter().zip(&all) {
                 self.check(&format!("hooks, {name}, c={c}"), stats);

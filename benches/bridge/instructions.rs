@@ -7,14 +7,14 @@ use serde_json::json;
 
 use crate::Bench;
 use crate::clients::KeptAlive;
-use crate::peers::http_echo_server;
+use crate::peers::{everything_http, http_echo_server};
 use crate::report::Report;
 use crate::service::Bridge;
 
 impl Bench {
     /// Instructions the bridge executes per call (callgrind), on REST and `/mcp`, each on one
-    /// kept-alive connection, to an upstream over Streamable HTTP (the in-process Rust server)
-    /// and over stdio (this binary as a server): counters zeroed after a warm-up, `n` calls,
+    /// kept-alive connection, to an upstream over Streamable HTTP (the in-process Rust server,
+    /// and server-everything when installed) and over stdio (this binary as a server): counters zeroed after a warm-up, `n` calls,
     /// counters dumped, divided by `n`. Instruction counts repeat within a fraction of a percent
     /// on a noisy machine, unlike times. Needs valgrind (`apt-get install valgrind`).
     pub(crate) async fn instructions(&self, report: &mut Report) {
@@ -53,6 +53,14 @@ impl Bench {
         bridge
             .register(json!({ "server_id": "st", "transport": "stdio", "cmd": cmd }))
             .await;
+        // server-everything answers a call as an SSE stream, as most servers do: the path the
+        // in-process upstream's JSON answers do not take.
+        let everything = everything_http().await;
+        if let Some((_, url)) = &everything {
+            bridge
+                .register(json!({ "server_id": "ev", "transport": "http", "url": url }))
+                .await;
+        }
         let agent = self.token("bench-instructions");
         report.line("## Instructions per call\n");
         report.line(&format!(
@@ -61,10 +69,14 @@ impl Bench {
         ));
         report.line("| upstream | route | instructions per call |");
         report.line("|---|---|---:|");
-        for (server_id, upstream) in [
+        let mut upstreams = vec![
             ("rs", "in-process Rust, Streamable HTTP"),
             ("st", "Rust, stdio"),
-        ] {
+        ];
+        if everything.is_some() {
+            upstreams.push(("ev", "server-everything (Node.js), Streamable HTTP"));
+        }
+        for (server_id, upstream) in upstreams {
             let name = format!("{server_id}__echo");
             let mut routes = vec![("REST", KeptAlive::rest(&bridge.base, &agent, &name))];
             routes.push(("/mcp", KeptAlive::mcp(&bridge.base, &agent, &name).await));

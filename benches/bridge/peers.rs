@@ -310,7 +310,11 @@ impl Proxy {
     }
 
     pub(crate) fn cpu_time(&self) -> Cpu {
-        cpu_of(self.child.id().expect("the bare proxy is running"))
+        cpu_of(self.pid())
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id().expect("the bare proxy is running")
     }
 }
 

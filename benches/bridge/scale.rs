@@ -18,7 +18,7 @@ use crate::calls::Route;
 use crate::catalogue::{tools_page, tools_walk};
 use crate::clients::McpSession;
 use crate::measure::{cpu_of, listed, ms, percentile, rss_mib};
-use crate::peers::{FanoutFloor, everything_http, http_echo_server, http_echo_server_tools};
+use crate::peers::{FanoutFloor, Proxy, everything_http, http_echo_server, http_echo_server_tools};
 use crate::raw::Raw;
 use crate::report::Report;
 use crate::service::Bridge;
@@ -361,30 +361,57 @@ impl Bench {
             "The bridge's CPU per `echo` call (user and system, from `/proc`), REST and `/mcp`, by \
              the raw client (kept-alive connections, nothing parsed), against server-everything \
              over Streamable HTTP (a Node.js process of its own) and against the in-process Rust \
-             upstream; c workers in a closed loop, the routes taking turns.\n",
+             upstream; c workers in a closed loop, the routes taking turns. The floor: the bare \
+             hyper proxy (`bridge --proxy`: each request forwarded on a kept-alive connection, \
+             the answer streamed back unread), its own CPU, the least a proxy costs here.\n",
         );
-        report.line("| upstream | route | c | calls/s | p50 ms | bridge CPU µs a call (kernel) |");
-        report.line("|---|---|---:|---:|---:|---:|");
+        report.line(
+            "| upstream | route | c | calls/s | p50 ms | CPU µs a call (kernel) | over the floor |",
+        );
+        report.line("|---|---|---:|---:|---:|---:|---:|");
         for (label, server_id, url, _peer) in &upstreams {
             bridge
                 .register(json!({ "server_id": server_id, "transport": "http", "url": url }))
                 .await;
             let name = format!("{server_id}__echo");
+            let proxy = Proxy::start(url).await;
+            let upstream_session = McpSession::open(&reqwest::Client::new(), url, None).await;
             let routes = [
-                Route::RestRaw(Arc::new(Raw::rest(&bridge.base, &agent, &name))),
-                Route::McpRaw(Arc::new(Raw::mcp(&mcp_url, Some(&agent), &session, &name))),
+                (
+                    Route::Proxy(Arc::new(Raw::mcp(
+                        &proxy.url,
+                        None,
+                        &upstream_session,
+                        "echo",
+                    ))),
+                    proxy.pid(),
+                ),
+                (
+                    Route::RestRaw(Arc::new(Raw::rest(&bridge.base, &agent, &name))),
+                    bridge.pid(),
+                ),
+                (
+                    Route::McpRaw(Arc::new(Raw::mcp(&mcp_url, Some(&agent), &session, &name))),
+                    bridge.pid(),
+                ),
             ];
             for &c in self.sizes.concurrency {
-                let pairs: Vec<_> = routes.iter().map(|r| (r, &bridge)).collect();
+                let pairs: Vec<_> = routes.iter().map(|(r, pid)| (r, *pid)).collect();
                 let all = self.in_turns(c, &pairs).await;
-                for (route, stats) in routes.iter().zip(&all) {
+                let floor = all[0].bridge_cpu.as_secs_f64();
+                for (row, ((route, _), stats)) in routes.iter().zip(&all).enumerate() {
                     self.check(&format!("{label}, {}, c={c}", route.name()), stats);
+                    let cpu = stats.bridge_cpu.as_secs_f64();
+                    let over = match row {
+                        0 => String::new(),
+                        _ => format!("{:.2}x", cpu / floor),
+                    };
                     report.line(&format!(
-                        "| {label} | {} | {c} | {:.0} | {:.3} | {:.0} ({:.0}) |",
+                        "| {label} | {} | {c} | {:.0} | {:.3} | {:.0} ({:.0}) | {over} |",
                         route.name(),
                         stats.per_sec,
                         ms(stats.p50),
-                        stats.bridge_cpu.as_secs_f64() * 1e6,
+                        cpu * 1e6,
                         stats.bridge_system.as_secs_f64() * 1e6,
                     ));
                 }

@@ -128,7 +128,7 @@ impl Bench {
         report.line("|---|---:|---:|---:|---:|---:|---:|");
         let off = variants.iter().position(|variant| variant.name == OFF);
         for &c in self.sizes.concurrency {
-            let turns: Vec<_> = routes.iter().zip(&bridges).collect();
+            let turns: Vec<_> = routes.iter().zip(bridges.iter().map(Bridge::pid)).collect();
             let all = self.in_turns(c, &turns).await;
             let base = off.map_or(1.0, |at| all[at].per_sec);
             for (Variant { name, .. }, stats) in variants.iter().zip(&all) {
