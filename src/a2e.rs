@@ -10,6 +10,7 @@ mod messages;
 mod methods;
 mod models;
 mod nulls;
+mod objects;
 mod patch;
 mod tasks;
 mod values;

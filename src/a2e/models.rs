@@ -285,11 +285,19 @@ pub struct McpServerConfig {
     pub resource_allow_list: Vec<String>,
     /// OAuth 2.1 to an `http`, `sse` or `ws` server (`client_secret` and `private_key` are
     /// secret: shown as `***`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::objects::optional_object"
+    )]
     pub auth: Option<OAuthConfig>,
     /// The calling agent's identity as headers to an `http`, `sse` or `ws` server (one
     /// connection per agent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::objects::optional_object"
+    )]
     pub identity: Option<super::UpstreamIdentity>,
 }
 

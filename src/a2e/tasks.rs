@@ -14,46 +14,13 @@ pub const MAX_TASK_TTL_MS: u64 = 86_400_000;
 pub const DEFAULT_TASK_TTL_MS: u64 = 3_600_000;
 
 /// `task` of a tool call: run the call as a task, answer 202 at once.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-// For the schema (fields optional, no other field): reading is `Deserialize` below.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TaskParams {
     /// Milliseconds from its creation that the task and its result are kept (whatever its
     /// status then): 1000 (1 s) to 86400000 (24 h). After that it is gone (404).
     #[schema(minimum = 1000, maximum = 86400000, default = 3600000)]
     pub ttl: u64,
-}
-
-/// An object only: serde's derived reading of a struct also takes an array, its fields in
-/// order, so `"task": []` read as a task with every field left out (the API fuzzer's find).
-impl<'de> Deserialize<'de> for TaskParams {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Fields {
-            #[serde(default = "default_ttl")]
-            ttl: u64,
-        }
-        fn default_ttl() -> u64 {
-            DEFAULT_TASK_TTL_MS
-        }
-        struct Object;
-        impl<'de> serde::de::Visitor<'de> for Object {
-            type Value = TaskParams;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                map: A,
-            ) -> Result<TaskParams, A::Error> {
-                let fields =
-                    Fields::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-                Ok(TaskParams { ttl: fields.ttl })
-            }
-        }
-        deserializer.deserialize_map(Object)
-    }
 }
 
 impl Default for TaskParams {

@@ -252,3 +252,45 @@ async fn a_body_that_is_not_an_object_is_refused() {
         }
     }
 }
+
+/// Nor inside a message: an array where an A2E object goes (a root, a server's `config` or
+/// `auth`) is refused, and what was stored stays.
+#[tokio::test]
+async fn an_array_is_not_taken_for_an_object_inside_a_message() {
+    let app = spawn_app().await;
+    let roots = json!({"roots": [{"uri": "file:///kept"}]});
+    let (status, _) = app.put("/v1/roots", &app.admin, roots).await;
+    assert_eq!(status, StatusCode::OK);
+    let wrong = json!({"roots": [["file:///wrong"]]});
+    let (status, answer) = app.put("/v1/roots", &app.admin, wrong).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_error_shape(&answer, "invalid_request");
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("roots[0]: invalid type: sequence, expected an object"),
+        "{answer}"
+    );
+    let envelope = json!({"type": "mcp/roots/set/req", "roots": [["file:///wrong"]]});
+    let (status, answer) = app.post("/v1/a2e", &app.admin, envelope).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    let (_, now) = app.get("/v1/roots", &app.admin).await;
+    assert_eq!(now["roots"], json!([{"uri": "file:///kept", "name": ""}]));
+
+    let config = json!({"transport": "http", "url": "http://127.0.0.1:1/mcp", "auth": []});
+    let (status, answer) = app
+        .post("/v1/servers", &app.admin, json!({"config": config}))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("config.auth: invalid type: sequence, expected an object"),
+        "{answer}"
+    );
+    let (_, servers) = app.get("/v1/servers", &app.admin).await;
+    assert_eq!(servers["servers"], json!([]), "{servers}");
+    app.stop().await;
+}

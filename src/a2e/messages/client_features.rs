@@ -62,6 +62,7 @@ a2e_response! {
     RootsListResponse = "mcp/root/list/resp" {
         server_id: String,
         mcp_request_id: String,
+        #[serde(deserialize_with = "crate::a2e::objects::objects")]
         roots: Vec<McpRoot>,
     }
 }
@@ -97,6 +98,7 @@ a2e_response! {
 a2e_message! {
     /// mcp/roots/set/req: replace the roots this agent exposes; its servers are told.
     RootsSetRequest = "mcp/roots/set/req" {
+        #[serde(deserialize_with = "crate::a2e::objects::objects")]
         roots: Vec<McpRoot>,
     }
 }

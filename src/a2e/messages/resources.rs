@@ -115,8 +115,12 @@ a2e_message! {
         #[serde(rename = "ref")]
         #[schema(value_type = HashMap<String, Value>, default)]
         reference: Value,
+        #[serde(deserialize_with = "crate::a2e::objects::object")]
         argument: CompletionArgument,
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::a2e::objects::optional_object"
+        )]
         context: Option<CompletionContext>,
     }
 }

@@ -30,6 +30,7 @@ a2e_response! {
 a2e_message! {
     /// mcp/server/register/req: register and connect a new server.
     ServerRegisterRequest = "mcp/server/register/req" {
+        #[serde(deserialize_with = "crate::a2e::objects::object")]
         config: McpServerConfig,
     }
 }
@@ -124,11 +125,17 @@ a2e_message! {
         resource_allow_list: Option<Vec<String>>,
         /// The whole `auth` replaced (a `client_secret` or `private_key` sent back as `***`
         /// keeps the stored one); `null` removes it.
-        #[serde(skip_serializing_if = "Patch::is_absent")]
+        #[serde(
+            skip_serializing_if = "Patch::is_absent",
+            deserialize_with = "crate::a2e::objects::patch_object"
+        )]
         #[schema(value_type = Option<OAuthConfig>, nullable)]
         auth: Patch<OAuthConfig>,
         /// The whole `identity` replaced; `null` removes it.
-        #[serde(skip_serializing_if = "Patch::is_absent")]
+        #[serde(
+            skip_serializing_if = "Patch::is_absent",
+            deserialize_with = "crate::a2e::objects::patch_object"
+        )]
         #[schema(value_type = Option<crate::a2e::UpstreamIdentity>, nullable)]
         identity: Patch<crate::a2e::UpstreamIdentity>,
     }

@@ -58,7 +58,10 @@ a2e_message! {
         timeout: Option<f64>,
         /// Run the call as a task (beyond the seed): the answer is a 202 `task/create/resp` at
         /// once; follow it on `/v1/tasks/{task_id}` and the event stream.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::a2e::objects::optional_object"
+        )]
         task: Option<crate::a2e::TaskParams>,
         /// The app the call comes from (MCP Apps), by the `ui://{server_id}/…` URI the bridge
         /// lists it under (beyond the seed). Needed to call an app-only tool, which only an app
