@@ -161,7 +161,8 @@ impl Route {
 impl Bench {
     /// Calls each route by `c` workers, the routes taking turns for `rounds` rounds after a
     /// warm-up (so their figures share the machine's noise), each route's CPU read off the
-    /// bridge it goes through: their statistics, in order.
+    /// process given with it (the bridge it goes through, or the bare proxy): their statistics,
+    /// in order.
     pub(crate) async fn in_turns(&self, c: usize, routes: &[(&Route, u32)]) -> Vec<Stats> {
         let mut tallies: Vec<Tally> = routes.iter().map(|_| Tally::default()).collect();
         for round in 0..=self.sizes.rounds {

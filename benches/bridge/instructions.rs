@@ -14,9 +14,10 @@ use crate::service::Bridge;
 impl Bench {
     /// Instructions the bridge executes per call (callgrind), on REST and `/mcp`, each on one
     /// kept-alive connection, to an upstream over Streamable HTTP (the in-process Rust server,
-    /// and server-everything when installed) and over stdio (this binary as a server): counters zeroed after a warm-up, `n` calls,
-    /// counters dumped, divided by `n`. Instruction counts repeat within a fraction of a percent
-    /// on a noisy machine, unlike times. Needs valgrind (`apt-get install valgrind`).
+    /// and server-everything when installed) and over stdio (this binary as a server):
+    /// counters zeroed after a warm-up, `n` calls, counters dumped, divided by `n`. Instruction
+    /// counts repeat within a fraction of a percent on a noisy machine, unlike times. Needs
+    /// valgrind (`apt-get install valgrind`).
     pub(crate) async fn instructions(&self, report: &mut Report) {
         if std::process::Command::new("valgrind")
             .arg("--version")

@@ -1,9 +1,10 @@
 //! The A2E objects a request carries, read from JSON objects only. serde's derived reading of a
 //! struct also takes an array, its fields in order: `"task": []` started a task (the API
-//! fuzzer's find), `"roots": [["file:///x"]]` was stored as a root, `"context": []` read as a context with every field left out, and `"auth": []` refused
-//! with "expected struct OAuthConfig with 13 elements". Each field holding such an object reads
-//! it through one of these (`#[serde(deserialize_with = …)]`), so an array gets the error any
-//! other wrong type gets: "invalid type: sequence, expected an object".
+//! fuzzer's find), `"roots": [["file:///x"]]` was stored as a root, `"context": []` read as a
+//! context with every field left out, and `"auth": []` was refused with "expected struct
+//! OAuthConfig with 13 elements". Each field holding such an object reads it through one of
+//! these (`#[serde(deserialize_with = …)]`), so an array gets the error any other wrong type
+//! gets: "invalid type: sequence, expected an object".
 
 use std::marker::PhantomData;
 
