@@ -356,7 +356,8 @@ impl Bench {
         }
         let agent = self.token("scale-caller");
         let mcp_url = format!("{}/mcp", bridge.base);
-        let session = McpSession::open(&reqwest::Client::new(), &mcp_url, Some(&agent)).await;
+        let client = reqwest::Client::new();
+        let session = McpSession::open(&client, &mcp_url, Some(&agent)).await;
         report.line(
             "The bridge's CPU per `echo` call (user and system, from `/proc`), REST and `/mcp`, by \
              the raw client (kept-alive connections, nothing parsed), against server-everything \
@@ -375,7 +376,7 @@ impl Bench {
                 .await;
             let name = format!("{server_id}__echo");
             let proxy = Proxy::start(url).await;
-            let upstream_session = McpSession::open(&reqwest::Client::new(), url, None).await;
+            let upstream_session = McpSession::open(&client, url, None).await;
             let routes = [
                 (
                     Route::Proxy(Arc::new(Raw::mcp(
